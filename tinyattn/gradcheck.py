@@ -1,0 +1,120 @@
+"""Finite-difference gradient checking: does an op's backward agree with its forward?
+
+For every element x_i of every input that requires grad, the central difference
+
+    (f(x + eps e_i) - f(x - eps e_i)) / (2 eps)
+
+is compared with what ``backward`` computed. The output is first contracted with a *random*
+upstream gradient R, i.e. we check d<R, f(x)>/dx. Contracting with ``.sum()`` alone (R = all ones)
+would miss real bugs: softmax's outputs always sum to 1, so a softmax whose backward returns zeros
+passes a sum-check. Everything is done in float64, where eps=1e-6 leaves ~1e-10 of rounding error.
+"""
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+
+from .tensor import Tensor, no_grad
+
+
+class GradcheckError(AssertionError):
+    """Raised when an analytic gradient disagrees with the numeric one."""
+
+
+def _outputs(out) -> list:
+    outs = list(out) if isinstance(out, (tuple, list)) else [out]
+    return [o for o in outs if isinstance(o, Tensor)]
+
+
+def gradcheck(fn: Callable, inputs, eps: float = 1e-6, atol: float = 1e-5, rtol: float = 1e-3,
+              raise_exception: bool = True, seed: int = 0) -> bool:
+    """Compare autograd's gradients of ``fn(*inputs)`` with central differences, over every element.
+
+    ``inputs``: a Tensor or a sequence of them (non-Tensors are passed through untouched). Every
+    Tensor with ``requires_grad=True`` is checked and must be float64; it is perturbed *in place*, so
+    ``fn`` may also ignore its arguments and read the tensors directly (e.g. a model's parameters).
+    ``fn`` may return any shape, or a tuple of tensors; each is contracted with a fixed random tensor.
+    Returns True, or raises ``GradcheckError`` naming the input, the worst index, both values and
+    the relative error (or returns False when ``raise_exception=False``).
+    """
+    inputs = [inputs] if isinstance(inputs, Tensor) else list(inputs)
+    checked = [(i, t) for i, t in enumerate(inputs) if isinstance(t, Tensor) and t.requires_grad]
+    if not checked:
+        raise ValueError("gradcheck: no input has requires_grad=True, so there is nothing to check")
+    for i, t in checked:
+        if t.dtype != np.float64:
+            raise TypeError(f"gradcheck: input {i} has dtype {t.dtype}; finite differences need float64 "
+                            "(use .double(), or tinyattn.set_default_dtype(tinyattn.float64) before building)")
+
+    outs = _outputs(fn(*inputs))
+    if not outs:
+        raise TypeError("gradcheck: fn must return a Tensor or a tuple of Tensors")
+    rng = np.random.default_rng(seed)  # private: checking must not move the global seed
+    upstream = [rng.standard_normal(o.shape) for o in outs]
+
+    def projected() -> float:
+        """<R, f(x)>: the scalar whose gradient we check."""
+        return float(sum(np.sum(o.data.astype(np.float64) * r) for o, r in zip(_outputs(fn(*inputs)), upstream)))
+
+    # Analytic: one backward pass per output, seeded with its random upstream gradient.
+    saved = [t.grad for _, t in checked]
+    for _, t in checked:
+        t.grad = None
+    for o, r in zip(outs, upstream):
+        if o.requires_grad:
+            o.backward(r.astype(o.dtype))
+    analytic = [np.zeros(t.shape) if t.grad is None else t.grad.astype(np.float64) for _, t in checked]
+    for (_, t), g in zip(checked, saved):
+        t.grad = g
+
+    # Numeric: nudge each element both ways.
+    ok = True
+    with no_grad():
+        for (pos, t), a in zip(checked, analytic):
+            numeric = np.zeros(t.shape)
+            flat = t.data.reshape(-1)  # a view: writing it perturbs t in place
+            for j in range(flat.size):
+                orig = flat[j]
+                flat[j] = orig + eps
+                f_plus = projected()
+                flat[j] = orig - eps
+                f_minus = projected()
+                flat[j] = orig
+                numeric.reshape(-1)[j] = (f_plus - f_minus) / (2 * eps)
+            err = np.abs(a - numeric)
+            excess = err - (atol + rtol * np.abs(numeric))
+            if (excess > 0).any() or not np.isfinite(a).all():
+                ok = False
+                worst = np.unravel_index(np.argmax(np.where(np.isfinite(excess), excess, np.inf)), t.shape)
+                av, nv = a[worst], numeric[worst]
+                rel = abs(av - nv) / max(abs(nv), 1e-12)
+                msg = (f"gradcheck failed for input {pos} (shape {t.shape}) at index {tuple(int(i) for i in worst)}: "
+                       f"analytic {av:.6g}, numeric {nv:.6g}, relative error {rel:.3g} "
+                       f"(atol={atol}, rtol={rtol}; {int((excess > 0).sum())} of {t.data.size} elements off)")
+                if raise_exception:
+                    raise GradcheckError(msg)
+    return ok
+
+
+def numerical_grad(f: Callable[[np.ndarray], float], x: np.ndarray, eps: float = 1e-6) -> np.ndarray:
+    """Central-difference gradient of a plain NumPy function ``f(x) -> scalar``, in float64, element by element.
+
+    ``x`` is not modified. To check a function with an array output, pass a scalar projection,
+    e.g. ``lambda x: np.sum(g(x) * R)`` with a random ``R``.
+    """
+    x = np.array(x, dtype=np.float64)  # a private float64 copy
+    grad = np.zeros_like(x)
+    flat, gflat = x.reshape(-1), grad.reshape(-1)
+    for j in range(flat.size):
+        orig = flat[j]
+        flat[j] = orig + eps
+        f_plus = float(f(x))
+        flat[j] = orig - eps
+        f_minus = float(f(x))
+        flat[j] = orig
+        gflat[j] = (f_plus - f_minus) / (2 * eps)
+    return grad
+
+
+__all__ = ["gradcheck", "numerical_grad", "GradcheckError"]

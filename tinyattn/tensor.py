@@ -1,0 +1,1195 @@
+"""The engine: a NumPy array that remembers how it was made, and reverse-mode autograd over it.
+
+Read it in this order:
+
+1. ``Function`` / ``Context``: an op is a small class with ``forward(ctx, *arrays)`` and
+   ``backward(ctx, grad)`` side by side, exactly the shape of ``torch.autograd.Function``.
+2. ``unbroadcast``: the ONE place where a gradient is summed back to its input's shape.
+3. ``Tensor.backward``: an iterative topological sort, then the chain rule, node by node.
+4. The ops, each next to its derivative.
+
+This module imports nothing from the package (everything else imports it).
+"""
+from __future__ import annotations
+
+import contextlib
+import math
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+import numpy as np
+
+float32 = np.float32
+float64 = np.float64
+
+# ----------------------------------------------------------------------------------------------
+# Global state: default dtype, grad mode, the one random generator.
+# ----------------------------------------------------------------------------------------------
+_default_dtype: type = np.float32
+_grad_enabled: bool = True
+_rng: np.random.Generator = np.random.default_rng(0)
+
+
+def set_default_dtype(dt) -> None:
+    """Set the dtype that Python floats and float lists become (float32 or float64)."""
+    global _default_dtype
+    dt = np.dtype(dt).type
+    if dt not in (np.float32, np.float64):
+        raise TypeError(f"default dtype must be float32 or float64, got {np.dtype(dt).name}")
+    _default_dtype = dt
+
+
+def get_default_dtype():
+    """The dtype Python floats become (float32 unless changed)."""
+    return _default_dtype
+
+
+def manual_seed(n: int) -> np.random.Generator:
+    """Seed the ONE generator behind init, dropout, randn and sampling: same seed, same numbers."""
+    global _rng
+    if not isinstance(n, (int, np.integer)) or isinstance(n, bool):
+        raise TypeError(f"manual_seed expects an int, got {type(n).__name__}")
+    _rng = np.random.default_rng(int(n))
+    return _rng
+
+
+def get_rng() -> np.random.Generator:
+    """The generator seeded by ``manual_seed``; library code draws all its randomness here."""
+    return _rng
+
+
+def is_grad_enabled() -> bool:
+    return _grad_enabled
+
+
+@contextlib.contextmanager
+def _set_grad(mode: bool):
+    global _grad_enabled
+    prev, _grad_enabled = _grad_enabled, mode
+    try:
+        yield
+    finally:
+        _grad_enabled = prev
+
+
+def no_grad():
+    """Context manager (or decorator): ops inside record no graph. Use for evaluation and updates."""
+    return _set_grad(False)
+
+
+def enable_grad():
+    """Context manager that turns graph recording back on (e.g. inside ``no_grad``)."""
+    return _set_grad(True)
+
+
+# ----------------------------------------------------------------------------------------------
+# Function: an op with its forward and its backward side by side.
+# ----------------------------------------------------------------------------------------------
+class Context:
+    """What ``forward`` leaves for ``backward``: saved arrays and any attributes it sets."""
+
+    __slots__ = ("saved_tensors", "needs_input_grad", "__dict__")
+
+    def __init__(self, needs_input_grad: tuple):
+        self.saved_tensors: tuple = ()
+        self.needs_input_grad = needs_input_grad
+
+    def save_for_backward(self, *arrays) -> None:
+        self.saved_tensors = arrays
+
+
+class Function:
+    """Base class of every op. Subclasses define ``forward`` and ``backward`` on NumPy arrays.
+
+    ``Op.apply(*inputs, **consts)`` wraps the inputs, runs ``forward`` on their arrays and, when a
+    gradient is needed, links the result into the graph so ``backward`` can replay it.
+    """
+
+    @staticmethod
+    def forward(ctx: Context, *args: np.ndarray, **kwargs) -> np.ndarray:  # pragma: no cover
+        raise NotImplementedError
+
+    @staticmethod
+    def backward(ctx: Context, grad: np.ndarray):  # pragma: no cover
+        raise NotImplementedError
+
+    @classmethod
+    def apply(cls, *inputs, **kwargs) -> "Tensor":
+        tensors = [x if isinstance(x, Tensor) else Tensor(x) for x in inputs]
+        needs = tuple(t.requires_grad for t in tensors)
+        track = _grad_enabled and any(needs)
+        ctx = Context(needs)
+        out = Tensor._make(cls.forward(ctx, *[t.data for t in tensors], **kwargs))
+        if track:
+            out.requires_grad = True
+            out._op, out._ctx, out._parents = cls, ctx, tensors
+        return out
+
+
+def unbroadcast(grad: np.ndarray, shape: tuple) -> np.ndarray:
+    """Sum ``grad`` over the axes that broadcasting stretched, so it has ``shape`` again.
+
+    Broadcasting copies an input along new leading axes and along its size-1 axes; each copy sent a
+    gradient back, and the chain rule adds them up. This is the only place in the engine that does it.
+    """
+    if grad.shape == shape:
+        return grad
+    extra = grad.ndim - len(shape)
+    if extra > 0:  # leading axes the input never had
+        grad = grad.sum(axis=tuple(range(extra)))
+    if extra >= 0 and grad.ndim == len(shape):
+        axes = tuple(i for i, n in enumerate(shape) if n == 1 and grad.shape[i] != 1)
+        if axes:  # axes where the input had size 1
+            grad = grad.sum(axis=axes, keepdims=True)
+    return grad
+
+
+# ----------------------------------------------------------------------------------------------
+# Tensor
+# ----------------------------------------------------------------------------------------------
+def _as_array(data, dtype=None) -> np.ndarray:
+    """Apply DESIGN.md's dtype rules: Python floats -> default dtype, NumPy floats kept, ints stay ints."""
+    if isinstance(data, Tensor):
+        arr = data.data
+    elif isinstance(data, (np.ndarray, np.generic)):
+        arr = np.asarray(data)
+    else:
+        arr = np.asarray(data)
+        if arr.dtype == np.float64:  # a Python float or a list of them
+            arr = arr.astype(_default_dtype)
+        elif arr.dtype == object:
+            raise TypeError(f"cannot make a tensor from {type(data).__name__} holding mixed or ragged data")
+    if dtype is not None:
+        arr = arr.astype(dtype, copy=False)
+    return arr
+
+
+def _norm_dim(dim: int, ndim: int, op: str) -> int:
+    if not isinstance(dim, (int, np.integer)):
+        raise TypeError(f"{op}: dim must be an int, got {type(dim).__name__}")
+    if not -ndim <= dim < max(ndim, 1):
+        raise IndexError(f"{op}: dim={dim} is out of range for a tensor with {ndim} dims")
+    return int(dim) % max(ndim, 1)
+
+
+def _norm_dims(dim, ndim: int, op: str):
+    if dim is None:
+        return None
+    if isinstance(dim, (tuple, list)):
+        return tuple(_norm_dim(d, ndim, op) for d in dim)
+    return _norm_dim(dim, ndim, op)
+
+
+def _shape_arg(shape) -> tuple:
+    """Accept both ``f(2, 3)`` and ``f((2, 3))``, as PyTorch does."""
+    if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
+        shape = tuple(shape[0])
+    return tuple(int(s) for s in shape)
+
+
+class Tensor:
+    """An n-dimensional array (``.data``) with an optional gradient (``.grad``) and the op that made it."""
+
+    __slots__ = ("data", "grad", "requires_grad", "_op", "_ctx", "_parents", "_retain", "__weakref__")
+    __array_priority__ = 1000  # make `ndarray + Tensor` call Tensor.__radd__
+    __array_ufunc__ = None
+
+    def __init__(self, data: Any, requires_grad: bool = False, dtype=None):
+        self.data: np.ndarray = _as_array(data, dtype)
+        self.grad: np.ndarray | None = None
+        self._op = None
+        self._ctx = None
+        self._parents: list = []
+        self._retain = False
+        self.requires_grad = False
+        if requires_grad:
+            self.requires_grad_(True)
+
+    @classmethod
+    def _make(cls, arr: np.ndarray) -> "Tensor":
+        """Wrap an op's output array without re-checking it (the hot path)."""
+        t = Tensor.__new__(Tensor)
+        t.data = arr if isinstance(arr, np.ndarray) else np.asarray(arr)
+        t.grad, t._op, t._ctx, t._parents, t._retain, t.requires_grad = None, None, None, [], False, False
+        return t
+
+    def requires_grad_(self, flag: bool = True) -> "Tensor":
+        if flag and not np.issubdtype(self.data.dtype, np.floating):
+            raise TypeError(f"requires_grad=True needs floating-point data, got dtype {self.data.dtype}; "
+                            "integer tensors (token ids, indices) can not require grad")
+        self.requires_grad = bool(flag)
+        return self
+
+    # --- attributes ---------------------------------------------------------------------------
+    @property
+    def shape(self) -> tuple:
+        return self.data.shape
+
+    @property
+    def ndim(self) -> int:
+        return self.data.ndim
+
+    @property
+    def dtype(self):
+        return self.data.dtype
+
+    @property
+    def is_leaf(self) -> bool:
+        return self._op is None
+
+    @property
+    def T(self) -> "Tensor":
+        """All dims reversed (the matrix transpose for 2-D tensors)."""
+        return self.permute(*range(self.ndim - 1, -1, -1))
+
+    def size(self, dim: int | None = None):
+        return self.shape if dim is None else self.shape[_norm_dim(dim, self.ndim, "size")]
+
+    def dim(self) -> int:
+        return self.ndim
+
+    def numel(self) -> int:
+        return int(self.data.size)
+
+    def __len__(self) -> int:
+        if self.ndim == 0:
+            raise TypeError("len() of a 0-d tensor")
+        return self.shape[0]
+
+    def item(self) -> float:
+        if self.data.size != 1:
+            raise ValueError(f"item() needs a tensor with one element, got shape {self.shape}")
+        return self.data.item()
+
+    def numpy(self) -> np.ndarray:
+        return self.data
+
+    def __array__(self, dtype=None, copy=None):
+        return self.data if dtype is None else self.data.astype(dtype)
+
+    def tolist(self):
+        return self.data.tolist()
+
+    def detach(self) -> "Tensor":
+        """The same data, cut from the graph."""
+        return Tensor._make(self.data)
+
+    def retain_grad(self) -> None:
+        """Keep ``.grad`` on this non-leaf tensor after backward (handy for inspecting a graph)."""
+        self._retain = True
+
+    def zero_(self) -> "Tensor":
+        self.data[...] = 0
+        return self
+
+    def float(self) -> "Tensor":
+        return self if self.dtype == np.float32 else Cast.apply(self, dtype=np.float32)
+
+    def double(self) -> "Tensor":
+        return self if self.dtype == np.float64 else Cast.apply(self, dtype=np.float64)
+
+    def to(self, dtype) -> "Tensor":
+        return self if self.dtype == np.dtype(dtype) else Cast.apply(self, dtype=np.dtype(dtype).type)
+
+    def bool(self) -> "Tensor":
+        return Tensor._make(self.data.astype(bool))
+
+    def long(self) -> "Tensor":
+        return Tensor._make(self.data.astype(np.int64))
+
+    def contiguous(self) -> "Tensor":
+        """A C-ordered copy if needed. NumPy reshapes anything, so this only matters for speed."""
+        return self if self.data.flags.c_contiguous else Contiguous.apply(self)
+
+    def clone(self) -> "Tensor":
+        return Contiguous.apply(self)
+
+    def __repr__(self) -> str:
+        body = np.array2string(self.data, separator=", ", precision=4, prefix="tensor(")
+        extra = ""
+        if self.data.dtype not in (np.dtype(_default_dtype), np.dtype(np.int64), np.dtype(bool)):
+            extra += f", dtype={self.data.dtype}"
+        if self._op is not None:
+            extra += f", grad_fn=<{self._op.__name__}Backward>"
+        elif self.requires_grad:
+            extra += ", requires_grad=True"
+        return f"tensor({body}{extra})"
+
+    __hash__ = object.__hash__
+
+    def __bool__(self) -> bool:
+        if self.data.size != 1:
+            raise ValueError(f"the truth value of a tensor with shape {self.shape} is ambiguous; use .any() or .all()")
+        return bool(self.data)
+
+    def any(self) -> bool:
+        return bool(self.data.any())
+
+    def all(self) -> bool:
+        return bool(self.data.all())
+
+    # --- autograd -----------------------------------------------------------------------------
+    def backward(self, gradient=None) -> None:
+        """Fill ``.grad`` of every leaf that requires grad with d(self)/d(leaf), contracted with ``gradient``.
+
+        1. Topologically sort the graph (iteratively: a chain of 20,000 ops must not recurse 20,000 deep).
+        2. Walk it from the output back, applying each op's backward (the chain rule) and summing the
+           gradients of nodes used more than once.
+        """
+        if not self.requires_grad:
+            raise RuntimeError("backward(): this tensor does not require grad and has no graph "
+                               "(did you create it under no_grad(), or forget requires_grad=True?)")
+        if gradient is None:
+            if self.data.size != 1:
+                raise ValueError(f"backward() without a gradient needs a scalar output, got shape {self.shape}; "
+                                 "reduce it first (e.g. loss.mean()) or pass gradient= of that shape")
+            seed = np.ones_like(self.data)
+        else:
+            seed = np.asarray(gradient.data if isinstance(gradient, Tensor) else gradient, dtype=self.dtype)
+            if seed.shape != self.shape:
+                raise ValueError(f"backward(gradient): gradient has shape {seed.shape} but the output has shape {self.shape}")
+
+        # 1. topological order: a node comes after everything it was computed from.
+        order, visited, stack = [], set(), [(self, False)]
+        while stack:
+            node, expanded = stack.pop()
+            if expanded:
+                order.append(node)
+                continue
+            if id(node) in visited:
+                continue
+            visited.add(id(node))
+            stack.append((node, True))
+            for p in node._parents:
+                if p.requires_grad and id(p) not in visited:
+                    stack.append((p, False))
+
+        # 2. chain rule, from the output back to the leaves.
+        grads = {id(self): seed}
+        for node in reversed(order):
+            g = grads.pop(id(node), None)
+            if g is None:
+                continue
+            if node._op is None or node._retain:  # a leaf (or a kept non-leaf): accumulate with +=
+                g = g.astype(node.dtype, copy=False)
+                if node.grad is None:
+                    node.grad = g.copy()
+                else:
+                    node.grad += g
+            if node._op is None:
+                continue
+            in_grads = node._op.backward(node._ctx, g)
+            if not isinstance(in_grads, tuple):
+                in_grads = (in_grads,)
+            for i, (parent, pg) in enumerate(zip(node._parents, in_grads)):
+                if pg is None or not parent.requires_grad:
+                    continue
+                pg = unbroadcast(np.asarray(pg), parent.shape)
+                if pg.shape != parent.shape:
+                    raise RuntimeError(f"{node._op.__name__}.backward returned a gradient of shape {pg.shape} "
+                                       f"for input {i}, which has shape {parent.shape}")
+                key = id(parent)
+                grads[key] = pg if key not in grads else grads[key] + pg
+
+    # --- arithmetic (broadcasting like NumPy) -------------------------------------------------
+    def _lift(self, other) -> "Tensor":
+        """Python numbers take this tensor's float dtype, so `x32 * 0.5` stays float32."""
+        if isinstance(other, Tensor):
+            return other
+        if isinstance(other, (int, float)) and not isinstance(other, bool) and np.issubdtype(self.dtype, np.floating):
+            return Tensor._make(np.asarray(other, dtype=self.dtype))
+        return Tensor(other)
+
+    def _binary(self, op, other, reverse=False) -> "Tensor":
+        other = self._lift(other)
+        a, b = (other, self) if reverse else (self, other)
+        try:
+            return op.apply(a, b)
+        except ValueError:
+            try:
+                np.broadcast_shapes(a.shape, b.shape)
+            except ValueError:
+                raise ValueError(f"{op.__name__.lower()}: shapes {a.shape} and {b.shape} do not broadcast "
+                                 "(sizes must match or be 1, aligned from the right)") from None
+            raise
+
+    def __add__(self, o): return self._binary(Add, o)
+    def __radd__(self, o): return self._binary(Add, o, True)
+    def __sub__(self, o): return self._binary(Sub, o)
+    def __rsub__(self, o): return self._binary(Sub, o, True)
+    def __mul__(self, o): return self._binary(Mul, o)
+    def __rmul__(self, o): return self._binary(Mul, o, True)
+    def __truediv__(self, o): return self._binary(Div, o)
+    def __rtruediv__(self, o): return self._binary(Div, o, True)
+    def __pow__(self, o): return self._binary(Pow, o)
+    def __rpow__(self, o): return self._binary(Pow, o, True)
+    def __neg__(self): return Neg.apply(self)
+    def __matmul__(self, o): return matmul(self, o)
+    def __rmatmul__(self, o): return matmul(o, self)
+
+    # comparisons: bool tensors, outside the graph
+    def _cmp(self, other, fn) -> "Tensor":
+        other = other.data if isinstance(other, Tensor) else other
+        return Tensor._make(fn(self.data, other))
+
+    def __eq__(self, o): return self._cmp(o, np.equal)  # type: ignore[override]
+    def __ne__(self, o): return self._cmp(o, np.not_equal)  # type: ignore[override]
+    def __lt__(self, o): return self._cmp(o, np.less)
+    def __le__(self, o): return self._cmp(o, np.less_equal)
+    def __gt__(self, o): return self._cmp(o, np.greater)
+    def __ge__(self, o): return self._cmp(o, np.greater_equal)
+    def __invert__(self): return Tensor._make(~self.data)
+    def __and__(self, o): return self._cmp(o, np.logical_and)
+    def __or__(self, o): return self._cmp(o, np.logical_or)
+
+    def matmul(self, other) -> "Tensor":
+        return matmul(self, other)
+
+    # --- elementwise --------------------------------------------------------------------------
+    def exp(self): return Exp.apply(self)
+    def log(self): return Log.apply(self)
+    def sqrt(self): return Sqrt.apply(self)
+    def tanh(self): return Tanh.apply(self)
+    def sigmoid(self): return Sigmoid.apply(self)
+    def relu(self): return ReLU.apply(self)
+    def abs(self): return Abs.apply(self)
+
+    def masked_fill(self, mask, value: float) -> "Tensor":
+        """Where ``mask`` is True, put ``value``; elsewhere keep self. (PyTorch's meaning.)"""
+        m = np.asarray(mask.data if isinstance(mask, Tensor) else mask)
+        if m.dtype != bool:
+            raise TypeError(f"masked_fill expects a bool mask (True = fill), got dtype {m.dtype}; "
+                            "build one with a comparison, e.g. mask == 0")
+        try:
+            if np.broadcast_shapes(m.shape, self.shape) != self.shape:
+                raise ValueError
+        except ValueError:
+            raise ValueError(f"masked_fill: mask of shape {m.shape} does not broadcast to the tensor's shape {self.shape}") from None
+        return MaskedFill.apply(self, mask=m, value=value)
+
+    # --- reductions ---------------------------------------------------------------------------
+    def sum(self, dim=None, keepdim: bool = False) -> "Tensor":
+        return Sum.apply(self, dim=_norm_dims(dim, self.ndim, "sum"), keepdim=keepdim)
+
+    def mean(self, dim=None, keepdim: bool = False) -> "Tensor":
+        d = _norm_dims(dim, self.ndim, "mean")
+        n = self.data.size if d is None else math.prod(self.shape[i] for i in (d if isinstance(d, tuple) else (d,)))
+        return Sum.apply(self, dim=d, keepdim=keepdim) * (1.0 / max(n, 1))
+
+    def var(self, dim=None, keepdim: bool = False, correction: int = 1) -> "Tensor":
+        """sum((x - mean)^2) / (N - correction), as PyTorch (correction=1 is the unbiased estimate)."""
+        d = _norm_dims(dim, self.ndim, "var")
+        n = self.data.size if d is None else math.prod(self.shape[i] for i in (d if isinstance(d, tuple) else (d,)))
+        if n - correction <= 0:
+            raise ValueError(f"var: {n} element(s) with correction={correction} leaves no degrees of freedom")
+        centered = self - self.mean(dim=d, keepdim=True)
+        return (centered * centered).sum(dim=d, keepdim=keepdim) * (1.0 / (n - correction))
+
+    def amax(self, dim=None, keepdim: bool = False) -> "Tensor":
+        return Amax.apply(self, dim=_norm_dims(dim, self.ndim, "amax"), keepdim=keepdim, sign=1.0)
+
+    def amin(self, dim=None, keepdim: bool = False) -> "Tensor":
+        return Amax.apply(self, dim=_norm_dims(dim, self.ndim, "amin"), keepdim=keepdim, sign=-1.0)
+
+    def max(self) -> "Tensor":
+        """The largest element (whole tensor). For a max along a dim use ``amax(dim)``."""
+        return self.amax()
+
+    def min(self) -> "Tensor":
+        return self.amin()
+
+    def argmax(self, dim=None, keepdim: bool = False) -> "Tensor":
+        d = _norm_dims(dim, self.ndim, "argmax")
+        return Tensor._make(np.argmax(self.data, axis=d, keepdims=keepdim))
+
+    def softmax(self, dim: int) -> "Tensor":
+        return Softmax.apply(self, dim=_norm_dim(dim, self.ndim, "softmax"))
+
+    def log_softmax(self, dim: int) -> "Tensor":
+        return LogSoftmax.apply(self, dim=_norm_dim(dim, self.ndim, "log_softmax"))
+
+    # --- shape ops ----------------------------------------------------------------------------
+    def reshape(self, *shape) -> "Tensor":
+        shape = _shape_arg(shape)
+        new = _infer_shape(shape, self.shape, "reshape")
+        return self if new == self.shape else Reshape.apply(self, shape=new)
+
+    def view(self, *shape) -> "Tensor":
+        shape = _shape_arg(shape)
+        new = _infer_shape(shape, self.shape, "view")
+        return self if new == self.shape else Reshape.apply(self, shape=new)
+
+    def flatten(self, start_dim: int = 0, end_dim: int = -1) -> "Tensor":
+        if self.ndim == 0:
+            return self.reshape(1)
+        s, e = _norm_dim(start_dim, self.ndim, "flatten"), _norm_dim(end_dim, self.ndim, "flatten")
+        return self.reshape(*self.shape[:s], -1, *self.shape[e + 1:])
+
+    def transpose(self, dim0: int, dim1: int) -> "Tensor":
+        d0, d1 = _norm_dim(dim0, self.ndim, "transpose"), _norm_dim(dim1, self.ndim, "transpose")
+        axes = list(range(self.ndim))
+        axes[d0], axes[d1] = axes[d1], axes[d0]
+        return Permute.apply(self, axes=tuple(axes))
+
+    def permute(self, *dims) -> "Tensor":
+        dims = _shape_arg(dims)
+        if sorted(_norm_dim(d, self.ndim, "permute") for d in dims) != list(range(self.ndim)):
+            raise ValueError(f"permute: dims {dims} are not a permutation of the {self.ndim} dims of shape {self.shape}")
+        return Permute.apply(self, axes=tuple(_norm_dim(d, self.ndim, "permute") for d in dims))
+
+    def unsqueeze(self, dim: int) -> "Tensor":
+        d = _norm_dim(dim, self.ndim + 1, "unsqueeze")
+        return self.reshape(*self.shape[:d], 1, *self.shape[d:])
+
+    def squeeze(self, dim: int | None = None) -> "Tensor":
+        if dim is None:
+            return self.reshape(*[n for n in self.shape if n != 1])
+        d = _norm_dim(dim, self.ndim, "squeeze")
+        return self if self.shape[d] != 1 else self.reshape(*self.shape[:d], *self.shape[d + 1:])
+
+    def expand(self, *shape) -> "Tensor":
+        """Broadcast to ``shape`` (-1 keeps a dim). The backward sums the copies: that is ``unbroadcast``."""
+        shape = _shape_arg(shape)
+        lead = len(shape) - self.ndim
+        if lead < 0:
+            raise ValueError(f"expand: target {shape} has fewer dims than the tensor's shape {self.shape}")
+        target = tuple(self.shape[i - lead] if (n == -1 and i >= lead) else n for i, n in enumerate(shape))
+        try:
+            if np.broadcast_shapes(self.shape, target) != target:
+                raise ValueError
+        except ValueError:
+            raise ValueError(f"expand: shape {self.shape} can not be expanded to {shape} (only size-1 dims stretch)") from None
+        return Expand.apply(self, shape=target)
+
+    def repeat_interleave(self, repeats: int, dim: int | None = None) -> "Tensor":
+        """Repeat each element ``repeats`` times along ``dim``: [a, b] -> [a, a, b, b] (GQA uses this on heads)."""
+        if not isinstance(repeats, (int, np.integer)) or repeats < 1:
+            raise ValueError(f"repeat_interleave: repeats must be a positive int, got {repeats!r}")
+        if dim is None:
+            return self.flatten().repeat_interleave(repeats, 0)
+        return RepeatInterleave.apply(self, repeats=int(repeats), dim=_norm_dim(dim, self.ndim, "repeat_interleave"))
+
+    def __getitem__(self, idx) -> "Tensor":
+        idx = _index_arg(idx)
+        try:
+            return GetItem.apply(self, idx=idx)
+        except IndexError as e:
+            raise IndexError(f"indexing a tensor of shape {self.shape}: {e}") from None
+
+
+def _index_arg(idx):
+    """Unwrap Tensors used as indices (token ids, masks) into arrays."""
+    if isinstance(idx, tuple):
+        return tuple(_index_arg(i) for i in idx)
+    if isinstance(idx, Tensor):
+        return idx.data
+    if isinstance(idx, list):
+        return np.asarray(idx)
+    return idx
+
+
+def _infer_shape(shape: tuple, old: tuple, op: str) -> tuple:
+    size = math.prod(old)
+    if shape.count(-1) > 1:
+        raise ValueError(f"{op}: only one dim can be -1, got {shape}")
+    if -1 in shape:
+        rest = math.prod(n for n in shape if n != -1)
+        if rest == 0 or size % rest:
+            raise ValueError(f"{op}: cannot {op} a tensor of shape {old} ({size} elements) as {shape}")
+        shape = tuple(size // rest if n == -1 else n for n in shape)
+    if math.prod(shape) != size or any(n < 0 for n in shape):
+        raise ValueError(f"{op}: cannot {op} a tensor of shape {old} ({size} elements) "
+                         f"as {shape} ({math.prod(shape)} elements)")
+    return shape
+
+
+# ----------------------------------------------------------------------------------------------
+# The ops. Each derivative sits right under its forward.
+# ----------------------------------------------------------------------------------------------
+class Add(Function):
+    """a + b;  da = g, db = g"""
+    @staticmethod
+    def forward(ctx, a, b):
+        return a + b
+
+    @staticmethod
+    def backward(ctx, g):
+        return g, g
+
+
+class Sub(Function):
+    """a - b;  da = g, db = -g"""
+    @staticmethod
+    def forward(ctx, a, b):
+        return a - b
+
+    @staticmethod
+    def backward(ctx, g):
+        return g, (-g if ctx.needs_input_grad[1] else None)
+
+
+class Mul(Function):
+    """a * b;  da = g * b, db = g * a"""
+    @staticmethod
+    def forward(ctx, a, b):
+        ctx.save_for_backward(a, b)
+        return a * b
+
+    @staticmethod
+    def backward(ctx, g):
+        a, b = ctx.saved_tensors
+        return (g * b if ctx.needs_input_grad[0] else None,
+                g * a if ctx.needs_input_grad[1] else None)
+
+
+class Div(Function):
+    """a / b;  da = g / b, db = -g a / b^2"""
+    @staticmethod
+    def forward(ctx, a, b):
+        ctx.save_for_backward(a, b)
+        return a / b
+
+    @staticmethod
+    def backward(ctx, g):
+        a, b = ctx.saved_tensors
+        ga = g / b if ctx.needs_input_grad[0] else None
+        gb = -g * a / (b * b) if ctx.needs_input_grad[1] else None
+        return ga, gb
+
+
+class Pow(Function):
+    """a ** b;  da = g b a^(b-1), db = g a^b log(a)"""
+    @staticmethod
+    def forward(ctx, a, b):
+        out = a ** b
+        ctx.save_for_backward(a, b, out)
+        return out
+
+    @staticmethod
+    def backward(ctx, g):
+        a, b, out = ctx.saved_tensors
+        ga = g * b * a ** (b - 1) if ctx.needs_input_grad[0] else None
+        gb = g * out * np.log(a) if ctx.needs_input_grad[1] else None
+        return ga, gb
+
+
+class Neg(Function):
+    """-a;  da = -g"""
+    @staticmethod
+    def forward(ctx, a):
+        return -a
+
+    @staticmethod
+    def backward(ctx, g):
+        return -g
+
+
+class MatMul(Function):
+    """a @ b (batched, broadcasting);  da = g @ b^T, db = a^T @ g"""
+    @staticmethod
+    def forward(ctx, a, b):
+        ctx.save_for_backward(a, b)
+        return a @ b
+
+    @staticmethod
+    def backward(ctx, g):
+        a, b = ctx.saved_tensors
+        # Treat vectors as matrices: a (n,) -> (1, n), b (n,) -> (n, 1), and g to match.
+        a2 = a[None, :] if a.ndim == 1 else a
+        b2 = b[:, None] if b.ndim == 1 else b
+        g2 = g
+        if a.ndim == 1:
+            g2 = np.expand_dims(g2, -2)
+        if b.ndim == 1:
+            g2 = np.expand_dims(g2, -1)
+        ga = gb = None
+        if ctx.needs_input_grad[0]:
+            ga = g2 @ np.swapaxes(b2, -1, -2)                      # (..., n, k) = (..., n, m) @ (..., m, k)
+            ga = unbroadcast(ga, a2.shape).reshape(a.shape)
+        if ctx.needs_input_grad[1]:
+            if b2.ndim == 2 and a2.ndim > 2:
+                # x (B, T, k) @ W (k, m): fold the batch into rows -> one (k, m) GEMM, no (B, k, m) temporary
+                gb = a2.reshape(-1, a2.shape[-1]).T @ g2.reshape(-1, g2.shape[-1])
+            else:
+                gb = unbroadcast(np.swapaxes(a2, -1, -2) @ g2, b2.shape)  # (..., k, m)
+            gb = gb.reshape(b.shape)
+        return ga, gb
+
+
+def matmul(a, b) -> Tensor:
+    """a @ b with PyTorch/NumPy semantics; a clear error when the inner dims disagree."""
+    a = a if isinstance(a, Tensor) else Tensor(a)
+    b = b if isinstance(b, Tensor) else Tensor(b)
+    if a.ndim == 0 or b.ndim == 0:
+        raise ValueError(f"matmul: both operands need at least 1 dim, got shapes {a.shape} and {b.shape}")
+    k_a = a.shape[-1]
+    k_b = b.shape[0] if b.ndim == 1 else b.shape[-2]
+    if k_a != k_b:
+        raise ValueError(f"matmul: a has shape {a.shape} and b has shape {b.shape}: "
+                         f"a's last dim ({k_a}) must equal b's {'only' if b.ndim == 1 else 'second-to-last'} dim ({k_b})")
+    try:
+        np.broadcast_shapes(a.shape[:-2], b.shape[:-2])
+    except ValueError:
+        raise ValueError(f"matmul: batch dims of {a.shape} and {b.shape} do not broadcast") from None
+    return MatMul.apply(a, b)
+
+
+class Exp(Function):
+    """exp(a);  da = g exp(a)"""
+    @staticmethod
+    def forward(ctx, a):
+        y = np.exp(a)
+        ctx.save_for_backward(y)
+        return y
+
+    @staticmethod
+    def backward(ctx, g):
+        (y,) = ctx.saved_tensors
+        return g * y
+
+
+class Log(Function):
+    """log(a);  da = g / a"""
+    @staticmethod
+    def forward(ctx, a):
+        ctx.save_for_backward(a)
+        return np.log(a)
+
+    @staticmethod
+    def backward(ctx, g):
+        (a,) = ctx.saved_tensors
+        return g / a
+
+
+class Sqrt(Function):
+    """sqrt(a);  da = g / (2 sqrt(a))"""
+    @staticmethod
+    def forward(ctx, a):
+        y = np.sqrt(a)
+        ctx.save_for_backward(y)
+        return y
+
+    @staticmethod
+    def backward(ctx, g):
+        (y,) = ctx.saved_tensors
+        return g / (2 * y)
+
+
+class Tanh(Function):
+    """tanh(a);  da = g (1 - tanh(a)^2)"""
+    @staticmethod
+    def forward(ctx, a):
+        y = np.tanh(a)
+        ctx.save_for_backward(y)
+        return y
+
+    @staticmethod
+    def backward(ctx, g):
+        (y,) = ctx.saved_tensors
+        return g * (1 - y * y)
+
+
+class Sigmoid(Function):
+    """sigmoid(a) = 1 / (1 + exp(-a));  da = g s (1 - s)"""
+    @staticmethod
+    def forward(ctx, a):
+        # Written via tanh so it never overflows: sigmoid(a) = (1 + tanh(a/2)) / 2.
+        y = 0.5 * (1 + np.tanh(0.5 * a))
+        ctx.save_for_backward(y)
+        return y
+
+    @staticmethod
+    def backward(ctx, g):
+        (y,) = ctx.saved_tensors
+        return g * y * (1 - y)
+
+
+class ReLU(Function):
+    """max(a, 0);  da = g [a > 0]"""
+    @staticmethod
+    def forward(ctx, a):
+        y = np.maximum(a, 0)
+        ctx.save_for_backward(y)
+        return y
+
+    @staticmethod
+    def backward(ctx, g):
+        (y,) = ctx.saved_tensors
+        return g * (y > 0)
+
+
+class Abs(Function):
+    """|a|;  da = g sign(a)"""
+    @staticmethod
+    def forward(ctx, a):
+        ctx.save_for_backward(a)
+        return np.abs(a)
+
+    @staticmethod
+    def backward(ctx, g):
+        (a,) = ctx.saved_tensors
+        return g * np.sign(a)
+
+
+class Cast(Function):
+    """a.astype(dtype);  da = g cast back"""
+    @staticmethod
+    def forward(ctx, a, dtype):
+        ctx.in_dtype = a.dtype
+        return a.astype(dtype)
+
+    @staticmethod
+    def backward(ctx, g):
+        return g.astype(ctx.in_dtype)
+
+
+class Contiguous(Function):
+    """a copied into C order;  da = g"""
+    @staticmethod
+    def forward(ctx, a):
+        return np.array(a, order="C", copy=True)
+
+    @staticmethod
+    def backward(ctx, g):
+        return g
+
+
+class Sum(Function):
+    """sum(a, dim);  da = g broadcast back over the summed dims"""
+    @staticmethod
+    def forward(ctx, a, dim, keepdim):
+        ctx.shape, ctx.dim, ctx.keepdim = a.shape, dim, keepdim
+        return np.asarray(a.sum(axis=dim, keepdims=keepdim))
+
+    @staticmethod
+    def backward(ctx, g):
+        if ctx.dim is not None and not ctx.keepdim:  # put the summed axes back as size 1
+            g = np.expand_dims(g, ctx.dim)
+        return np.broadcast_to(g, ctx.shape)
+
+
+class Amax(Function):
+    """max(a, dim) (sign=1) or min (sign=-1);  da = g split evenly among the tied extremes"""
+    @staticmethod
+    def forward(ctx, a, dim, keepdim, sign):
+        if a.size == 0:
+            raise ValueError("amax/amin of an empty tensor")
+        m = a.max(axis=dim, keepdims=True) if sign > 0 else a.min(axis=dim, keepdims=True)
+        hit = a == m
+        ctx.save_for_backward(hit / hit.sum(axis=dim, keepdims=True))
+        ctx.dim, ctx.keepdim = dim, keepdim
+        return m if keepdim else (m.squeeze(axis=dim) if dim is not None else m.reshape(()))
+
+    @staticmethod
+    def backward(ctx, g):
+        (share,) = ctx.saved_tensors
+        if not ctx.keepdim:
+            g = np.expand_dims(g, ctx.dim) if ctx.dim is not None else g.reshape((1,) * share.ndim)
+        return (g * share).astype(g.dtype, copy=False)
+
+
+def _check_all_masked(m: np.ndarray, dim: int, op: str) -> None:
+    """A row of only -inf has no softmax (0/0): say which rows instead of returning NaN."""
+    if np.isneginf(m).any():
+        rows = [tuple(int(i) for i in r) for r in np.argwhere(np.isneginf(np.squeeze(m, axis=dim)))[:5]]
+        raise ValueError(f"{op}: every entry is -inf in row(s) {rows} (along dim {dim}); "
+                         "a fully masked row has no softmax. Keep at least one key per query.")
+
+
+class Softmax(Function):
+    """y = exp(a - max) / sum exp(a - max);  da = y (g - sum(g y))"""
+    @staticmethod
+    def forward(ctx, a, dim):
+        # Subtracting the row max changes nothing mathematically (it cancels) but keeps exp() <= 1,
+        # so logits of 1e4 do not overflow to inf.
+        m = a.max(axis=dim, keepdims=True)
+        _check_all_masked(m, dim, "softmax")
+        e = np.exp(a - m)
+        e /= e.sum(axis=dim, keepdims=True)
+        ctx.save_for_backward(e)
+        ctx.dim = dim
+        return e
+
+    @staticmethod
+    def backward(ctx, g):
+        (y,) = ctx.saved_tensors
+        gy = g * y
+        return gy - y * gy.sum(axis=ctx.dim, keepdims=True)
+
+
+class LogSoftmax(Function):
+    """y = a - max - log sum exp(a - max);  da = g - softmax(a) sum(g)"""
+    @staticmethod
+    def forward(ctx, a, dim):
+        m = a.max(axis=dim, keepdims=True)
+        _check_all_masked(m, dim, "log_softmax")
+        shifted = a - m
+        y = shifted - np.log(np.exp(shifted).sum(axis=dim, keepdims=True))
+        ctx.save_for_backward(y)
+        ctx.dim = dim
+        return y
+
+    @staticmethod
+    def backward(ctx, g):
+        (y,) = ctx.saved_tensors
+        return g - np.exp(y) * g.sum(axis=ctx.dim, keepdims=True)
+
+
+class Reshape(Function):
+    """a.reshape(shape);  da = g.reshape(a.shape)"""
+    @staticmethod
+    def forward(ctx, a, shape):
+        ctx.in_shape = a.shape
+        return a.reshape(shape)
+
+    @staticmethod
+    def backward(ctx, g):
+        return g.reshape(ctx.in_shape)
+
+
+class Permute(Function):
+    """a.transpose(axes);  da = g.transpose(inverse axes)"""
+    @staticmethod
+    def forward(ctx, a, axes):
+        ctx.axes = axes
+        return a.transpose(axes)
+
+    @staticmethod
+    def backward(ctx, g):
+        return g.transpose(np.argsort(ctx.axes))
+
+
+class Expand(Function):
+    """broadcast_to(a, shape);  da = g summed over the stretched dims (the engine's unbroadcast)"""
+    @staticmethod
+    def forward(ctx, a, shape):
+        return np.broadcast_to(a, shape)
+
+    @staticmethod
+    def backward(ctx, g):
+        return g
+
+
+class RepeatInterleave(Function):
+    """np.repeat(a, n, dim);  da = g summed over each group of n copies"""
+    @staticmethod
+    def forward(ctx, a, repeats, dim):
+        ctx.repeats, ctx.dim = repeats, dim
+        return np.repeat(a, repeats, axis=dim)
+
+    @staticmethod
+    def backward(ctx, g):
+        n, d = ctx.repeats, ctx.dim
+        # (..., size*n, ...) -> (..., size, n, ...): copies of one element sit next to each other
+        return g.reshape(g.shape[:d] + (g.shape[d] // n, n) + g.shape[d + 1:]).sum(axis=d + 1)
+
+
+def _is_advanced(idx) -> bool:
+    items = idx if isinstance(idx, tuple) else (idx,)
+    return any(isinstance(i, np.ndarray) and i.dtype != bool for i in items)
+
+
+class GetItem(Function):
+    """a[idx];  da = zeros with g scattered back (repeated indices accumulate)"""
+    @staticmethod
+    def forward(ctx, a, idx):
+        ctx.shape, ctx.dtype, ctx.idx = a.shape, a.dtype, idx
+        return np.asarray(a[idx])
+
+    @staticmethod
+    def backward(ctx, g):
+        out = np.zeros(ctx.shape, dtype=g.dtype)
+        if _is_advanced(ctx.idx):
+            np.add.at(out, ctx.idx, g)  # x[[0, 0]] sends two gradients to x[0]: add, don't overwrite
+        else:
+            out[ctx.idx] = g
+        return out
+
+
+class MaskedFill(Function):
+    """where(mask, value, a);  da = g where mask is False, 0 where it was filled"""
+    @staticmethod
+    def forward(ctx, a, mask, value):
+        ctx.mask = mask
+        return np.where(mask, np.asarray(value, dtype=a.dtype), a)
+
+    @staticmethod
+    def backward(ctx, g):
+        return np.where(ctx.mask, 0, g).astype(g.dtype, copy=False)
+
+
+class Where(Function):
+    """where(cond, a, b);  da = g [cond], db = g [not cond]"""
+    @staticmethod
+    def forward(ctx, a, b, cond):
+        ctx.cond = cond
+        return np.where(cond, a, b)
+
+    @staticmethod
+    def backward(ctx, g):
+        c = ctx.cond
+        return (np.where(c, g, 0).astype(g.dtype, copy=False) if ctx.needs_input_grad[0] else None,
+                np.where(c, 0, g).astype(g.dtype, copy=False) if ctx.needs_input_grad[1] else None)
+
+
+class Cat(Function):
+    """concatenate(tensors, dim);  each input gets its slice of g"""
+    @staticmethod
+    def forward(ctx, *arrays, dim):
+        ctx.dim = dim
+        ctx.splits = np.cumsum([x.shape[dim] for x in arrays])[:-1]
+        return np.concatenate(arrays, axis=dim)
+
+    @staticmethod
+    def backward(ctx, g):
+        return tuple(np.split(g, ctx.splits, axis=ctx.dim))
+
+
+class Stack(Function):
+    """stack(tensors, dim);  input i gets g.take(i, dim)"""
+    @staticmethod
+    def forward(ctx, *arrays, dim):
+        ctx.dim = dim
+        return np.stack(arrays, axis=dim)
+
+    @staticmethod
+    def backward(ctx, g):
+        return tuple(np.moveaxis(g, ctx.dim, 0))
+
+
+class Tri(Function):
+    """tril/triu(a, k);  da = the same triangle of g"""
+    @staticmethod
+    def forward(ctx, a, k, upper):
+        ctx.k, ctx.upper = k, upper
+        return np.triu(a, k) if upper else np.tril(a, k)
+
+    @staticmethod
+    def backward(ctx, g):
+        return np.triu(g, ctx.k) if ctx.upper else np.tril(g, ctx.k)
+
+
+# ----------------------------------------------------------------------------------------------
+# Top-level functions (torch.* names)
+# ----------------------------------------------------------------------------------------------
+def tensor(data: Any, requires_grad: bool = False, dtype=None) -> Tensor:
+    """Make a Tensor (same as ``Tensor(...)``)."""
+    return Tensor(data, requires_grad=requires_grad, dtype=dtype)
+
+
+def _factory(arr: np.ndarray, requires_grad: bool) -> Tensor:
+    return Tensor(arr, requires_grad=requires_grad)
+
+
+def zeros(*shape, dtype=None, requires_grad: bool = False) -> Tensor:
+    return _factory(np.zeros(_shape_arg(shape), dtype=dtype or _default_dtype), requires_grad)
+
+
+def ones(*shape, dtype=None, requires_grad: bool = False) -> Tensor:
+    return _factory(np.ones(_shape_arg(shape), dtype=dtype or _default_dtype), requires_grad)
+
+
+def full(shape, fill_value: float, dtype=None, requires_grad: bool = False) -> Tensor:
+    shape = (shape,) if isinstance(shape, (int, np.integer)) else tuple(shape)
+    return _factory(np.full(shape, fill_value, dtype=dtype or _default_dtype), requires_grad)
+
+
+def zeros_like(t: Tensor, dtype=None, requires_grad: bool = False) -> Tensor:
+    return _factory(np.zeros(np.shape(_as_array(t)), dtype=dtype or _as_array(t).dtype), requires_grad)
+
+
+def ones_like(t: Tensor, dtype=None, requires_grad: bool = False) -> Tensor:
+    return _factory(np.ones(np.shape(_as_array(t)), dtype=dtype or _as_array(t).dtype), requires_grad)
+
+
+def randn(*shape, dtype=None, requires_grad: bool = False) -> Tensor:
+    """Standard normal samples from the generator seeded by ``manual_seed``."""
+    dt = np.dtype(dtype or _default_dtype).type
+    return _factory(_rng.standard_normal(_shape_arg(shape), dtype=dt), requires_grad)
+
+
+def rand(*shape, dtype=None, requires_grad: bool = False) -> Tensor:
+    """Uniform [0, 1) samples from the generator seeded by ``manual_seed``."""
+    dt = np.dtype(dtype or _default_dtype).type
+    return _factory(_rng.random(_shape_arg(shape), dtype=dt), requires_grad)
+
+
+def arange(start, end=None, step=1, dtype=None, requires_grad: bool = False) -> Tensor:
+    """Like torch.arange: ints give int64, floats give the default dtype."""
+    if end is None:
+        start, end = 0, start
+    is_int = all(isinstance(v, (int, np.integer)) for v in (start, end, step))
+    dt = dtype or (np.int64 if is_int else _default_dtype)
+    return _factory(np.arange(start, end, step, dtype=dt), requires_grad)
+
+
+def _tensors(seq, op: str) -> list:
+    if isinstance(seq, Tensor) or not isinstance(seq, (Sequence, Iterable)):
+        raise TypeError(f"{op} expects a list or tuple of tensors, got {type(seq).__name__}")
+    ts = [x if isinstance(x, Tensor) else Tensor(x) for x in seq]
+    if not ts:
+        raise ValueError(f"{op} needs at least one tensor")
+    return ts
+
+
+def cat(tensors, dim: int = 0) -> Tensor:
+    """Join tensors along an existing dim; all other dims must match."""
+    ts = _tensors(tensors, "cat")
+    d = _norm_dim(dim, ts[0].ndim, "cat")
+    for t in ts[1:]:
+        if t.ndim != ts[0].ndim or any(a != b for i, (a, b) in enumerate(zip(t.shape, ts[0].shape)) if i != d):
+            raise ValueError(f"cat: shapes {[tuple(x.shape) for x in ts]} differ outside dim {dim}")
+    return Cat.apply(*ts, dim=d)
+
+
+def stack(tensors, dim: int = 0) -> Tensor:
+    """Join same-shaped tensors along a new dim."""
+    ts = _tensors(tensors, "stack")
+    if any(t.shape != ts[0].shape for t in ts):
+        raise ValueError(f"stack: all tensors need the same shape, got {[tuple(x.shape) for x in ts]}")
+    return Stack.apply(*ts, dim=_norm_dim(dim, ts[0].ndim + 1, "stack"))
+
+
+def where(condition, a, b) -> Tensor:
+    """Elementwise ``a if condition else b`` (condition is bool, gets no gradient)."""
+    c = np.asarray(condition.data if isinstance(condition, Tensor) else condition)
+    if c.dtype != bool:
+        raise TypeError(f"where: condition must be bool, got dtype {c.dtype}")
+    like = a if isinstance(a, Tensor) else b if isinstance(b, Tensor) else None
+    a = like._lift(a) if like is not None else Tensor(a)
+    b = like._lift(b) if like is not None else Tensor(b)
+    try:
+        np.broadcast_shapes(c.shape, a.shape, b.shape)
+    except ValueError:
+        raise ValueError(f"where: condition {c.shape}, a {a.shape} and b {b.shape} do not broadcast") from None
+    return Where.apply(a, b, cond=c)
+
+
+def tril(x, diagonal: int = 0) -> Tensor:
+    """Keep the lower triangle (j <= i + diagonal) of the last two dims, zero the rest."""
+    x = x if isinstance(x, Tensor) else Tensor(x)
+    if x.ndim < 2:
+        raise ValueError(f"tril needs at least 2 dims, got shape {x.shape}")
+    return Tri.apply(x, k=diagonal, upper=False)
+
+
+def triu(x, diagonal: int = 0) -> Tensor:
+    """Keep the upper triangle (j >= i + diagonal) of the last two dims, zero the rest."""
+    x = x if isinstance(x, Tensor) else Tensor(x)
+    if x.ndim < 2:
+        raise ValueError(f"triu needs at least 2 dims, got shape {x.shape}")
+    return Tri.apply(x, k=diagonal, upper=True)
+
+
+def _t(x) -> Tensor:
+    return x if isinstance(x, Tensor) else Tensor(x)
+
+
+def exp(x) -> Tensor: return _t(x).exp()
+def log(x) -> Tensor: return _t(x).log()
+def sqrt(x) -> Tensor: return _t(x).sqrt()
+def tanh(x) -> Tensor: return _t(x).tanh()
+def sigmoid(x) -> Tensor: return _t(x).sigmoid()
+def relu(x) -> Tensor: return _t(x).relu()
+def softmax(x, dim: int) -> Tensor: return _t(x).softmax(dim)
+def log_softmax(x, dim: int) -> Tensor: return _t(x).log_softmax(dim)

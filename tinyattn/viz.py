@@ -1,0 +1,344 @@
+"""Figures for looking at attention and training: each function returns a matplotlib Figure.
+
+Every plotting function takes `path=` to also save the figure (format from the
+suffix: .png, .svg, .pdf). Nothing here calls `plt.show()`: we build
+`matplotlib.figure.Figure` objects directly, which needs no GUI backend, so the
+same code works in a terminal, in CI (Agg) and in Jupyter (a Figure displays
+itself as the last expression of a cell).
+
+`head_view(weights, tokens)` is different: it returns a self-contained HTML
+view (inline CSS and JS, no network) in the manner of BertViz.
+"""
+
+from __future__ import annotations
+
+import html
+import itertools
+import json
+import os
+from typing import Any, Mapping, Sequence
+
+import numpy as np
+from matplotlib.figure import Figure
+
+ArrayLike = Any  # np.ndarray, tinyattn.Tensor, or nested lists
+
+
+def _np(x: ArrayLike, name: str) -> np.ndarray:
+    """A Tensor or array-like as a float ndarray (a Tensor's .data, detached)."""
+    if not isinstance(x, np.ndarray) and hasattr(x, "data") and isinstance(getattr(x, "data"), np.ndarray):
+        x = x.data  # a tinyattn.Tensor
+    try:
+        a = np.asarray(x, dtype=np.float64)
+    except (TypeError, ValueError) as e:
+        raise TypeError(f"{name} must be an array of numbers, got {type(x).__name__}: {e}") from None
+    return a
+
+
+def _save(fig: Figure, path: str | os.PathLike | None) -> Figure:
+    if path is not None:
+        folder = os.path.dirname(os.fspath(path))
+        if folder:
+            os.makedirs(folder, exist_ok=True)
+        fig.savefig(path, dpi=120, bbox_inches="tight")
+    return fig
+
+
+def _check_tokens(tokens: Sequence[str] | None, n: int, what: str, shape: tuple) -> list[str] | None:
+    if tokens is None:
+        return None
+    tokens = [str(t) for t in tokens]
+    if len(tokens) != n:
+        raise ValueError(f"{what} has {len(tokens)} labels but weights has {n} (weights shape {shape})")
+    return tokens
+
+
+def _attention_image(ax, w: np.ndarray, query_tokens, key_tokens, vmax: float | None = 1.0):
+    """Draw one (T, S) attention map on `ax`: rows = queries, cols = keys."""
+    im = ax.imshow(w, cmap="viridis", vmin=0.0, vmax=vmax, aspect="auto", interpolation="nearest")
+    if key_tokens is not None:
+        ax.set_xticks(range(len(key_tokens)), key_tokens, rotation=90, fontsize=7)
+    if query_tokens is not None:
+        ax.set_yticks(range(len(query_tokens)), query_tokens, fontsize=7)
+    return im
+
+
+# ----------------------------------------------------------------------------- attention maps
+
+
+def plot_attention(weights: ArrayLike, query_tokens: Sequence[str] | None = None,
+                   key_tokens: Sequence[str] | None = None, title: str | None = None,
+                   path: str | os.PathLike | None = None) -> Figure:
+    """Heatmap of one attention matrix `weights` (T_q, T_k): row i = how query i spreads over the keys."""
+    w = _np(weights, "weights")
+    if w.ndim == 3 and w.shape[0] == 1:
+        w = w[0]  # (1, T, S) -> (T, S): a batch or head of one
+    if w.ndim != 2:
+        raise ValueError(f"plot_attention expects weights of shape (T_q, T_k), got {w.shape}; "
+                         "pick one batch element and head, e.g. weights[0, h], or use plot_attention_grid")
+    q = _check_tokens(query_tokens, w.shape[0], "query_tokens", w.shape)
+    k = _check_tokens(key_tokens, w.shape[1], "key_tokens", w.shape)
+    T, S = w.shape
+    fig = Figure(figsize=(min(2 + 0.25 * S, 14), min(1.5 + 0.25 * T, 14)))
+    ax = fig.add_subplot()
+    im = _attention_image(ax, w, q, k)
+    ax.set_xlabel("key")
+    ax.set_ylabel("query")
+    ax.set_title(title or "attention weights (rows sum to 1)")
+    fig.colorbar(im, ax=ax, fraction=0.046, pad=0.04)
+    return _save(fig, path)
+
+
+def _as_layers(weights: ArrayLike | Sequence[ArrayLike]) -> np.ndarray:
+    """Weights as (L, H, T, S): accepts (L, H, T, S), (H, T, S), or a list over layers of (H, T, S) / (1, H, T, S)."""
+    if isinstance(weights, (list, tuple)):
+        layers = [_np(w, f"weights[{i}]") for i, w in enumerate(weights)]
+        layers = [w[0] if w.ndim == 4 and w.shape[0] == 1 else w for w in layers]  # drop a batch of one
+        shapes = {w.shape for w in layers}
+        if len(shapes) != 1 or len(next(iter(shapes))) != 3:
+            raise ValueError(f"each layer's weights must be (H, T, S) and all the same shape, got {[w.shape for w in layers]}")
+        return np.stack(layers)  # (L, H, T, S)
+    w = _np(weights, "weights")
+    if w.ndim == 3:
+        return w[None]  # (1, H, T, S)
+    if w.ndim != 4:
+        raise ValueError(f"weights must be (L, H, T, S), (H, T, S) or a list of (H, T, S), got shape {w.shape}")
+    return w
+
+
+def plot_attention_grid(weights: ArrayLike | Sequence[ArrayLike], tokens: Sequence[str] | None = None,
+                        title: str | None = None, path: str | os.PathLike | None = None) -> Figure:
+    """A layers x heads grid of attention maps; `weights` is (L, H, T, S) or a list over layers of (H, T, S)."""
+    w = _as_layers(weights)
+    L, H, T, S = w.shape
+    q = _check_tokens(tokens, T, "tokens", w.shape)
+    k = _check_tokens(tokens, S, "tokens", w.shape) if T == S else None
+    fig = Figure(figsize=(min(1.5 + 2.6 * H, 16), min(1.0 + 2.4 * L, 16)), layout="constrained")
+    axes = fig.subplots(L, H, squeeze=False)
+    for (l, h) in itertools.product(range(L), range(H)):
+        ax = axes[l, h]
+        im = _attention_image(ax, w[l, h], q if h == 0 else None, k if l == L - 1 else None)
+        if h != 0:
+            ax.set_yticks([])
+        if l != L - 1:
+            ax.set_xticks([])
+        ax.set_title(f"layer {l} head {h}", fontsize=9)
+        if l == L - 1:
+            ax.set_xlabel("key")
+        if h == 0:
+            ax.set_ylabel("query")
+    fig.colorbar(im, ax=axes, shrink=0.8)
+    if title:
+        fig.suptitle(title)
+    return _save(fig, path)
+
+
+# ----------------------------------------------------------------------------- training curves
+
+
+def _histories(history: Mapping[str, Any]) -> dict[str, Mapping[str, Any]]:
+    """One history dict, or {label: history}: always return {label: history}."""
+    if "loss" in history:
+        return {"": history}
+    if not history or not all(isinstance(h, Mapping) and "loss" in h for h in history.values()):
+        raise ValueError("history must be a dict with a 'loss' list (as fit() returns) "
+                         f"or a dict of such dicts, got keys {list(history)}")
+    return dict(history)
+
+
+def plot_history(history: Mapping[str, Any], title: str | None = None, chance: float | None = None,
+                 path: str | os.PathLike | None = None) -> Figure:
+    """Loss and accuracy curves from fit()'s history (or {label: history} to compare runs)."""
+    runs = _histories(history)
+    fig = Figure(figsize=(10, 3.6), layout="constrained")
+    ax_loss, ax_acc = fig.subplots(1, 2)
+    for label, h in runs.items():
+        steps = h.get("step", range(1, len(h["loss"]) + 1))
+        ax_loss.plot(steps, h["loss"], label=label or "train loss", lw=1)
+        if h.get("eval_acc"):
+            ax_acc.plot(h.get("eval_step", range(len(h["eval_acc"]))), h["eval_acc"], marker="o", ms=3,
+                        label=label or "eval accuracy")
+    ax_loss.set_xlabel("step")
+    ax_loss.set_ylabel("loss")
+    ax_loss.set_yscale("log")
+    ax_acc.set_xlabel("step")
+    ax_acc.set_ylabel("accuracy")
+    ax_acc.set_ylim(-0.02, 1.02)
+    if chance is not None:
+        ax_acc.axhline(chance, color="gray", ls="--", lw=1, label="chance")
+    for ax in (ax_loss, ax_acc):
+        ax.grid(alpha=0.3)
+        if ax.get_legend_handles_labels()[0]:
+            ax.legend(fontsize=8)
+    if title:
+        fig.suptitle(title)
+    return _save(fig, path)
+
+
+def _check_curves(results: Mapping[str, Mapping[Any, float]], what: str) -> None:
+    if not isinstance(results, Mapping) or not results:
+        raise ValueError(f"{what} must be a non-empty dict {{model name: {{x: value}}}}, got {type(results).__name__}")
+    for name, curve in results.items():
+        if not isinstance(curve, Mapping):
+            raise ValueError(f"{what}[{name!r}] must be a dict {{x: value}}, got {type(curve).__name__}")
+
+
+def plot_accuracy_vs_distance(results: Mapping[str, Mapping[Any, float]], chance: float | None = None,
+                              xlabel: str = "distance (tokens)", title: str | None = None,
+                              path: str | os.PathLike | None = None) -> Figure:
+    """Accuracy per model against distance (or pairs, ...): results = {model: {x: accuracy in [0, 1]}}."""
+    _check_curves(results, "results")
+    fig = Figure(figsize=(6, 4), layout="constrained")
+    ax = fig.add_subplot()
+    for name, curve in results.items():
+        xs = sorted(curve)
+        ax.plot(xs, [curve[x] for x in xs], marker="o", label=name)
+    if chance is not None:
+        ax.axhline(chance, color="gray", ls="--", lw=1, label="chance")
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel("accuracy")
+    ax.set_ylim(-0.02, 1.05)
+    ax.grid(alpha=0.3)
+    ax.legend()
+    ax.set_title(title or "accuracy vs distance")
+    return _save(fig, path)
+
+
+def plot_grad_norm_vs_distance(norms: Mapping[str, Mapping[int, float]], title: str | None = None,
+                               path: str | os.PathLike | None = None) -> Figure:
+    """How much gradient reaches a token d steps before the loss: norms = {model: {d: ||dL/dx||}}, log scale."""
+    _check_curves(norms, "norms")
+    fig = Figure(figsize=(6, 4), layout="constrained")
+    ax = fig.add_subplot()
+    for name, curve in norms.items():
+        xs = sorted(curve)
+        ys = np.asarray([curve[x] for x in xs], dtype=np.float64)
+        ax.plot(xs, np.maximum(ys, 1e-30), label=name)  # floor: exact zeros can not go on a log axis
+    ax.set_yscale("log")
+    ax.set_xlabel("distance (tokens before the loss)")
+    ax.set_ylabel("gradient norm")
+    ax.grid(alpha=0.3, which="both")
+    ax.legend()
+    ax.set_title(title or "gradient reaching each earlier token")
+    return _save(fig, path)
+
+
+# ----------------------------------------------------------------------------- head view (HTML)
+
+
+_HEAD_COLORS = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#17becf",
+                "#bcbd22", "#7f7f7f"]
+
+_CSS = """
+#ID {font-family: monospace; font-size: 13px; color: #222;}
+#ID .hv-bar {margin-bottom: 6px;}
+#ID .hv-head {display: inline-block; width: 16px; height: 12px; margin-right: 3px; cursor: pointer;
+  border: 1px solid #555; vertical-align: middle;}
+#ID .hv-head.off {opacity: 0.15;}
+#ID text {cursor: default; fill: #222;}
+#ID text.hv-hi {font-weight: bold; fill: #000;}
+#ID .hv-note {color: #777; font-size: 11px;}
+"""
+
+_JS = """
+(function () {
+  var root = document.getElementById("__UID__");
+  var W = JSON.parse(root.querySelector("script.hv-data").textContent);  // [layer][head][query][key]
+  var H = W[0].length, T = W[0][0].length, S = W[0][0][0].length, N = Math.max(T, S);
+  var ROW = __ROW__, layer = 0, on = [];
+  for (var h = 0; h < H; h++) on.push(true);
+  var lines = root.querySelectorAll("line.hv-line");  // a pool of H * N lines, index h * N + n
+  var left = root.querySelectorAll("text.hv-left"), right = root.querySelectorAll("text.hv-right");
+  function y(i, h) { return ROW * i + 14 + (h - (H - 1) / 2); }  // fan heads apart a pixel each
+  function show(qi, kj) {  // hovered query qi (keys fan out) or hovered key kj (queries fan in); -1 = none
+    for (var h = 0; h < H; h++) for (var n = 0; n < N; n++) {
+      var el = lines[h * N + n], w = 0;
+      if (qi >= 0 && n < S) { w = W[layer][h][qi][n]; el.setAttribute("y1", y(qi, h)); el.setAttribute("y2", y(n, h)); }
+      if (kj >= 0 && n < T) { w = W[layer][h][n][kj]; el.setAttribute("y1", y(n, h)); el.setAttribute("y2", y(kj, h)); }
+      el.setAttribute("stroke-opacity", on[h] ? String(Math.min(1, w)) : "0");
+    }
+    for (var i = 0; i < left.length; i++) left[i].classList.toggle("hv-hi", i === qi);
+    for (var j = 0; j < right.length; j++) right[j].classList.toggle("hv-hi", j === kj);
+  }
+  left.forEach(function (el, i) { el.addEventListener("mouseenter", function () { show(i, -1); }); });
+  right.forEach(function (el, j) { el.addEventListener("mouseenter", function () { show(-1, j); }); });
+  root.querySelector("svg").addEventListener("mouseleave", function () { show(-1, -1); });
+  root.querySelectorAll(".hv-head").forEach(function (el, h) {
+    el.addEventListener("click", function () { on[h] = !on[h]; el.classList.toggle("off", !on[h]); show(-1, -1); });
+  });
+  var sel = root.querySelector("select");
+  if (sel) sel.addEventListener("change", function () { layer = +sel.value; show(-1, -1); });
+})();
+"""
+
+
+class HeadView:
+    """A self-contained HTML attention view: `.html` (a string), `save(path)`, and Jupyter display."""
+
+    def __init__(self, html_text: str):
+        self.html = html_text
+
+    def _repr_html_(self) -> str:
+        return self.html
+
+    def save(self, path: str | os.PathLike) -> str:
+        """Write a standalone .html page; returns the path."""
+        folder = os.path.dirname(os.fspath(path))
+        if folder:
+            os.makedirs(folder, exist_ok=True)
+        page = f"<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>tinyattn head view</title></head>\n" \
+               f"<body>\n{self.html}\n</body></html>\n"
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(page)
+        return os.fspath(path)
+
+
+_view_counter = itertools.count()
+
+
+def head_view(weights: ArrayLike | Sequence[ArrayLike], tokens: Sequence[str],
+              key_tokens: Sequence[str] | None = None) -> HeadView:
+    """BertViz-style view: hover a token to see where it attends in every head (colors); click a head to hide it.
+
+    weights: (H, T, S), (L, H, T, S) or a list over layers of (H, T, S) (a batch of one is dropped).
+    tokens: T query labels; key_tokens: S key labels (default: `tokens`, for self-attention).
+    """
+    w = _as_layers(weights)  # (L, H, T, S)
+    L, H, T, S = w.shape
+    q = _check_tokens(tokens, T, "tokens", w.shape)
+    k = _check_tokens(key_tokens if key_tokens is not None else tokens, S, "key_tokens", w.shape)
+    if not np.all(np.isfinite(w)):
+        raise ValueError("head_view: weights contain NaN or inf")
+    uid = f"tinyattn-hv-{os.getpid()}-{next(_view_counter)}"
+
+    row, x_left, x_right, width = 18, 110, 290, 400
+    height = row * max(T, S) + 10
+    # A pool of H * max(T, S) invisible lines; hovering a token moves them and sets opacities from the weights.
+    lines = [f'<line class="hv-line" x1="{x_left + 4}" y1="0" x2="{x_right - 4}" y2="0" '
+             f'stroke="{_HEAD_COLORS[h % len(_HEAD_COLORS)]}" stroke-width="2" stroke-opacity="0"/>'
+             for h in range(H) for _ in range(max(T, S))]
+    left = [f'<text class="hv-left" x="{x_left}" y="{row * i + 18}" text-anchor="end">{html.escape(t)}</text>'
+            for i, t in enumerate(q)]
+    right = [f'<text class="hv-right" x="{x_right}" y="{row * j + 18}">{html.escape(t)}</text>'
+             for j, t in enumerate(k)]
+    heads = "".join(f'<span class="hv-head" title="head {h}" style="background:{_HEAD_COLORS[h % len(_HEAD_COLORS)]}">'
+                    f"</span>" for h in range(H))
+    layer_select = ""
+    if L > 1:
+        opts = "".join(f'<option value="{l}">layer {l}</option>' for l in range(L))
+        layer_select = f"<select>{opts}</select> "
+    # JSON inside <script>: escape "</" so a token can never close the tag early.
+    data = json.dumps(np.round(w, 4).tolist()).replace("</", "<\\/")
+    text = (
+        f'<div id="{uid}" class="tinyattn-head-view">\n'
+        f"<style>{_CSS.replace('#ID', '#' + uid)}</style>\n"
+        f'<div class="hv-bar">{layer_select}heads: {heads} '
+        f'<span class="hv-note">hover a token (left: query, right: key); click a color to hide a head</span></div>\n'
+        f'<svg width="{width}" height="{height}">\n'
+        + "\n".join(lines + left + right)
+        + "\n</svg>\n"
+        f'<script type="application/json" class="hv-data">{data}</script>\n'
+        f"<script>{_JS.replace('__UID__', uid).replace('__ROW__', str(row))}</script>\n"
+        "</div>"
+    )
+    return HeadView(text)

@@ -697,11 +697,14 @@ class MatMul(Function):
         # Treat vectors as matrices: a (n,) -> (1, n), b (n,) -> (n, 1), and g to match.
         a2 = a[None, :] if a.ndim == 1 else a
         b2 = b[:, None] if b.ndim == 1 else b
-        g2 = g
-        if a.ndim == 1:
-            g2 = np.expand_dims(g2, -2)
-        if b.ndim == 1:
-            g2 = np.expand_dims(g2, -1)
+        if a.ndim == 1 and b.ndim == 1:
+            g2 = np.reshape(g, (1, 1))
+        elif a.ndim == 1:
+            g2 = np.expand_dims(g, -2)
+        elif b.ndim == 1:
+            g2 = np.expand_dims(g, -1)
+        else:
+            g2 = g
         ga = gb = None
         if ctx.needs_input_grad[0]:
             ga = g2 @ np.swapaxes(b2, -1, -2)                      # (..., n, k) = (..., n, m) @ (..., m, k)

@@ -1,0 +1,385 @@
+"""The engine: every op's backward against finite differences, broadcasting, graph mechanics, errors."""
+import numpy as np
+import pytest
+
+import tinyattn as ta
+from tinyattn.gradcheck import gradcheck
+from tinyattn.tensor import Function, Tensor, unbroadcast
+
+rng = np.random.default_rng(1234)
+
+
+def t64(*shape, low=None):
+    """A float64 leaf that requires grad; ``low`` keeps values positive (log, sqrt)."""
+    x = rng.standard_normal(shape)
+    if low is not None:
+        x = low + np.abs(x)
+    return ta.tensor(x, requires_grad=True)
+
+
+BROADCAST_PAIRS = [((2, 3, 4), (4,)), ((2, 1, 4), (1, 3, 1)), ((), (2, 3)), ((3, 1), (3, 4)), ((2, 3), (2, 3))]
+
+
+@pytest.mark.parametrize("sa,sb", BROADCAST_PAIRS)
+@pytest.mark.parametrize("op", ["add", "sub", "mul", "div", "pow"])
+def test_binary_ops_broadcast_gradcheck(op, sa, sb):
+    a = t64(*sa, low=0.5) if op == "pow" else t64(*sa)
+    b = t64(*sb, low=0.5) if op == "div" else t64(*sb)
+    fn = {"add": lambda a, b: a + b, "sub": lambda a, b: a - b, "mul": lambda a, b: a * b,
+          "div": lambda a, b: a / b, "pow": lambda a, b: a ** b}[op]
+    assert gradcheck(fn, [a, b])
+    out = fn(a, b)
+    assert out.shape == np.broadcast_shapes(sa, sb)
+
+
+@pytest.mark.parametrize("op", ["radd", "rsub", "rmul", "rdiv", "rpow", "neg", "scalar_pow"])
+def test_reflected_and_scalar_forms(op):
+    a = t64(2, 3, low=0.5)
+    fn = {"radd": lambda a: 2.0 + a, "rsub": lambda a: 2.0 - a, "rmul": lambda a: 3.0 * a,
+          "rdiv": lambda a: 1.0 / a, "rpow": lambda a: 2.0 ** a, "neg": lambda a: -a,
+          "scalar_pow": lambda a: a ** 3}[op]
+    assert gradcheck(fn, [a])
+
+
+def test_numpy_array_on_the_left_defers_to_tensor():
+    a = t64(3)
+    out = np.ones(3) * a
+    assert isinstance(out, Tensor)
+    assert gradcheck(lambda a: np.arange(3.0) - a, [a])
+
+
+MATMUL_SHAPES = [((3, 4), (4, 5)), ((2, 3, 4), (4, 5)), ((2, 3, 4), (2, 4, 5)), ((4,), (4, 5)),
+                 ((3, 4), (4,)), ((4,), (4,)), ((2, 1, 3, 4), (5, 4, 2)), ((4,), (2, 4, 3)), ((3, 4), (2, 4, 5))]
+
+
+@pytest.mark.parametrize("sa,sb", MATMUL_SHAPES)
+def test_matmul_gradcheck(sa, sb):
+    a, b = t64(*sa), t64(*sb)
+    out = a @ b
+    assert out.shape == np.matmul(a.data, b.data).shape
+    np.testing.assert_allclose(out.data, a.data @ b.data)
+    assert gradcheck(lambda a, b: ta.matmul(a, b), [a, b])
+
+
+@pytest.mark.parametrize("name", ["exp", "log", "sqrt", "tanh", "sigmoid", "relu", "abs"])
+def test_unary_gradcheck(name):
+    positive = name in ("log", "sqrt")
+    a = t64(2, 3, 4, low=0.2) if positive else t64(2, 3, 4)
+    if name in ("relu", "abs"):  # keep away from the kink at 0, where the derivative jumps
+        a.data[np.abs(a.data) < 0.05] = 0.3
+    assert gradcheck(lambda a: getattr(a, name)(), [a])
+    assert gradcheck(lambda a: getattr(ta, name)(a) if hasattr(ta, name) else getattr(a, name)(), [a])
+
+
+def test_sigmoid_does_not_overflow():
+    x = ta.tensor([-1000.0, 0.0, 1000.0])
+    np.testing.assert_allclose(x.sigmoid().data, [0.0, 0.5, 1.0])
+
+
+@pytest.mark.parametrize("dim,keepdim", [(None, False), (0, False), (-1, True), ((0, 2), False), (1, True)])
+@pytest.mark.parametrize("name", ["sum", "mean", "var", "amax", "amin"])
+def test_reductions_gradcheck(name, dim, keepdim):
+    a = t64(2, 3, 4)
+    assert gradcheck(lambda a: getattr(a, name)(dim=dim, keepdim=keepdim), [a])
+    ref = {"sum": np.sum, "mean": np.mean, "amax": np.max, "amin": np.min,
+           "var": lambda x, axis, keepdims: np.var(x, axis=axis, keepdims=keepdims, ddof=1)}[name]
+    np.testing.assert_allclose(getattr(a, name)(dim=dim, keepdim=keepdim).data,
+                               ref(a.data, axis=dim, keepdims=keepdim), rtol=1e-12)
+
+
+def test_var_correction_matches_pytorch_meaning():
+    a = t64(5, 6)
+    np.testing.assert_allclose(a.var(dim=1, correction=0).data, np.var(a.data, axis=1))
+    np.testing.assert_allclose(a.var().data, np.var(a.data, ddof=1))
+    with pytest.raises(ValueError, match="degrees of freedom"):
+        ta.tensor([1.0]).var()
+
+
+def test_max_min_whole_tensor_and_ties_split_gradient():
+    a = t64(3, 4)
+    assert gradcheck(lambda a: a.max(), [a])
+    assert gradcheck(lambda a: a.min(), [a])
+    tied = ta.tensor(np.array([1.0, 3.0, 3.0]), requires_grad=True)
+    tied.amax().backward()
+    np.testing.assert_allclose(tied.grad, [0.0, 0.5, 0.5])
+
+
+@pytest.mark.parametrize("dim", [0, 1, -1])
+def test_softmax_and_log_softmax_gradcheck(dim):
+    a = t64(2, 3, 5)
+    assert gradcheck(lambda a: a.softmax(dim), [a])
+    assert gradcheck(lambda a: ta.log_softmax(a, dim=dim), [a])
+    np.testing.assert_allclose(a.softmax(dim).data.sum(axis=dim), 1.0)
+    np.testing.assert_allclose(np.exp(a.log_softmax(dim).data), a.softmax(dim).data, rtol=1e-12)
+
+
+def test_softmax_is_stable_for_huge_logits_in_float32():
+    x = ta.tensor([[1e4, 0.0, -1e4], [1e4, 1e4, 0.0]])
+    assert x.dtype == np.float32
+    y, ly = x.softmax(-1), x.log_softmax(-1)
+    assert np.isfinite(y.data).all() and np.isfinite(ly.data).all()
+    np.testing.assert_allclose(y.data, [[1, 0, 0], [0.5, 0.5, 0]], atol=1e-7)
+
+
+def test_softmax_of_a_fully_masked_row_raises_naming_the_row():
+    x = ta.tensor(np.array([[0.0, 1.0], [-np.inf, -np.inf]]))
+    with pytest.raises(ValueError, match=r"row\(s\) \[\(1,\)\]"):
+        x.softmax(-1)
+
+
+SHAPE_OPS = {
+    "reshape": lambda a: a.reshape(4, 6),
+    "reshape_tuple_-1": lambda a: a.reshape((-1, 3)),
+    "view": lambda a: a.view(2, 12),
+    "transpose": lambda a: a.transpose(0, 2),
+    "transpose_neg": lambda a: a.transpose(-2, -1),
+    "permute": lambda a: a.permute(2, 0, 1),
+    "T": lambda a: a.T,
+    "unsqueeze": lambda a: a.unsqueeze(1),
+    "unsqueeze_end": lambda a: a.unsqueeze(-1),
+    "squeeze": lambda a: a.unsqueeze(0).squeeze(0),
+    "squeeze_all": lambda a: a.reshape(1, 2, 1, 12).squeeze(),
+    "expand": lambda a: a[:, :1, :].expand(2, 3, 4),
+    "expand_lead": lambda a: a.expand(5, 2, 3, 4),
+    "expand_-1": lambda a: a[:, :1].expand(-1, 5, -1),
+    "repeat_interleave": lambda a: a.repeat_interleave(2, dim=1),
+    "repeat_interleave_flat": lambda a: a.repeat_interleave(3),
+    "flatten": lambda a: a.flatten(1),
+    "flatten_all": lambda a: a.flatten(),
+    "contiguous": lambda a: a.transpose(0, 1).contiguous(),
+    "double_transpose_view": lambda a: a.transpose(1, 2).contiguous().view(2, -1),
+}
+
+
+@pytest.mark.parametrize("name", list(SHAPE_OPS))
+def test_shape_ops_gradcheck(name):
+    a = t64(2, 3, 4)
+    assert gradcheck(SHAPE_OPS[name], [a])
+
+
+def test_shape_ops_match_numpy():
+    a = t64(2, 3, 4)
+    np.testing.assert_array_equal(a.permute(2, 0, 1).data, a.data.transpose(2, 0, 1))
+    np.testing.assert_array_equal(a.repeat_interleave(2, dim=1).data, np.repeat(a.data, 2, axis=1))
+    np.testing.assert_array_equal(a.T.data, a.data.T)
+    assert a.flatten(0, 1).shape == (6, 4)
+    assert a.size() == (2, 3, 4) and a.size(-1) == 4 and a.dim() == 3 and a.numel() == 24
+
+
+INDEXES = {
+    "int": lambda a: a[1],
+    "slice": lambda a: a[:, 1:3],
+    "step": lambda a: a[..., ::2],
+    "neg": lambda a: a[-1, :, -2],
+    "none": lambda a: a[None, 0],
+    "int_array_repeats": lambda a: a[np.array([0, 1, 1, 0])],
+    "list_repeats": lambda a: a[:, [2, 2, 0]],
+    "two_arrays": lambda a: a[np.array([0, 1, 1]), np.array([2, 0, 2])],
+    "tensor_index": lambda a: a[ta.tensor(np.array([[1, 1], [0, 1]]))],
+    "bool_mask": lambda a: a[a.data > 0],
+}
+
+
+@pytest.mark.parametrize("name", list(INDEXES))
+def test_getitem_gradcheck(name):
+    a = t64(2, 3, 4)
+    assert gradcheck(INDEXES[name], [a])
+
+
+def test_repeated_indices_accumulate():
+    a = ta.tensor(np.zeros(3), requires_grad=True)
+    a[np.array([0, 0, 2, 0])].sum().backward()
+    np.testing.assert_array_equal(a.grad, [3.0, 0.0, 1.0])
+
+
+def test_masked_fill_where_tril_triu_cat_stack_cast():
+    a, b = t64(2, 3, 4), t64(3, 4)
+    mask = rng.random((3, 4)) > 0.5
+    assert gradcheck(lambda a: a.masked_fill(ta.tensor(mask), -7.0), [a])
+    np.testing.assert_array_equal(a.masked_fill(mask, -7.0).data, np.where(mask, -7.0, a.data))
+    assert gradcheck(lambda a, b: ta.where(mask, a, b), [a, b])
+    assert gradcheck(lambda a, b: ta.where(mask, a, 0.0) + b, [a, b])
+    assert gradcheck(lambda a: ta.tril(a, diagonal=-1), [a])
+    assert gradcheck(lambda a: ta.triu(a, 1), [a])
+    np.testing.assert_array_equal(ta.tril(a).data, np.tril(a.data))
+    c = t64(2, 2, 4)
+    assert gradcheck(lambda a, c: ta.cat([a, c], dim=1), [a, c])
+    assert gradcheck(lambda a, b: ta.stack([a[0], b, a[1]], dim=-1), [a, b])
+    assert gradcheck(lambda a: a.float().double() * 2, [a], atol=1e-4, rtol=1e-3, eps=1e-3)
+
+
+def test_masked_fill_with_minus_inf_then_softmax_gives_zero_weight():
+    scores = t64(3, 3)
+    causal = np.tril(np.ones((3, 3), dtype=bool))
+    w = scores.masked_fill(~causal, float("-inf")).softmax(-1)
+    assert (w.data[~causal] == 0).all()
+    assert gradcheck(lambda s: s.masked_fill(ta.tensor(~causal), float("-inf")).softmax(-1), [scores])
+
+
+# ---- graph mechanics ------------------------------------------------------------------------
+def test_reused_node_gradients_add_up():
+    a = ta.tensor(np.array([1.5, -2.0]), requires_grad=True)
+    b = a + a
+    c = b * b
+    c.sum().backward()
+    np.testing.assert_allclose(a.grad, 8 * a.data)  # c = 4a^2
+
+
+def test_gradients_accumulate_into_leaves_across_backward_calls():
+    a = t64(3)
+    (a * 2).sum().backward()
+    (a * 3).sum().backward()
+    np.testing.assert_allclose(a.grad, np.full(3, 5.0))
+
+
+def test_a_chain_of_20000_ops_does_not_recurse():
+    x = ta.tensor(np.array(1.0), requires_grad=True)
+    y = x
+    for _ in range(20000):
+        y = y * 1.0001
+    y.backward()
+    np.testing.assert_allclose(x.grad, 1.0001 ** 20000, rtol=1e-9)
+
+
+def test_non_leaf_grad_is_not_kept_unless_retained():
+    a = t64(3)
+    b = a * 2
+    c = a * 3
+    c.retain_grad()
+    (b + c).sum().backward()
+    assert b.grad is None
+    np.testing.assert_allclose(c.grad, np.ones(3))
+    assert a.is_leaf and not b.is_leaf
+
+
+def test_no_grad_records_nothing():
+    a = t64(3)
+    with ta.no_grad():
+        b = a * 2
+    assert not b.requires_grad and b.is_leaf
+    d = a.detach() * 2
+    assert not d.requires_grad
+
+
+def test_backward_with_explicit_gradient_contracts():
+    a = t64(2, 3)
+    g = rng.standard_normal((2, 3))
+    (a * 3).backward(g)
+    np.testing.assert_allclose(a.grad, 3 * g)
+
+
+def test_unbroadcast_sums_exactly_the_stretched_axes():
+    g = np.ones((5, 2, 3, 4))
+    assert unbroadcast(g, (3, 1)).shape == (3, 1)
+    np.testing.assert_array_equal(unbroadcast(g, (3, 1)), np.full((3, 1), 40.0))
+    np.testing.assert_array_equal(unbroadcast(g, ()), np.array(120.0))
+    assert unbroadcast(g, (5, 2, 3, 4)) is g
+
+
+def test_engine_names_an_op_whose_backward_returns_the_wrong_shape():
+    class BadShape(Function):
+        @staticmethod
+        def forward(ctx, a):
+            return a * 2
+
+        @staticmethod
+        def backward(ctx, g):
+            return g[..., :1].repeat(3, axis=-1)  # (2, 3) instead of (2, 4)
+
+    a = t64(2, 4)
+    with pytest.raises(RuntimeError, match=r"BadShape.backward returned a gradient of shape \(2, 3\).*\(2, 4\)"):
+        BadShape.apply(a).sum().backward()
+
+
+# ---- dtypes, seeds ---------------------------------------------------------------------------
+def test_dtype_rules():
+    assert ta.tensor([1.0, 2.0]).dtype == np.float32
+    assert ta.tensor(1.5).dtype == np.float32
+    assert ta.tensor(np.zeros(2)).dtype == np.float64
+    assert ta.tensor(np.zeros(2, dtype=np.float32)).dtype == np.float32
+    assert ta.tensor([1, 2]).dtype == np.int64
+    x32 = ta.randn(3)
+    assert (x32 * 0.5 + 1).dtype == np.float32 and x32.exp().dtype == np.float32
+    assert ta.arange(5).dtype == np.int64 and ta.arange(0.0, 1.0, 0.25).dtype == np.float32
+    ta.set_default_dtype(ta.float64)
+    try:
+        assert ta.tensor([1.0]).dtype == np.float64 and ta.zeros(2).dtype == np.float64
+        assert ta.get_default_dtype() is np.float64
+    finally:
+        ta.set_default_dtype(ta.float32)
+    assert ta.get_default_dtype() is np.float32
+
+
+def test_manual_seed_reproduces_randn_and_rand():
+    ta.manual_seed(7)
+    a, b = ta.randn(4, 3), ta.rand(2)
+    ta.manual_seed(7)
+    np.testing.assert_array_equal(a.data, ta.randn(4, 3).data)
+    np.testing.assert_array_equal(b.data, ta.rand(2).data)
+    assert not np.array_equal(a.data, ta.randn(4, 3).data)
+
+
+def test_factories_and_comparisons():
+    assert ta.zeros(2, 3).shape == (2, 3) and ta.ones((2,)).data.sum() == 2
+    assert ta.full((2, 2), 3.0).data.sum() == 12
+    z = ta.zeros_like(ta.tensor(np.ones((2, 2))))
+    assert z.dtype == np.float64 and ta.ones_like(z).data.sum() == 4
+    x = ta.tensor([1.0, 2.0, 3.0])
+    m = x > 1.5
+    assert m.dtype == bool and not m.requires_grad and m.data.tolist() == [False, True, True]
+    assert (x == 2).data.tolist() == [False, True, False]
+    assert ta.tensor(3.0).item() == 3.0
+
+
+# ---- errors a learner meets --------------------------------------------------------------------
+def test_error_matmul_inner_dim_mismatch_names_both_shapes():
+    with pytest.raises(ValueError, match=r"\(2, 3\).*\(4, 5\).*\(3\).*\(4\)"):
+        ta.randn(2, 3) @ ta.randn(4, 5)
+
+
+def test_error_backward_on_non_scalar_without_gradient():
+    with pytest.raises(ValueError, match=r"scalar output, got shape \(2, 3\)"):
+        (t64(2, 3) * 2).backward()
+
+
+def test_error_requires_grad_on_integer_data():
+    with pytest.raises(TypeError, match="int64"):
+        ta.tensor([1, 2, 3], requires_grad=True)
+
+
+def test_error_view_to_impossible_shape():
+    with pytest.raises(ValueError, match=r"shape \(2, 3\) \(6 elements\) as \(4, 2\) \(8 elements\)"):
+        ta.randn(2, 3).view(4, 2)
+    with pytest.raises(ValueError, match="only one dim can be -1"):
+        ta.randn(2, 3).view(-1, -1)
+
+
+def test_error_broadcast_mismatch_is_named():
+    with pytest.raises(ValueError, match=r"add: shapes \(2, 3\) and \(4,\) do not broadcast"):
+        ta.randn(2, 3) + ta.randn(4)
+
+
+def test_error_masked_fill_needs_bool_mask_that_broadcasts():
+    x = ta.randn(2, 3)
+    with pytest.raises(TypeError, match="bool mask"):
+        x.masked_fill(np.ones((2, 3)), 0.0)
+    with pytest.raises(ValueError, match=r"mask of shape \(4,\)"):
+        x.masked_fill(np.ones(4, dtype=bool), 0.0)
+
+
+def test_error_bad_dim_and_permute():
+    with pytest.raises(IndexError, match="dim=3 is out of range"):
+        ta.randn(2, 3).sum(dim=3)
+    with pytest.raises(ValueError, match="not a permutation"):
+        ta.randn(2, 3).permute(0, 0)
+    with pytest.raises(ValueError, match="expand"):
+        ta.randn(2, 3).expand(4, 3)
+    with pytest.raises(ValueError, match="cat"):
+        ta.cat([ta.randn(2, 3), ta.randn(2, 4)], dim=0)
+    with pytest.raises(ValueError, match="stack"):
+        ta.stack([ta.randn(2, 3), ta.randn(3, 2)])
+
+
+def test_error_backward_without_graph():
+    with pytest.raises(RuntimeError, match="does not require grad"):
+        ta.randn(3).sum().backward()

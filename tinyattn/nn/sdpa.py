@@ -1,0 +1,302 @@
+"""Attention as functions: the readable reference, PyTorch's scaled_dot_product_attention, linear attention.
+
+* ``attention``: softmax(q k^T / sqrt(d_k)) v written with ordinary Tensor ops, one line per step.
+  Read this one first; autograd differentiates it op by op.
+* ``scaled_dot_product_attention``: the same maths with PyTorch's arguments, computed by one fused
+  ``Function`` (``_SDPA``) whose backward is written by hand. It does the work of the reference in
+  fewer, larger NumPy calls, which is what makes MultiHeadAttention fast.
+* ``linear_attention``: the elu(x)+1 kernel trick of Katharopoulos et al. (2020), O(T) instead of O(T^2).
+
+Shapes: q (..., T, d_k), k (..., S, d_k), v (..., S, d_v); usually (B, H, T, d_k).
+Masks mean what PyTorch means: True = "may attend".
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ..tensor import Function, Tensor, get_rng
+
+__all__ = ["attention", "scaled_dot_product_attention", "linear_attention"]
+
+
+# ----------------------------------------------------------------------------------------------
+# Checks at the surface: a learner's mistake gets a sentence, not a NumPy traceback.
+# ----------------------------------------------------------------------------------------------
+def _as_tensor(x, name: str) -> Tensor:
+    if isinstance(x, Tensor):
+        t = x
+    elif isinstance(x, (np.ndarray, list, tuple, float, int)):
+        t = Tensor(x)
+    else:
+        raise TypeError(f"{name} must be a Tensor or an array, got {type(x).__name__}")
+    if t.ndim < 2:
+        raise ValueError(f"{name} must have at least 2 dims (..., length, features), got shape {t.shape}")
+    if not np.issubdtype(t.dtype, np.floating):
+        raise TypeError(f"{name} must hold floats, got dtype {t.dtype}")
+    return t
+
+
+def _check_qkv(q, k, v) -> tuple[Tensor, Tensor, Tensor, tuple]:
+    """Wrap q, k, v as Tensors and check they fit together; return them and the batch shape."""
+    q, k, v = _as_tensor(q, "q"), _as_tensor(k, "k"), _as_tensor(v, "v")
+    if q.shape[-1] != k.shape[-1]:
+        raise ValueError(f"q has shape {q.shape} but k has shape {k.shape}: last dims must match "
+                         "(each query is dotted with each key)")
+    if k.shape[-2] != v.shape[-2]:
+        raise ValueError(f"k has shape {k.shape} but v has shape {v.shape}: dim -2 (the number of keys S) "
+                         "must match (one value per key)")
+    try:
+        batch = np.broadcast_shapes(q.shape[:-2], k.shape[:-2], v.shape[:-2])
+    except ValueError:
+        raise ValueError(f"q {q.shape}, k {k.shape} and v {v.shape}: leading (batch/head) dims do not broadcast") from None
+    return q, k, v, tuple(batch)
+
+
+def _mask_array(mask, name: str, full: tuple) -> np.ndarray:
+    """The mask's array, after checking it broadcasts to the scores' shape ``full`` = (..., T, S)."""
+    m = np.asarray(mask.data if isinstance(mask, Tensor) else mask)
+    try:
+        ok = np.broadcast_shapes(m.shape, full) == full
+    except ValueError:
+        ok = False
+    if not ok:
+        raise ValueError(f"{name} has shape {m.shape}, which does not broadcast to the attention scores' "
+                         f"shape (..., T, S) = {full}")
+    return m
+
+
+def _keep_from_01(m: np.ndarray, name: str) -> np.ndarray:
+    """A bool or 0/1 mask as bool: True (or nonzero) = may attend."""
+    if m.dtype == bool:
+        return m
+    if not (np.issubdtype(m.dtype, np.integer) or np.issubdtype(m.dtype, np.floating)):
+        raise TypeError(f"{name} must be bool or 0/1 numbers (True/1 = attend), got dtype {m.dtype}")
+    return m != 0
+
+
+def _check_rows(dead: np.ndarray, full: tuple) -> None:
+    """Raise if any query row has no key left: its softmax would be 0/0 = NaN.
+
+    ``dead`` is bool, broadcastable to ``full[:-1]`` = (..., T): True where every key is masked.
+    """
+    if not dead.any():
+        return
+    rows = np.argwhere(np.broadcast_to(dead, full[:-1]))
+    shown = [tuple(int(i) for i in r) for r in rows[:5]]
+    more = f" and {len(rows) - 5} more" if len(rows) > 5 else ""
+    raise ValueError(f"attention rows {shown}{more} (indices into (..., T) = {full[:-1]}) have every key masked: "
+                     "softmax over no keys is 0/0 = NaN. Every query needs at least one key it may attend to "
+                     "(check the mask, padding lengths, or a causal mask with more queries than keys)")
+
+
+def _default_scale(d_k: int, scale: float | None) -> float:
+    # Why 1/sqrt(d_k): if the entries of q and k have variance 1, the dot product q.k is a sum of d_k
+    # such products and has variance d_k. Dividing by sqrt(d_k) brings the scores back to variance 1,
+    # so the softmax does not saturate into a one-hot whose gradient is almost zero.
+    return 1.0 / math.sqrt(d_k) if scale is None else float(scale)
+
+
+# ----------------------------------------------------------------------------------------------
+# The readable reference.
+# ----------------------------------------------------------------------------------------------
+def attention(q, k, v, mask=None, scale: float | None = None) -> tuple[Tensor, Tensor]:
+    """softmax(q k^T * scale, masked) v  ->  (output (..., T, d_v), weights (..., T, S)).
+
+    q (..., T, d_k), k (..., S, d_k), v (..., S, d_v). ``mask``: bool or 0/1, broadcastable to
+    (..., T, S), True/1 = keep. ``scale`` defaults to 1/sqrt(d_k).
+    """
+    q, k, v, batch = _check_qkv(q, k, v)
+    full = (*batch, q.shape[-2], k.shape[-2])  # (..., T, S): the shape of the scores
+    scale = _default_scale(q.shape[-1], scale)
+    scores = (q @ k.transpose(-2, -1)) * scale  # (..., T, d_k) @ (..., d_k, S) -> (..., T, S)
+    if mask is not None:
+        keep = _keep_from_01(_mask_array(mask, "mask", full), "mask")  # (..., T, S) bool
+        _check_rows(~keep.any(axis=-1), full)
+        scores = scores.masked_fill(~keep, float("-inf"))  # (..., T, S): exp(-inf) = 0, a masked key gets no weight
+    weights = scores.softmax(dim=-1)  # (..., T, S): each row is a distribution over the S keys
+    output = weights @ v  # (..., T, S) @ (..., S, d_v) -> (..., T, d_v): a weighted average of values
+    return output, weights
+
+
+# ----------------------------------------------------------------------------------------------
+# The fused fast path.
+# ----------------------------------------------------------------------------------------------
+class _SDPA(Function):
+    """O = dropout(softmax(Q K^T s + mask)) V;  dV = P^T dO, dS = P (dO V^T - rowsum(dO O)), dQ = dS K s, dK = dS^T Q s
+
+    Positional inputs: q (..., T, d), k (..., S, d), v (..., S, d_v) and, optionally, a float ``bias``
+    (..., T, S) that needs a gradient (its gradient is dS). Constants: ``keep`` (bool, True = attend) or
+    ``bias`` (float, added), ``scale``, ``dropout_p``.
+    """
+
+    @staticmethod
+    def forward(ctx, q, k, v, bias=None, keep=None, scale=1.0, dropout_p=0.0):
+        s = q @ np.swapaxes(k, -1, -2)  # (..., T, d) @ (..., d, S) -> (..., T, S)
+        s *= scale  # in place: the (T, S) array is the big one, never copy it needlessly
+        if bias is not None:
+            s = s + bias if np.broadcast_shapes(s.shape, bias.shape) != s.shape else np.add(s, bias, out=s)
+        if keep is not None:
+            if np.broadcast_shapes(s.shape, keep.shape) != s.shape:  # a mask with more batch dims than q/k
+                s = np.array(np.broadcast_to(s, np.broadcast_shapes(s.shape, keep.shape)))
+            np.copyto(s, -np.inf, where=~keep)  # (..., T, S): exp(-inf) = 0 below
+        # softmax along the keys, in place: p = exp(s - max) / sum(exp(s - max))
+        s -= s.max(axis=-1, keepdims=True)  # the row max cancels; subtracting it keeps exp() <= 1
+        np.exp(s, out=s)
+        s /= s.sum(axis=-1, keepdims=True)
+        p = s  # (..., T, S)
+        if dropout_p > 0.0:
+            # Inverted dropout on the weights: zero each with prob p, scale survivors by 1/(1-p).
+            drop = (get_rng().random(p.shape, dtype=p.dtype) >= dropout_p) / np.asarray(1 - dropout_p, p.dtype)
+            o = (p * drop) @ v  # (..., T, S) @ (..., S, d_v) -> (..., T, d_v)
+        else:
+            drop = None
+            o = p @ v  # (..., T, S) @ (..., S, d_v) -> (..., T, d_v)
+        ctx.save_for_backward(q, k, v, p, o, drop)
+        ctx.scale = scale
+        return o
+
+    @staticmethod
+    def backward(ctx, do):
+        q, k, v, p, o, drop = ctx.saved_tensors
+        needs = ctx.needs_input_grad
+        pd = p if drop is None else p * drop  # the weights that actually multiplied V
+        dv = np.swapaxes(pd, -1, -2) @ do if needs[2] else None  # (..., S, T) @ (..., T, d_v) -> (..., S, d_v)
+        ds = do @ np.swapaxes(v, -1, -2)  # dP: (..., T, d_v) @ (..., d_v, S) -> (..., T, S)
+        if drop is not None:
+            ds *= drop
+        # softmax backward: dS = P (dP - rowsum(dP P)), and rowsum(dP P) = rowsum(dO O) (FlashAttention's D):
+        # a (T, d_v) product instead of another (T, S) one.
+        ds -= (do * o).sum(axis=-1, keepdims=True)  # (..., T, S) - (..., T, 1)
+        ds *= p
+        dq = ds @ k if needs[0] else None  # (..., T, S) @ (..., S, d) -> (..., T, d)
+        dk = np.swapaxes(ds, -1, -2) @ q if needs[1] else None  # (..., S, T) @ (..., T, d) -> (..., S, d)
+        if dq is not None:
+            dq *= ctx.scale
+        if dk is not None:
+            dk *= ctx.scale
+        if len(needs) == 4:  # a learnable float mask (e.g. a relative-position bias): it was added to s
+            return dq, dk, dv, (ds if needs[3] else None)
+        return dq, dk, dv
+
+
+def _sdpa(q: Tensor, k: Tensor, v: Tensor, keep=None, bias=None, scale: float = 1.0, dropout_p: float = 0.0) -> Tensor:
+    """Run the fused op on checked inputs. ``keep``: bool array; ``bias``: float array or Tensor."""
+    if isinstance(bias, Tensor) and bias.requires_grad:
+        return _SDPA.apply(q, k, v, bias, keep=keep, scale=scale, dropout_p=dropout_p)
+    if isinstance(bias, Tensor):
+        bias = bias.data
+    return _SDPA.apply(q, k, v, bias=bias, keep=keep, scale=scale, dropout_p=dropout_p)
+
+
+def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p: float = 0.0, is_causal: bool = False,
+                                 scale: float | None = None, enable_gqa: bool = False) -> Tensor:
+    """PyTorch's F.scaled_dot_product_attention: softmax(Q K^T * scale + mask) V -> (..., T, d_v).
+
+    query (..., H, T, d_k), key (..., H_kv, S, d_k), value (..., H_kv, S, d_v).
+    attn_mask: bool (True = attend) or float (added to the scores), broadcastable to (..., T, S).
+    is_causal: query i sees keys j <= i, aligned TOP-LEFT when T != S, exactly as PyTorch's sdpa
+      (its reference code builds ``ones(L, S).tril()``). So torch code ported here means the same thing.
+      For KV-cache decoding you want bottom-right (the T queries are the last T positions): pass
+      ``attn_mask=tinyattn.masks.causal_mask(T, S)``; MultiHeadAttention does that for you.
+      As in PyTorch, is_causal and attn_mask can not both be given.
+    dropout_p: applied to the weights whenever > 0 (like PyTorch, this function does not know about
+      train/eval; pass 0.0 when evaluating).
+    enable_gqa: if H is a multiple of H_kv, repeat each key/value head H/H_kv times (repeat_interleave
+      on dim -3, as PyTorch), so query head h uses key/value head h // (H/H_kv).
+    A query row whose every key is masked raises ValueError naming the row (PyTorch would give NaN).
+    """
+    q, k, v, _ = _check_qkv(query, key, value)
+    if enable_gqa:
+        if q.ndim < 3 or k.ndim < 3 or v.ndim < 3:
+            raise ValueError(f"enable_gqa needs a heads dim (-3): got q {q.shape}, k {k.shape}, v {v.shape}")
+        h, h_kv = q.shape[-3], k.shape[-3]
+        if v.shape[-3] != h_kv or h % h_kv:
+            raise ValueError(f"enable_gqa: q has {h} heads, k {h_kv} and v {v.shape[-3]}: k and v need the same "
+                             f"number of heads, and it must divide {h}")
+        if h != h_kv:
+            k = k.repeat_interleave(h // h_kv, dim=-3)  # (..., H_kv, S, d_k) -> (..., H, S, d_k)
+            v = v.repeat_interleave(h // h_kv, dim=-3)  # (..., H_kv, S, d_v) -> (..., H, S, d_v)
+    q, k, v, batch = _check_qkv(q, k, v)
+    T, S = q.shape[-2], k.shape[-2]
+    full = (*batch, T, S)
+    if not 0.0 <= dropout_p < 1.0:
+        raise ValueError(f"dropout_p must be in [0, 1), got {dropout_p}")
+    keep, bias = None, None
+    if is_causal:
+        if attn_mask is not None:
+            raise ValueError("scaled_dot_product_attention: give attn_mask or is_causal=True, not both (as in PyTorch); "
+                             "to combine them, AND your bool mask with tinyattn.masks.causal_mask(T, S)")
+        keep = np.tri(T, S, dtype=bool)  # (T, S): j <= i, top-left aligned like PyTorch
+    elif attn_mask is not None:
+        m = _mask_array(attn_mask, "attn_mask", full)
+        if m.dtype == bool:
+            keep = m  # (..., T, S) True = attend
+        elif np.issubdtype(m.dtype, np.floating):
+            bias = attn_mask if isinstance(attn_mask, Tensor) else m  # (..., T, S) added to the scores
+            _check_rows(np.isneginf(m).all(axis=-1), full)
+        else:
+            raise TypeError(f"attn_mask must be bool (True = attend) or float (added to the scores), got dtype "
+                            f"{m.dtype}; for a 0/1 mask use attn_mask=(mask != 0)")
+    if keep is not None:
+        _check_rows(~keep.any(axis=-1), full)
+    return _sdpa(q, k, v, keep=keep, bias=bias, scale=_default_scale(q.shape[-1], scale), dropout_p=dropout_p)
+
+
+# ----------------------------------------------------------------------------------------------
+# Linear attention (Katharopoulos et al., 2020): a kernel instead of a softmax.
+# ----------------------------------------------------------------------------------------------
+class _EluPlusOne(Function):
+    """phi(x) = elu(x) + 1 = x + 1 if x > 0 else exp(x);  d/dx = 1 if x > 0 else exp(x)"""
+
+    @staticmethod
+    def forward(ctx, x):
+        e = np.exp(np.minimum(x, 0))  # exp only where it is used, so large x can not overflow
+        ctx.save_for_backward(x > 0, e)
+        return np.where(x > 0, x + 1, e)
+
+    @staticmethod
+    def backward(ctx, g):
+        pos, e = ctx.saved_tensors
+        return g * np.where(pos, 1, e)
+
+
+class _CumSum(Function):
+    """y_t = sum_{s <= t} x_s along dim;  dx_s = sum_{t >= s} g_t (a reversed cumsum)"""
+
+    @staticmethod
+    def forward(ctx, x, dim):
+        ctx.dim = dim
+        return np.cumsum(x, axis=dim)
+
+    @staticmethod
+    def backward(ctx, g):
+        rev = np.flip(g, axis=ctx.dim)
+        return np.flip(np.cumsum(rev, axis=ctx.dim), axis=ctx.dim)
+
+
+def linear_attention(q, k, v, causal: bool = False) -> Tensor:
+    """out_i = phi(q_i) . sum_j phi(k_j) v_j^T / phi(q_i) . sum_j phi(k_j), phi = elu + 1  -> (..., T, d_v).
+
+    Softmax(q.k) is replaced by the kernel phi(q).phi(k), so the sum over keys can be done once,
+    before the queries: O(T d^2) instead of O(T^2 d). ``causal``: sums run over j <= i only,
+    computed with cumulative sums over time (needs S == T). phi > 0, so the denominator is > 0.
+    """
+    q, k, v, _ = _check_qkv(q, k, v)
+    if causal and q.shape[-2] != k.shape[-2]:
+        raise ValueError(f"causal linear attention needs as many queries as keys, got q {q.shape} and k {k.shape}")
+    fq, fk = _EluPlusOne.apply(q), _EluPlusOne.apply(k)  # (..., T, d_k), (..., S, d_k): positive features
+    if not causal:
+        kv = fk.transpose(-2, -1) @ v  # (..., d_k, S) @ (..., S, d_v) -> (..., d_k, d_v): sum_j phi(k_j) v_j^T
+        z = fk.sum(dim=-2, keepdim=True)  # (..., 1, d_k): sum_j phi(k_j)
+        num = fq @ kv  # (..., T, d_k) @ (..., d_k, d_v) -> (..., T, d_v)
+        den = (fq * z).sum(dim=-1, keepdim=True)  # (..., T, 1)
+        return num / den
+    # Causal: the same two sums, but as running totals up to each position t.
+    kv = fk.unsqueeze(-1) * v.unsqueeze(-2)  # (..., T, d_k, 1) * (..., T, 1, d_v) -> (..., T, d_k, d_v)
+    kv = _CumSum.apply(kv, dim=kv.ndim - 3)  # (..., T, d_k, d_v): sum_{j <= t} phi(k_j) v_j^T
+    z = _CumSum.apply(fk, dim=fk.ndim - 2)  # (..., T, d_k): sum_{j <= t} phi(k_j)
+    num = (fq.unsqueeze(-2) @ kv).squeeze(-2)  # (..., T, 1, d_k) @ (..., T, d_k, d_v) -> (..., T, d_v)
+    den = (fq * z).sum(dim=-1, keepdim=True)  # (..., T, 1)
+    return num / den

@@ -345,7 +345,7 @@ class Tensor:
                                  "reduce it first (e.g. loss.mean()) or pass gradient= of that shape")
             seed = np.ones_like(self.data)
         else:
-            seed = np.asarray(gradient.data if isinstance(gradient, Tensor) else gradient, dtype=self.dtype)
+            seed = np.array(gradient.data if isinstance(gradient, Tensor) else gradient, dtype=self.dtype)  # a copy
             if seed.shape != self.shape:
                 raise ValueError(f"backward(gradient): gradient has shape {seed.shape} but the output has shape {self.shape}")
 
@@ -366,6 +366,7 @@ class Tensor:
 
         # 2. chain rule, from the output back to the leaves.
         grads = {id(self): seed}
+        handed = set()  # arrays already stored as some .grad in this pass (never store one twice)
         for node in reversed(order):
             g = grads.pop(id(node), None)
             if g is None:
@@ -373,7 +374,13 @@ class Tensor:
             if node._op is None or node._retain:  # a leaf (or a kept non-leaf): accumulate with +=
                 g = g.astype(node.dtype, copy=False)
                 if node.grad is None:
-                    node.grad = g.copy()
+                    # A fresh array that nothing else holds can be kept as is; anything else is copied,
+                    # so a later `+=` never writes into another tensor's gradient.
+                    # (By convention a backward returns new arrays or views of `grad`, never a saved array.)
+                    owner = g if g.base is None else g.base
+                    fresh = g.flags.writeable and owner.flags.owndata and id(owner) not in handed
+                    node.grad = g if fresh else g.copy()
+                    handed.add(id(owner) if fresh else id(node.grad))
                 else:
                     node.grad += g
             if node._op is None:
@@ -710,9 +717,15 @@ class MatMul(Function):
             ga = g2 @ np.swapaxes(b2, -1, -2)                      # (..., n, k) = (..., n, m) @ (..., m, k)
             ga = unbroadcast(ga, a2.shape).reshape(a.shape)
         if ctx.needs_input_grad[1]:
-            if b2.ndim == 2 and a2.ndim > 2:
+            if b2.ndim == 2:
                 # x (B, T, k) @ W (k, m): fold the batch into rows -> one (k, m) GEMM, no (B, k, m) temporary
-                gb = a2.reshape(-1, a2.shape[-1]).T @ g2.reshape(-1, g2.shape[-1])
+                a_rows, g_rows = a2.reshape(-1, a2.shape[-1]), g2.reshape(-1, g2.shape[-1])  # (N, k), (N, m)
+                if b2.flags.f_contiguous and not b2.flags.c_contiguous:
+                    # b is W.T (a transposed weight): build the gradient as (m, k) so that after
+                    # Permute's backward the weight's gradient is C-ordered like the weight itself.
+                    gb = (g_rows.T @ a_rows).T
+                else:
+                    gb = a_rows.T @ g_rows
             else:
                 gb = unbroadcast(np.swapaxes(a2, -1, -2) @ g2, b2.shape)  # (..., k, m)
             gb = gb.reshape(b.shape)

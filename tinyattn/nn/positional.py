@@ -1,0 +1,90 @@
+"""Position information for attention, which by itself is blind to token order.
+
+Both classes share one interface: forward(x (B, T, C), offset=0) -> x + P[offset : offset + T].
+``offset`` is where the chunk starts in the full sequence; a KV-cache decoder feeding
+one new token at position t passes offset=t.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+import tinyattn
+from tinyattn.tensor import Tensor, get_rng
+
+from .module import Module, Parameter
+
+__all__ = ["PositionalEncoding", "LearnedPositionalEmbedding", "sinusoidal_table"]
+
+
+def sinusoidal_table(max_len: int, d_model: int) -> np.ndarray:
+    """PE[pos, 2i] = sin(pos / 10000^(2i/d)),  PE[pos, 2i+1] = cos(pos / 10000^(2i/d));  shape (max_len, d_model)."""
+    pos = np.arange(max_len, dtype=np.float64)[:, None]  # (max_len, 1)
+    two_i = np.arange(0, d_model, 2, dtype=np.float64)  # (ceil(d/2),) the even column indices 2i
+    angle = pos / (10000.0 ** (two_i / d_model))  # (max_len, ceil(d/2)): each pair of columns is one frequency
+    pe = np.zeros((max_len, d_model))
+    pe[:, 0::2] = np.sin(angle)
+    pe[:, 1::2] = np.cos(angle[:, : d_model // 2])  # an odd d_model has one more sin column than cos columns
+    return pe
+
+
+def _check(name: str, x: Tensor, d_model: int, max_len: int, offset: int) -> None:
+    """Clear errors for a wrong shape or a sequence that runs past max_len."""
+    if x.ndim != 3 or x.shape[-1] != d_model:
+        raise ValueError(f"{name}(d_model={d_model}) expects x of shape (B, T, {d_model}), got {tuple(x.shape)}")
+    T = x.shape[1]
+    if offset < 0:
+        raise ValueError(f"{name}: offset must be >= 0, got {offset}")
+    if offset + T > max_len:
+        raise ValueError(f"{name}: sequence positions {offset}..{offset + T - 1} (T={T}, offset={offset}) "
+                         f"exceed max_len={max_len}; build the model with a larger max_len or use a shorter input")
+
+
+class PositionalEncoding(Module):
+    """x + PE[offset : offset + T], with the fixed sinusoidal table of Vaswani et al. (2017).
+
+    The table is a buffer (``self.pe``, an ndarray (max_len, d_model)), not a Parameter: it is not trained.
+    """
+
+    def __init__(self, d_model: int, max_len: int = 5000) -> None:
+        super().__init__()
+        if d_model <= 0 or max_len <= 0:
+            raise ValueError(f"d_model and max_len must be positive, got d_model={d_model}, max_len={max_len}")
+        self.d_model, self.max_len = d_model, max_len
+        # A buffer, not a Parameter: saved in state_dict (as PyTorch does), never seen by the optimizer.
+        self.register_buffer("pe", sinusoidal_table(max_len, d_model).astype(tinyattn.get_default_dtype()))
+
+    def forward(self, x: Tensor, offset: int = 0) -> Tensor:
+        if not isinstance(x, Tensor):
+            x = Tensor(x)
+        _check("PositionalEncoding", x, self.d_model, self.max_len, offset)
+        T = x.shape[1]
+        pe = self.pe[offset: offset + T].astype(x.dtype)  # (T, C), broadcasts over the batch
+        return x + Tensor(pe)  # (B, T, C)
+
+    def __repr__(self) -> str:
+        return f"PositionalEncoding(d_model={self.d_model}, max_len={self.max_len})"
+
+
+class LearnedPositionalEmbedding(Module):
+    """x + W[offset : offset + T], with W (max_len, d_model) a trained Parameter (as in GPT-2).
+
+    Initialised N(0, 1) like nn.Embedding, so positions start on the same scale as tokens.
+    """
+
+    def __init__(self, max_len: int, d_model: int) -> None:
+        super().__init__()
+        if d_model <= 0 or max_len <= 0:
+            raise ValueError(f"max_len and d_model must be positive, got max_len={max_len}, d_model={d_model}")
+        self.max_len, self.d_model = max_len, d_model
+        w = get_rng().standard_normal((max_len, d_model)).astype(tinyattn.get_default_dtype())
+        self.weight = Parameter(w)
+
+    def forward(self, x: Tensor, offset: int = 0) -> Tensor:
+        if not isinstance(x, Tensor):
+            x = Tensor(x)
+        _check("LearnedPositionalEmbedding", x, self.d_model, self.max_len, offset)
+        T = x.shape[1]
+        return x + self.weight[offset: offset + T]  # (B, T, C) + (T, C); the slice routes gradient to those rows
+
+    def __repr__(self) -> str:
+        return f"LearnedPositionalEmbedding(max_len={self.max_len}, d_model={self.d_model})"

@@ -1,0 +1,122 @@
+"""Recurrent baselines: an Elman RNN and a GRU, with PyTorch's parameters and equations.
+
+Both are batch-first and built only from Tensor ops, so autograd gives
+backpropagation through time for free. The input projection ``x @ W_ih^T`` does
+not depend on the hidden state, so it is computed for all time steps in one
+matmul before the loop; only the ``h @ W_hh^T`` part is truly sequential.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+import tinyattn
+from tinyattn.tensor import Tensor, get_rng
+
+from .module import Module, Parameter
+
+__all__ = ["RNN", "GRU"]
+
+
+def _uniform(shape: tuple[int, ...], bound: float) -> Parameter:
+    """A Parameter drawn from U(-bound, bound) with the seeded generator (PyTorch's RNN init)."""
+    data = get_rng().uniform(-bound, bound, size=shape).astype(tinyattn.get_default_dtype())
+    return Parameter(data)
+
+
+def _check_input(name: str, x: Tensor, input_size: int, hidden_size: int, h0) -> tuple[Tensor, Tensor]:
+    """Validate x (B, T, in) and h0 (B, H) at the surface; returns them as Tensors (h0 zeros if None)."""
+    if not isinstance(x, Tensor):
+        x = Tensor(x)
+    if x.ndim != 3:
+        raise ValueError(f"{name} expects batch-first input of shape (B, T, {input_size}), got shape {tuple(x.shape)}")
+    B, T, C = x.shape
+    if C != input_size:
+        raise ValueError(f"{name}(input_size={input_size}) got input of shape {tuple(x.shape)}: "
+                         f"last dim is {C}, expected {input_size}")
+    if T == 0:
+        raise ValueError(f"{name} got an empty sequence (T=0) in input of shape {tuple(x.shape)}")
+    if h0 is None:
+        h0 = Tensor(np.zeros((B, hidden_size), dtype=x.dtype))
+    elif not isinstance(h0, Tensor):
+        h0 = Tensor(h0)
+    if tuple(h0.shape) != (B, hidden_size):
+        raise ValueError(f"{name}: h0 has shape {tuple(h0.shape)}, expected (B, H) = ({B}, {hidden_size})")
+    return x, h0
+
+
+class RNN(Module):
+    """Elman RNN: h_t = act(W_ih x_t + b_ih + W_hh h_{t-1} + b_hh), act = tanh or relu.
+
+    forward(x (B, T, input_size), h0 (B, H) or None) -> (outputs (B, T, H), h_T (B, H)).
+    """
+
+    def __init__(self, input_size: int, hidden_size: int, nonlinearity: str = "tanh") -> None:
+        super().__init__()
+        if nonlinearity not in ("tanh", "relu"):
+            raise ValueError(f"nonlinearity must be 'tanh' or 'relu', got {nonlinearity!r}")
+        if input_size <= 0 or hidden_size <= 0:
+            raise ValueError(f"input_size and hidden_size must be positive, got {input_size} and {hidden_size}")
+        self.input_size, self.hidden_size, self.nonlinearity = input_size, hidden_size, nonlinearity
+        k = 1.0 / math.sqrt(hidden_size)  # PyTorch: every weight and bias ~ U(-1/sqrt(H), 1/sqrt(H))
+        self.weight_ih = _uniform((hidden_size, input_size), k)
+        self.weight_hh = _uniform((hidden_size, hidden_size), k)
+        self.bias_ih = _uniform((hidden_size,), k)
+        self.bias_hh = _uniform((hidden_size,), k)
+
+    def forward(self, x: Tensor, h0: Tensor | None = None) -> tuple[Tensor, Tensor]:
+        x, h = _check_input("RNN", x, self.input_size, self.hidden_size, h0)
+        T = x.shape[1]
+        # The input half of every step at once: one big matmul instead of T small ones.
+        xw = x @ self.weight_ih.T + self.bias_ih  # (B, T, in) @ (in, H) -> (B, T, H)
+        outs = []
+        for t in range(T):
+            pre = xw[:, t] + h @ self.weight_hh.T + self.bias_hh  # (B, H) + (B, H) @ (H, H) -> (B, H)
+            h = pre.tanh() if self.nonlinearity == "tanh" else pre.relu()
+            outs.append(h)
+        return tinyattn.stack(outs, dim=1), h  # (B, T, H), (B, H)
+
+    def __repr__(self) -> str:
+        return f"RNN({self.input_size}, {self.hidden_size}, nonlinearity={self.nonlinearity!r})"
+
+
+class GRU(Module):
+    """GRU (PyTorch's equations, gate order r, z, n):
+    r = σ(W_ir x + b_ir + W_hr h + b_hr);  z = σ(W_iz x + b_iz + W_hz h + b_hz);
+    n = tanh(W_in x + b_in + r * (W_hn h + b_hn));  h' = (1 - z) * n + z * h.
+
+    forward(x (B, T, input_size), h0 (B, H) or None) -> (outputs (B, T, H), h_T (B, H)).
+    """
+
+    def __init__(self, input_size: int, hidden_size: int) -> None:
+        super().__init__()
+        if input_size <= 0 or hidden_size <= 0:
+            raise ValueError(f"input_size and hidden_size must be positive, got {input_size} and {hidden_size}")
+        self.input_size, self.hidden_size = input_size, hidden_size
+        k = 1.0 / math.sqrt(hidden_size)
+        # The three gates' weights are stacked row-wise in the order r, z, n, exactly as PyTorch stores them.
+        self.weight_ih = _uniform((3 * hidden_size, input_size), k)
+        self.weight_hh = _uniform((3 * hidden_size, hidden_size), k)
+        self.bias_ih = _uniform((3 * hidden_size,), k)
+        self.bias_hh = _uniform((3 * hidden_size,), k)
+
+    def forward(self, x: Tensor, h0: Tensor | None = None) -> tuple[Tensor, Tensor]:
+        x, h = _check_input("GRU", x, self.input_size, self.hidden_size, h0)
+        T, H = x.shape[1], self.hidden_size
+        gi = x @ self.weight_ih.T + self.bias_ih  # (B, T, in) @ (in, 3H) -> (B, T, 3H), all steps at once
+        # Split once, outside the loop, into the r, z, n input parts.
+        gi_r, gi_z, gi_n = gi[..., :H], gi[..., H:2 * H], gi[..., 2 * H:]  # each (B, T, H)
+        outs = []
+        for t in range(T):
+            gh = h @ self.weight_hh.T + self.bias_hh  # (B, H) @ (H, 3H) -> (B, 3H)
+            r = (gi_r[:, t] + gh[:, :H]).sigmoid()  # (B, H) reset gate
+            z = (gi_z[:, t] + gh[:, H:2 * H]).sigmoid()  # (B, H) update gate
+            # The reset gate scales only the hidden part of the candidate, bias b_hn included (PyTorch's choice).
+            n = (gi_n[:, t] + r * gh[:, 2 * H:]).tanh()  # (B, H) candidate
+            h = (1 - z) * n + z * h  # z near 1 keeps the old state: that is how a GRU carries memory
+            outs.append(h)
+        return tinyattn.stack(outs, dim=1), h  # (B, T, H), (B, H)
+
+    def __repr__(self) -> str:
+        return f"GRU({self.input_size}, {self.hidden_size})"

@@ -38,8 +38,8 @@ def _as_tensor(x, name: str) -> Tensor:
     return t
 
 
-def _check_qkv(q, k, v) -> tuple[Tensor, Tensor, Tensor, tuple]:
-    """Wrap q, k, v as Tensors and check they fit together; return them and the batch shape."""
+def _check_qkv(q, k, v, batch: bool = True) -> tuple[Tensor, Tensor, Tensor, tuple]:
+    """Wrap q, k, v as Tensors and check they fit together; return them and the (broadcast) batch shape."""
     q, k, v = _as_tensor(q, "q"), _as_tensor(k, "k"), _as_tensor(v, "v")
     if q.shape[-1] != k.shape[-1]:
         raise ValueError(f"q has shape {q.shape} but k has shape {k.shape}: last dims must match "
@@ -47,6 +47,8 @@ def _check_qkv(q, k, v) -> tuple[Tensor, Tensor, Tensor, tuple]:
     if k.shape[-2] != v.shape[-2]:
         raise ValueError(f"k has shape {k.shape} but v has shape {v.shape}: dim -2 (the number of keys S) "
                          "must match (one value per key)")
+    if not batch:
+        return q, k, v, ()
     try:
         batch = np.broadcast_shapes(q.shape[:-2], k.shape[:-2], v.shape[:-2])
     except ValueError:
@@ -207,7 +209,7 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p: f
       on dim -3, as PyTorch), so query head h uses key/value head h // (H/H_kv).
     A query row whose every key is masked raises ValueError naming the row (PyTorch would give NaN).
     """
-    q, k, v, _ = _check_qkv(query, key, value)
+    q, k, v, _ = _check_qkv(query, key, value, batch=not enable_gqa)
     if enable_gqa:
         if q.ndim < 3 or k.ndim < 3 or v.ndim < 3:
             raise ValueError(f"enable_gqa needs a heads dim (-3): got q {q.shape}, k {k.shape}, v {v.shape}")

@@ -1,0 +1,213 @@
+"""MultiHeadAttention (with GQA/MQA, sliding windows, head masks) and the KVCache for decoding.
+
+One layer, four projections (W_q, W_k, W_v, W_o), and the attention itself done by one of three
+backends that give the same numbers:
+
+* ``'reference'``: ``F.attention``, plain Tensor ops (and the only one that can hand back weights),
+* ``'sdpa'``: the fused ``_SDPA`` op (the default: fastest here),
+* ``'flash'``: ``flash_attention``'s tiles (no (T, S) array; slower in NumPy, far smaller).
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ..masks import causal_mask, sliding_window_mask
+from ..tensor import Tensor, cat
+from .flash import _flash
+from .layers import Linear
+from .module import Module
+from .sdpa import _check_rows, _sdpa, attention
+
+__all__ = ["MultiHeadAttention", "KVCache"]
+
+_BACKENDS = ("reference", "sdpa", "flash")
+
+
+class KVCache:
+    """The keys and values of every position seen so far, for one attention layer.
+
+    Decoding one token at a time, step t needs the keys/values of positions 0..t. Recomputing them
+    costs O(t) projections per step; caching them costs memory instead:
+    ``nbytes = 2 (K and V) * B * n_kv_heads * d_k * seq_len * itemsize``. Storing n_kv_heads heads
+    rather than n_heads is the whole point of GQA/MQA: the cache shrinks by n_heads / n_kv_heads.
+    """
+
+    def __init__(self) -> None:
+        self.k: Tensor | None = None  # (B, H_kv, seq_len, d_k)
+        self.v: Tensor | None = None  # (B, H_kv, seq_len, d_k)
+
+    def update(self, k: Tensor, v: Tensor) -> tuple[Tensor, Tensor]:
+        """Append this step's keys/values (B, H_kv, T, d_k) and return all of them (B, H_kv, seq_len, d_k)."""
+        if self.k is None:
+            self.k, self.v = k, v
+        else:
+            if k.shape[:2] != self.k.shape[:2] or k.shape[3] != self.k.shape[3]:
+                raise ValueError(f"KVCache holds keys of shape {self.k.shape} but got {k.shape}: batch, heads and "
+                                 "d_k must match (use a new KVCache for a new batch or layer)")
+            self.k = cat([self.k, k], dim=2)  # (B, H_kv, seq_len + T, d_k)
+            self.v = cat([self.v, v], dim=2)  # (B, H_kv, seq_len + T, d_k)
+        return self.k, self.v
+
+    @property
+    def seq_len(self) -> int:
+        """How many positions are cached."""
+        return 0 if self.k is None else self.k.shape[2]
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes held by the cached keys and values."""
+        return 0 if self.k is None else self.k.data.nbytes + self.v.data.nbytes
+
+    def reset(self) -> None:
+        """Forget everything (start a new sequence)."""
+        self.k = self.v = None
+
+    def __repr__(self) -> str:
+        shape = None if self.k is None else tuple(self.k.shape)
+        return f"KVCache(seq_len={self.seq_len}, k_shape={shape}, nbytes={self.nbytes})"
+
+
+class MultiHeadAttention(Module):
+    """out = W_o concat_h softmax(q_h k_h^T / sqrt(d_k)) v_h, with q = x W_q, k = c W_k, v = c W_v.
+
+    x (B, T, d_model) -> (B, T, d_model). H = n_heads heads of size d_k = d_model / H.
+    n_kv_heads (default H): how many key/value heads; H/n_kv_heads query heads share each one
+      (GQA; n_kv_heads=1 is MQA). W_k and W_v then output n_kv_heads * d_k features.
+    window: sliding-window attention, each query sees only keys within ``window`` positions
+      (itself and window-1 earlier keys when causal, window-1 on each side otherwise).
+    dropout: on the attention weights, in training mode only.
+    backend: 'reference', 'sdpa' (default) or 'flash'; same numbers, different cost.
+    """
+
+    def __init__(self, d_model: int, n_heads: int, n_kv_heads: int | None = None, bias: bool = True,
+                 dropout: float = 0.0, window: int | None = None, backend: str = "sdpa") -> None:
+        super().__init__()
+        for name, val in (("d_model", d_model), ("n_heads", n_heads)):
+            if isinstance(val, bool) or not isinstance(val, (int, np.integer)) or val <= 0:
+                raise ValueError(f"{name} must be a positive int, got {name}={val!r}")
+        n_kv_heads = n_heads if n_kv_heads is None else n_kv_heads
+        if isinstance(n_kv_heads, bool) or not isinstance(n_kv_heads, (int, np.integer)) or n_kv_heads <= 0:
+            raise ValueError(f"n_kv_heads must be a positive int, got n_kv_heads={n_kv_heads!r}")
+        if d_model % n_heads:
+            raise ValueError(f"d_model={d_model} is not divisible by n_heads={n_heads}")
+        if n_heads % n_kv_heads:
+            raise ValueError(f"n_heads={n_heads} is not divisible by n_kv_heads={n_kv_heads} "
+                             "(each key/value head serves the same number of query heads)")
+        if not 0.0 <= dropout < 1.0:
+            raise ValueError(f"dropout must be in [0, 1), got dropout={dropout}")
+        if window is not None and (isinstance(window, bool) or not isinstance(window, (int, np.integer)) or window <= 0):
+            raise ValueError(f"window must be a positive int or None, got window={window!r}")
+        if backend not in _BACKENDS:
+            raise ValueError(f"backend must be one of {_BACKENDS}, got backend={backend!r}")
+        self.d_model, self.n_heads, self.n_kv_heads = int(d_model), int(n_heads), int(n_kv_heads)
+        self.d_k = self.d_model // self.n_heads
+        self.dropout, self.window, self.backend = float(dropout), window, backend
+        self.W_q = Linear(d_model, d_model, bias=bias)
+        self.W_k = Linear(d_model, self.n_kv_heads * self.d_k, bias=bias)
+        self.W_v = Linear(d_model, self.n_kv_heads * self.d_k, bias=bias)
+        self.W_o = Linear(d_model, d_model, bias=bias)
+
+    def extra_repr(self) -> str:
+        kv = f", n_kv_heads={self.n_kv_heads}" if self.n_kv_heads != self.n_heads else ""
+        win = f", window={self.window}" if self.window is not None else ""
+        return f"d_model={self.d_model}, n_heads={self.n_heads}{kv}{win}, backend='{self.backend}'"
+
+    # ------------------------------------------------------------------ checks
+    def _check_input(self, x, name: str) -> Tensor:
+        x = x if isinstance(x, Tensor) else Tensor(x)
+        if x.ndim != 3 or x.shape[-1] != self.d_model:
+            raise ValueError(f"{name} has shape {x.shape} but MultiHeadAttention(d_model={self.d_model}) "
+                             f"expects (B, T, {self.d_model})")
+        return x
+
+    def _user_mask(self, mask, full: tuple) -> np.ndarray:
+        """The caller's mask as bool (True = attend), checked to broadcast to (B, H, T, S)."""
+        m = np.asarray(mask.data if isinstance(mask, Tensor) else mask)
+        try:
+            ok = np.broadcast_shapes(m.shape, full) == full
+        except ValueError:
+            ok = False
+        if not ok:
+            raise ValueError(f"mask has shape {m.shape}, which does not broadcast to (B, H, T, S) = {full}")
+        if m.dtype == bool:
+            return m
+        if np.issubdtype(m.dtype, np.integer) or np.issubdtype(m.dtype, np.floating):
+            return m != 0  # 0/1 masks: 1 = attend
+        raise TypeError(f"mask must be bool or 0/1 numbers (True/1 = attend), got dtype {m.dtype}")
+
+    def _head_mask(self, head_mask, dtype) -> Tensor:
+        hm = head_mask if isinstance(head_mask, Tensor) else Tensor(np.asarray(head_mask))
+        if hm.shape != (self.n_heads,):
+            raise ValueError(f"head_mask has shape {hm.shape} but there are n_heads={self.n_heads} heads: "
+                             f"expected ({self.n_heads},)")
+        if not np.issubdtype(hm.dtype, np.floating):
+            return Tensor(hm.data.astype(dtype))  # bool / 0-1 ints: constants
+        return hm if hm.dtype == dtype else hm.to(dtype)  # a float mask may require grad (head importance)
+
+    # ------------------------------------------------------------------ forward
+    def forward(self, x, context=None, mask=None, is_causal: bool = False, return_weights: bool = False,
+                kv_cache: KVCache | None = None, head_mask=None):
+        """x (B, T, d_model) [, context (B, S, d_model)] -> (B, T, d_model) [, weights (B, H, T, S)].
+
+        context: keys/values come from it (cross-attention); None = self-attention.
+        mask: bool or 0/1, broadcastable to (B, H, T, S), True = attend (e.g. masks.padding_mask).
+        is_causal: query i sees keys j <= i + S - T (bottom-right: with a KV cache the T queries are
+          the last T positions of the S keys; for plain self-attention S == T and this is j <= i).
+        kv_cache: a KVCache; this call's keys/values are appended to it and all of them are attended.
+        head_mask: (H,) 0/1, bool or float; multiplies each head's output (0 switches a head off).
+        return_weights: also return the attention weights, computed by the reference path.
+        """
+        x = self._check_input(x, "x")
+        src = x if context is None else self._check_input(context, "context")
+        if src.shape[0] != x.shape[0]:
+            raise ValueError(f"x has batch size {x.shape[0]} but context has {src.shape[0]}")
+        if kv_cache is not None and context is not None:
+            raise ValueError("kv_cache is for self-attention decoding; pass context=None with a kv_cache")
+        B, T, _ = x.shape
+        H, H_kv, d_k = self.n_heads, self.n_kv_heads, self.d_k
+        q = self.W_q(x).view(B, T, H, d_k).transpose(1, 2)  # (B, T, d_model) -> (B, T, H, d_k) -> (B, H, T, d_k)
+        k = self.W_k(src).view(B, src.shape[1], H_kv, d_k).transpose(1, 2)  # (B, H_kv, S_new, d_k)
+        v = self.W_v(src).view(B, src.shape[1], H_kv, d_k).transpose(1, 2)  # (B, H_kv, S_new, d_k)
+        if kv_cache is not None:
+            k, v = kv_cache.update(k, v)  # (B, H_kv, S, d_k): the cache keeps H_kv heads, not H
+        S = k.shape[2]
+        if H_kv != H:  # GQA/MQA: query head h reads key/value head h // (H / H_kv), as PyTorch's enable_gqa
+            k = k.repeat_interleave(H // H_kv, dim=1)  # (B, H_kv, S, d_k) -> (B, H, S, d_k)
+            v = v.repeat_interleave(H // H_kv, dim=1)  # (B, H_kv, S, d_k) -> (B, H, S, d_k)
+
+        full = (B, H, T, S)
+        keep = None if mask is None else self._user_mask(mask, full)  # bool, broadcasts to (B, H, T, S)
+        p_drop = self.dropout if self.training else 0.0
+        scale = 1.0 / math.sqrt(d_k)
+        weights = None
+        if self.backend == "flash" and not return_weights:
+            # The structural masks go in as a band lo <= j - i <= hi, so no (T, S) mask is ever built.
+            off = S - T  # bottom-right alignment
+            lo = -np.inf if self.window is None else off - self.window + 1
+            hi = off if is_causal else (np.inf if self.window is None else off + self.window - 1)
+            out = _flash(q, k, v, scale=scale, lo=lo, hi=hi, keep=keep, dropout_p=p_drop)  # (B, H, T, d_k)
+        else:
+            if self.window is not None:
+                band = sliding_window_mask(T, self.window, causal=is_causal, S=S)  # (T, S)
+                keep = band if keep is None else keep & band
+            elif is_causal:
+                band = causal_mask(T, S)  # (T, S) bottom-right: j <= i + S - T
+                keep = band if keep is None else keep & band
+            if keep is not None:
+                _check_rows(~keep.any(axis=-1), full)
+            if self.backend == "reference" or return_weights:
+                out, weights = attention(q, k, v, mask=keep, scale=scale)  # (B, H, T, d_k), (B, H, T, S)
+                if p_drop > 0:
+                    from .functional import dropout  # late: functional re-exports this package's functions
+                    out = dropout(weights, p_drop, True) @ v  # (B, H, T, S) @ (B, H, S, d_k) -> (B, H, T, d_k)
+            else:
+                out = _sdpa(q, k, v, keep=keep, scale=scale, dropout_p=p_drop)  # (B, H, T, d_k)
+
+        if head_mask is not None:
+            hm = self._head_mask(head_mask, out.dtype)
+            out = out * hm.view(1, H, 1, 1)  # (B, H, T, d_k) * (1, H, 1, 1): a zero head adds nothing
+        out = out.transpose(1, 2).reshape(B, T, H * d_k)  # (B, H, T, d_k) -> (B, T, H, d_k) -> (B, T, d_model)
+        out = self.W_o(out)  # (B, T, d_model)
+        return (out, weights) if return_weights else out

@@ -1,0 +1,330 @@
+"""Stateless building blocks: activations, dropout, linear, layer norm, losses, attention.
+
+``import tinyattn.nn.functional as F`` gives PyTorch's names. Each function checks its
+inputs at the surface (a learner's mistake gets a sentence naming shapes, not a NumPy
+traceback) and then runs either a composition of Tensor ops or, where one fused op is
+much faster or clearer, a ``Function`` whose backward sits right under its forward.
+
+Shapes: x (..., C) means "any leading dims, features last", e.g. (B, T, C).
+"""
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from ..tensor import Function, Tensor, get_rng
+
+__all__ = [
+    "softmax", "log_softmax", "relu", "gelu", "dropout", "linear", "layer_norm", "cross_entropy",
+    "attention", "scaled_dot_product_attention", "linear_attention", "flash_attention",
+]
+
+
+def _as_tensor(x: Any, fn: str, name: str = "input") -> Tensor:
+    """Accept a Tensor or anything array-like; reject what can not be a float tensor."""
+    t = x if isinstance(x, Tensor) else Tensor(x)
+    if not np.issubdtype(t.dtype, np.floating):
+        raise TypeError(f"{fn} expects a floating-point {name}, got dtype {t.dtype}")
+    return t
+
+
+# ----------------------------------------------------------------------------------------------
+# softmax / log_softmax / relu: the engine already has stable fused ops for these
+# ----------------------------------------------------------------------------------------------
+def softmax(x: Tensor, dim: int = -1) -> Tensor:
+    """exp(x - max) / sum exp(x - max) along `dim`; shape unchanged.
+
+    The max is subtracted inside one fused op and takes no gradient (it cancels exactly), so
+    logits of 1e4 stay finite even in float32. A row that is all -inf raises a ValueError.
+    """
+    return _as_tensor(x, "softmax").softmax(dim)
+
+
+def log_softmax(x: Tensor, dim: int = -1) -> Tensor:
+    """x - max - log sum exp(x - max) along `dim` (log-sum-exp: never log(0) for finite x)."""
+    return _as_tensor(x, "log_softmax").log_softmax(dim)
+
+
+def relu(x: Tensor) -> Tensor:
+    """max(x, 0) elementwise."""
+    return _as_tensor(x, "relu").relu()
+
+
+# ----------------------------------------------------------------------------------------------
+# GELU
+# ----------------------------------------------------------------------------------------------
+_SQRT_2_OVER_PI = math.sqrt(2.0 / math.pi)
+_INV_SQRT_2 = 1.0 / math.sqrt(2.0)
+_INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
+_erf = np.frompyfunc(math.erf, 1, 1)  # NumPy has no erf; math.erf elementwise (slow, but exact)
+
+
+class _GELUTanh(Function):
+    """y = x/2 (1 + tanh(u)), u = sqrt(2/pi) (x + 0.044715 x^3);  dx = g [(1 + t)/2 + x/2 (1 - t^2) du/dx]"""
+    @staticmethod
+    def forward(ctx, x):
+        t = np.tanh(_SQRT_2_OVER_PI * (x + 0.044715 * (x * x * x)))
+        ctx.save_for_backward(x, t)
+        return 0.5 * x * (1 + t)
+
+    @staticmethod
+    def backward(ctx, g):
+        x, t = ctx.saved_tensors
+        du = _SQRT_2_OVER_PI * (1 + 3 * 0.044715 * (x * x))
+        return g * (0.5 * (1 + t) + 0.5 * x * (1 - t * t) * du)
+
+
+class _GELUErf(Function):
+    """y = x Phi(x), Phi(x) = (1 + erf(x / sqrt 2)) / 2;  dx = g [Phi(x) + x phi(x)]"""
+    @staticmethod
+    def forward(ctx, x):
+        cdf = (0.5 * (1 + _erf(x * _INV_SQRT_2))).astype(x.dtype)
+        ctx.save_for_backward(x, cdf)
+        return x * cdf
+
+    @staticmethod
+    def backward(ctx, g):
+        x, cdf = ctx.saved_tensors
+        pdf = _INV_SQRT_2PI * np.exp(-0.5 * (x * x))
+        return g * (cdf + x * pdf)
+
+
+def gelu(x: Tensor, approximate: str = "tanh") -> Tensor:
+    """GELU(x) = x Phi(x); approximate='tanh' (GPT-2's formula, the default here) or 'none' (exact, via erf)."""
+    x = _as_tensor(x, "gelu")
+    if approximate == "tanh":
+        return _GELUTanh.apply(x)
+    if approximate == "none":
+        return _GELUErf.apply(x)
+    raise ValueError(f"gelu: approximate must be 'tanh' or 'none', got {approximate!r}")
+
+
+# ----------------------------------------------------------------------------------------------
+# dropout
+# ----------------------------------------------------------------------------------------------
+def _check_p(p: Any, fn: str = "dropout") -> float:
+    if isinstance(p, bool) or not isinstance(p, (int, float, np.floating, np.integer)):
+        raise TypeError(f"{fn}: p must be a number in [0, 1), got {type(p).__name__}")
+    if not 0.0 <= p < 1.0:
+        raise ValueError(f"{fn}: p is the probability of dropping a unit and must be in [0, 1), got p={p}")
+    return float(p)
+
+
+class _Dropout(Function):
+    """y = x * mask, mask = keep / (1 - p);  dx = g * mask"""
+    @staticmethod
+    def forward(ctx, x, mask):
+        ctx.mask = mask  # a constant (not an input), so it lives on ctx
+        return x * mask
+
+    @staticmethod
+    def backward(ctx, g):
+        return g * ctx.mask
+
+
+def dropout(x: Tensor, p: float = 0.5, training: bool = True) -> Tensor:
+    """Inverted dropout: zero each element with probability p and scale the rest by 1/(1-p).
+
+    Scaling at training time keeps E[y] = x, so evaluation (training=False) is the identity.
+    The mask is drawn from ``tinyattn.manual_seed``'s generator: same seed, same mask.
+    """
+    p = _check_p(p)
+    x = _as_tensor(x, "dropout")
+    if not training or p == 0.0:
+        return x
+    keep = get_rng().random(x.shape, dtype=np.float32) >= p  # (same shape as x) True = keep
+    mask = keep.astype(x.dtype)
+    mask *= 1.0 / (1.0 - p)
+    return _Dropout.apply(x, mask=mask)
+
+
+# ----------------------------------------------------------------------------------------------
+# linear
+# ----------------------------------------------------------------------------------------------
+class _Linear(Function):
+    """y = x W^T (+ b);  dx = g W,  dW = g^T x (summed over all rows),  db = sum of g over rows"""
+    @staticmethod
+    def forward(ctx, x, weight, *bias):
+        ctx.save_for_backward(x, weight)
+        # Fold the leading dims into rows: one (N, in) @ (in, out) GEMM instead of a loop over batches.
+        rows = x.reshape(-1, x.shape[-1])  # (N, in), N = prod(leading dims)
+        y = rows @ weight.T  # (N, out)
+        if bias:
+            y += bias[0]  # in place: no second (N, out) array
+        return y.reshape(*x.shape[:-1], weight.shape[0])  # (..., out)
+
+    @staticmethod
+    def backward(ctx, g):
+        x, weight = ctx.saved_tensors
+        g_rows = g.reshape(-1, g.shape[-1])  # (N, out)
+        gx = (g_rows @ weight).reshape(x.shape) if ctx.needs_input_grad[0] else None  # (N, in) -> (..., in)
+        gw = g_rows.T @ x.reshape(-1, x.shape[-1]) if ctx.needs_input_grad[1] else None  # (out, N) @ (N, in)
+        if len(ctx.needs_input_grad) == 2:
+            return gx, gw
+        gb = g_rows.sum(axis=0) if ctx.needs_input_grad[2] else None  # (out,)
+        return gx, gw, gb
+
+
+def linear(x: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
+    """y = x @ weight.T + bias: x (..., in), weight (out, in) (PyTorch's layout), bias (out,) -> (..., out)."""
+    x = _as_tensor(x, "linear", "x")
+    weight = _as_tensor(weight, "linear", "weight")
+    if weight.ndim != 2:
+        raise ValueError(f"linear: weight must be 2-D (out_features, in_features), got shape {weight.shape}")
+    out_f, in_f = weight.shape
+    if x.ndim == 0 or x.shape[-1] != in_f:
+        raise ValueError(f"linear: x has shape {x.shape} but weight has shape {weight.shape}: "
+                         f"x's last dim must equal in_features={in_f}")
+    if bias is None:
+        return _Linear.apply(x, weight)
+    bias = _as_tensor(bias, "linear", "bias")
+    if bias.shape != (out_f,):
+        raise ValueError(f"linear: bias must have shape (out_features,) = ({out_f},), got {bias.shape}")
+    return _Linear.apply(x, weight, bias)
+
+
+# ----------------------------------------------------------------------------------------------
+# layer norm
+# ----------------------------------------------------------------------------------------------
+class _LayerNorm(Function):
+    """y = xhat * w + b, xhat = (x - mean) / sqrt(var + eps) over the last n dims;
+    dx = rstd (gh - mean(gh) - xhat mean(gh xhat)) with gh = g w;  dw = sum g xhat;  db = sum g"""
+    @staticmethod
+    def forward(ctx, x, *affine, n, eps, has_weight):
+        axes = tuple(range(x.ndim - n, x.ndim))  # the normalized (trailing) dims
+        xhat = x - x.mean(axis=axes, keepdims=True)  # (..., *normalized_shape), centred
+        var = np.mean(xhat * xhat, axis=axes, keepdims=True)  # biased variance, as PyTorch's forward
+        rstd = 1.0 / np.sqrt(var + eps)  # (..., 1, ..., 1)
+        xhat *= rstd  # in place: the centred copy becomes xhat
+        ctx.save_for_backward(xhat, rstd)
+        weight = affine[0] if has_weight else None
+        bias = affine[-1] if len(affine) > has_weight else None
+        ctx.axes, ctx.weight, ctx.has_weight = axes, weight, has_weight
+        if weight is None and bias is None:
+            return xhat
+        y = xhat * weight if weight is not None else xhat.copy()
+        if bias is not None:
+            y += bias
+        return y
+
+    @staticmethod
+    def backward(ctx, g):
+        xhat, rstd = ctx.saved_tensors
+        axes, w = ctx.axes, ctx.weight
+        lead = tuple(range(g.ndim - len(axes)))  # the dims w and b were broadcast over
+        gh = g * w if w is not None else g  # gradient w.r.t. xhat
+        # xhat = (x - mean) * rstd depends on x directly, through the mean and through rstd:
+        gx = rstd * (gh - gh.mean(axis=axes, keepdims=True) - xhat * np.mean(gh * xhat, axis=axes, keepdims=True))
+        grads = [gx]
+        if ctx.has_weight:
+            grads.append((g * xhat).sum(axis=lead) if ctx.needs_input_grad[1] else None)
+        if len(ctx.needs_input_grad) == len(grads) + 1:  # a bias was passed
+            grads.append(g.sum(axis=lead) if ctx.needs_input_grad[-1] else None)
+        return tuple(grads)
+
+
+def layer_norm(x: Tensor, normalized_shape: int | Sequence[int], weight: Tensor | None = None,
+               bias: Tensor | None = None, eps: float = 1e-5) -> Tensor:
+    """Normalize over the trailing dims `normalized_shape` to mean 0, variance 1, then * weight + bias.
+
+    x (..., *normalized_shape); weight and bias have shape normalized_shape. Each row is
+    normalized on its own (no batch statistics), so it behaves the same in training and eval.
+    """
+    x = _as_tensor(x, "layer_norm", "x")
+    shape = (normalized_shape,) if isinstance(normalized_shape, (int, np.integer)) else tuple(normalized_shape)
+    n = len(shape)
+    if n == 0 or x.ndim < n or tuple(x.shape[x.ndim - n:]) != shape:
+        raise ValueError(f"layer_norm: expected input with trailing shape {shape} (normalized_shape), "
+                         f"got shape {x.shape}")
+    if not eps > 0:
+        raise ValueError(f"layer_norm: eps must be > 0 (it keeps 1/sqrt(var + eps) finite), got {eps}")
+    affine = []
+    for name, p in (("weight", weight), ("bias", bias)):
+        if p is not None:
+            p = _as_tensor(p, "layer_norm", name)
+            if p.shape != shape:
+                raise ValueError(f"layer_norm: {name} must have shape normalized_shape={shape}, got {p.shape}")
+            affine.append(p)
+    return _LayerNorm.apply(x, *affine, n=n, eps=float(eps), has_weight=weight is not None)
+
+
+# ----------------------------------------------------------------------------------------------
+# cross entropy
+# ----------------------------------------------------------------------------------------------
+class _CrossEntropy(Function):
+    """loss_i = -log softmax(z_i)[t_i] (0 where t_i = ignore_index);  dz_i = g_i (softmax(z_i) - onehot(t_i))"""
+    @staticmethod
+    def forward(ctx, logits, targets, valid, reduction):
+        C = logits.shape[-1]
+        z = logits.reshape(-1, C)  # (N, C): every leading position is one prediction
+        t = np.where(valid, targets, 0).reshape(-1)  # (N,) ignored rows point at class 0, then get weight 0
+        m = z.max(axis=1, keepdims=True)  # (N, 1)
+        if not np.isfinite(m).all():
+            row = int(np.argwhere(~np.isfinite(m[:, 0]))[0, 0])
+            raise ValueError(f"cross_entropy: logits row {row} (of the {z.shape[0]} flattened rows) has no finite "
+                             "maximum (all -inf, or +inf/NaN present), so its softmax is undefined")
+        logp = z - m  # (N, C) shifted, so exp() <= 1
+        logp -= np.log(np.exp(logp).sum(axis=1, keepdims=True))  # (N, C) log-probabilities
+        rows = np.arange(t.size)
+        losses = -logp[rows, t] * valid.reshape(-1)  # (N,), 0 where ignored
+        n_valid = int(valid.sum())
+        ctx.save_for_backward(logp)
+        ctx.t, ctx.valid, ctx.reduction, ctx.n_valid, ctx.shape = t, valid.reshape(-1), reduction, n_valid, logits.shape
+        if reduction == "none":
+            return losses.reshape(targets.shape)
+        total = losses.sum()
+        return np.asarray(total / n_valid if reduction == "mean" else total, dtype=logits.dtype)
+
+    @staticmethod
+    def backward(ctx, g):
+        (logp,) = ctx.saved_tensors
+        grad = np.exp(logp)  # (N, C) softmax probabilities
+        grad[np.arange(ctx.t.size), ctx.t] -= 1  # minus the one-hot target
+        if ctx.reduction == "none":
+            row_w = ctx.valid * g.reshape(-1)  # (N,)
+        elif ctx.reduction == "mean":
+            row_w = ctx.valid * (g / ctx.n_valid)  # the mean divides by the number of scored rows only
+        else:
+            row_w = ctx.valid * g
+        grad *= row_w[:, None].astype(grad.dtype, copy=False)  # (N, C) * (N, 1)
+        return grad.reshape(ctx.shape)
+
+
+def cross_entropy(logits: Tensor, targets: Any, ignore_index: int = -100, reduction: str = "mean") -> Tensor:
+    """Softmax cross entropy from raw scores: logits (N, C) or (B, T, C), targets (N,) or (B, T) class ids.
+
+    Unlike PyTorch, the class dim is always LAST (so (B, T, C) needs no transpose); flattening with
+    ``logits.view(-1, C), targets.view(-1)`` works in both libraries. Targets equal to ``ignore_index``
+    score nothing. reduction: 'mean' (over the scored targets), 'sum', or 'none' (shape of targets).
+    """
+    logits = _as_tensor(logits, "cross_entropy", "logits")
+    if reduction not in ("mean", "sum", "none"):
+        raise ValueError(f"cross_entropy: reduction must be 'mean', 'sum' or 'none', got {reduction!r}")
+    t = np.asarray(targets.data if isinstance(targets, Tensor) else targets)
+    if not np.issubdtype(t.dtype, np.integer):
+        raise TypeError(f"cross_entropy expects integer class ids as targets, got dtype {t.dtype} "
+                        "(targets are indices, not probabilities; convert with .long())")
+    if logits.ndim == 0 or t.shape != logits.shape[:-1]:
+        raise ValueError(f"cross_entropy: logits have shape {logits.shape}, so targets must have shape "
+                         f"{logits.shape[:-1]} (logits.shape[:-1], classes last), got {t.shape}")
+    C = logits.shape[-1]
+    valid = t != ignore_index
+    bad = valid & ((t < 0) | (t >= C))
+    if bad.any():
+        where = tuple(int(i) for i in np.argwhere(bad)[0])
+        raise ValueError(f"cross_entropy: target {int(t[where])} at position {where} is out of range for "
+                         f"C={C} classes (valid: 0..{C - 1}, or ignore_index={ignore_index})")
+    if reduction == "mean" and not valid.any():
+        raise ValueError(f"cross_entropy: every target equals ignore_index={ignore_index}, so the mean is over "
+                         "zero targets (undefined); use reduction='sum' or skip this batch")
+    return _CrossEntropy.apply(logits, targets=t, valid=valid, reduction=reduction)
+
+
+# ----------------------------------------------------------------------------------------------
+# attention: written in their own files, re-exported here so F.<name> works as in PyTorch
+# ----------------------------------------------------------------------------------------------
+from .sdpa import attention, scaled_dot_product_attention, linear_attention  # noqa: E402,F401
+from .flash import flash_attention  # noqa: E402,F401

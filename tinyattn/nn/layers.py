@@ -1,0 +1,156 @@
+"""The basic layers: Linear, Embedding, LayerNorm, Dropout, ReLU, GELU.
+
+Each holds its Parameters and hands the maths to ``nn.functional``; what lives here is
+initialisation (PyTorch's, drawn from ``tinyattn.manual_seed``'s generator) and the
+shape checks that turn a learner's mistake into a readable error.
+"""
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from ..tensor import Tensor, get_default_dtype, get_rng
+from . import functional as F
+from .module import Module, Parameter
+
+__all__ = ["Linear", "Embedding", "LayerNorm", "Dropout", "ReLU", "GELU"]
+
+
+def _positive_int(value: Any, name: str, cls: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value <= 0:
+        raise ValueError(f"{cls}: {name} must be a positive int, got {value!r}")
+    return int(value)
+
+
+def _as_tensor(x: Any) -> Tensor:
+    return x if isinstance(x, Tensor) else Tensor(x)
+
+
+class Linear(Module):
+    """y = x W^T + b:  x (..., in_features) -> (..., out_features); W (out, in), b (out,).
+
+    Init as PyTorch: W and b ~ U(-1/sqrt(in), 1/sqrt(in)), so outputs start with variance ~1/3 of
+    the inputs' whatever in_features is.
+    """
+
+    def __init__(self, in_features: int, out_features: int, bias: bool = True) -> None:
+        super().__init__()
+        self.in_features = _positive_int(in_features, "in_features", "Linear")
+        self.out_features = _positive_int(out_features, "out_features", "Linear")
+        bound = 1.0 / math.sqrt(self.in_features)
+        dt, rng = get_default_dtype(), get_rng()
+        self.weight = Parameter(rng.uniform(-bound, bound, (self.out_features, self.in_features)).astype(dt))
+        if bias:
+            self.bias = Parameter(rng.uniform(-bound, bound, (self.out_features,)).astype(dt))
+        else:
+            self.register_parameter("bias", None)
+
+    def forward(self, x: Tensor) -> Tensor:
+        x = _as_tensor(x)
+        if x.ndim == 0 or x.shape[-1] != self.in_features:
+            raise ValueError(f"Linear expected input with last dim in_features={self.in_features}, "
+                             f"got shape {tuple(x.shape)}")
+        return F.linear(x, self.weight, self.bias)
+
+    def extra_repr(self) -> str:
+        return f"in_features={self.in_features}, out_features={self.out_features}, bias={self.bias is not None}"
+
+
+class Embedding(Module):
+    """A lookup table: integer ids (...) -> rows of W (..., embedding_dim); W ~ N(0, 1) as PyTorch."""
+
+    def __init__(self, num_embeddings: int, embedding_dim: int) -> None:
+        super().__init__()
+        self.num_embeddings = _positive_int(num_embeddings, "num_embeddings", "Embedding")
+        self.embedding_dim = _positive_int(embedding_dim, "embedding_dim", "Embedding")
+        w = get_rng().standard_normal((self.num_embeddings, self.embedding_dim))
+        self.weight = Parameter(w.astype(get_default_dtype()))
+
+    def forward(self, idx: Any) -> Tensor:
+        ids = np.asarray(idx.data if isinstance(idx, Tensor) else idx)
+        if not np.issubdtype(ids.dtype, np.integer):
+            raise TypeError(f"Embedding expects integer token ids, got dtype {ids.dtype} "
+                            "(ids index rows of the table; convert with .long())")
+        if ids.size and (ids.min() < 0 or ids.max() >= self.num_embeddings):
+            bad = int(ids.min()) if ids.min() < 0 else int(ids.max())
+            raise ValueError(f"Embedding index {bad} is out of range for num_embeddings={self.num_embeddings} "
+                             f"(valid ids: 0..{self.num_embeddings - 1})")
+        # Integer-array indexing picks rows; its backward adds each row's gradient back
+        # (np.add.at, so a token that appears twice gets both contributions).
+        return self.weight[ids]  # (..., embedding_dim)
+
+    def extra_repr(self) -> str:
+        return f"{self.num_embeddings}, {self.embedding_dim}"
+
+
+class LayerNorm(Module):
+    """Normalize the trailing dims to mean 0, variance 1, then * weight (ones) + bias (zeros)."""
+
+    def __init__(self, normalized_shape: int | Sequence[int], eps: float = 1e-5,
+                 elementwise_affine: bool = True) -> None:
+        super().__init__()
+        shape = (normalized_shape,) if isinstance(normalized_shape, (int, np.integer)) else tuple(normalized_shape)
+        for n in shape:
+            _positive_int(n, "every entry of normalized_shape", "LayerNorm")
+        if not shape:
+            raise ValueError("LayerNorm: normalized_shape must name at least one dim")
+        if not eps > 0:
+            raise ValueError(f"LayerNorm: eps must be > 0, got {eps}")
+        self.normalized_shape, self.eps = tuple(int(n) for n in shape), float(eps)
+        if elementwise_affine:
+            self.weight = Parameter(np.ones(self.normalized_shape, dtype=get_default_dtype()))
+            self.bias = Parameter(np.zeros(self.normalized_shape, dtype=get_default_dtype()))
+        else:
+            self.register_parameter("weight", None)
+            self.register_parameter("bias", None)
+
+    def forward(self, x: Tensor) -> Tensor:
+        x = _as_tensor(x)
+        n = len(self.normalized_shape)
+        if x.ndim < n or tuple(x.shape[x.ndim - n:]) != self.normalized_shape:
+            raise ValueError(f"LayerNorm expected input with trailing shape {self.normalized_shape} "
+                             f"(normalized_shape), got shape {tuple(x.shape)}")
+        return F.layer_norm(x, self.normalized_shape, self.weight, self.bias, self.eps)
+
+    def extra_repr(self) -> str:
+        return f"{self.normalized_shape}, eps={self.eps}, elementwise_affine={self.weight is not None}"
+
+
+class Dropout(Module):
+    """Zero each element with probability p in training (scaling the rest by 1/(1-p)); identity in eval()."""
+
+    def __init__(self, p: float = 0.5) -> None:
+        super().__init__()
+        self.p = F._check_p(p, "Dropout")
+
+    def forward(self, x: Tensor) -> Tensor:
+        return F.dropout(x, self.p, self.training)
+
+    def extra_repr(self) -> str:
+        return f"p={self.p}"
+
+
+class ReLU(Module):
+    """max(x, 0) elementwise."""
+
+    def forward(self, x: Tensor) -> Tensor:
+        return F.relu(x)
+
+
+class GELU(Module):
+    """x Phi(x) elementwise; approximate='tanh' (default, GPT-2's) or 'none' (exact erf form)."""
+
+    def __init__(self, approximate: str = "tanh") -> None:
+        super().__init__()
+        if approximate not in ("tanh", "none"):
+            raise ValueError(f"GELU: approximate must be 'tanh' or 'none', got {approximate!r}")
+        self.approximate = approximate
+
+    def forward(self, x: Tensor) -> Tensor:
+        return F.gelu(x, self.approximate)
+
+    def extra_repr(self) -> str:
+        return f"approximate={self.approximate!r}"

@@ -1,0 +1,402 @@
+"""Module, Parameter and the two containers, Sequential and ModuleList.
+
+A Module finds its learnable pieces by watching attribute assignment, like PyTorch:
+``self.weight = Parameter(...)`` registers a parameter, ``self.proj = Linear(...)``
+registers a child module. Everything else (``parameters()``, ``state_dict()``,
+``train()``/``eval()``, the printed tree) is a walk over that registry.
+"""
+from __future__ import annotations
+
+import os
+from collections import OrderedDict
+from collections.abc import Iterable, Iterator
+from typing import Any, Callable, NamedTuple
+
+import numpy as np
+
+from tinyattn.tensor import Tensor, get_default_dtype
+
+__all__ = ["Parameter", "Module", "Sequential", "ModuleList"]
+
+
+class Parameter(Tensor):
+    """A Tensor a Module learns: always floating point, requires_grad=True by default."""
+
+    def __init__(self, data: Any, requires_grad: bool = True) -> None:
+        if isinstance(data, Tensor):
+            data = data.data
+        arr = np.array(data)  # a copy: the Parameter owns its storage
+        if not np.issubdtype(arr.dtype, np.floating):
+            arr = arr.astype(get_default_dtype())  # integer or bool data can not be learned; make it float
+        super().__init__(arr, requires_grad=requires_grad)
+
+    def __repr__(self) -> str:
+        return "Parameter containing:\n" + super().__repr__()
+
+
+class _IncompatibleKeys(NamedTuple):
+    """What load_state_dict(strict=False) skipped (the same shape PyTorch returns)."""
+
+    missing_keys: list[str]
+    unexpected_keys: list[str]
+
+
+class Module:
+    """Base class of every layer and model: subclass it, assign parts in __init__, write forward."""
+
+    def __init__(self) -> None:
+        # object.__setattr__ because our own __setattr__ reads these three dicts
+        object.__setattr__(self, "_parameters", OrderedDict())
+        object.__setattr__(self, "_buffers", OrderedDict())
+        object.__setattr__(self, "_modules", OrderedDict())
+        object.__setattr__(self, "training", True)
+
+    # ---------------------------------------------------------------- registration
+    def __setattr__(self, name: str, value: Any) -> None:
+        params = self.__dict__.get("_parameters")
+        if isinstance(value, (Parameter, Module)) and params is None:
+            kind = "parameter" if isinstance(value, Parameter) else "submodule"
+            raise AttributeError(f"cannot assign {kind} '{name}' before Module.__init__() ran: "
+                                 f"call super().__init__() first in {type(self).__name__}.__init__")
+        if isinstance(value, Parameter):
+            self._forget(name)
+            params[name] = value
+        elif isinstance(value, Module):
+            self._forget(name)
+            self._modules[name] = value
+        elif params is not None and name in params:
+            if value is not None:  # None is allowed: that is how an optional bias is switched off
+                raise TypeError(f"cannot assign {type(value).__name__} to parameter '{name}' of "
+                                f"{type(self).__name__}: expected a Parameter or None")
+            params[name] = None
+        elif params is not None and name in self._modules:
+            if value is not None:
+                raise TypeError(f"cannot assign {type(value).__name__} to submodule '{name}' of "
+                                f"{type(self).__name__}: expected a Module or None")
+            self._modules[name] = None
+        elif params is not None and name in self._buffers:
+            self._buffers[name] = value
+        else:
+            object.__setattr__(self, name, value)
+
+    def _forget(self, name: str) -> None:
+        """Drop `name` from every place it could live, so one name means one thing."""
+        self.__dict__.pop(name, None)
+        for registry in (self._parameters, self._buffers, self._modules):
+            registry.pop(name, None)
+
+    def __getattr__(self, name: str) -> Any:
+        # only called when normal lookup fails, i.e. for registered parts
+        for registry in ("_parameters", "_buffers", "_modules"):
+            d = self.__dict__.get(registry)
+            if d is not None and name in d:
+                return d[name]
+        raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
+
+    def __delattr__(self, name: str) -> None:
+        for registry in ("_parameters", "_buffers", "_modules"):
+            d = self.__dict__.get(registry)
+            if d is not None and name in d:
+                del d[name]
+                return
+        object.__delattr__(self, name)
+
+    def __dir__(self) -> list[str]:
+        return sorted(set(super().__dir__()) | set(self._parameters) | set(self._buffers) | set(self._modules))
+
+    def register_parameter(self, name: str, param: Parameter | None) -> None:
+        """Register `param` (or None, a declared-but-absent parameter such as bias=False) under `name`."""
+        if param is not None and not isinstance(param, Parameter):
+            raise TypeError(f"register_parameter('{name}') expects a Parameter or None, got {type(param).__name__}")
+        self._forget(name)
+        self._parameters[name] = param
+
+    def register_buffer(self, name: str, value: Any, persistent: bool = True) -> None:
+        """Register non-learned state (a running mean, a fixed table); it goes into state_dict if persistent."""
+        self._forget(name)
+        self._buffers[name] = value
+        if not persistent:
+            self.__dict__.setdefault("_non_persistent", set()).add(name)
+
+    def add_module(self, name: str, module: Module | None) -> None:
+        """Register a child under a name that need not be an identifier (Sequential uses '0', '1', ...)."""
+        if module is not None and not isinstance(module, Module):
+            raise TypeError(f"add_module('{name}') expects a Module, got {type(module).__name__}")
+        self._forget(name)
+        self._modules[name] = module
+
+    # ---------------------------------------------------------------- walking the tree
+    def named_children(self) -> Iterator[tuple[str, Module]]:
+        for name, m in self._modules.items():
+            if m is not None:
+                yield name, m
+
+    def children(self) -> Iterator[Module]:
+        for _, m in self.named_children():
+            yield m
+
+    def named_modules(self, prefix: str = "") -> Iterator[tuple[str, Module]]:
+        """(dotted name, module) for self and every descendant, each module once (shared ones too)."""
+        seen: set[int] = set()
+
+        def walk(module: Module, prefix: str) -> Iterator[tuple[str, Module]]:
+            if id(module) in seen:
+                return
+            seen.add(id(module))
+            yield prefix, module
+            for name, child in module.named_children():
+                yield from walk(child, f"{prefix}.{name}" if prefix else name)
+
+        yield from walk(self, prefix)
+
+    def modules(self) -> Iterator[Module]:
+        for _, m in self.named_modules():
+            yield m
+
+    def named_parameters(self, prefix: str = "", recurse: bool = True) -> Iterator[tuple[str, Parameter]]:
+        """(dotted name, Parameter) like PyTorch ('blocks.0.attn.W_q.weight'); a tied Parameter is listed once."""
+        seen: set[int] = set()
+        modules = self.named_modules(prefix) if recurse else iter([(prefix, self)])
+        for mod_name, module in modules:
+            for name, p in module._parameters.items():
+                if p is None or id(p) in seen:
+                    continue
+                seen.add(id(p))
+                yield (f"{mod_name}.{name}" if mod_name else name), p
+
+    def parameters(self, recurse: bool = True) -> Iterator[Parameter]:
+        for _, p in self.named_parameters(recurse=recurse):
+            yield p
+
+    def named_buffers(self, prefix: str = "") -> Iterator[tuple[str, Any]]:
+        for mod_name, module in self.named_modules(prefix):
+            for name, b in module._buffers.items():
+                if b is not None:
+                    yield (f"{mod_name}.{name}" if mod_name else name), b
+
+    def buffers(self) -> Iterator[Any]:
+        for _, b in self.named_buffers():
+            yield b
+
+    def apply(self, fn: Callable[[Module], None]) -> Module:
+        """Call fn(m) on every submodule and then self (e.g. a custom init); returns self."""
+        for child in self.children():
+            child.apply(fn)
+        fn(self)
+        return self
+
+    def num_parameters(self, trainable_only: bool = False) -> int:
+        """Number of learned scalars (a tied Parameter counts once)."""
+        return sum(p.data.size for p in self.parameters() if p.requires_grad or not trainable_only)
+
+    # ---------------------------------------------------------------- training state
+    def zero_grad(self, set_to_none: bool = True) -> None:
+        """Forget accumulated gradients (None, as PyTorch 2 does; or zeros with set_to_none=False)."""
+        for p in self.parameters():
+            if set_to_none:
+                p.grad = None
+            elif p.grad is not None:
+                p.grad = np.zeros_like(p.data)
+
+    def train(self, mode: bool = True) -> Module:
+        """Set training mode here and in every descendant (Dropout reads it); returns self."""
+        if not isinstance(mode, bool):
+            raise TypeError(f"train(mode) expects a bool, got {type(mode).__name__}")
+        for m in self.modules():
+            object.__setattr__(m, "training", mode)
+        return self
+
+    def eval(self) -> Module:
+        """train(False): dropout off, for evaluation and generation; returns self."""
+        return self.train(False)
+
+    def to(self, dtype: Any) -> Module:
+        """Cast every parameter and floating buffer to `dtype` in place (e.g. np.float64 for gradcheck)."""
+        dtype = np.dtype(dtype)
+        if not np.issubdtype(dtype, np.floating):
+            raise TypeError(f"Module.to expects a floating dtype, got {dtype}")
+        for p in self.parameters():
+            p.data = p.data.astype(dtype)
+            p.grad = None
+        for m in self.modules():
+            for name, b in m._buffers.items():
+                arr = b.data if isinstance(b, Tensor) else b
+                if isinstance(arr, np.ndarray) and np.issubdtype(arr.dtype, np.floating):
+                    m._buffers[name] = Tensor(arr.astype(dtype)) if isinstance(b, Tensor) else arr.astype(dtype)
+        return self
+
+    def double(self) -> Module:
+        return self.to(np.float64)
+
+    def float(self) -> Module:
+        return self.to(np.float32)
+
+    # ---------------------------------------------------------------- saving and loading
+    def _state_items(self) -> Iterator[tuple[str, Any]]:
+        """Every (key, array holder) that state_dict saves; unlike parameters(), a tied weight appears under each name."""
+        for mod_name, module in self.named_modules():
+            pre = f"{mod_name}." if mod_name else ""
+            for name, p in module._parameters.items():
+                if p is not None:
+                    yield pre + name, p
+            skip = module.__dict__.get("_non_persistent", set())
+            for name, b in module._buffers.items():
+                if b is not None and name not in skip:
+                    yield pre + name, b
+
+    def state_dict(self) -> dict[str, np.ndarray]:
+        """{dotted name: numpy array}, each a copy, so later training does not change a saved state."""
+        return OrderedDict((k, np.array(v.data if isinstance(v, Tensor) else v)) for k, v in self._state_items())
+
+    def load_state_dict(self, state_dict: dict[str, Any], strict: bool = True) -> _IncompatibleKeys:
+        """Copy arrays into the parameters and buffers (in place). Checks everything before changing anything."""
+        if not isinstance(state_dict, dict):
+            raise TypeError(f"load_state_dict expects a dict of arrays, got {type(state_dict).__name__}")
+        own = dict(self._state_items())
+        missing = [k for k in own if k not in state_dict]
+        unexpected = [k for k in state_dict if k not in own]
+        if strict and (missing or unexpected):
+            msg = [f"load_state_dict into {type(self).__name__} failed:"]
+            if missing:
+                msg.append(f"missing keys {missing}")
+            if unexpected:
+                msg.append(f"unexpected keys {unexpected}")
+            raise ValueError(" ".join(msg))
+        arrays = {}
+        for k, holder in own.items():
+            if k not in state_dict:
+                continue
+            value = state_dict[k]
+            new = np.asarray(value.data if isinstance(value, Tensor) else value)
+            target = holder.data if isinstance(holder, Tensor) else np.asarray(holder)
+            if new.shape != target.shape:
+                raise ValueError(f"load_state_dict: '{k}' has shape {target.shape} in the model "
+                                 f"but {new.shape} in the state dict")
+            arrays[k] = new
+        for k, new in arrays.items():  # all checks passed: now write
+            holder = own[k]
+            if isinstance(holder, Tensor):
+                holder.data[...] = new  # in place: optimizers keep pointing at the same Parameter
+            else:
+                np.asarray(holder)[...] = new
+        return _IncompatibleKeys(missing, unexpected)
+
+    def save(self, path: str | os.PathLike) -> None:
+        """Write state_dict() to an .npz file (np.savez adds '.npz' if the name lacks it)."""
+        np.savez(path, **self.state_dict())
+
+    def load(self, path: str | os.PathLike, strict: bool = True) -> Module:
+        """Read an .npz written by save() into this module; returns self."""
+        path = os.fspath(path)
+        if not os.path.exists(path) and os.path.exists(path + ".npz"):
+            path += ".npz"
+        with np.load(path) as f:
+            self.load_state_dict({k: f[k] for k in f.files}, strict=strict)
+        return self
+
+    # ---------------------------------------------------------------- calling and printing
+    def forward(self, *args: Any, **kwargs: Any) -> Any:
+        raise NotImplementedError(f"{type(self).__name__} must define forward(self, ...)")
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return self.forward(*args, **kwargs)
+
+    def extra_repr(self) -> str:
+        """The text inside the parentheses of this module's line in repr; layers override it."""
+        return ""
+
+    def __repr__(self) -> str:
+        # PyTorch's tree: Name(extra) for a leaf; Name(\n  (child): ...\n) otherwise
+        lines = [line for line in self.extra_repr().split("\n") if line]
+        for name, child in self._modules.items():
+            child_repr = repr(child).replace("\n", "\n  ")
+            lines.append(f"({name}): {child_repr}")
+        if not self._modules:
+            return f"{type(self).__name__}({self.extra_repr()})"
+        return type(self).__name__ + "(\n  " + "\n  ".join(lines) + "\n)"
+
+
+class Sequential(Module):
+    """Sequential(m0, m1, ...)(x) = ...m1(m0(x)); children named '0', '1', ... (or by an OrderedDict)."""
+
+    def __init__(self, *modules: Module) -> None:
+        super().__init__()
+        if len(modules) == 1 and isinstance(modules[0], dict):
+            items = list(modules[0].items())
+        else:
+            items = [(str(i), m) for i, m in enumerate(modules)]
+        for name, m in items:
+            if not isinstance(m, Module):
+                raise TypeError(f"Sequential expects Modules, got {type(m).__name__} at position {name}")
+            self.add_module(name, m)
+
+    def forward(self, x: Any) -> Any:
+        for m in self._modules.values():
+            x = m(x)
+        return x
+
+    def __getitem__(self, idx: int | slice) -> Module:
+        items = list(self._modules.items())
+        if isinstance(idx, slice):
+            return Sequential(OrderedDict(items[idx]))
+        return items[_check_index(idx, len(items), "Sequential")][1]
+
+    def __len__(self) -> int:
+        return len(self._modules)
+
+    def __iter__(self) -> Iterator[Module]:
+        return iter(self._modules.values())
+
+    def append(self, module: Module) -> Sequential:
+        self.add_module(str(len(self)), module)
+        return self
+
+
+class ModuleList(Module):
+    """A list whose Modules are registered (so their parameters are found); it has no forward."""
+
+    def __init__(self, modules: Iterable[Module] | None = None) -> None:
+        super().__init__()
+        if modules is not None:
+            self.extend(modules)
+
+    def append(self, module: Module) -> ModuleList:
+        if not isinstance(module, Module):
+            raise TypeError(f"ModuleList holds Modules, got {type(module).__name__}")
+        self.add_module(str(len(self)), module)
+        return self
+
+    def extend(self, modules: Iterable[Module]) -> ModuleList:
+        for m in modules:
+            self.append(m)
+        return self
+
+    def __getitem__(self, idx: int | slice) -> Module | ModuleList:
+        items = list(self._modules.values())
+        if isinstance(idx, slice):
+            return ModuleList(items[idx])
+        return items[_check_index(idx, len(items), "ModuleList")]
+
+    def __setitem__(self, idx: int, module: Module) -> None:
+        i = _check_index(idx, len(self), "ModuleList")
+        if not isinstance(module, Module):
+            raise TypeError(f"ModuleList holds Modules, got {type(module).__name__}")
+        self._modules[str(i)] = module  # an existing key keeps its place in the ordered dict
+
+    def __len__(self) -> int:
+        return len(self._modules)
+
+    def __iter__(self) -> Iterator[Module]:
+        return iter(self._modules.values())
+
+    def forward(self, *args: Any, **kwargs: Any) -> Any:
+        raise NotImplementedError("ModuleList has no forward: loop over it, e.g. `for block in self.blocks: x = block(x)`")
+
+
+def _check_index(idx: int, n: int, name: str) -> int:
+    """A Python-style index (negatives count from the end) with a clear IndexError."""
+    if not isinstance(idx, (int, np.integer)):
+        raise TypeError(f"{name} indices must be integers or slices, got {type(idx).__name__}")
+    if not -n <= idx < n:
+        raise IndexError(f"{name} index {idx} is out of range for length {n}")
+    return int(idx) % n

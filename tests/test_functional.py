@@ -1,0 +1,328 @@
+"""tinyattn.nn.functional: values against NumPy references, gradients by finite differences, clear errors."""
+import math
+
+import numpy as np
+import pytest
+
+import tinyattn
+import tinyattn.nn.functional as F
+from tinyattn.gradcheck import gradcheck
+
+
+def t64(*shape, scale=1.0, requires_grad=True):
+    """A float64 tensor from the seeded generator (for gradchecks)."""
+    data = tinyattn.get_rng().standard_normal(shape) * scale
+    return tinyattn.tensor(data, requires_grad=requires_grad)
+
+
+def np_softmax(x, axis):
+    e = np.exp(x - x.max(axis=axis, keepdims=True))
+    return e / e.sum(axis=axis, keepdims=True)
+
+
+# ---------------------------------------------------------------- softmax / log_softmax
+@pytest.mark.parametrize("shape,dim", [((2, 3, 4), -1), ((2, 3, 4), 0), ((3, 1, 5), 1), ((3, 5), 0), ((5,), 0)])
+def test_softmax_values_and_gradcheck(shape, dim):
+    x = t64(*shape)
+    np.testing.assert_allclose(F.softmax(x, dim=dim).data, np_softmax(x.data, dim), rtol=1e-12, atol=1e-15)
+    assert gradcheck(lambda a: F.softmax(a, dim=dim), [x])
+    assert gradcheck(lambda a: F.log_softmax(a, dim=dim), [x])
+
+
+def test_softmax_of_broadcast_sum_sends_gradient_to_both_inputs():
+    a, b = t64(3, 1), t64(1, 4)
+    assert gradcheck(lambda a, b: F.softmax(a + b, dim=-1), [a, b])
+    assert gradcheck(lambda a, b: F.log_softmax(a * b, dim=0), [a, b])
+
+
+def test_softmax_default_dim_is_last():
+    x = t64(2, 3)
+    np.testing.assert_allclose(F.softmax(x).data, np_softmax(x.data, -1))
+
+
+def test_softmax_huge_logits_float32_finite_and_correct():
+    x = tinyattn.tensor(np.array([[1e4, 1e4 - 1.0, 1e4 - 2.0], [-1e4, 0.0, 1e4]], dtype=np.float32))
+    y = F.softmax(x, dim=-1)
+    assert y.dtype == np.float32
+    assert np.isfinite(y.data).all()
+    expected0 = np_softmax(np.array([0.0, -1.0, -2.0]), 0)
+    np.testing.assert_allclose(y.data[0], expected0, rtol=1e-6)
+    np.testing.assert_allclose(y.data[1], [0.0, 0.0, 1.0], atol=1e-7)
+    ls = F.log_softmax(x, dim=-1)
+    assert np.isfinite(ls.data).all()
+    np.testing.assert_allclose(ls.data[0], np.log(expected0), rtol=1e-5)
+    np.testing.assert_allclose(ls.data[1], [-2e4, -1e4, 0.0], rtol=1e-6)
+
+
+def test_log_softmax_consistent_with_softmax():
+    x = t64(4, 7, scale=5.0)
+    np.testing.assert_allclose(np.exp(F.log_softmax(x, dim=-1).data), F.softmax(x, dim=-1).data, rtol=1e-12)
+
+
+def test_softmax_fully_masked_row_raises():
+    x = tinyattn.tensor(np.array([[0.0, 1.0], [-np.inf, -np.inf]]))
+    with pytest.raises(ValueError, match="-inf"):
+        F.softmax(x, dim=-1)
+
+
+# ---------------------------------------------------------------- relu / gelu
+def test_relu_values_and_gradcheck():
+    x = tinyattn.tensor(np.array([[-2.0, -0.5, 0.3], [1.5, -1.0, 2.0]]), requires_grad=True)
+    np.testing.assert_array_equal(F.relu(x).data, np.maximum(x.data, 0))
+    assert gradcheck(F.relu, [x])  # no element near the kink at 0
+
+
+def test_gelu_tanh_matches_formula_and_gradcheck():
+    x = t64(3, 5, scale=2.0)
+    xd = x.data
+    ref = 0.5 * xd * (1 + np.tanh(math.sqrt(2 / math.pi) * (xd + 0.044715 * xd ** 3)))
+    np.testing.assert_allclose(F.gelu(x).data, ref, rtol=1e-12)
+    assert gradcheck(F.gelu, [x])
+
+
+def test_gelu_erf_matches_formula_and_gradcheck():
+    x = t64(3, 5, scale=2.0)
+    ref = np.array([v * 0.5 * (1 + math.erf(v / math.sqrt(2))) for v in x.data.ravel()]).reshape(x.shape)
+    np.testing.assert_allclose(F.gelu(x, approximate="none").data, ref, rtol=1e-12)
+    assert gradcheck(lambda a: F.gelu(a, approximate="none"), [x])
+    # the tanh form is a close approximation of the exact one
+    assert np.max(np.abs(F.gelu(x).data - ref)) < 1e-3
+
+
+def test_gelu_keeps_float32_and_rejects_bad_mode():
+    x = tinyattn.randn(4)
+    assert F.gelu(x).dtype == np.float32
+    assert F.gelu(x, approximate="none").dtype == np.float32
+    with pytest.raises(ValueError, match="approximate"):
+        F.gelu(x, approximate="fast")
+
+
+# ---------------------------------------------------------------- dropout
+def test_dropout_train_zeroes_and_scales():
+    x = tinyattn.ones(200, 100)
+    y = F.dropout(x, p=0.25, training=True).data
+    kept = y != 0
+    np.testing.assert_allclose(y[kept], 1 / 0.75, rtol=1e-6)  # survivors scaled by 1/(1-p)
+    assert abs(kept.mean() - 0.75) < 0.01  # 20,000 draws: std of the mean ~0.003
+    assert abs(y.mean() - 1.0) < 0.02  # inverted dropout keeps the expectation
+
+
+def test_dropout_eval_and_p0_are_identity():
+    x = tinyattn.randn(3, 4)
+    np.testing.assert_array_equal(F.dropout(x, 0.5, training=False).data, x.data)
+    np.testing.assert_array_equal(F.dropout(x, 0.0, training=True).data, x.data)
+
+
+def test_dropout_deterministic_under_seed():
+    x = tinyattn.ones(6, 7)
+    tinyattn.manual_seed(3)
+    a = F.dropout(x, 0.5).data
+    tinyattn.manual_seed(3)
+    b = F.dropout(x, 0.5).data
+    c = F.dropout(x, 0.5).data  # generator moved on: a different mask
+    np.testing.assert_array_equal(a, b)
+    assert not np.array_equal(a, c)
+
+
+def test_dropout_gradcheck_with_a_fixed_mask():
+    x = t64(4, 5)
+
+    def fn(a):
+        tinyattn.manual_seed(11)  # the same mask for every evaluation
+        return F.dropout(a, 0.4, training=True)
+
+    out = fn(x).data
+    assert (out == 0).any() and (out != 0).any()
+    assert gradcheck(fn, [x])
+
+
+@pytest.mark.parametrize("p", [-0.1, 1.0, 1.5])
+def test_dropout_rejects_p_outside_unit_interval(p):
+    with pytest.raises(ValueError, match=r"\[0, 1\)"):
+        F.dropout(tinyattn.randn(2), p=p)
+
+
+def test_dropout_rejects_non_number_p():
+    with pytest.raises(TypeError, match="number"):
+        F.dropout(tinyattn.randn(2), p="0.5")
+
+
+# ---------------------------------------------------------------- linear
+def test_linear_matches_numpy_on_batched_input():
+    x, w, b = t64(2, 3, 4), t64(5, 4), t64(5)
+    np.testing.assert_allclose(F.linear(x, w, b).data, x.data @ w.data.T + b.data, rtol=1e-12)
+    np.testing.assert_allclose(F.linear(x, w).data, x.data @ w.data.T, rtol=1e-12)
+    v = t64(4)
+    np.testing.assert_allclose(F.linear(v, w, b).data, w.data @ v.data + b.data, rtol=1e-12)
+
+
+def test_linear_gradcheck_with_and_without_bias():
+    x, w, b = t64(2, 3, 4), t64(5, 4), t64(5)
+    assert gradcheck(F.linear, [x, w, b])
+    assert gradcheck(lambda x, w: F.linear(x, w), [x, w])
+
+
+def test_linear_gradient_only_for_inputs_that_need_it():
+    x, w = t64(3, 4, requires_grad=False), t64(2, 4)
+    F.linear(x, w).sum().backward()
+    assert x.grad is None
+    np.testing.assert_allclose(w.grad, np.tile(x.data.sum(0), (2, 1)))
+
+
+def test_linear_errors_name_the_shapes():
+    with pytest.raises(ValueError, match=r"x has shape \(2, 3\) but weight has shape \(5, 4\)"):
+        F.linear(t64(2, 3), t64(5, 4))
+    with pytest.raises(ValueError, match=r"bias must have shape \(out_features,\) = \(5,\), got \(4,\)"):
+        F.linear(t64(2, 4), t64(5, 4), t64(4))
+    with pytest.raises(ValueError, match="2-D"):
+        F.linear(t64(2, 4), t64(4))
+
+
+# ---------------------------------------------------------------- layer_norm
+def np_layer_norm(x, n, w=None, b=None, eps=1e-5):
+    axes = tuple(range(x.ndim - n, x.ndim))
+    mu = x.mean(axis=axes, keepdims=True)
+    var = ((x - mu) ** 2).mean(axis=axes, keepdims=True)
+    y = (x - mu) / np.sqrt(var + eps)
+    return y * (1 if w is None else w) + (0 if b is None else b)
+
+
+def test_layer_norm_matches_numpy_and_normalizes():
+    x, w, b = t64(2, 3, 6, scale=3.0), t64(6), t64(6)
+    np.testing.assert_allclose(F.layer_norm(x, 6, w, b).data, np_layer_norm(x.data, 1, w.data, b.data), rtol=1e-10)
+    y = F.layer_norm(x, (6,)).data
+    np.testing.assert_allclose(y.mean(-1), 0, atol=1e-12)
+    np.testing.assert_allclose(y.var(-1), 1, rtol=1e-4)  # eps=1e-5 shrinks it a hair below 1
+    y2 = F.layer_norm(x, (3, 6)).data
+    np.testing.assert_allclose(y2, np_layer_norm(x.data, 2), rtol=1e-10)
+
+
+@pytest.mark.parametrize("affine", ["both", "weight", "bias", "none"])
+def test_layer_norm_gradcheck(affine):
+    x = t64(2, 3, 5)
+    w = t64(5) if affine in ("both", "weight") else None
+    b = t64(5) if affine in ("both", "bias") else None
+    inputs = [x] + [p for p in (w, b) if p is not None]
+
+    def fn(x, *params):
+        it = iter(params)
+        return F.layer_norm(x, 5, next(it) if w is not None else None, next(it) if b is not None else None)
+
+    assert gradcheck(fn, inputs)
+
+
+def test_layer_norm_gradcheck_over_two_dims():
+    x, w, b = t64(2, 3, 4), t64(3, 4), t64(3, 4)
+    assert gradcheck(lambda x, w, b: F.layer_norm(x, (3, 4), w, b), [x, w, b])
+
+
+def test_layer_norm_errors():
+    with pytest.raises(ValueError, match=r"trailing shape \(8,\).*got shape \(2, 5, 7\)"):
+        F.layer_norm(t64(2, 5, 7), 8)
+    with pytest.raises(ValueError, match=r"weight must have shape normalized_shape=\(7,\), got \(6,\)"):
+        F.layer_norm(t64(2, 7), 7, weight=t64(6))
+    with pytest.raises(ValueError, match="eps"):
+        F.layer_norm(t64(2, 7), 7, eps=0.0)
+
+
+def test_layer_norm_constant_row_is_finite():
+    x = tinyattn.tensor(np.full((2, 4), 3.0, dtype=np.float32), requires_grad=True)
+    y = F.layer_norm(x, 4)
+    y.sum().backward()
+    assert np.isfinite(y.data).all() and np.isfinite(x.grad).all()
+    np.testing.assert_array_equal(y.data, 0)
+
+
+# ---------------------------------------------------------------- cross_entropy
+def np_cross_entropy(z, t, ignore=-100, reduction="mean"):
+    C = z.shape[-1]
+    z2, t2 = z.reshape(-1, C), t.reshape(-1)
+    logp = z2 - z2.max(1, keepdims=True)
+    logp = logp - np.log(np.exp(logp).sum(1, keepdims=True))
+    losses = np.array([0.0 if ti == ignore else -logp[i, ti] for i, ti in enumerate(t2)])
+    if reduction == "none":
+        return losses.reshape(t.shape)
+    if reduction == "sum":
+        return losses.sum()
+    return losses.sum() / (t2 != ignore).sum()
+
+
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
+def test_cross_entropy_values_2d_and_3d(reduction):
+    z2 = t64(5, 4)
+    t2 = np.array([0, 3, 1, 1, 2])
+    np.testing.assert_allclose(F.cross_entropy(z2, t2, reduction=reduction).data,
+                               np_cross_entropy(z2.data, t2, reduction=reduction), rtol=1e-12)
+    z3 = t64(2, 3, 4)
+    t3 = np.array([[0, -100, 3], [2, 2, -100]])
+    np.testing.assert_allclose(F.cross_entropy(z3, t3, reduction=reduction).data,
+                               np_cross_entropy(z3.data, t3, reduction=reduction), rtol=1e-12)
+
+
+def test_cross_entropy_mean_ignores_ignored_targets():
+    z = t64(4, 3)
+    full = F.cross_entropy(z, np.array([0, 1, 2, 1]), reduction="none").data
+    got = F.cross_entropy(z, np.array([0, -100, 2, -100])).item()
+    assert got == pytest.approx((full[0] + full[2]) / 2, rel=1e-12)  # mean over the 2 scored, not 4
+    got7 = F.cross_entropy(z, np.array([0, 7, 2, 7]), ignore_index=7).item()
+    assert got7 == pytest.approx(got, rel=1e-12)
+
+
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
+def test_cross_entropy_gradcheck_with_ignore_index(reduction):
+    z = t64(2, 3, 4)
+    t = np.array([[0, -100, 3], [2, 1, -100]])
+    assert gradcheck(lambda z: F.cross_entropy(z, t, reduction=reduction), [z])
+    z.grad = None
+    F.cross_entropy(z, t, reduction=reduction).sum().backward()
+    np.testing.assert_array_equal(z.grad[0, 1], 0)  # ignored positions get no gradient
+    np.testing.assert_array_equal(z.grad[1, 2], 0)
+
+
+def test_cross_entropy_accepts_tensor_targets_and_gradient_rows_sum_to_zero():
+    z = t64(3, 5)
+    t = tinyattn.tensor(np.array([4, 0, 2]))
+    F.cross_entropy(z, t).backward()
+    np.testing.assert_allclose(z.grad.sum(-1), 0, atol=1e-15)  # softmax - onehot sums to 0 per row
+    np.testing.assert_allclose(z.grad, (np_softmax(z.data, -1) - np.eye(5)[[4, 0, 2]]) / 3, rtol=1e-12)
+
+
+def test_cross_entropy_huge_logits_float32():
+    z = tinyattn.tensor(np.array([[1e4, 0.0, -1e4], [0.0, 1e4, 1e4]], dtype=np.float32), requires_grad=True)
+    loss = F.cross_entropy(z, np.array([0, 0]))
+    loss.backward()
+    assert loss.dtype == np.float32
+    assert loss.item() == pytest.approx((0.0 + 1e4 + math.log(2)) / 2, rel=1e-6)
+    assert np.isfinite(z.grad).all()
+
+
+def test_cross_entropy_sum_over_all_ignored_is_zero():
+    z = t64(2, 3)
+    loss = F.cross_entropy(z, np.array([-100, -100]), reduction="sum")
+    loss.backward()
+    assert loss.item() == 0.0
+    np.testing.assert_array_equal(z.grad, 0)
+
+
+def test_cross_entropy_errors():
+    z = t64(2, 3, 4)
+    with pytest.raises(ValueError, match=r"targets must have shape \(2, 3\).*got \(6,\)"):
+        F.cross_entropy(z, np.zeros(6, dtype=np.int64))
+    with pytest.raises(TypeError, match="integer class ids.*float"):
+        F.cross_entropy(z, np.zeros((2, 3)))
+    with pytest.raises(ValueError, match=r"target 4 at position \(1, 2\) is out of range for C=4 classes"):
+        F.cross_entropy(z, np.array([[0, 1, 2], [3, 0, 4]]))
+    with pytest.raises(ValueError, match="target -1"):
+        F.cross_entropy(z, np.array([[0, 1, 2], [3, 0, -1]]))
+    with pytest.raises(ValueError, match="reduction"):
+        F.cross_entropy(z, np.zeros((2, 3), dtype=np.int64), reduction="avg")
+    with pytest.raises(ValueError, match="every target equals ignore_index=-100"):
+        F.cross_entropy(z, np.full((2, 3), -100))
+    bad = tinyattn.tensor(np.array([[0.0, 1.0], [np.nan, 0.0]]))
+    with pytest.raises(ValueError, match="row 1"):
+        F.cross_entropy(bad, np.array([0, 1]))
+
+
+def test_functional_reexports_attention():
+    for name in ("attention", "scaled_dot_product_attention", "flash_attention", "linear_attention"):
+        assert callable(getattr(F, name))

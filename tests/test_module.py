@@ -1,0 +1,223 @@
+"""nn.Module: registration, traversal, train/eval, state_dict/save/load, containers, repr."""
+import numpy as np
+import pytest
+
+import tinyattn
+import tinyattn.nn as nn
+
+
+class Block(nn.Module):
+    def __init__(self, d):
+        super().__init__()
+        self.fc = nn.Linear(d, d)
+        self.norm = nn.LayerNorm(d)
+        self.drop = nn.Dropout(0.5)
+        self.scale = nn.Parameter(np.ones(d))
+        self.note = "not a parameter"  # plain attributes stay plain
+
+    def forward(self, x):
+        return self.drop(self.norm(self.fc(x))) * self.scale
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.emb = nn.Embedding(7, 4)
+        self.blocks = nn.ModuleList([Block(4), Block(4)])
+        self.head = nn.Linear(4, 7, bias=False)
+        self.head.weight = self.emb.weight  # tied weights, as in GPT-2
+
+    def forward(self, idx):
+        x = self.emb(idx)
+        for b in self.blocks:
+            x = b(x)
+        return self.head(x)
+
+
+def test_parameter_is_a_float_tensor_requiring_grad():
+    p = nn.Parameter([1, 2, 3])
+    assert isinstance(p, tinyattn.Tensor)
+    assert p.requires_grad and p.dtype == np.float32
+    src = np.zeros(3)
+    q = nn.Parameter(src)
+    src[0] = 5.0
+    assert q.data[0] == 0.0 and q.dtype == np.float64  # a copy, float dtype kept
+    assert nn.Parameter(tinyattn.ones(2), requires_grad=False).requires_grad is False
+
+
+def test_named_parameters_dotted_and_tied_listed_once():
+    net = Net()
+    names = [n for n, _ in net.named_parameters()]
+    assert names == [
+        "emb.weight",
+        "blocks.0.scale", "blocks.0.fc.weight", "blocks.0.fc.bias", "blocks.0.norm.weight", "blocks.0.norm.bias",
+        "blocks.1.scale", "blocks.1.fc.weight", "blocks.1.fc.bias", "blocks.1.norm.weight", "blocks.1.norm.bias",
+    ]
+    assert net.head.weight is net.emb.weight
+    assert len(list(net.parameters())) == 11
+    assert net.num_parameters() == 7 * 4 + 2 * (4 + 16 + 4 + 4 + 4)
+    assert net.blocks[0].note == "not a parameter"
+
+
+def test_children_and_modules():
+    net = Net()
+    assert [type(m).__name__ for m in net.children()] == ["Embedding", "ModuleList", "Linear"]
+    mods = list(net.modules())
+    assert mods[0] is net
+    assert sum(isinstance(m, nn.Linear) for m in mods) == 3
+    assert [n for n, _ in net.named_modules()][:4] == ["", "emb", "blocks", "blocks.0"]
+
+
+def test_assignment_rules_and_clear_errors():
+    class Forgot(nn.Module):
+        def __init__(self):
+            self.w = nn.Parameter(np.ones(2))  # no super().__init__()
+
+    with pytest.raises(AttributeError, match=r"super\(\).__init__\(\)"):
+        Forgot()
+    lin = nn.Linear(2, 2)
+    with pytest.raises(TypeError, match="cannot assign ndarray to parameter 'weight'"):
+        lin.weight = np.zeros((2, 2))
+    lin.bias = None  # switching the bias off is allowed
+    assert [n for n, _ in lin.named_parameters()] == ["weight"]
+    with pytest.raises(AttributeError, match="'Linear' object has no attribute 'wieght'"):
+        lin.wieght  # noqa: B018
+    with pytest.raises(NotImplementedError, match="forward"):
+        nn.Module()(1)
+
+
+def test_zero_grad_and_train_eval_recursive():
+    net = Net()
+    net(np.array([[1, 2, 3]])).sum().backward()
+    assert all(p.grad is not None for p in net.parameters())
+    net.zero_grad()
+    assert all(p.grad is None for p in net.parameters())
+    assert net.eval() is net
+    assert all(not m.training for m in net.modules())
+    out1 = net(np.array([[1, 2]])).data
+    np.testing.assert_array_equal(out1, net(np.array([[1, 2]])).data)  # dropout off: deterministic
+    net.train()
+    assert all(m.training for m in net.modules())
+
+
+def test_state_dict_is_a_copy_with_all_names():
+    net = Net()
+    sd = net.state_dict()
+    assert "head.weight" in sd and "emb.weight" in sd  # a tied weight appears under each name, as in PyTorch
+    assert all(isinstance(v, np.ndarray) for v in sd.values())
+    before = sd["blocks.0.fc.weight"].copy()
+    net.blocks[0].fc.weight.data += 1.0
+    np.testing.assert_array_equal(sd["blocks.0.fc.weight"], before)
+    sd["emb.weight"][:] = 0
+    assert net.emb.weight.data.any()
+
+
+def test_load_state_dict_round_trip_keeps_parameter_objects():
+    tinyattn.manual_seed(1)
+    a = Net().eval()
+    tinyattn.manual_seed(2)
+    b = Net().eval()
+    idx = np.array([[0, 3, 6, 2]])
+    assert not np.allclose(a(idx).data, b(idx).data)
+    w_obj = b.blocks[1].fc.weight
+    result = b.load_state_dict(a.state_dict())
+    assert result.missing_keys == [] and result.unexpected_keys == []
+    assert b.blocks[1].fc.weight is w_obj  # loaded in place: an optimizer over b keeps working
+    np.testing.assert_array_equal(a(idx).data, b(idx).data)
+
+
+def test_load_state_dict_errors_and_no_partial_write():
+    net = Net()
+    sd = net.state_dict()
+    original = net.emb.weight.data.copy()
+    missing = {k: v for k, v in sd.items() if k != "blocks.1.fc.bias"}
+    with pytest.raises(ValueError, match=r"missing keys \['blocks.1.fc.bias'\]"):
+        net.load_state_dict(missing)
+    with pytest.raises(ValueError, match=r"unexpected keys \['extra'\]"):
+        net.load_state_dict({**sd, "extra": np.zeros(1)})
+    bad = {k: (v + 1 if k == "emb.weight" else v) for k, v in sd.items()}
+    bad["blocks.0.fc.weight"] = np.zeros((4, 5))
+    with pytest.raises(ValueError, match=r"'blocks.0.fc.weight' has shape \(4, 4\) in the model but \(4, 5\)"):
+        net.load_state_dict(bad)
+    np.testing.assert_array_equal(net.emb.weight.data, original)  # nothing was written
+    res = net.load_state_dict({**missing, "extra": np.zeros(1)}, strict=False)
+    assert res.missing_keys == ["blocks.1.fc.bias"] and res.unexpected_keys == ["extra"]
+    with pytest.raises(TypeError, match="dict"):
+        net.load_state_dict([1, 2])
+
+
+def test_save_load_npz_round_trip(tmp_path):
+    tinyattn.manual_seed(3)
+    a = Net().eval()
+    tinyattn.manual_seed(4)
+    b = Net().eval()
+    path = tmp_path / "model.npz"
+    a.save(path)
+    assert b.load(path) is b
+    idx = np.array([[1, 5, 0]])
+    np.testing.assert_array_equal(a(idx).data, b(idx).data)
+    a.save(tmp_path / "noext")  # np.savez adds .npz; load finds it
+    tinyattn.manual_seed(5)
+    c = Net().eval().load(tmp_path / "noext")
+    np.testing.assert_array_equal(a(idx).data, c(idx).data)
+
+
+def test_buffers_persist_unless_marked_otherwise():
+    class WithBuf(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.register_buffer("running", np.arange(3.0))
+            self.register_buffer("scratch", np.zeros(2), persistent=False)
+
+    m = WithBuf()
+    assert list(m.state_dict()) == ["running"]
+    assert list(m.parameters()) == []
+    m.load_state_dict({"running": np.full(3, 7.0)})
+    np.testing.assert_array_equal(m.running, [7.0, 7.0, 7.0])
+
+
+def test_to_float64_casts_parameters():
+    lin = nn.Linear(2, 3).double()
+    assert lin.weight.dtype == np.float64 and lin.bias.dtype == np.float64
+    assert isinstance(lin.weight, nn.Parameter)
+
+
+def test_sequential():
+    seq = nn.Sequential(nn.Linear(3, 4), nn.ReLU(), nn.Linear(4, 2))
+    x = tinyattn.randn(5, 3)
+    np.testing.assert_array_equal(seq(x).data, seq[2](seq[1](seq[0](x))).data)
+    assert len(seq) == 3 and seq[-1] is seq[2]
+    assert isinstance(seq[:2], nn.Sequential) and len(seq[:2]) == 2
+    assert [n for n, _ in seq.named_parameters()] == ["0.weight", "0.bias", "2.weight", "2.bias"]
+    with pytest.raises(IndexError, match="index 3 is out of range for length 3"):
+        seq[3]
+    with pytest.raises(TypeError, match="Sequential expects Modules, got function"):
+        nn.Sequential(lambda x: x)
+
+
+def test_modulelist():
+    ml = nn.ModuleList([nn.Linear(2, 2)])
+    ml.append(nn.Linear(2, 3))
+    ml.extend([nn.ReLU()])
+    assert len(ml) == 3 and isinstance(ml[-1], nn.ReLU)
+    assert [type(m).__name__ for m in ml] == ["Linear", "Linear", "ReLU"]
+    assert len(list(ml.parameters())) == 4
+    ml[0] = nn.Linear(2, 5)
+    assert ml[0].out_features == 5 and [n for n, _ in ml.named_children()] == ["0", "1", "2"]
+    with pytest.raises(TypeError, match="ModuleList holds Modules, got int"):
+        ml.append(3)
+    with pytest.raises(NotImplementedError, match="loop over it"):
+        ml(1)
+
+
+def test_repr_is_a_tree_like_pytorch():
+    seq = nn.Sequential(nn.Linear(3, 4), nn.Sequential(nn.ReLU(), nn.Dropout(0.1)))
+    assert repr(seq) == (
+        "Sequential(\n"
+        "  (0): Linear(in_features=3, out_features=4, bias=True)\n"
+        "  (1): Sequential(\n"
+        "    (0): ReLU()\n"
+        "    (1): Dropout(p=0.1)\n"
+        "  )\n"
+        ")"
+    )

@@ -9,15 +9,7 @@ from tinyattn.gradcheck import gradcheck
 from tinyattn.nn import LearnedPositionalEmbedding, PositionalEncoding
 
 
-@pytest.fixture
-def f64():
-    old = tinyattn.get_default_dtype()
-    tinyattn.set_default_dtype(np.float64)
-    yield
-    tinyattn.set_default_dtype(old)
-
-
-def test_sinusoidal_values_match_the_formula(f64):
+def test_sinusoidal_values_match_the_formula(float64):
     d, L = 6, 10
     pe = PositionalEncoding(d, max_len=L)
     for pos in range(L):
@@ -27,7 +19,7 @@ def test_sinusoidal_values_match_the_formula(f64):
             assert pe.pe[pos, 2 * i + 1] == pytest.approx(math.cos(angle), abs=1e-12)
 
 
-def test_odd_d_model_has_one_more_sin_column(f64):
+def test_odd_d_model_has_one_more_sin_column(float64):
     pe = PositionalEncoding(5, max_len=4).pe
     assert pe.shape == (4, 5)
     assert pe[3, 4] == pytest.approx(math.sin(3 / 10000 ** (4 / 5)))
@@ -75,7 +67,7 @@ def test_learned_embedding_is_trained_and_gradient_hits_only_used_rows():
     np.testing.assert_array_equal(p.grad[[0, 1, 2, 5]], 0.0)
 
 
-def test_learned_embedding_gradcheck(f64):
+def test_learned_embedding_gradcheck(float64):
     tinyattn.manual_seed(1)
     m = LearnedPositionalEmbedding(5, 3)
     x = tinyattn.tensor(np.random.default_rng(0).standard_normal((2, 4, 3)), requires_grad=True)

@@ -7,14 +7,6 @@ from tinyattn.gradcheck import gradcheck
 from tinyattn.nn import GRU, RNN
 
 
-@pytest.fixture
-def f64():
-    old = tinyattn.get_default_dtype()
-    tinyattn.set_default_dtype(np.float64)
-    yield
-    tinyattn.set_default_dtype(old)
-
-
 def _sigmoid(a):
     return 1.0 / (1.0 + np.exp(-a))
 
@@ -57,11 +49,11 @@ def test_parameter_names_shapes_and_init():
         "weight_ih": (5, 3), "weight_hh": (5, 5), "bias_ih": (5,), "bias_hh": (5,)}
     assert {n: tuple(p.shape) for n, p in gru.named_parameters()} == {
         "weight_ih": (15, 3), "weight_hh": (15, 5), "bias_ih": (15,), "bias_hh": (15,)}
-    bound = 1 / np.sqrt(5)
-    for p in list(rnn.parameters()) + list(gru.parameters()):
-        assert np.all(np.abs(p.data) <= bound)
-    values = np.concatenate([p.data.ravel() for p in gru.parameters()])  # 150 draws from U(-b, b)
-    assert 0.45 < values.std() / bound < 0.7  # U(-b, b) has std b / sqrt(3) = 0.577 b
+    for m in (RNN(6, 16), GRU(6, 16)):
+        bound = 1 / np.sqrt(16)
+        values = np.concatenate([p.data.ravel() for p in m.parameters()])  # hundreds of draws from U(-b, b)
+        assert np.all(np.abs(values) <= bound)
+        assert 0.5 < values.std() / bound < 0.65  # U(-b, b) has std b / sqrt(3) = 0.577 b
     tinyattn.manual_seed(0)
     again = RNN(3, 5)
     for a, b in zip(rnn.parameters(), again.parameters()):
@@ -69,7 +61,7 @@ def test_parameter_names_shapes_and_init():
 
 
 @pytest.mark.parametrize("nonlinearity,act", [("tanh", np.tanh), ("relu", lambda a: np.maximum(a, 0))])
-def test_rnn_matches_numpy_loop(f64, nonlinearity, act):
+def test_rnn_matches_numpy_loop(float64, nonlinearity, act):
     tinyattn.manual_seed(1)
     rnn = RNN(3, 4, nonlinearity=nonlinearity)
     rng = np.random.default_rng(0)
@@ -81,7 +73,7 @@ def test_rnn_matches_numpy_loop(f64, nonlinearity, act):
     np.testing.assert_allclose(hT.data, ref_h, rtol=1e-12, atol=1e-12)
 
 
-def test_gru_matches_numpy_loop(f64):
+def test_gru_matches_numpy_loop(float64):
     tinyattn.manual_seed(2)
     gru = GRU(3, 4)
     rng = np.random.default_rng(1)
@@ -103,7 +95,7 @@ def test_float32_default_runs_in_float32():
 
 
 @pytest.mark.parametrize("cls", [RNN, GRU])
-def test_bptt_gradcheck_inputs_and_h0(f64, cls):
+def test_bptt_gradcheck_inputs_and_h0(float64, cls):
     tinyattn.manual_seed(3)
     m = cls(2, 3)
     rng = np.random.default_rng(2)
@@ -118,7 +110,7 @@ def test_bptt_gradcheck_inputs_and_h0(f64, cls):
 
 
 @pytest.mark.parametrize("cls", [RNN, GRU])
-def test_bptt_gradcheck_parameters(f64, cls):
+def test_bptt_gradcheck_parameters(float64, cls):
     tinyattn.manual_seed(4)
     m = cls(2, 3)
     x = tinyattn.tensor(np.random.default_rng(3).standard_normal((2, 4, 2)))
@@ -127,7 +119,7 @@ def test_bptt_gradcheck_parameters(f64, cls):
     assert gradcheck(lambda *ps: m(x)[0], params)
 
 
-def test_gradient_reaches_the_first_step(f64):
+def test_gradient_reaches_the_first_step(float64):
     """BPTT really runs through time: the last output depends on the first input."""
     tinyattn.manual_seed(5)
     gru = GRU(2, 3)

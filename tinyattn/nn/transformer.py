@@ -1,0 +1,398 @@
+"""Transformer models: one pre-LayerNorm block, and three models made of blocks.
+
+* ``TransformerBlock``: x = x + attn(ln1(x)); [x = x + cross(ln_c(x), context)]; x = x + ffn(ln2(x)).
+* ``TransformerLM``: a decoder-only (GPT-style) causal language model with KV-cache generation.
+* ``TransformerClassifier``: a bidirectional encoder with a key padding mask and pooling.
+* ``Seq2SeqTransformer``: encoder + decoder with cross-attention (Vaswani et al., pre-LN).
+
+Pre-LayerNorm (normalise the *input* of each sublayer, keep the residual path clean) trains
+stably without learning-rate warm-up, which is why GPT-2 and most later models use it.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from tinyattn.tensor import Tensor, cat, get_default_dtype, get_rng, no_grad
+
+from .attention import KVCache, MultiHeadAttention
+from .layers import GELU, Dropout, Embedding, LayerNorm, Linear
+from .module import Module, ModuleList, Parameter, Sequential
+from .positional import LearnedPositionalEmbedding, PositionalEncoding
+
+__all__ = ["TransformerBlock", "TransformerLM", "TransformerClassifier", "Seq2SeqTransformer"]
+
+_POSITIONAL = ("sinusoidal", "learned")
+_POOLS = ("mean", "cls", "last")
+
+
+# ---------------------------------------------------------------------------- small helpers
+def _positive_int(name: str, value) -> int:
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)) or value <= 0:
+        raise ValueError(f"{name} must be a positive int, got {name}={value!r}")
+    return int(value)
+
+
+def _positions(kind: str, d_model: int, max_len: int) -> Module:
+    """The position module named by ``kind``; both kinds have forward(x, offset=0)."""
+    if kind == "sinusoidal":
+        return PositionalEncoding(d_model, max_len)
+    if kind == "learned":
+        return LearnedPositionalEmbedding(max_len, d_model)
+    raise ValueError(f"positional must be one of {_POSITIONAL}, got positional={kind!r}")
+
+
+def _token_ids(idx, name: str, vocab_size: int) -> np.ndarray:
+    """idx as an int ndarray (B, T), checked: 2-D, integer, every id in [0, vocab_size)."""
+    ids = np.asarray(idx.data if isinstance(idx, Tensor) else idx)
+    if ids.ndim != 2:
+        raise ValueError(f"{name} must be token ids of shape (B, T), got shape {ids.shape}")
+    if ids.size and not np.issubdtype(ids.dtype, np.integer):
+        raise TypeError(f"{name} must hold integer token ids, got dtype {ids.dtype}")
+    if ids.shape[1] == 0:
+        raise ValueError(f"{name} has shape {ids.shape}: it needs at least one token (T >= 1)")
+    lo, hi = int(ids.min()), int(ids.max())
+    if lo < 0 or hi >= vocab_size:
+        bad = lo if lo < 0 else hi
+        raise ValueError(f"{name} contains token id {bad}, outside the vocabulary [0, {vocab_size - 1}] "
+                         f"(vocab_size={vocab_size})")
+    return ids.astype(np.int64, copy=False)
+
+
+def _check_fits(name: str, T: int, offset: int, max_len: int) -> None:
+    if offset + T > max_len:
+        where = f"T={T} new tokens after {offset} cached ones" if offset else f"T={T} tokens"
+        raise ValueError(f"{name}: input has {where}, more than max_len={max_len} positions "
+                         "(build the model with a larger max_len or feed a shorter sequence)")
+
+
+def _key_mask(keep: np.ndarray) -> np.ndarray:
+    """(B, S) bool, True = real token -> (B, 1, 1, S): masks keys, the same for every head and query."""
+    return keep[:, None, None, :]
+
+
+def _real_tokens(ids: np.ndarray, lengths, pad_id: int | None, name: str) -> np.ndarray | None:
+    """(B, T) bool, True on real tokens, from ``lengths`` (if given) or ``pad_id``; None if neither."""
+    B, T = ids.shape
+    if lengths is not None:
+        lengths = np.asarray(lengths.data if isinstance(lengths, Tensor) else lengths)
+        if lengths.shape != (B,) or not np.issubdtype(lengths.dtype, np.integer):
+            raise ValueError(f"{name}: lengths must be {B} integers (one per sequence), got "
+                             f"shape {lengths.shape} dtype {lengths.dtype}")
+        if lengths.min() < 1 or lengths.max() > T:
+            raise ValueError(f"{name}: every length must be in [1, T={T}], got lengths={lengths.tolist()}")
+        return np.arange(T)[None, :] < lengths[:, None]  # (B, T)
+    if pad_id is None:
+        return None
+    keep = ids != pad_id  # (B, T)
+    empty = np.flatnonzero(~keep.any(axis=1))
+    if empty.size:
+        raise ValueError(f"{name}: sequences {empty.tolist()} are all padding (pad_id={pad_id}); "
+                         "each needs at least one real token")
+    return keep
+
+
+def _check_sampling(max_new_tokens, temperature, top_k, vocab_size: int) -> None:
+    if isinstance(max_new_tokens, bool) or not isinstance(max_new_tokens, (int, np.integer)) or max_new_tokens < 0:
+        raise ValueError(f"max_new_tokens must be an int >= 0, got {max_new_tokens!r}")
+    if not np.isfinite(temperature) or temperature < 0:
+        raise ValueError(f"temperature must be >= 0 (0 = greedy), got temperature={temperature}")
+    if top_k is not None and (isinstance(top_k, bool) or not isinstance(top_k, (int, np.integer))
+                              or not 1 <= top_k <= vocab_size):
+        raise ValueError(f"top_k must be None or an int in [1, vocab_size={vocab_size}], got top_k={top_k!r}")
+
+
+def _pick_next(logits: np.ndarray, temperature: float, top_k: int | None) -> np.ndarray:
+    """One next token per row of logits (B, V): argmax if temperature == 0, else a top-k sample."""
+    if temperature == 0:
+        return logits.argmax(axis=-1)  # (B,) greedy
+    z = logits.astype(np.float64) / temperature  # (B, V); float64 so tiny probabilities survive
+    if top_k is not None:
+        kth = np.sort(z, axis=-1)[:, -top_k][:, None]  # (B, 1) the k-th largest logit of each row
+        z = np.where(z < kth, -np.inf, z)  # only the top k (and ties) stay possible
+    p = np.exp(z - z.max(axis=-1, keepdims=True))  # (B, V) unnormalised; exp(-inf) = 0
+    cdf = np.cumsum(p, axis=-1)
+    cdf /= cdf[:, -1:]  # exactly 1 at the end, so every u in [0, 1) lands somewhere
+    # Inverse-CDF sampling: one uniform number per row, drawn from the seeded generator.
+    u = get_rng().random((logits.shape[0], 1))  # (B, 1)
+    return (cdf > u).argmax(axis=-1)  # (B,) the first token whose cumulative probability passes u
+
+
+# ---------------------------------------------------------------------------- the block
+class TransformerBlock(Module):
+    """Pre-LN block: x = x + attn(ln1(x)); [x = x + cross(ln_c(x), context)]; x = x + ffn(ln2(x)).
+
+    x (B, T, d_model) -> (B, T, d_model). FFN: Linear(d_model, d_ff) -> GELU -> Linear(d_ff, d_model),
+    d_ff = 4 * d_model by default. causal/window/n_kv_heads configure the self-attention;
+    cross_attention=True adds a second attention whose keys/values come from ``context``.
+    """
+
+    def __init__(self, d_model: int, n_heads: int, d_ff: int | None = None, causal: bool = False,
+                 n_kv_heads: int | None = None, window: int | None = None, dropout: float = 0.0,
+                 cross_attention: bool = False, backend: str = "sdpa") -> None:
+        super().__init__()
+        d_model = _positive_int("d_model", d_model)
+        d_ff = 4 * d_model if d_ff is None else _positive_int("d_ff", d_ff)
+        self.d_model, self.d_ff, self.causal, self.cross_attention = d_model, d_ff, bool(causal), bool(cross_attention)
+        self.ln1 = LayerNorm(d_model)
+        self.attn = MultiHeadAttention(d_model, n_heads, n_kv_heads=n_kv_heads, dropout=dropout,
+                                       window=window, backend=backend)
+        if self.cross_attention:
+            self.ln_c = LayerNorm(d_model)
+            # No window here: every target position may look at the whole source.
+            self.cross = MultiHeadAttention(d_model, n_heads, n_kv_heads=n_kv_heads, dropout=dropout,
+                                            backend=backend)
+        self.ln2 = LayerNorm(d_model)
+        self.ffn = Sequential(Linear(d_model, d_ff), GELU(), Linear(d_ff, d_model))
+        self.drop = Dropout(dropout)  # on each sublayer's output, before it joins the residual stream
+
+    def extra_repr(self) -> str:
+        return f"causal={self.causal}" + (", cross_attention=True" if self.cross_attention else "")
+
+    def forward(self, x: Tensor, context: Tensor | None = None, mask=None, context_mask=None,
+                kv_cache: KVCache | None = None) -> Tensor:
+        """x (B, T, C) [, context (B, S, C)] -> (B, T, C).
+
+        mask: keys x may attend in self-attention (bool, True = attend; e.g. a (B, 1, 1, T) padding mask).
+        context_mask: the same for the cross-attention's keys, broadcastable to (B, H, T, S).
+        kv_cache: this layer's KVCache when decoding token by token.
+        """
+        if self.cross_attention and context is None:
+            raise ValueError("this TransformerBlock has cross_attention=True: pass context (B, S, d_model)")
+        if not self.cross_attention and context is not None:
+            raise ValueError("context given to a TransformerBlock built with cross_attention=False")
+        x = x + self.drop(self.attn(self.ln1(x), mask=mask, is_causal=self.causal, kv_cache=kv_cache))
+        if self.cross_attention:
+            x = x + self.drop(self.cross(self.ln_c(x), context=context, mask=context_mask))
+        x = x + self.drop(self.ffn(self.ln2(x)))  # (B, T, C), position-wise
+        return x
+
+
+# ---------------------------------------------------------------------------- decoder-only LM
+class TransformerLM(Module):
+    """GPT-style causal LM: tokens + positions -> n_layers causal blocks -> LayerNorm -> Linear head.
+
+    forward(idx (B, T) ints, kv_cache=None) -> logits (B, T, vocab_size); logits[:, t] predicts
+    token t+1 from tokens 0..t only. kv_cache: a list of KVCache, one per layer (see ``new_cache``).
+    """
+
+    def __init__(self, vocab_size: int, d_model: int, n_heads: int, n_layers: int, max_len: int,
+                 d_ff: int | None = None, n_kv_heads: int | None = None, window: int | None = None,
+                 dropout: float = 0.0, positional: str = "sinusoidal", backend: str = "sdpa") -> None:
+        super().__init__()
+        self.vocab_size = _positive_int("vocab_size", vocab_size)
+        self.n_layers = _positive_int("n_layers", n_layers)
+        self.max_len = _positive_int("max_len", max_len)
+        self.d_model = _positive_int("d_model", d_model)
+        self.tok_emb = Embedding(vocab_size, d_model)
+        self.pos = _positions(positional, d_model, max_len)
+        self.drop = Dropout(dropout)
+        self.blocks = ModuleList([TransformerBlock(d_model, n_heads, d_ff, causal=True, n_kv_heads=n_kv_heads,
+                                                   window=window, dropout=dropout, backend=backend)
+                                  for _ in range(n_layers)])
+        self.ln_f = LayerNorm(d_model)
+        self.head = Linear(d_model, vocab_size)
+
+    def new_cache(self) -> list[KVCache]:
+        """An empty KV cache: one KVCache per layer."""
+        return [KVCache() for _ in self.blocks]
+
+    def forward(self, idx, kv_cache: list[KVCache] | None = None) -> Tensor:
+        ids = _token_ids(idx, "idx", self.vocab_size)  # (B, T)
+        if kv_cache is not None and len(kv_cache) != self.n_layers:
+            raise ValueError(f"kv_cache has {len(kv_cache)} entries but the model has n_layers={self.n_layers}")
+        # With a cache the new tokens continue a sequence: their positions start after the cached ones.
+        offset = 0 if kv_cache is None else kv_cache[0].seq_len
+        _check_fits("TransformerLM", ids.shape[1], offset, self.max_len)
+        x = self.tok_emb(Tensor(ids))  # (B, T) -> (B, T, C)
+        x = self.drop(self.pos(x, offset=offset))  # (B, T, C)
+        for i, block in enumerate(self.blocks):
+            x = block(x, kv_cache=None if kv_cache is None else kv_cache[i])  # (B, T, C)
+        return self.head(self.ln_f(x))  # (B, T, C) -> (B, T, V)
+
+    def generate(self, idx, max_new_tokens: int, temperature: float = 1.0, top_k: int | None = None,
+                 use_cache: bool = True) -> Tensor:
+        """Continue idx (B, T) by max_new_tokens tokens -> (B, T + max_new_tokens) ints (prompt first).
+
+        temperature 0 = greedy (argmax); otherwise sample softmax(logits / temperature), restricted
+        to the top_k most likely tokens if top_k is set, with tinyattn's seeded generator.
+        use_cache=True feeds only the newest token each step and reuses the cached keys/values;
+        use_cache=False recomputes the whole sequence. Both give the same tokens.
+        Runs in eval mode (no dropout) under no_grad; the model's mode is restored afterwards.
+        """
+        ids = _token_ids(idx, "idx", self.vocab_size)  # (B, T)
+        _check_sampling(max_new_tokens, temperature, top_k, self.vocab_size)
+        T = ids.shape[1]
+        # The last new token is only emitted, never fed back in, so T + max_new_tokens - 1 positions are used.
+        if T + max_new_tokens - 1 > self.max_len:
+            raise ValueError(f"generate: a prompt of T={T} tokens plus max_new_tokens={max_new_tokens} needs "
+                             f"{T + max_new_tokens - 1} positions, more than max_len={self.max_len}")
+        if max_new_tokens == 0:
+            return Tensor(ids.copy())
+        was_training = self.training
+        self.eval()
+        try:
+            with no_grad():
+                cache = self.new_cache() if use_cache else None
+                out = ids
+                logits = self(ids, kv_cache=cache).data[:, -1]  # (B, V): the prompt in one pass
+                for step in range(max_new_tokens):
+                    nxt = _pick_next(logits, temperature, top_k)  # (B,)
+                    out = np.concatenate([out, nxt[:, None]], axis=1)  # (B, T + step + 1)
+                    if step == max_new_tokens - 1:
+                        break
+                    if use_cache:
+                        logits = self(nxt[:, None], kv_cache=cache).data[:, -1]  # feed 1 token: (B, 1) -> (B, V)
+                    else:
+                        logits = self(out).data[:, -1]  # recompute everything: (B, T') -> (B, V)
+        finally:
+            self.train(was_training)
+        return Tensor(out)
+
+
+# ---------------------------------------------------------------------------- encoder classifier
+class TransformerClassifier(Module):
+    """Bidirectional encoder + pooling + Linear: idx (B, T) ints -> logits (B, n_classes).
+
+    Padding (from ``lengths`` or ``pad_id``; lengths win if both are given) is masked out as keys in
+    every layer and left out of the pooling, so what is written in the pad positions changes nothing.
+    pool: 'mean' (masked mean over real tokens), 'cls' (a learned vector prepended at position 0),
+    or 'last' (the last real token).
+    """
+
+    def __init__(self, vocab_size: int, d_model: int, n_heads: int, n_layers: int, max_len: int, n_classes: int,
+                 d_ff: int | None = None, pad_id: int | None = None, pool: str = "mean", dropout: float = 0.0,
+                 positional: str = "sinusoidal", backend: str = "sdpa") -> None:
+        super().__init__()
+        self.vocab_size = _positive_int("vocab_size", vocab_size)
+        self.max_len = _positive_int("max_len", max_len)
+        self.n_classes = _positive_int("n_classes", n_classes)
+        _positive_int("n_layers", n_layers)
+        if pool not in _POOLS:
+            raise ValueError(f"pool must be one of {_POOLS}, got pool={pool!r}")
+        if pad_id is not None and not 0 <= pad_id < vocab_size:
+            raise ValueError(f"pad_id={pad_id} is outside the vocabulary [0, {vocab_size - 1}]")
+        self.pad_id, self.pool = pad_id, pool
+        self.tok_emb = Embedding(vocab_size, d_model)
+        if pool == "cls":
+            # Like ViT's class token: learned, prepended, so it takes one extra position.
+            self.cls_token = Parameter((0.02 * get_rng().standard_normal((1, 1, d_model))).astype(get_default_dtype()))
+        self.pos = _positions(positional, d_model, max_len + (pool == "cls"))
+        self.drop = Dropout(dropout)
+        self.blocks = ModuleList([TransformerBlock(d_model, n_heads, d_ff, causal=False, dropout=dropout,
+                                                   backend=backend) for _ in range(n_layers)])
+        self.ln_f = LayerNorm(d_model)
+        self.head = Linear(d_model, n_classes)
+
+    def forward(self, idx, lengths=None) -> Tensor:
+        ids = _token_ids(idx, "idx", self.vocab_size)  # (B, T)
+        B, T = ids.shape
+        _check_fits("TransformerClassifier", T, 0, self.max_len)
+        keep = _real_tokens(ids, lengths, self.pad_id, "TransformerClassifier")  # (B, T) or None
+        if keep is None:
+            keep = np.ones((B, T), dtype=bool)
+        x = self.tok_emb(Tensor(ids))  # (B, T, C)
+        if self.pool == "cls":
+            cls = self.cls_token.expand(B, 1, x.shape[-1]).to(x.dtype)  # (B, 1, C)
+            x = cat([cls, x], dim=1)  # (B, 1 + T, C)
+            keep = np.concatenate([np.ones((B, 1), dtype=bool), keep], axis=1)  # the class token is real
+        x = self.drop(self.pos(x))  # (B, T', C)
+        mask = _key_mask(keep)  # (B, 1, 1, T'): pad keys get zero weight; pad queries are never read
+        for block in self.blocks:
+            x = block(x, mask=mask)
+        x = self.ln_f(x)  # (B, T', C)
+        if self.pool == "mean":
+            w = Tensor(keep[..., None].astype(x.dtype))  # (B, T', 1): 1 on real tokens, 0 on padding
+            pooled = (x * w).sum(dim=1) / w.sum(dim=1)  # (B, C)
+        elif self.pool == "cls":
+            pooled = x[:, 0]  # (B, C)
+        else:  # 'last': the last real token of each row
+            last = T - 1 - keep[:, ::-1].argmax(axis=1)  # (B,) index of the last True
+            pooled = x[np.arange(B), last]  # (B, C)
+        return self.head(pooled)  # (B, n_classes)
+
+
+# ---------------------------------------------------------------------------- encoder-decoder
+class Seq2SeqTransformer(Module):
+    """Encoder-decoder transformer: forward(src (B, S), tgt_in (B, T)) -> logits (B, T, tgt_vocab).
+
+    Encoder: bidirectional blocks over the source. Decoder: causal self-attention over the target
+    so far, then cross-attention to the encoder output ("memory"), then the FFN. Source padding
+    (src_pad_id or src_lengths) is masked in the encoder and in every cross-attention.
+    """
+
+    def __init__(self, src_vocab: int, tgt_vocab: int, d_model: int, n_heads: int, n_layers: int, max_len: int,
+                 d_ff: int | None = None, dropout: float = 0.0, src_pad_id: int | None = None,
+                 n_kv_heads: int | None = None, positional: str = "sinusoidal", backend: str = "sdpa") -> None:
+        super().__init__()
+        self.src_vocab = _positive_int("src_vocab", src_vocab)
+        self.tgt_vocab = _positive_int("tgt_vocab", tgt_vocab)
+        self.max_len = _positive_int("max_len", max_len)
+        self.n_layers = _positive_int("n_layers", n_layers)
+        self.src_pad_id = src_pad_id
+        self.src_emb = Embedding(src_vocab, d_model)
+        self.tgt_emb = Embedding(tgt_vocab, d_model)
+        self.src_pos = _positions(positional, d_model, max_len)
+        self.tgt_pos = _positions(positional, d_model, max_len)
+        self.drop = Dropout(dropout)
+        self.encoder = ModuleList([TransformerBlock(d_model, n_heads, d_ff, causal=False, n_kv_heads=n_kv_heads,
+                                                    dropout=dropout, backend=backend) for _ in range(n_layers)])
+        self.enc_ln = LayerNorm(d_model)
+        self.decoder = ModuleList([TransformerBlock(d_model, n_heads, d_ff, causal=True, n_kv_heads=n_kv_heads,
+                                                    dropout=dropout, cross_attention=True, backend=backend)
+                                   for _ in range(n_layers)])
+        self.dec_ln = LayerNorm(d_model)
+        self.head = Linear(d_model, tgt_vocab)
+
+    def encode(self, src, src_lengths=None) -> tuple[Tensor, np.ndarray | None]:
+        """src (B, S) -> (memory (B, S, C), key mask (B, 1, 1, S) or None)."""
+        ids = _token_ids(src, "src", self.src_vocab)  # (B, S)
+        _check_fits("Seq2SeqTransformer (src)", ids.shape[1], 0, self.max_len)
+        keep = _real_tokens(ids, src_lengths, self.src_pad_id, "Seq2SeqTransformer")  # (B, S) or None
+        mask = None if keep is None else _key_mask(keep)  # (B, 1, 1, S)
+        x = self.drop(self.src_pos(self.src_emb(Tensor(ids))))  # (B, S, C)
+        for block in self.encoder:
+            x = block(x, mask=mask)
+        return self.enc_ln(x), mask
+
+    def decode(self, tgt_in, memory: Tensor, src_mask=None, kv_cache: list[KVCache] | None = None) -> Tensor:
+        """tgt_in (B, T) and memory (B, S, C) -> logits (B, T, tgt_vocab)."""
+        ids = _token_ids(tgt_in, "tgt_in", self.tgt_vocab)  # (B, T)
+        if ids.shape[0] != memory.shape[0]:
+            raise ValueError(f"tgt_in has batch size {ids.shape[0]} but src has {memory.shape[0]}")
+        offset = 0 if kv_cache is None else kv_cache[0].seq_len
+        _check_fits("Seq2SeqTransformer (tgt_in)", ids.shape[1], offset, self.max_len)
+        y = self.drop(self.tgt_pos(self.tgt_emb(Tensor(ids)), offset=offset))  # (B, T, C)
+        for i, block in enumerate(self.decoder):
+            y = block(y, context=memory, context_mask=src_mask, kv_cache=None if kv_cache is None else kv_cache[i])
+        return self.head(self.dec_ln(y))  # (B, T, C) -> (B, T, V_tgt)
+
+    def forward(self, src, tgt_in, src_lengths=None) -> Tensor:
+        memory, src_mask = self.encode(src, src_lengths)
+        return self.decode(tgt_in, memory, src_mask)
+
+    def generate(self, src, bos_id: int, max_new_tokens: int, src_lengths=None, use_cache: bool = True) -> Tensor:
+        """Greedy decoding: [bos_id] + max_new_tokens argmax tokens -> (B, 1 + max_new_tokens) ints.
+
+        The source is encoded once; with use_cache the decoder's self-attention keys/values are
+        cached too (cross-attention re-projects the memory each step: simple, and cheap at this size).
+        """
+        if not 0 <= bos_id < self.tgt_vocab:
+            raise ValueError(f"bos_id={bos_id} is outside the target vocabulary [0, {self.tgt_vocab - 1}]")
+        _check_sampling(max_new_tokens, 0.0, None, self.tgt_vocab)
+        if max_new_tokens > self.max_len:
+            raise ValueError(f"generate: max_new_tokens={max_new_tokens} needs {max_new_tokens} decoder "
+                             f"positions, more than max_len={self.max_len}")
+        was_training = self.training
+        self.eval()
+        try:
+            with no_grad():
+                memory, src_mask = self.encode(src, src_lengths)  # (B, S, C)
+                out = np.full((memory.shape[0], 1), bos_id, dtype=np.int64)  # (B, 1)
+                cache = [KVCache() for _ in self.decoder] if use_cache else None
+                for _ in range(max_new_tokens):
+                    feed = out[:, -1:] if use_cache else out  # (B, 1) or (B, t)
+                    logits = self.decode(feed, memory, src_mask, kv_cache=cache).data[:, -1]  # (B, V)
+                    out = np.concatenate([out, logits.argmax(axis=-1)[:, None]], axis=1)
+        finally:
+            self.train(was_training)
+        return Tensor(out)

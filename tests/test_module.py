@@ -75,6 +75,13 @@ def test_assignment_rules_and_clear_errors():
 
     with pytest.raises(AttributeError, match=r"super\(\).__init__\(\)"):
         Forgot()
+
+    class ForgotToo(nn.Module):
+        def __init__(self):
+            self.n = 3  # a plain attribute slips through, so the mistake shows up later
+
+    with pytest.raises(AttributeError, match=r"never ran; call super\(\).__init__\(\)"):
+        list(ForgotToo().parameters())
     lin = nn.Linear(2, 2)
     with pytest.raises(TypeError, match="cannot assign ndarray to parameter 'weight'"):
         lin.weight = np.zeros((2, 2))

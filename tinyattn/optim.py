@@ -178,11 +178,14 @@ class Adam(Optimizer):
         m += (1 - b1) * g
         v *= b2
         v += (1 - b2) * (g * g)
-        # m and v start at 0, so early averages are biased towards 0; dividing by (1 - b^t) undoes that.
-        m_hat = m / (1 - b1 ** t)
-        denom = np.sqrt(v / (1 - b2 ** t))
-        denom += self.eps
-        p.data -= self.lr * m_hat / denom
+        # m and v start at 0, so early averages are biased towards 0; dividing by (1 - b^t) undoes that:
+        # p -= lr * m_hat / (sqrt(v_hat) + eps),  m_hat = m / (1 - b1^t),  v_hat = v / (1 - b2^t).
+        step = v / (1 - b2 ** t)  # v_hat, in the one new array this update needs
+        np.sqrt(step, out=step)
+        step += self.eps
+        np.divide(m, step, out=step)  # m / (sqrt(v_hat) + eps)
+        step *= self.lr / (1 - b1 ** t)  # m_hat's correction folded into the step size (a scalar)
+        p.data -= step
 
 
 class AdamW(Adam):

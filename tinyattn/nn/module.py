@@ -91,6 +91,9 @@ class Module:
             d = self.__dict__.get(registry)
             if d is not None and name in d:
                 return d[name]
+        if name in ("_parameters", "_buffers", "_modules", "training"):
+            raise AttributeError(f"{type(self).__name__} has no '{name}': Module.__init__() never ran; "
+                                 f"call super().__init__() first in {type(self).__name__}.__init__")
         raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
 
     def __delattr__(self, name: str) -> None:

@@ -140,6 +140,8 @@ def test_clear_errors(cls):
         m(tinyattn.randn(2, 6, 3), tinyattn.zeros(1, 2, 4))
     with pytest.raises(ValueError, match=r"h0 has shape \(2, 5\)"):
         m(tinyattn.randn(2, 6, 3), tinyattn.zeros(2, 5))
+    with pytest.raises(TypeError, match=r"float input.*got dtype int64"):
+        m(np.ones((2, 6, 3), dtype=np.int64))
 
 
 def test_bad_nonlinearity():

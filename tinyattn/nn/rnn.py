@@ -1,9 +1,14 @@
 """Recurrent baselines: an Elman RNN and a GRU, with PyTorch's parameters and equations.
 
 Both are batch-first and built only from Tensor ops, so autograd gives
-backpropagation through time for free. The input projection ``x @ W_ih^T`` does
-not depend on the hidden state, so it is computed for all time steps in one
-matmul before the loop; only the ``h @ W_hh^T`` part is truly sequential.
+backpropagation through time for free.
+
+Why the input projection ``x_t @ W_ih^T`` is done inside the loop: it does not depend on
+h, so in PyTorch one would compute it for all steps at once, (B, T, in) @ (in, 3H).
+Here that is *slower*: the loop must then slice step t out of the (B, T, 3H) result,
+and the backward of each slice is a full (B, T, 3H) array of zeros with one step filled
+in, T of them. Slicing x_t out of the thinner (B, T, in) input costs far less. Measured
+(B=32, in=16, H=64, forward+backward of a GRU): T=64 100 ms vs 60 ms, T=128 305 ms vs 118 ms.
 """
 from __future__ import annotations
 
@@ -31,6 +36,9 @@ def _check_input(name: str, x: Tensor, input_size: int, hidden_size: int, h0) ->
         x = Tensor(x)
     if x.ndim != 3:
         raise ValueError(f"{name} expects batch-first input of shape (B, T, {input_size}), got shape {tuple(x.shape)}")
+    if not np.issubdtype(x.dtype, np.floating):
+        raise TypeError(f"{name} expects float input (B, T, {input_size}), got dtype {x.dtype} "
+                        "(token ids? embed them first, e.g. with nn.Embedding)")
     B, T, C = x.shape
     if C != input_size:
         raise ValueError(f"{name}(input_size={input_size}) got input of shape {tuple(x.shape)}: "
@@ -67,12 +75,10 @@ class RNN(Module):
 
     def forward(self, x: Tensor, h0: Tensor | None = None) -> tuple[Tensor, Tensor]:
         x, h = _check_input("RNN", x, self.input_size, self.hidden_size, h0)
-        T = x.shape[1]
-        # The input half of every step at once: one big matmul instead of T small ones.
-        xw = x @ self.weight_ih.T + self.bias_ih  # (B, T, in) @ (in, H) -> (B, T, H)
         outs = []
-        for t in range(T):
-            pre = xw[:, t] + h @ self.weight_hh.T + self.bias_hh  # (B, H) + (B, H) @ (H, H) -> (B, H)
+        for t in range(x.shape[1]):
+            # (B, in) @ (in, H) + (B, H) @ (H, H) -> (B, H)
+            pre = x[:, t] @ self.weight_ih.T + self.bias_ih + h @ self.weight_hh.T + self.bias_hh
             h = pre.tanh() if self.nonlinearity == "tanh" else pre.relu()
             outs.append(h)
         return tinyattn.stack(outs, dim=1), h  # (B, T, H), (B, H)
@@ -103,17 +109,16 @@ class GRU(Module):
 
     def forward(self, x: Tensor, h0: Tensor | None = None) -> tuple[Tensor, Tensor]:
         x, h = _check_input("GRU", x, self.input_size, self.hidden_size, h0)
-        T, H = x.shape[1], self.hidden_size
-        gi = x @ self.weight_ih.T + self.bias_ih  # (B, T, in) @ (in, 3H) -> (B, T, 3H), all steps at once
-        # Split once, outside the loop, into the r, z, n input parts.
-        gi_r, gi_z, gi_n = gi[..., :H], gi[..., H:2 * H], gi[..., 2 * H:]  # each (B, T, H)
+        H = self.hidden_size
         outs = []
-        for t in range(T):
+        for t in range(x.shape[1]):
+            # All three gates in one matmul each, then split: columns [0:H] r, [H:2H] z, [2H:3H] n.
+            gi = x[:, t] @ self.weight_ih.T + self.bias_ih  # (B, in) @ (in, 3H) -> (B, 3H)
             gh = h @ self.weight_hh.T + self.bias_hh  # (B, H) @ (H, 3H) -> (B, 3H)
-            r = (gi_r[:, t] + gh[:, :H]).sigmoid()  # (B, H) reset gate
-            z = (gi_z[:, t] + gh[:, H:2 * H]).sigmoid()  # (B, H) update gate
+            r = (gi[:, :H] + gh[:, :H]).sigmoid()  # (B, H) reset gate
+            z = (gi[:, H:2 * H] + gh[:, H:2 * H]).sigmoid()  # (B, H) update gate
             # The reset gate scales only the hidden part of the candidate, bias b_hn included (PyTorch's choice).
-            n = (gi_n[:, t] + r * gh[:, 2 * H:]).tanh()  # (B, H) candidate
+            n = (gi[:, 2 * H:] + r * gh[:, 2 * H:]).tanh()  # (B, H) candidate
             h = (1 - z) * n + z * h  # z near 1 keeps the old state: that is how a GRU carries memory
             outs.append(h)
         return tinyattn.stack(outs, dim=1), h  # (B, T, H), (B, H)

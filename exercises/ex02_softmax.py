@@ -1,0 +1,43 @@
+"""Exercise 02 · a numerically stable softmax and its backward pass.
+
+Grade yourself with:  tinyattn grade --only ex02
+"""
+import numpy as np
+
+
+def softmax(x: np.ndarray, axis: int = -1) -> np.ndarray:
+    """softmax(x)_i = exp(x_i) / sum_j exp(x_j), taken along `axis`.
+
+    Shapes:
+        x: any shape, float array
+        returns: same shape and dtype as x; every slice along `axis` sums to 1
+
+    Math: softmax is unchanged when you subtract a constant c from every x_i:
+        exp(x_i - c) / sum_j exp(x_j - c) = exp(x_i) / sum_j exp(x_j).
+    Choosing c = max_j x_j keeps every exponent <= 0, so exp never overflows.
+
+    Hints:
+        * x.max(axis=axis, keepdims=True) keeps the reduced axis (size 1) so it broadcasts back.
+        * Logits like 1000.0 must give a finite answer, not nan.
+        * Do not write into x (no `x -= ...`): make new arrays.
+    """
+    raise NotImplementedError("ex02: implement softmax")
+
+
+def softmax_backward(y: np.ndarray, dy: np.ndarray, axis: int = -1) -> np.ndarray:
+    """Gradient of a loss through y = softmax(x, axis): returns dL/dx given y and dL/dy.
+
+    Shapes:
+        y:  any shape, the softmax output (not its input!)
+        dy: same shape as y, the upstream gradient dL/dy
+        returns: dx, same shape as y
+
+    Math: the Jacobian is dy_i/dx_j = y_i (δ_ij - y_j), so
+        dx_j = sum_i dy_i y_i (δ_ij - y_j) = y_j (dy_j - sum_i dy_i y_i).
+    The sum runs along `axis` (one sum per softmax slice).
+
+    Hints:
+        * Both terms matter: y * dy alone forgets that raising one probability lowers the others.
+        * Use keepdims=True on the sum so it broadcasts.
+    """
+    raise NotImplementedError("ex02: implement softmax_backward")

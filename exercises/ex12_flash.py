@@ -1,0 +1,33 @@
+"""Exercise 12 · flash attention's forward pass: tiles and an online softmax.
+
+Never build the (T, S) score matrix: walk over key blocks and keep, per query row, a running
+max m, a running denominator l and a running numerator acc.
+Grade yourself with:  tinyattn grade --only ex12   (a memory check is part of it)
+"""
+import math
+
+import numpy as np
+
+
+def flash_attention_forward(Q: np.ndarray, K: np.ndarray, V: np.ndarray, block_size: int) -> np.ndarray:
+    """softmax(Q Kᵀ / sqrt(d)) V computed block by block, never holding a (T, S) array.
+
+    Shapes:
+        Q: (T, d), K: (S, d), V: (S, d_v); T and S need not be multiples of block_size
+        returns: (T, d_v), equal to exact attention (up to float rounding)
+
+    Online softmax, per query row, for each key block j with scores s_j = q K_jᵀ / sqrt(d):
+        m_new = max(m, max(s_j))
+        p     = exp(s_j - m_new)
+        alpha = exp(m - m_new)                   (how much the old max overestimated... or not)
+        l     = alpha * l + sum(p)
+        acc   = alpha * acc + p V_j
+        m     = m_new
+    and finally out = acc / l. Start from m = -inf, l = 0, acc = 0.
+
+    Hints:
+        * Forgetting alpha (the rescale) is only correct if the max never changes.
+        * Tile the queries too (blocks of block_size rows), so every temporary is at most
+          (block_size, block_size). The grader measures peak memory with T = S = 1024.
+    """
+    raise NotImplementedError("ex12: implement flash_attention_forward")

@@ -1,0 +1,30 @@
+"""Exercise 14 · one decoding step with a key/value cache.
+
+When generating token by token, the keys and values of earlier tokens never change: keep them
+in a cache and only compute the new token's q, k, v.
+Grade yourself with:  tinyattn grade --only ex14
+"""
+import math
+
+import numpy as np
+
+
+def decode_step(q_t: np.ndarray, k_t: np.ndarray, v_t: np.ndarray,
+                cache: tuple[np.ndarray, np.ndarray] | None
+                ) -> tuple[np.ndarray, tuple[np.ndarray, np.ndarray]]:
+    """Attend from the newest token to every token so far; return (out_t, new_cache).
+
+    Shapes:
+        q_t, k_t: (B, H, 1, d), v_t: (B, H, 1, d_v)   the new token's query, key, value
+        cache: None before the first step, else (K, V) with K (B, H, t, d), V (B, H, t, d_v)
+        returns: out_t (B, H, 1, d_v) and the new cache (K', V') of length t + 1, where
+                 K' = K followed by k_t along the time axis (axis 2), and likewise V'.
+
+    Math: out_t = softmax(q_t K'ᵀ / sqrt(d)) V'. No mask is needed: the cache only holds the
+    past and the present, so step by step this equals causal attention over the sequence.
+
+    Hints:
+        * np.concatenate([K, k_t], axis=2). Return the NEW cache: the caller passes it back next step.
+        * Do not modify the arrays of the old cache.
+    """
+    raise NotImplementedError("ex14: implement decode_step")

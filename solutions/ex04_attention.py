@@ -1,0 +1,48 @@
+"""Exercise 04 · scaled dot-product attention, forward.
+
+Grade yourself with:  tinyattn grade --only ex04
+"""
+import math
+
+import numpy as np
+
+
+def attention(Q: np.ndarray, K: np.ndarray, V: np.ndarray, mask: np.ndarray | None = None
+              ) -> tuple[np.ndarray, np.ndarray]:
+    """out = softmax(Q Kᵀ / sqrt(d_k) + mask) V, returning (out, weights).
+
+    Shapes (any number of leading dims "...", the same for Q, K and V):
+        Q: (..., T, d_k)   queries
+        K: (..., S, d_k)   keys
+        V: (..., S, d_v)   values (d_v may differ from d_k)
+        mask: None, or bool broadcastable to (..., T, S); True = query may attend to key
+        returns: out (..., T, d_v), weights (..., T, S) with every row summing to 1
+
+    Math:
+        scores  = Q Kᵀ / sqrt(d_k)                       (row i = query i, column j = key j)
+        scores  = -inf where mask is False               (BEFORE the softmax)
+        weights = softmax(scores) along the key axis (the last one)
+        out     = weights V
+    Every query must be allowed at least one key (a row of all -inf has no softmax).
+
+    Hints:
+        * Reuse your ideas from ex01-ex03, but write them out here: this file must stand alone.
+        * Subtract the row max before exp, or logits around 1000 give inf/inf = nan.
+        * Masking after the softmax leaves rows that no longer sum to 1.
+        * Do not modify Q, K, V or mask.
+    """
+    ### BEGIN SOLUTION
+    d_k = Q.shape[-1]
+    # (..., T, d_k) @ (..., d_k, S) -> (..., T, S): row i holds query i's scores
+    scores = Q @ np.swapaxes(K, -1, -2) / math.sqrt(d_k)
+    if mask is not None:
+        # -inf before the softmax: exp(-inf) = 0, so a masked key gets exactly zero weight
+        scores = np.where(mask, scores, -np.inf)
+    # a stable softmax over the keys: subtracting the row max does not change it
+    scores = scores - scores.max(axis=-1, keepdims=True)
+    weights = np.exp(scores)
+    weights = weights / weights.sum(axis=-1, keepdims=True)
+    # (..., T, S) @ (..., S, d_v) -> (..., T, d_v): each output is a weighted mean of values
+    out = weights @ V
+    return out, weights
+    ### END SOLUTION

@@ -1,0 +1,48 @@
+"""Exercise 05 · attention, backward: the gradients of the loss w.r.t. Q, K and V.
+
+Grade yourself with:  tinyattn grade --only ex05   (checked against finite differences)
+"""
+import math
+
+import numpy as np
+
+
+def attention_backward(Q: np.ndarray, K: np.ndarray, V: np.ndarray, dout: np.ndarray,
+                       mask: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Given dL/dout for out = softmax(Q Kᵀ / sqrt(d_k), masked) V, return (dQ, dK, dV).
+
+    Shapes (same leading dims "..." for all inputs):
+        Q: (..., T, d_k), K: (..., S, d_k), V: (..., S, d_v), dout: (..., T, d_v)
+        mask: None, or bool broadcastable to (..., T, S); True = may attend
+        returns: dQ (..., T, d_k), dK (..., S, d_k), dV (..., S, d_v)
+
+    Math (recompute the forward first: s = Q Kᵀ / sqrt(d_k), P = softmax(s), out = P V):
+        dV = Pᵀ dout                      dP = dout Vᵀ
+        dS = P * (dP - sum_j(dP * P))     (softmax backward, per row, the sum over keys)
+        dQ = dS K / sqrt(d_k)             dK = dSᵀ Q / sqrt(d_k)
+    Masked entries have P = 0, so dS is 0 there: no gradient flows to masked keys.
+
+    Hints:
+        * Check every shape: dV must look like V, dK like K, dQ like Q.
+        * The 1/sqrt(d_k) of the forward pass appears again in dQ and dK.
+        * The grader compares with finite differences: (L(x + eps) - L(x - eps)) / (2 eps).
+    """
+    ### BEGIN SOLUTION
+    scale = 1.0 / math.sqrt(Q.shape[-1])
+    # recompute the forward pass, keeping P for the backward
+    s = Q @ np.swapaxes(K, -1, -2) * scale                   # (..., T, d_k) @ (..., d_k, S) -> (..., T, S)
+    if mask is not None:
+        s = np.where(mask, s, -np.inf)
+    s = s - s.max(axis=-1, keepdims=True)
+    P = np.exp(s)
+    P = P / P.sum(axis=-1, keepdims=True)                    # (..., T, S)
+    # out = P @ V
+    dV = np.swapaxes(P, -1, -2) @ dout                       # (..., S, T) @ (..., T, d_v) -> (..., S, d_v)
+    dP = dout @ np.swapaxes(V, -1, -2)                       # (..., T, d_v) @ (..., d_v, S) -> (..., T, S)
+    # softmax backward, one row (one query) at a time
+    dS = P * (dP - (dP * P).sum(axis=-1, keepdims=True))     # (..., T, S)
+    # s = scale * Q Kᵀ
+    dQ = dS @ K * scale                                      # (..., T, S) @ (..., S, d_k) -> (..., T, d_k)
+    dK = np.swapaxes(dS, -1, -2) @ Q * scale                 # (..., S, T) @ (..., T, d_k) -> (..., S, d_k)
+    return dQ, dK, dV
+    ### END SOLUTION

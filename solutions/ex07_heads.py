@@ -1,0 +1,44 @@
+"""Exercise 07 · splitting channels into heads and merging them back.
+
+Grade yourself with:  tinyattn grade --only ex07
+"""
+import numpy as np
+
+
+def split_heads(x: np.ndarray, n_heads: int) -> np.ndarray:
+    """(B, T, C) -> (B, H, T, d_k) with H = n_heads and d_k = C // H.
+
+    Head h owns channels [h * d_k, (h + 1) * d_k) of every token:
+        out[b, h, t, :] == x[b, t, h * d_k:(h + 1) * d_k]
+
+    Raise ValueError (naming C and n_heads) when C is not divisible by n_heads.
+
+    Hints:
+        * reshape to (B, T, H, d_k) first: that only cuts each token's channels into H pieces.
+        * then transpose(0, 2, 1, 3) so each head is a sequence of T tokens.
+        * reshape straight to (B, H, T, d_k) would fill heads with pieces of DIFFERENT tokens.
+    """
+    ### BEGIN SOLUTION
+    B, T, C = x.shape
+    if C % n_heads != 0:
+        raise ValueError(f"C={C} is not divisible by n_heads={n_heads}")
+    d_k = C // n_heads
+    # (B, T, C) -> (B, T, H, d_k): cut each token's channels into H heads
+    x = x.reshape(B, T, n_heads, d_k)
+    # (B, T, H, d_k) -> (B, H, T, d_k): each head becomes its own sequence of T tokens
+    return x.transpose(0, 2, 1, 3)
+    ### END SOLUTION
+
+
+def merge_heads(x: np.ndarray) -> np.ndarray:
+    """(B, H, T, d_k) -> (B, T, H * d_k), the exact inverse of split_heads.
+
+    out[b, t, h * d_k:(h + 1) * d_k] == x[b, h, t, :]
+
+    Hint: undo the transpose first, then the reshape.
+    """
+    ### BEGIN SOLUTION
+    B, H, T, d_k = x.shape
+    # (B, H, T, d_k) -> (B, T, H, d_k) -> (B, T, H * d_k)
+    return x.transpose(0, 2, 1, 3).reshape(B, T, H * d_k)
+    ### END SOLUTION

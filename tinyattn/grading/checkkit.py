@@ -1,0 +1,279 @@
+"""The small toolkit every exercise's checks are written with.
+
+A `Session` wraps the learner's module. `session.call(name, *args)` runs one of their functions on
+private copies of the inputs (so mutating an input is detected, never inherited by the next check)
+and turns whatever escapes their code into a grader-friendly exception. `with session.check(name):`
+records one check; inside it, `expect_*` helpers raise `CheckFailed`, optionally naming a mistake.
+"""
+from __future__ import annotations
+
+import copy
+import tracemalloc
+import traceback
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+PASSED, FAILED, NOT_IMPLEMENTED, ERROR, FORBIDDEN = "passed", "failed", "not_implemented", "error", "forbidden"
+
+
+class CheckFailed(Exception):
+    """A check's verdict: wrong answer, with a message and maybe a known mistake id."""
+
+    def __init__(self, message: str, mistake: str | None = None):
+        super().__init__(message)
+        self.message, self.mistake = message, mistake
+
+
+class StudentNotImplemented(Exception):
+    """The learner's function still raises NotImplementedError."""
+
+
+class StudentRaised(Exception):
+    """The learner's code raised (or called sys.exit); the message says where."""
+
+    def __init__(self, message: str, original: BaseException | None = None):
+        super().__init__(message)
+        self.original = original
+
+
+class ForbiddenImport(ImportError):
+    """Raised by the runner's import guard when submitted code imports a forbidden module."""
+
+
+@dataclass
+class CheckResult:
+    name: str
+    state: str                      # passed | failed | not_implemented | error | forbidden
+    message: str = ""
+    mistake: str | None = None
+
+    @property
+    def passed(self) -> bool:
+        return self.state == PASSED
+
+    def to_json(self) -> dict:
+        return {"name": self.name, "passed": self.passed, "message": self.message, "mistake": self.mistake}
+
+
+def where_in(exc: BaseException, path: str) -> str:
+    """' (line N of file.py: code)' for the deepest traceback frame inside the learner's file."""
+    frames = [f for f in traceback.extract_tb(exc.__traceback__) if f.filename == path]
+    if not frames:
+        return ""
+    f = frames[-1]
+    return f" (line {f.lineno} of {path.rsplit('/', 1)[-1]}: {(f.line or '').strip()})"
+
+
+def _arrays(obj: Any) -> list[np.ndarray]:
+    """Every ndarray inside obj (through tuples, lists and dicts)."""
+    if isinstance(obj, np.ndarray):
+        return [obj]
+    if isinstance(obj, (tuple, list)):
+        return [a for o in obj for a in _arrays(o)]
+    if isinstance(obj, dict):
+        return [a for o in obj.values() for a in _arrays(o)]
+    return []
+
+
+@dataclass
+class Session:
+    module: Any                         # the learner's loaded module
+    path: str                           # its file, for tracebacks
+    rng: np.random.Generator            # the grader's private generator: fresh inputs each seed
+    results: list[CheckResult] = field(default_factory=list)
+    mutations: list[str] = field(default_factory=list)
+    completed_calls: int = 0
+    last_peak: int = 0                  # bytes, from the last invoke(..., trace_memory=True)
+
+    # ---- calling the learner ---------------------------------------------------------------
+    def fn(self, name: str):
+        f = getattr(self.module, name, None)
+        if not callable(f):
+            raise CheckFailed(f"{self.path.rsplit('/', 1)[-1]} defines no function or class called {name}")
+        return f
+
+    def call(self, name: str, *args, **kwargs):
+        """Call the learner's function `name` on deep copies of the arguments."""
+        return self.invoke(name, self.fn(name), *args, **kwargs)
+
+    def invoke(self, label: str, f, *args, copy_inputs: bool = True, trace_memory: bool = False, **kwargs):
+        """Run learner code f(*args); note any array argument it modifies; translate what it raises.
+
+        trace_memory=True records the call's peak traced allocation (bytes) in `self.last_peak`.
+        """
+        given_args, given_kwargs = (copy.deepcopy(args), copy.deepcopy(kwargs)) if copy_inputs else (args, kwargs)
+        try:
+            if trace_memory:
+                tracemalloc.start()
+            try:
+                out = f(*given_args, **given_kwargs)
+            finally:
+                if trace_memory:
+                    self.last_peak = tracemalloc.get_traced_memory()[1]
+                    tracemalloc.stop()
+        except NotImplementedError as e:
+            raise StudentNotImplemented(str(e) or f"{label} is not implemented yet") from None
+        except ForbiddenImport:
+            raise
+        except SystemExit as e:
+            raise StudentRaised(f"{label} called sys.exit({e.code!r}){where_in(e, self.path)}", e) from None
+        except Exception as e:  # noqa: BLE001 - anything from the learner's code is reported, not propagated
+            raise StudentRaised(f"{label} raised {type(e).__name__}: {e}{where_in(e, self.path)}", e) from None
+        if copy_inputs:
+            for i, (orig, given) in enumerate(zip(_arrays((args, kwargs)), _arrays((given_args, given_kwargs)))):
+                if orig.shape != given.shape or not np.array_equal(orig, given, equal_nan=True):
+                    self.mutations.append(f"{label} modified its input #{i + 1} (shape {orig.shape}) in place")
+        self.completed_calls += 1
+        return out
+
+    # ---- recording checks ------------------------------------------------------------------
+    @contextmanager
+    def check(self, name: str) -> Iterator[None]:
+        """Run the body as one check; its verdict is the first exception it raises (or a pass)."""
+        try:
+            yield
+        except CheckFailed as e:
+            self.results.append(CheckResult(name, FAILED, e.message, e.mistake))
+        except StudentNotImplemented as e:
+            self.results.append(CheckResult(name, NOT_IMPLEMENTED, f"not implemented yet ({e})"))
+        except ForbiddenImport as e:
+            self.results.append(CheckResult(name, FORBIDDEN, str(e)))
+        except StudentRaised as e:
+            self.results.append(CheckResult(name, ERROR, str(e)))
+        except Exception as e:  # noqa: BLE001 - the learner's result broke the check itself
+            self.results.append(CheckResult(name, ERROR, f"the grader could not use the result: "
+                                                         f"{type(e).__name__}: {e}"))
+        else:
+            self.results.append(CheckResult(name, PASSED))
+
+    def finish(self) -> list[CheckResult]:
+        """Append the 'inputs not modified' verdict (once the learner's code ran at all)."""
+        if self.mutations:
+            self.results.append(CheckResult(
+                "does not modify its inputs", FAILED,
+                "; ".join(dict.fromkeys(self.mutations)) + ". Build new arrays instead of writing into the "
+                "arguments (e.g. x = x - m, not x -= m): the caller still needs them."))
+        elif self.completed_calls:
+            self.results.append(CheckResult("does not modify its inputs", PASSED))
+        return self.results
+
+
+# ---- verdict helpers ---------------------------------------------------------------------------
+
+def as_array(x: Any, what: str) -> np.ndarray:
+    """x as an ndarray, or CheckFailed saying what came instead (Tensors are unwrapped)."""
+    data = getattr(x, "data", None)
+    if not isinstance(x, np.ndarray) and isinstance(data, np.ndarray) and hasattr(x, "backward"):
+        x = data                        # a tinyattn Tensor (ex08)
+    if isinstance(x, np.generic):
+        x = np.asarray(x)
+    if not isinstance(x, np.ndarray):
+        raise CheckFailed(f"{what} should be a NumPy array, got {type(x).__name__}")
+    return x
+
+
+def as_tuple(x: Any, n: int, what: str) -> tuple:
+    if not isinstance(x, (tuple, list)) or len(x) != n:
+        got = f"a {type(x).__name__} of length {len(x)}" if isinstance(x, (tuple, list)) else type(x).__name__
+        raise CheckFailed(f"{what} should return a tuple of {n} arrays, got {got}")
+    return tuple(x)
+
+
+def diagnose(got: np.ndarray, variants: dict[str, list] | None, rtol: float, atol: float) -> str | None:
+    """The first mistake id whose variant equals `got` (same shape, close values, nan where it has nan)."""
+    for mistake, outs in (variants or {}).items():
+        for v in outs:
+            if v is None:
+                continue
+            v = np.asarray(v)
+            if v.shape != got.shape:
+                continue
+            if v.dtype == bool or got.dtype == bool:
+                if np.array_equal(v, got):
+                    return mistake
+                continue
+            with np.errstate(all="ignore"):
+                if np.allclose(got.astype(np.float64), v.astype(np.float64), rtol=rtol, atol=atol, equal_nan=True):
+                    return mistake
+    return None
+
+
+def tolerances(got: np.ndarray, rtol: float | None, atol: float | None) -> tuple[float, float]:
+    single = got.dtype.kind == "f" and got.dtype.itemsize < 8
+    return (rtol if rtol is not None else (2e-4 if single else 1e-6),
+            atol if atol is not None else (2e-5 if single else 1e-8))
+
+
+def expect_shape(got: Any, shape: tuple, what: str, variants: dict[str, list] | None = None) -> np.ndarray:
+    got = as_array(got, what)
+    if got.shape != tuple(shape):
+        rtol, atol = tolerances(got, None, None)
+        raise CheckFailed(f"{what} has shape {got.shape}, expected {tuple(shape)}", diagnose(got, variants, rtol, atol))
+    return got
+
+
+def expect_float(got: np.ndarray, what: str, *inputs: np.ndarray) -> None:
+    """Floating point, and at least as precise as the most precise input."""
+    need = max((np.asarray(x).dtype.itemsize for x in inputs if np.asarray(x).dtype.kind == "f"), default=4)
+    if got.dtype.kind != "f" or got.dtype.itemsize < need:
+        want = "float64" if need == 8 else "a float dtype"
+        raise CheckFailed(f"{what} has dtype {got.dtype}, expected {want} (like the inputs)")
+
+
+def _where_worst(err: np.ndarray) -> tuple:
+    return tuple(int(i) for i in np.unravel_index(int(np.nanargmax(err)), err.shape)) if err.size else ()
+
+
+def expect_close(got: Any, want: np.ndarray, what: str, variants: dict[str, list] | None = None, *,
+                 rtol: float | None = None, atol: float | None = None, nonfinite_mistake: str | None = None) -> None:
+    """got ≈ want (shape, finiteness, values); on failure name the mistake whose variant got equals."""
+    got = expect_shape(got, want.shape, what, variants)
+    rtol, atol = tolerances(got, rtol, atol)
+    if got.dtype.kind not in "fiub":
+        raise CheckFailed(f"{what} has dtype {got.dtype}, expected a float array")
+    g = got.astype(np.float64)
+    bad = ~np.isfinite(g) & np.isfinite(want)
+    if bad.any():
+        mistake = diagnose(got, variants, rtol, atol) or nonfinite_mistake
+        raise CheckFailed(f"{what} contains nan/inf in {int(bad.sum())} of {bad.size} entries (first at index "
+                          f"{tuple(int(i) for i in np.argwhere(bad)[0])}) where the exact answer is finite", mistake)
+    with np.errstate(all="ignore"):
+        ok = np.isclose(g, want, rtol=rtol, atol=atol, equal_nan=True)
+    if not ok.all():
+        err = np.where(ok, 0.0, np.abs(g - want))
+        idx = _where_worst(err)
+        raise CheckFailed(f"{what} is wrong in {int((~ok).sum())} of {ok.size} entries; worst at index {idx}: "
+                          f"got {g[idx]:.6g}, expected {want[idx]:.6g}", diagnose(got, variants, rtol, atol))
+
+
+def expect_mask(got: Any, want: np.ndarray, what: str, variants: dict[str, list] | None = None) -> None:
+    """A boolean mask equal to `want`."""
+    got = expect_shape(got, want.shape, what, variants)
+    if got.dtype != bool:
+        raise CheckFailed(f"{what} has dtype {got.dtype}, expected bool (True = may attend); "
+                          "build it from comparisons or np.ones(..., dtype=bool)")
+    if not np.array_equal(got, want):
+        idx = tuple(int(i) for i in np.argwhere(got != want)[0])
+        raise CheckFailed(f"{what} differs from the expected mask in {int((got != want).sum())} of {want.size} "
+                          f"entries; first at (query, key) = {idx}: got {bool(got[idx])}, expected {bool(want[idx])}",
+                          diagnose(got, variants, 0.0, 0.0))
+
+
+def expect_raises(session: Session, exc_type: type[BaseException], name: str, *args, **kwargs) -> None:
+    """The learner's `name(*args)` raises exc_type (and says so clearly)."""
+    try:
+        session.call(name, *args, **kwargs)
+    except StudentRaised as e:
+        if isinstance(e.original, exc_type):
+            return
+        raise CheckFailed(f"expected {exc_type.__name__} for these arguments, but {e}") from None
+    raise CheckFailed(f"{name}{tuple(args)} should raise {exc_type.__name__}, but returned normally")
+
+
+def distinct(rng: np.random.Generator, k: int, lo: int, hi: int) -> list[int]:
+    """k different integers in [lo, hi], so that swapped axes always show up as wrong shapes."""
+    return [int(v) for v in rng.choice(np.arange(lo, hi + 1), size=k, replace=False)]

@@ -1,0 +1,67 @@
+"""ex04 · attention(Q, K, V, mask) -> (out, weights): values, masks, causal and padding invariance, stability."""
+import numpy as np
+
+from .. import references as ref
+from .. import wrong
+from ..checkkit import CheckFailed, Session, as_tuple, diagnose, distinct, expect_close, expect_float
+
+
+def attend(s: Session, Q, K, V, mask=None, what: str = "attention") -> tuple[np.ndarray, np.ndarray]:
+    """Call the learner's attention and check both outputs against the reference and every variant."""
+    args = (Q, K, V) if mask is None else (Q, K, V, mask)
+    out, w = as_tuple(s.call("attention", *args), 2, what)
+    ref_out, ref_w = ref.attention(Q, K, V, mask)
+    # the weights first: a wrong softmax or mask is easiest to see (and to name) there
+    expect_close(w, ref_w, f"{what}: weights", wrong.attention_variants(Q, K, V, mask, which=1),
+                 nonfinite_mistake="unstable_softmax")
+    expect_close(out, ref_out, f"{what}: out", wrong.attention_variants(Q, K, V, mask, which=0),
+                 nonfinite_mistake="unstable_softmax")
+    return np.asarray(out), np.asarray(w)
+
+
+def run(s: Session) -> None:
+    rng = s.rng
+    B, H, T, S, d, dv = distinct(rng, 6, 2, 8)
+    with s.check("self-attention values (B, H, T, T)"):
+        x = [rng.standard_normal((B, H, T, n)) for n in (d, d, dv)]
+        attend(s, *x)
+    with s.check("cross-attention shapes: T queries, S keys, d_v != d_k"):
+        attend(s, rng.standard_normal((B, T, d)), rng.standard_normal((B, S, d)), rng.standard_normal((B, S, dv)))
+    with s.check("no leading dims: Q, K, V are 2-D"):
+        attend(s, rng.standard_normal((T, d)), rng.standard_normal((T, d)), rng.standard_normal((T, dv)))
+    causal = ref.causal_mask(T)
+    Q, K, V = (rng.standard_normal((B, H, T, n)) for n in (d, d, dv))
+    with s.check("a causal (T, T) mask"):
+        attend(s, Q, K, V, causal)
+    with s.check("causal invariance: changing future keys and values leaves earlier outputs alone"):
+        t = T // 2
+        K2, V2 = K.copy(), V.copy()
+        K2[..., t + 1:, :] = rng.standard_normal(K2[..., t + 1:, :].shape) * 3.0
+        V2[..., t + 1:, :] = rng.standard_normal(V2[..., t + 1:, :].shape) * 3.0
+        out1, _ = as_tuple(s.call("attention", Q, K, V, causal), 2, "attention")
+        out2, _ = as_tuple(s.call("attention", Q, K2, V2, causal), 2, "attention")
+        out1, out2 = np.asarray(out1, np.float64), np.asarray(out2, np.float64)
+        if out1.shape != out2.shape or not np.allclose(out1[..., :t + 1, :], out2[..., :t + 1, :], equal_nan=True):
+            variants = wrong.attention_variants(Q, K, V, causal, which=0)
+            raise CheckFailed(f"changing keys/values after position {t} changed the outputs at positions <= {t}: "
+                              "future tokens leak into the past", diagnose(out1, variants, 1e-6, 1e-8))
+    with s.check("padding: padded keys get zero weight and do not change the output"):
+        lengths = rng.integers(1, S, size=B)
+        pad = (np.arange(S)[None, :] < lengths[:, None])[:, None, None, :]       # (B, 1, 1, S)
+        Qp, Kp, Vp = (rng.standard_normal((B, H, n, m)) for n, m in ((T, d), (S, d), (S, dv)))
+        out1, w1 = attend(s, Qp, Kp, Vp, pad, "padded attention")
+        Kp2, Vp2 = Kp.copy(), Vp.copy()
+        hidden = np.broadcast_to(~pad[:, :, 0, :], (B, H, S))                    # (B, H, S) padded keys
+        Kp2[hidden] = 100.0
+        Vp2[hidden] = -100.0
+        out2, _ = as_tuple(s.call("attention", Qp, Kp2, Vp2, pad), 2, "attention")
+        if not np.allclose(np.asarray(out2, np.float64), out1, equal_nan=True):
+            raise CheckFailed("changing the keys/values of padded positions changed the output")
+    with s.check("large logits (scores in the hundreds) stay finite"):
+        Q, K, V = (rng.standard_normal((B, T, n)) * c for n, c in ((d, 30.0), (d, 30.0), (dv, 1.0)))
+        attend(s, Q, K, V, what="attention(large logits)")
+    with s.check("float32 in, float out"):
+        x = [rng.standard_normal((B, T, n)).astype(np.float32) for n in (d, d, dv)]
+        out, w = attend(s, *x)
+        expect_float(out, "out", *x)
+        expect_float(w, "weights", *x)

@@ -1,0 +1,54 @@
+"""ex06 · unbroadcast and matmul_backward, checked against finite differences over broadcast shapes."""
+import numpy as np
+
+from tinyattn.gradcheck import numerical_grad
+
+from .. import references as ref
+from .. import wrong
+from ..checkkit import Session, as_tuple, distinct, expect_close
+
+
+def wrong_unbroadcasts(grad, shape) -> dict[str, list]:
+    return {"unbroadcast_wrong_axes": [wrong.safe(f, grad, shape) for f in wrong.UNBROADCAST_WRONG]}
+
+
+def check_unbroadcast(s: Session, grad: np.ndarray, shape: tuple) -> None:
+    out = s.call("unbroadcast", grad, shape)
+    expect_close(out, ref.unbroadcast(grad, shape), f"unbroadcast(grad {grad.shape}, {shape})",
+                 wrong_unbroadcasts(grad, shape))
+
+
+def check_matmul(s: Session, A: np.ndarray, B: np.ndarray) -> None:
+    dC = s.rng.standard_normal(np.broadcast_shapes(A.shape[:-2], B.shape[:-2]) + (A.shape[-2], B.shape[-1]))
+    dA, dB = as_tuple(s.call("matmul_backward", A, B, dC), 2, "matmul_backward")
+    numeric_A = numerical_grad(lambda a: float(np.sum((a @ B) * dC)), A)
+    numeric_B = numerical_grad(lambda b: float(np.sum((A @ b) * dC)), B)
+    full_A, full_B = dC @ np.swapaxes(B, -1, -2), np.swapaxes(A, -1, -2) @ dC      # before unbroadcasting
+    expect_close(dA, numeric_A, "dA", wrong_unbroadcasts(full_A, A.shape), rtol=1e-5, atol=1e-7)
+    expect_close(dB, numeric_B, "dB", wrong_unbroadcasts(full_B, B.shape), rtol=1e-5, atol=1e-7)
+
+
+def run(s: Session) -> None:
+    rng = s.rng
+    a, b, c = distinct(rng, 3, 2, 5)
+    n = int(rng.integers(2, 5))
+    with s.check("unbroadcast sums the leading axes: (n, n, n) -> (n, n)"):
+        check_unbroadcast(s, rng.standard_normal((n, n, n)), (n, n))
+    with s.check("unbroadcast keeps size-1 axes: (A, B, C) -> (A, 1, C)"):
+        check_unbroadcast(s, rng.standard_normal((a, b, c)), (a, 1, c))
+    with s.check("unbroadcast does both: (A, B, C) -> (B, 1)"):
+        check_unbroadcast(s, rng.standard_normal((a, b, c)), (b, 1))
+    with s.check("unbroadcast to a scalar shape ()"):
+        check_unbroadcast(s, rng.standard_normal((a, b)), ())
+    with s.check("unbroadcast leaves a matching shape alone"):
+        check_unbroadcast(s, rng.standard_normal((a, b, c)), (a, b, c))
+
+    B, H, i, k, m = distinct(rng, 5, 2, 6)
+    with s.check("matmul_backward, 2-D: (n, k) @ (k, m)"):
+        check_matmul(s, rng.standard_normal((i, k)), rng.standard_normal((k, m)))
+    with s.check("matmul_backward, batched: (B, n, k) @ (B, k, m)"):
+        check_matmul(s, rng.standard_normal((B, i, k)), rng.standard_normal((B, k, m)))
+    with s.check("matmul_backward, a shared weight: (B, H, n, k) @ (k, m)"):
+        check_matmul(s, rng.standard_normal((B, H, i, k)), rng.standard_normal((k, m)))
+    with s.check("matmul_backward, both broadcast: (B, 1, n, k) @ (1, H, k, m)"):
+        check_matmul(s, rng.standard_normal((B, 1, i, k)), rng.standard_normal((1, H, k, m)))

@@ -1,0 +1,41 @@
+"""ex10 · rnn_forward and rnn_backward (BPTT), the backward checked against finite differences."""
+import numpy as np
+
+from tinyattn.gradcheck import numerical_grad
+
+from .. import references as ref
+from .. import wrong
+from ..checkkit import Session, as_tuple, distinct, expect_close
+
+NAMES = ("dx", "dh0", "dW_xh", "dW_hh", "db")
+
+
+def params(rng, B, T, D, H):
+    return (rng.standard_normal((B, T, D)), rng.standard_normal((B, H)) * 0.5,
+            rng.standard_normal((D, H)) / np.sqrt(D), rng.standard_normal((H, H)) / np.sqrt(H),
+            rng.standard_normal(H) * 0.1)
+
+
+def run(s: Session) -> None:
+    rng = s.rng
+    B, T, D, H = distinct(rng, 4, 2, 5)
+    with s.check("rnn_forward: hs (B, T, H) with h_t = tanh(x_t W_xh + h_{t-1} W_hh + b)"):
+        p = params(rng, B, T, D, H)
+        expect_close(s.call("rnn_forward", *p), ref.rnn_forward(*p), "hs",
+                     {"weights_transposed": [wrong.safe(wrong.rnn_forward_transposed, *p)]})
+    with s.check("rnn_forward with a single time step"):
+        p = params(rng, B, 1, D, H)
+        expect_close(s.call("rnn_forward", *p), ref.rnn_forward(*p), "hs")
+    with s.check("rnn_backward: all five gradients match finite differences"):
+        p = params(rng, B, T, D, H)
+        hs, dhs = ref.rnn_forward(*p), rng.standard_normal((B, T, H))
+        got = as_tuple(s.call("rnn_backward", *p, hs, dhs), 5, "rnn_backward")
+        wrongs = {mid: [wrong.safe(wrong.rnn_backward, *p, hs, dhs, **kw) for kw in knobs]
+                  for mid, knobs in wrong.RNN_BACKWARD_KNOBS.items()}
+        for i, name in enumerate(NAMES):
+            def loss(v, i=i):
+                q = list(p)
+                q[i] = v
+                return float(np.sum(ref.rnn_forward(*q) * dhs))
+            variants = {mid: [w[i] for w in outs if w is not None] for mid, outs in wrongs.items()}
+            expect_close(got[i], numerical_grad(loss, p[i]), name, variants, rtol=1e-5, atol=1e-7)

@@ -1,0 +1,35 @@
+"""ex11 · repeat_kv and gqa_attention: interleaved (not tiled) kv heads, then ordinary attention."""
+import numpy as np
+
+from .. import references as ref
+from .. import wrong
+from ..checkkit import Session, distinct, expect_close
+
+
+def gqa_variants(q, k, v) -> dict[str, list]:
+    n_rep = q.shape[1] // k.shape[1]
+    kr, vr = ref.repeat_kv(k, n_rep), ref.repeat_kv(v, n_rep)
+    res = {"kv_repeat_tiled_not_interleaved": [wrong.safe(wrong.gqa_tiled, q, k, v)]}
+    for mid in ("missing_scale", "scale_by_d_not_sqrt", "softmax_wrong_axis", "weights_transposed"):
+        res[mid] = wrong.attention_variants(q, kr, vr, None)[mid]
+    return res
+
+
+def run(s: Session) -> None:
+    rng = s.rng
+    B, T, S, d, dv = distinct(rng, 5, 2, 6)
+    H_kv, n_rep = distinct(rng, 2, 2, 3)
+    with s.check("repeat_kv (B, H_kv, T, d) -> (B, H_kv * n_rep, T, d), interleaved"):
+        k = rng.standard_normal((B, H_kv, T, d))
+        expect_close(s.call("repeat_kv", k, n_rep), ref.repeat_kv(k, n_rep), f"repeat_kv(k {k.shape}, {n_rep})",
+                     {"kv_repeat_tiled_not_interleaved": [wrong.repeat_kv_tiled(k, n_rep)]})
+    with s.check("repeat_kv with n_rep = 1 changes nothing"):
+        k = rng.standard_normal((B, H_kv, T, d))
+        expect_close(s.call("repeat_kv", k, 1), k, "repeat_kv(k, 1)")
+    for label, h_kv in (("grouped: H_kv < H", H_kv), ("multi-query: H_kv = 1", 1),
+                        ("H_kv = H is multi-head attention", H_kv * n_rep)):
+        with s.check(f"gqa_attention, {label}"):
+            q = rng.standard_normal((B, H_kv * n_rep, T, d))
+            k, v = rng.standard_normal((B, h_kv, S, d)), rng.standard_normal((B, h_kv, S, dv))
+            expect_close(s.call("gqa_attention", q, k, v), ref.gqa(q, k, v), "gqa_attention(q, k, v)",
+                         gqa_variants(q, k, v), nonfinite_mistake="unstable_softmax")

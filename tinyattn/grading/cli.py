@@ -1,0 +1,181 @@
+"""`tinyattn grade ...` and `tinyattn release ...` (also `python -m tinyattn.grading grade|release ...`).
+
+Both return an exit status and never let a traceback reach the learner: usage mistakes are one
+line with status 2; an unexpected failure of the grader itself is one line with status 3.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+from pathlib import Path
+
+from .exercises import BY_ID, get
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str):  # type: ignore[override]
+        self.exit(2, f"{self.prog}: error: {message}\n")
+
+
+def _positive_float(text: str) -> float:
+    try:
+        v = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number of seconds, got {text!r}") from None
+    if not v > 0:
+        raise argparse.ArgumentTypeError(f"expected a positive number of seconds, got {text}")
+    return v
+
+
+def _positive_int(text: str) -> int:
+    try:
+        v = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
+    if v < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {v}")
+    return v
+
+
+def _exercise_id(text: str) -> str:
+    try:
+        return get(text).id
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
+
+
+def grade_parser() -> argparse.ArgumentParser:
+    p = _Parser(prog="tinyattn grade", description="Grade an exercises folder: each exercise in its own process, "
+                "fresh random inputs each run (unless --seed), known mistakes named with a hint.")
+    p.add_argument("path", nargs="?", default=None, metavar="PATH", help="folder with the exNN_*.py files "
+                   "(default: exercises/)")
+    p.add_argument("--only", nargs="+", action="extend", type=_exercise_id, metavar="exNN",
+                   help=f"grade only these exercises ({', '.join(BY_ID)})")
+    p.add_argument("--json", metavar="FILE", help="also write the results as JSON")
+    p.add_argument("--seed", type=int, metavar="N", help="seed the random inputs (default: $TINYATTN_GRADE_SEED, "
+                   "else a fresh random seed)")
+    p.add_argument("--timeout", type=_positive_float, default=60.0, metavar="S",
+                   help="seconds per exercise before it counts as a timeout (default: 60)")
+    p.add_argument("--jobs", type=_positive_int, default=None, metavar="N",
+                   help="exercises graded in parallel (default: the number of CPUs)")
+    p.add_argument("--batch", metavar="DIR", help="instructor mode: grade every sub-folder of DIR (one per learner)")
+    p.add_argument("--csv", metavar="FILE", help="with --batch: write one row of points per learner")
+    p.add_argument("-q", "--quiet", action="store_true", help="one line per exercise, no details")
+    return p
+
+
+def grade_main(argv: list[str]) -> int:
+    """Exit status: 0 iff every selected exercise passed (in --batch mode: 0 once all are graded)."""
+    try:
+        args = grade_parser().parse_args(argv)
+    except SystemExit as e:
+        return int(e.code or 0)
+    try:
+        return _batch(args) if args.batch else _single(args)
+    except KeyboardInterrupt:
+        return 130
+    except Exception as e:  # noqa: BLE001 - the grader reports, it does not crash
+        print(f"tinyattn grade: internal error: {type(e).__name__}: {e}", file=sys.stderr)
+        return 3
+
+
+def _usage(msg: str) -> int:
+    print(f"tinyattn grade: error: {msg}", file=sys.stderr)
+    return 2
+
+
+def _single(args) -> int:
+    from .grader import grade_folder
+    from .report import format_report, write_json
+
+    if args.csv:
+        return _usage("--csv needs --batch DIR")
+    path = Path(args.path or "exercises")
+    if not path.is_dir():
+        return _usage(f"no folder {str(path)!r} (run from the folder that holds exercises/, or pass PATH)")
+    try:
+        report = grade_folder(path, args.only, args.seed, args.timeout, args.jobs)
+    except ValueError as e:                      # e.g. a non-integer $TINYATTN_GRADE_SEED
+        return _usage(str(e))
+    print(format_report(report, details=not args.quiet))
+    if args.json:
+        try:
+            write_json(report, args.json)
+        except OSError as e:
+            return _usage(f"can not write --json {args.json!r}: {e.strerror or e}")
+    return 0 if report.all_passed else 1
+
+
+def _batch(args) -> int:
+    from .grader import grade_batch
+    from .report import exercise_lines, write_csv
+
+    if args.path:
+        return _usage("give either PATH or --batch DIR, not both")
+    root = Path(args.batch)
+    if not root.is_dir():
+        return _usage(f"--batch {str(root)!r} is not a folder")
+    if not any(p.is_dir() and not p.name.startswith(".") for p in root.iterdir()):
+        return _usage(f"--batch {str(root)!r} has no sub-folders (one per learner)")
+    start = time.perf_counter()
+    try:
+        reports = grade_batch(root, args.only, args.seed, args.timeout, args.jobs)
+    except ValueError as e:
+        return _usage(str(e))
+    names = [Path(r.path).name for r in reports]
+    for name, rep in zip(names, reports):
+        print(f"{name}: {rep.total}/{rep.max}")
+        if not args.quiet:
+            for r in rep.exercises:
+                print("  " + exercise_lines(r, details=False)[0])
+    seed = reports[0].seed if reports else None
+    print(f"{len(reports)} submissions graded in {time.perf_counter() - start:.1f} s (private seed {seed})")
+    if args.csv:
+        try:
+            write_csv(reports, args.csv, names)
+        except OSError as e:
+            return _usage(f"can not write --csv {args.csv!r}: {e.strerror or e}")
+        print(f"grades written to {args.csv}")
+    if args.json:
+        import json
+        with open(args.json, "w", encoding="utf-8") as f:
+            json.dump({n: r.to_json() for n, r in zip(names, reports)}, f, indent=2)
+    return 0
+
+
+def release_parser() -> argparse.ArgumentParser:
+    p = _Parser(prog="tinyattn release", description="Build the learner's exercises/ from solutions/: every "
+                "solution region becomes raise NotImplementedError(...); also writes classroom/autograding.yml.")
+    p.add_argument("--solutions", default="solutions", metavar="DIR", help="default: solutions/")
+    p.add_argument("--out", default="exercises", metavar="DIR", help="default: exercises/")
+    p.add_argument("--check", action="store_true", help="write nothing; exit 1 if OUT is out of date")
+    p.add_argument("--force", action="store_true", help="overwrite exercise files a learner has already solved")
+    return p
+
+
+def release_main(argv: list[str]) -> int:
+    from .release import ReleaseError, release
+
+    try:
+        args = release_parser().parse_args(argv)
+    except SystemExit as e:
+        return int(e.code or 0)
+    if not os.path.isdir(args.solutions):
+        print(f"tinyattn release: error: no folder {args.solutions!r} (run from the repository root)", file=sys.stderr)
+        return 2
+    try:
+        changed = release(args.solutions, args.out, check=args.check, force=args.force)
+    except (ReleaseError, SyntaxError, OSError) as e:
+        print(f"tinyattn release: error: {e}", file=sys.stderr)
+        return 2
+    if args.check:
+        if changed:
+            print(f"{args.out}/ is out of date with {args.solutions}/: {', '.join(changed)} "
+                  "(run `tinyattn release`)")
+            return 1
+        print(f"{args.out}/ is up to date with {args.solutions}/")
+        return 0
+    print(f"wrote {len(changed)} file(s) to {args.out}/" + (f": {', '.join(changed)}" if changed else " (all up to date)"))
+    return 0

@@ -1,0 +1,129 @@
+"""The grader's own reference answers, in plain NumPy (float64).
+
+Written independently of `solutions/`: the grader never imports the solutions folder.
+Every function computes in float64 so that a float32 submission is compared with the exact answer.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+
+def f64(x) -> np.ndarray:
+    return np.asarray(x, dtype=np.float64)
+
+
+def swap_last(x: np.ndarray) -> np.ndarray:
+    """Transpose the last two axes: (..., a, b) -> (..., b, a)."""
+    return np.swapaxes(x, -1, -2)
+
+
+def softmax(x: np.ndarray, axis: int = -1) -> np.ndarray:
+    """exp(x - max) / sum(exp(x - max)) along `axis`."""
+    x = f64(x)
+    e = np.exp(x - np.max(x, axis=axis, keepdims=True))
+    return e / np.sum(e, axis=axis, keepdims=True)
+
+
+def softmax_backward(y: np.ndarray, dy: np.ndarray, axis: int = -1) -> np.ndarray:
+    """dx = y * (dy - <dy, y>) along `axis`."""
+    y, dy = f64(y), f64(dy)
+    return y * (dy - np.sum(dy * y, axis=axis, keepdims=True))
+
+
+def scores(Q: np.ndarray, K: np.ndarray) -> np.ndarray:
+    """Q Kᵀ / sqrt(d_k): (..., T, d) x (..., S, d) -> (..., T, S)."""
+    Q, K = f64(Q), f64(K)
+    return np.einsum("...td,...sd->...ts", Q, K) / np.sqrt(Q.shape[-1])
+
+
+def causal_mask(T: int) -> np.ndarray:
+    """(T, T) bool, True where key j <= query i."""
+    return np.arange(T)[None, :] <= np.arange(T)[:, None]
+
+
+def apply_mask(s: np.ndarray, mask: np.ndarray) -> np.ndarray:
+    return np.where(mask, f64(s), -np.inf)
+
+
+def attention(Q, K, V, mask=None) -> tuple[np.ndarray, np.ndarray]:
+    """(softmax(Q Kᵀ/sqrt(d), masked) V, weights)."""
+    s = scores(Q, K)
+    if mask is not None:
+        s = apply_mask(s, mask)
+    w = softmax(s, axis=-1)
+    return w @ f64(V), w
+
+
+def attention_loss(Q, K, V, dout, mask=None) -> float:
+    """<dout, attention(Q, K, V)>: the scalar whose gradient ex05 asks for."""
+    return float(np.sum(attention(Q, K, V, mask)[0] * f64(dout)))
+
+
+def unbroadcast(grad: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
+    """Sum `grad` down to `shape` (NumPy's right-aligned broadcasting, undone)."""
+    grad = f64(grad)
+    lead = grad.ndim - len(shape)
+    axes = tuple(range(lead)) + tuple(lead + i for i, n in enumerate(shape) if n == 1 and grad.shape[lead + i] != 1)
+    return np.sum(grad, axis=axes, keepdims=True).reshape(shape)
+
+
+def split_heads(x: np.ndarray, n_heads: int) -> np.ndarray:
+    B, T, C = x.shape
+    return np.stack([x[:, :, h * (C // n_heads):(h + 1) * (C // n_heads)] for h in range(n_heads)], axis=1)
+
+
+def merge_heads(x: np.ndarray) -> np.ndarray:
+    return np.concatenate([x[:, h] for h in range(x.shape[1])], axis=-1)
+
+
+def linear(x: np.ndarray, W: np.ndarray, b: np.ndarray | None) -> np.ndarray:
+    """x Wᵀ + b with W in PyTorch's (out, in) layout."""
+    y = f64(x) @ f64(W).T
+    return y if b is None else y + f64(b)
+
+
+def multihead(x, Wq, bq, Wk, bk, Wv, bv, Wo, bo, n_heads, mask=None) -> np.ndarray:
+    """Multi-head self-attention from explicit weights: (B, T, C) -> (B, T, C)."""
+    q = split_heads(linear(x, Wq, bq), n_heads)       # (B, H, T, d_k)
+    k = split_heads(linear(x, Wk, bk), n_heads)
+    v = split_heads(linear(x, Wv, bv), n_heads)
+    out, _ = attention(q, k, v, mask)                 # (B, H, T, d_k)
+    return linear(merge_heads(out), Wo, bo)           # (B, T, C)
+
+
+def sinusoidal(T: int, d_model: int) -> np.ndarray:
+    pe = np.empty((T, d_model))
+    for c in range(d_model):
+        freq = 10000.0 ** (-(c - c % 2) / d_model)
+        pe[:, c] = (np.sin if c % 2 == 0 else np.cos)(np.arange(T) * freq)
+    return pe
+
+
+def rnn_forward(x, h0, W_xh, W_hh, b) -> np.ndarray:
+    x, h = f64(x), f64(h0)
+    hs = np.empty(x.shape[:2] + (W_hh.shape[0],))
+    for t in range(x.shape[1]):
+        h = np.tanh(x[:, t] @ f64(W_xh) + h @ f64(W_hh) + f64(b))
+        hs[:, t] = h
+    return hs
+
+
+def repeat_kv(k: np.ndarray, n_rep: int) -> np.ndarray:
+    """(B, H_kv, T, d) -> (B, H_kv * n_rep, T, d), out[:, h] = k[:, h // n_rep]."""
+    idx = np.arange(k.shape[1] * n_rep) // n_rep
+    return k[:, idx]
+
+
+def gqa(q, k, v) -> np.ndarray:
+    n_rep = q.shape[1] // k.shape[1]
+    return attention(q, repeat_kv(k, n_rep), repeat_kv(v, n_rep))[0]
+
+
+def sliding_window_mask(T: int, window: int) -> np.ndarray:
+    i, j = np.indices((T, T))
+    return (j <= i) & (j > i - window)
+
+
+def decode_sequence(q, k, v) -> np.ndarray:
+    """What T decoding steps must produce: causal attention over (B, H, T, d)."""
+    return attention(q, k, v, causal_mask(q.shape[2]))[0]

@@ -70,6 +70,17 @@ def test_block_is_a_residual_of_its_sublayers(float64):
     np.testing.assert_array_equal(block(x).data, x.data)
 
 
+def test_block_return_weights(float64):
+    block = TransformerBlock(D, H, causal=True, window=2)
+    x = tinyattn.randn(2, 5, D)
+    out, w = block(x, return_weights=True)
+    np.testing.assert_allclose(out.data, block(x).data, rtol=1e-12, atol=1e-12)
+    assert w.shape == (2, H, 5, 5)
+    np.testing.assert_allclose(w.data.sum(-1), 1.0, rtol=1e-12)
+    allowed = np.tril(np.ones((5, 5), bool)) & ~np.tril(np.ones((5, 5), bool), -2)  # itself and one back
+    assert (w.data[..., ~allowed] == 0).all() and (w.data[..., allowed] > 0).all()
+
+
 def test_block_context_errors():
     with pytest.raises(ValueError, match="cross_attention=True: pass context"):
         TransformerBlock(8, 2, cross_attention=True)(tinyattn.randn(1, 3, 8))

@@ -149,22 +149,25 @@ class TransformerBlock(Module):
         return f"causal={self.causal}" + (", cross_attention=True" if self.cross_attention else "")
 
     def forward(self, x: Tensor, context: Tensor | None = None, mask=None, context_mask=None,
-                kv_cache: KVCache | None = None) -> Tensor:
-        """x (B, T, C) [, context (B, S, C)] -> (B, T, C).
+                kv_cache: KVCache | None = None, return_weights: bool = False):
+        """x (B, T, C) [, context (B, S, C)] -> (B, T, C) [, self-attention weights (B, H, T, S)].
 
         mask: keys x may attend in self-attention (bool, True = attend; e.g. a (B, 1, 1, T) padding mask).
         context_mask: the same for the cross-attention's keys, broadcastable to (B, H, T, S).
         kv_cache: this layer's KVCache when decoding token by token.
+        return_weights: also return the self-attention weights (for plotting attention maps).
         """
         if self.cross_attention and context is None:
             raise ValueError("this TransformerBlock has cross_attention=True: pass context (B, S, d_model)")
         if not self.cross_attention and context is not None:
             raise ValueError("context given to a TransformerBlock built with cross_attention=False")
-        x = x + self.drop(self.attn(self.ln1(x), mask=mask, is_causal=self.causal, kv_cache=kv_cache))
+        a = self.attn(self.ln1(x), mask=mask, is_causal=self.causal, kv_cache=kv_cache, return_weights=return_weights)
+        a, weights = a if return_weights else (a, None)  # (B, T, C), (B, H, T, S) or None
+        x = x + self.drop(a)
         if self.cross_attention:
             x = x + self.drop(self.cross(self.ln_c(x), context=context, mask=context_mask))
         x = x + self.drop(self.ffn(self.ln2(x)))  # (B, T, C), position-wise
-        return x
+        return (x, weights) if return_weights else x
 
 
 # ---------------------------------------------------------------------------- decoder-only LM

@@ -257,10 +257,10 @@ def layer_norm(x: Tensor, normalized_shape: int | Sequence[int], weight: Tensor 
 class _CrossEntropy(Function):
     """loss_i = -log softmax(z_i)[t_i] (0 where t_i = ignore_index);  dz_i = g_i (softmax(z_i) - onehot(t_i))"""
     @staticmethod
-    def forward(ctx, logits, targets, valid, reduction):
+    def forward(ctx, logits, targets, keep, n_valid, reduction):
+        # targets (N,) class ids, ignored ones already replaced by 0; keep (N,) bool, or None if all count
         C = logits.shape[-1]
         z = logits.reshape(-1, C)  # (N, C): every leading position is one prediction
-        t = np.where(valid, targets, 0).reshape(-1)  # (N,) ignored rows point at class 0, then get weight 0
         m = z.max(axis=1, keepdims=True)  # (N, 1)
         if not np.isfinite(m).all():
             row = int(np.argwhere(~np.isfinite(m[:, 0]))[0, 0])
@@ -268,13 +268,13 @@ class _CrossEntropy(Function):
                              "maximum (all -inf, or +inf/NaN present), so its softmax is undefined")
         logp = z - m  # (N, C) shifted, so exp() <= 1
         logp -= np.log(np.exp(logp).sum(axis=1, keepdims=True))  # (N, C) log-probabilities
-        rows = np.arange(t.size)
-        losses = -logp[rows, t] * valid.reshape(-1)  # (N,), 0 where ignored
-        n_valid = int(valid.sum())
+        losses = -logp[np.arange(targets.size), targets]  # (N,)
+        if keep is not None:
+            losses *= keep  # ignored rows score 0
         ctx.save_for_backward(logp)
-        ctx.t, ctx.valid, ctx.reduction, ctx.n_valid, ctx.shape = t, valid.reshape(-1), reduction, n_valid, logits.shape
+        ctx.t, ctx.keep, ctx.n_valid, ctx.reduction, ctx.shape = targets, keep, n_valid, reduction, logits.shape
         if reduction == "none":
-            return losses.reshape(targets.shape)
+            return losses.reshape(logits.shape[:-1])
         total = losses.sum()
         return np.asarray(total / n_valid if reduction == "mean" else total, dtype=logits.dtype)
 
@@ -284,12 +284,14 @@ class _CrossEntropy(Function):
         grad = np.exp(logp)  # (N, C) softmax probabilities
         grad[np.arange(ctx.t.size), ctx.t] -= 1  # minus the one-hot target
         if ctx.reduction == "none":
-            row_w = ctx.valid * g.reshape(-1)  # (N,)
+            row_w = g.reshape(-1, 1)  # (N, 1): each row has its own upstream gradient
         elif ctx.reduction == "mean":
-            row_w = ctx.valid * (g / ctx.n_valid)  # the mean divides by the number of scored rows only
+            row_w = g / ctx.n_valid  # the mean divides by the number of scored rows only
         else:
-            row_w = ctx.valid * g
-        grad *= row_w[:, None].astype(grad.dtype, copy=False)  # (N, C) * (N, 1)
+            row_w = g
+        grad *= row_w
+        if ctx.keep is not None:
+            grad *= ctx.keep[:, None]  # ignored rows get no gradient
         return grad.reshape(ctx.shape)
 
 
@@ -311,16 +313,22 @@ def cross_entropy(logits: Tensor, targets: Any, ignore_index: int = -100, reduct
         raise ValueError(f"cross_entropy: logits have shape {logits.shape}, so targets must have shape "
                          f"{logits.shape[:-1]} (logits.shape[:-1], classes last), got {t.shape}")
     C = logits.shape[-1]
-    valid = t != ignore_index
-    bad = valid & ((t < 0) | (t >= C))
-    if bad.any():
-        where = tuple(int(i) for i in np.argwhere(bad)[0])
-        raise ValueError(f"cross_entropy: target {int(t[where])} at position {where} is out of range for "
+    t = t.reshape(-1)  # (N,)
+    keep = t != ignore_index  # (N,) True = scored
+    n_valid = int(np.count_nonzero(keep))
+    if n_valid == t.size:
+        keep = None  # the common case: nothing ignored, no masking work below
+    else:
+        t = np.where(keep, t, 0)  # ignored rows point at class 0 for the lookup, then get weight 0
+    if t.size and (t.min() < 0 or t.max() >= C):
+        i = int(np.argmax((t < 0) | (t >= C)))
+        where = tuple(int(j) for j in np.unravel_index(i, logits.shape[:-1]))
+        raise ValueError(f"cross_entropy: target {int(t[i])} at position {where} is out of range for "
                          f"C={C} classes (valid: 0..{C - 1}, or ignore_index={ignore_index})")
-    if reduction == "mean" and not valid.any():
+    if reduction == "mean" and n_valid == 0:
         raise ValueError(f"cross_entropy: every target equals ignore_index={ignore_index}, so the mean is over "
                          "zero targets (undefined); use reduction='sum' or skip this batch")
-    return _CrossEntropy.apply(logits, targets=t, valid=valid, reduction=reduction)
+    return _CrossEntropy.apply(logits, targets=t, keep=keep, n_valid=n_valid, reduction=reduction)
 
 
 # ----------------------------------------------------------------------------------------------

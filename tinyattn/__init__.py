@@ -9,11 +9,8 @@ from .tensor import (
     set_default_dtype, sigmoid, softmax, sqrt, stack, tanh, tensor, tril, triu, where, zeros, zeros_like,
 )
 from .gradcheck import GradcheckError, gradcheck, numerical_grad
-try:  # TEMPORARY while the subpackages are being written in parallel; removed before release
-    from . import masks  # noqa: F401
-    from . import nn  # noqa: F401  (so `torch.nn.Linear` works with `import tinyattn as torch`)
-    from . import optim  # noqa: F401
-except ImportError:  # pragma: no cover
-    pass
+from . import masks  # noqa: F401
+from . import nn  # noqa: F401  (so `torch.nn.Linear` works with `import tinyattn as torch`)
+from . import optim  # noqa: F401
 
 __version__ = "0.1.0"

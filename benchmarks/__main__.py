@@ -1,0 +1,111 @@
+"""python -m benchmarks [--quick] [--only NAME[,NAME]] [--json FILE] [--markdown FILE] [--check]
+
+Runs the benchmarks, prints one table, and optionally writes the figures as JSON and as the Markdown
+of benchmarks/RESULTS.md. ``--check`` exits with status 1 when a target is missed (the default is to
+report and exit 0: a slow, shared machine should not look like a crash).
+"""
+from __future__ import annotations
+
+import argparse
+import importlib
+import json
+import sys
+import time
+
+from . import BENCHMARKS
+from .common import Row, describe_machine, machine
+
+
+def _fmt(x: float | None) -> str:
+    if x is None:
+        return "-"
+    if x == 0 or abs(x) >= 100:
+        return f"{x:,.0f}"
+    if abs(x) >= 10:
+        return f"{x:.1f}"
+    if abs(x) >= 0.01:
+        return f"{x:.3g}" if abs(x) < 1 else f"{x:.2f}"
+    return f"{x:.2e}"
+
+
+def _cells(r: Row) -> list[str]:
+    met = {True: "yes", False: "NO", None: ""}[r.met]
+    ratio = "-" if r.ratio is None else f"{r.ratio:.3f} ({r.ratio_name})"
+    return [r.bench, r.case, r.metric, _fmt(r.value), _fmt(r.baseline), ratio, r.target or "", met]
+
+
+HEADER = ["benchmark", "case", "metric", "tinyattn", "baseline", "ratio", "target", "met"]
+
+
+def table(rows: list[Row]) -> str:
+    """A plain-text table, columns padded to fit."""
+    cells = [HEADER] + [_cells(r) for r in rows]
+    widths = [max(len(c[i]) for c in cells) for i in range(len(HEADER))]
+    lines = ["  ".join(c.ljust(w) for c, w in zip(row, widths)).rstrip() for row in cells]
+    lines.insert(1, "  ".join("-" * w for w in widths))
+    return "\n".join(lines)
+
+
+def markdown(rows: list[Row], info: dict, seconds: float, quick: bool) -> str:
+    """The figures as Markdown (what benchmarks/RESULTS.md holds)."""
+    out = ["# Performance", "",
+           f"Measured on: {describe_machine(info)}.", "",
+           f"`python -m benchmarks{' --quick' if quick else ''}` took {seconds:.0f} s. Baselines: hand-written NumPy "
+           "(mha, mlp_step, engine_overhead), `np.matmul` on the same shapes (matmul_roofline), "
+           "`scaled_dot_product_attention` (flash_memory). Times are medians of interleaved repeats after warm-up.", "",
+           "| " + " | ".join(HEADER) + " |", "|" + "---|" * len(HEADER)]
+    for r in rows:
+        out.append("| " + " | ".join(c.replace("|", "\\|") for c in _cells(r)) + " |")
+    return "\n".join(out) + "\n"
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m benchmarks", description=__doc__.split("\n\n")[1])
+    ap.add_argument("--quick", action="store_true", help="tiny shapes and few repeats: checks that everything runs "
+                                                          "(seconds, not minutes); the figures mean nothing")
+    ap.add_argument("--only", metavar="NAME[,NAME]", help=f"run only these, from: {', '.join(BENCHMARKS)}")
+    ap.add_argument("--json", metavar="FILE", help="also write machine, settings and every row as JSON")
+    ap.add_argument("--markdown", metavar="FILE", help="also write the table as Markdown (benchmarks/RESULTS.md)")
+    ap.add_argument("--check", action="store_true", help="exit with status 1 if any target is missed")
+    args = ap.parse_args(argv)
+
+    names = list(BENCHMARKS)
+    if args.only:
+        names = [n.strip() for n in args.only.split(",") if n.strip()]
+        unknown = [n for n in names if n not in BENCHMARKS]
+        if unknown:
+            ap.error(f"unknown benchmark(s) {', '.join(unknown)}; choose from {', '.join(BENCHMARKS)}")
+
+    info = machine()
+    print(f"machine: {describe_machine(info)}", flush=True)
+    start = time.perf_counter()
+    rows: list[Row] = []
+    seconds: dict[str, float] = {}
+    for name in names:
+        t0 = time.perf_counter()
+        print(f"running {name} ...", end=" ", flush=True)
+        module = importlib.import_module(f"benchmarks.{name}")
+        rows.extend(module.run(quick=args.quick))
+        seconds[name] = time.perf_counter() - t0
+        print(f"{seconds[name]:.1f}s", flush=True)
+    total = time.perf_counter() - start
+    print()
+    print(table(rows))
+    missed = [r for r in rows if r.met is False]
+    print(f"\n{len(rows)} figures in {total:.1f}s; targets met: "
+          f"{sum(r.met is True for r in rows)}/{sum(r.met is not None for r in rows)}")
+
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump({"machine": info, "quick": args.quick, "seconds": total, "seconds_per_benchmark": seconds,
+                       "rows": [r.to_dict() for r in rows]}, f, indent=2, default=float)
+        print(f"wrote {args.json}")
+    if args.markdown:
+        with open(args.markdown, "w") as f:
+            f.write(markdown(rows, info, total, args.quick))
+        print(f"wrote {args.markdown}")
+    return 1 if (args.check and missed) else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

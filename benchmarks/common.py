@@ -1,0 +1,156 @@
+"""What every benchmark shares: the result row, side-by-side timing, and a description of the machine.
+
+Timing rules (the same for every benchmark):
+* ``time.perf_counter`` around the call, after warm-up calls that are not counted;
+* the MEDIAN of the repeats (robust to the odd slow run; the mean is not);
+* when two implementations are compared, their repeats are INTERLEAVED (a, b, b, a, a, b, ...), so a
+  slow patch of the machine (another process, a frequency change) hits both, and the ratio is fair.
+"""
+from __future__ import annotations
+
+import gc
+import os
+import platform
+import statistics
+import time
+from dataclasses import asdict, dataclass, field
+from typing import Callable
+
+import numpy as np
+
+
+@dataclass
+class Row:
+    """One measured figure: tinyattn's ``value`` against a ``baseline`` (NumPy by hand, naive, ...)."""
+
+    bench: str                       # which benchmark (module name)
+    case: str                        # the configuration, e.g. "(B,T,d,h)=(8,128,256,8) float32"
+    metric: str                      # what value/baseline measure, with the unit, e.g. "fwd+bwd ms"
+    value: float                     # tinyattn's figure
+    baseline: float | None = None    # the reference figure, same unit
+    ratio: float | None = None       # the figure the target is about (e.g. value / baseline)
+    ratio_name: str = ""             # what ratio means, e.g. "tinyattn / numpy"
+    target: str | None = None        # e.g. "<= 1.25" or ">= 0.5"; None = informational
+    extra: dict = field(default_factory=dict)  # anything else worth keeping in the JSON
+
+    @property
+    def met(self) -> bool | None:
+        """Whether ``ratio`` meets ``target`` (None when there is no target)."""
+        if self.target is None or self.ratio is None:
+            return None
+        op, bound = self.target.split()
+        return self.ratio <= float(bound) if op == "<=" else self.ratio >= float(bound)
+
+    def to_dict(self) -> dict:
+        d = asdict(self)
+        d["met"] = self.met
+        return d
+
+
+def time_once(fn: Callable[[], object]) -> float:
+    """Seconds for one call of ``fn``."""
+    t0 = time.perf_counter()
+    fn()
+    return time.perf_counter() - t0
+
+
+def median_time(fn: Callable[[], object], repeat: int = 7, warmup: int = 2, number: int = 1) -> float:
+    """Median seconds per call of ``fn`` over ``repeat`` timings of ``number`` calls, after ``warmup`` calls."""
+    for _ in range(warmup):
+        fn()
+    gc.collect()
+    times = []
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        for _ in range(number):
+            fn()
+        times.append((time.perf_counter() - t0) / number)
+    return statistics.median(times)
+
+
+def compare(fns: dict[str, Callable[[], object]], repeat: int = 7, warmup: int = 2, number: int = 1) -> dict[str, float]:
+    """Median seconds per call of each function, with their repeats interleaved (see the module docstring).
+
+    Every function gets ``warmup`` uncounted calls first. Round r runs the functions in order when r is
+    even and in reverse order when r is odd, so neither always runs right after the other.
+    """
+    names = list(fns)
+    for name in names:
+        for _ in range(warmup):
+            fns[name]()
+    gc.collect()
+    times: dict[str, list[float]] = {name: [] for name in names}
+    for r in range(repeat):
+        for name in (names if r % 2 == 0 else names[::-1]):
+            fn = fns[name]
+            t0 = time.perf_counter()
+            for _ in range(number):
+                fn()
+            times[name].append((time.perf_counter() - t0) / number)
+    return {name: statistics.median(ts) for name, ts in times.items()}
+
+
+# ----------------------------------------------------------------------------------------------
+# The machine the figures came from.
+# ----------------------------------------------------------------------------------------------
+def _cpu_model() -> str:
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
+def _blas() -> dict:
+    """Which BLAS numpy runs, and with how many threads (threadpoolctl if it is installed; optional)."""
+    info: dict = {}
+    try:
+        cfg = np.show_config(mode="dicts")
+        blas = cfg.get("Build Dependencies", {}).get("blas", {})
+        info["name"], info["version"] = blas.get("name"), blas.get("version")
+    except Exception:  # older numpy: show_config has no mode=
+        pass
+    try:
+        from threadpoolctl import threadpool_info  # optional, not a dependency
+        for pool in threadpool_info():
+            if pool.get("user_api") == "blas":
+                info.update(threads=pool.get("num_threads"), kernel=pool.get("architecture"),
+                            internal=pool.get("internal_api"))
+                break
+    except ImportError:
+        info["threads"] = "unknown (pip install threadpoolctl to see)"
+    for var in ("OPENBLAS_CORETYPE", "OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS"):
+        if os.environ.get(var):
+            info[var] = os.environ[var]
+    return info
+
+
+def machine() -> dict:
+    """CPU, cores, memory, Python, NumPy and BLAS: enough to tell whether two runs are comparable."""
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except AttributeError:  # not Linux
+        cores = os.cpu_count()
+    mem_gib = None
+    try:
+        with open("/proc/meminfo") as f:
+            mem_gib = round(int(f.readline().split()[1]) / 2**20, 1)  # MemTotal, in kiB
+    except (OSError, ValueError, IndexError):
+        pass
+    return {"cpu": _cpu_model(), "cores": cores, "memory_gib": mem_gib, "os": platform.platform(),
+            "python": platform.python_version(), "numpy": np.__version__, "blas": _blas()}
+
+
+def describe_machine(m: dict) -> str:
+    blas = m.get("blas", {})
+    blas_txt = " ".join(str(blas[k]) for k in ("name", "version") if blas.get(k))
+    if blas.get("kernel"):
+        blas_txt += f" (kernel {blas['kernel']}, {blas.get('threads')} threads)"
+    for var in ("OPENBLAS_CORETYPE", "OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS"):
+        if blas.get(var):
+            blas_txt += f", {var}={blas[var]}"
+    return (f"{m['cpu']}, {m['cores']} cores, {m['memory_gib']} GiB; Python {m['python']}, "
+            f"NumPy {m['numpy']}, BLAS {blas_txt or 'unknown'}; {m['os']}")

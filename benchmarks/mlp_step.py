@@ -1,0 +1,108 @@
+"""One MLP training step: tinyattn (nn.Linear, relu, F.cross_entropy, optim.SGD) against the same step in NumPy.
+
+The model is Linear(512, 512) -> ReLU -> Linear(512, 10), trained with softmax cross-entropy on a batch
+of 64 and plain SGD. The NumPy step is written by hand (forward, backward, update) the way a NumPy
+programmer would. At this size each matmul takes tens of microseconds, so the engine's bookkeeping
+(graph recording, the backward walk, the optimizer loop) is a visible part of the step.
+Before timing, one step of each is run from the same weights and the updated weights compared.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+import tinyattn
+import tinyattn.nn as nn
+import tinyattn.nn.functional as F
+from tinyattn import optim
+
+from .common import Row, compare
+
+BATCH, WIDTH, CLASSES, LR = 64, 512, 10, 0.01
+
+
+def _tinyattn_model(width: int, dtype):
+    prev = tinyattn.get_default_dtype()
+    tinyattn.set_default_dtype(dtype)
+    try:
+        tinyattn.manual_seed(0)
+        model = nn.Sequential(nn.Linear(width, width), nn.ReLU(), nn.Linear(width, CLASSES))
+    finally:
+        tinyattn.set_default_dtype(prev)
+    return model, optim.SGD(model.parameters(), lr=LR)
+
+
+def tinyattn_step(model, opt, x: tinyattn.Tensor, y: np.ndarray) -> None:
+    opt.zero_grad()
+    loss = F.cross_entropy(model(x), y)
+    loss.backward()
+    opt.step()
+
+
+class NumpyMLP:
+    """The same two layers, loss and SGD update, by hand. Weights in PyTorch's (out, in) layout."""
+
+    def __init__(self, W1, b1, W2, b2) -> None:
+        self.W1, self.b1, self.W2, self.b2 = (np.array(a) for a in (W1, b1, W2, b2))  # own copies
+
+    def step(self, x: np.ndarray, y: np.ndarray) -> float:
+        N = x.shape[0]
+        h = x @ self.W1.T  # (N, in) @ (in, hidden) -> (N, hidden)
+        h += self.b1
+        a = np.maximum(h, 0)  # relu
+        z = a @ self.W2.T  # (N, hidden) @ (hidden, C) -> (N, C)
+        z += self.b2
+        z -= z.max(axis=1, keepdims=True)  # stable log-softmax
+        e = np.exp(z)
+        s = e.sum(axis=1, keepdims=True)
+        loss = float(np.log(s[:, 0]).sum() - z[np.arange(N), y].sum()) / N
+        dz = e / s  # softmax
+        dz[np.arange(N), y] -= 1  # minus the one-hot target
+        dz *= 1.0 / N  # the mean over the batch
+        dW2 = dz.T @ a  # (C, N) @ (N, hidden) -> (C, hidden)
+        db2 = dz.sum(axis=0)
+        da = dz @ self.W2  # (N, C) @ (C, hidden) -> (N, hidden)
+        da *= h > 0  # relu backward
+        dW1 = da.T @ x  # (hidden, N) @ (N, in) -> (hidden, in)
+        db1 = da.sum(axis=0)
+        for p, g in ((self.W1, dW1), (self.b1, db1), (self.W2, dW2), (self.b2, db2)):
+            p -= LR * g
+        return loss
+
+
+def _setup(width: int, batch: int, dtype=np.float32):
+    model, opt = _tinyattn_model(width, dtype)
+    l1, l2 = model[0], model[2]
+    ref = NumpyMLP(l1.weight.data, l1.bias.data, l2.weight.data, l2.bias.data)
+    rng = np.random.default_rng(0)
+    x_np = rng.standard_normal((batch, width)).astype(dtype)
+    y = rng.integers(0, CLASSES, size=batch)
+    return model, opt, ref, x_np, y
+
+
+def check_agreement(model, opt, ref: NumpyMLP, x_np: np.ndarray, y: np.ndarray) -> float:
+    """One step of each from the same weights; the largest relative difference of the updated weights."""
+    tinyattn_step(model, opt, tinyattn.tensor(x_np), y)
+    ref.step(x_np, y)
+    l1, l2 = model[0], model[2]
+    worst = 0.0
+    for name, a, b in (("W1", l1.weight.data, ref.W1), ("b1", l1.bias.data, ref.b1),
+                       ("W2", l2.weight.data, ref.W2), ("b2", l2.bias.data, ref.b2)):
+        err = float(np.max(np.abs(a - b)) / np.max(np.abs(b)))
+        worst = max(worst, err)
+        if not err < 1e-5:
+            raise AssertionError(f"tinyattn and the NumPy MLP disagree on {name} after one step: {err:.2e}")
+    return worst
+
+
+def run(quick: bool = False) -> list[Row]:
+    width, batch = (64, 16) if quick else (WIDTH, BATCH)
+    model, opt, ref, x_np, y = _setup(width, batch)
+    err = check_agreement(model, opt, ref, x_np, y)
+    x = tinyattn.tensor(x_np)
+    number, repeat = (3, 3) if quick else (50, 15)
+    t = compare({"tinyattn": lambda: tinyattn_step(model, opt, x, y), "numpy": lambda: ref.step(x_np, y)},
+                repeat=repeat, warmup=3, number=number)
+    ms_t, ms_np = t["tinyattn"] * 1e3, t["numpy"] * 1e3
+    case = f"Linear({width},{width})-relu-Linear({width},{CLASSES}), batch {batch}, CE + SGD, float32"
+    return [Row("mlp_step", case, "step ms", ms_t, ms_np, ratio=ms_t / ms_np, ratio_name="tinyattn / numpy",
+                target=None if quick else "<= 1.15", extra={"max_rel_diff_after_one_step": err})]

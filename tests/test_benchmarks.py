@@ -1,0 +1,119 @@
+"""The benchmarks suite: its quick mode runs every benchmark and each one produces its figures.
+
+These tests check that the numbers exist, are finite and are what they claim to be (the NumPy
+baselines compute the same thing as tinyattn; the FLOP count is the closed form), not that anything
+is fast: speed depends on the machine and is reported by ``python -m benchmarks``, not asserted.
+"""
+from __future__ import annotations
+
+import json
+import math
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, ROOT)  # `benchmarks` is a folder of the repository, not part of the installed package
+
+from benchmarks import BENCHMARKS  # noqa: E402
+from benchmarks.common import Row, compare  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def quick_run(tmp_path_factory):
+    """One `python -m benchmarks --quick` in a fresh process, as a user runs it."""
+    out = tmp_path_factory.mktemp("bench")
+    js, md = out / "bench.json", out / "bench.md"
+    proc = subprocess.run([sys.executable, "-m", "benchmarks", "--quick", "--json", str(js), "--markdown", str(md)],
+                          cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    return proc.stdout, json.loads(js.read_text()), md.read_text()
+
+
+def test_quick_mode_runs_every_benchmark_and_each_produces_numbers(quick_run):
+    _, data, _ = quick_run
+    rows = data["rows"]
+    produced = {r["bench"] for r in rows}
+    assert produced == set(BENCHMARKS), f"missing figures from {set(BENCHMARKS) - produced}"
+    for r in rows:
+        assert isinstance(r["value"], float) and math.isfinite(r["value"]) and r["value"] > 0, r
+        if r["baseline"] is not None:
+            assert math.isfinite(r["baseline"]) and r["baseline"] > 0, r
+            assert r["ratio"] is not None and math.isfinite(r["ratio"]) and r["ratio"] > 0, r
+        assert r["target"] is None, f"quick mode runs other shapes, so it must not claim a target: {r}"
+    assert set(data["seconds_per_benchmark"]) == set(BENCHMARKS)
+    assert data["machine"]["cores"] >= 1 and data["machine"]["numpy"] == np.__version__
+
+
+def test_quick_mode_covers_the_cases_of_the_issue(quick_run):
+    _, data, _ = quick_run
+    by = {}
+    for r in data["rows"]:
+        by.setdefault(r["bench"], []).append(r)
+    assert {r["case"].split()[-1] for r in by["mha"]} == {"float32", "float64"}
+    assert {r["metric"] for r in by["flash_memory"]} == {"peak MiB (fwd+bwd)", "fwd+bwd ms"}
+    assert {r["case"].split(",")[0] for r in by["demo_throughput"]} == {"attention", "gru", "rnn"}
+    assert any(r["case"].startswith("MultiHeadAttention") and r["ratio_name"] == "share of np.matmul"
+               for r in by["matmul_roofline"])
+    assert any("backward" in r["case"] for r in by["engine_overhead"])
+
+
+def test_table_and_markdown_show_every_row(quick_run):
+    stdout, data, md = quick_run
+    n = len(data["rows"])
+    assert f"{n} figures in" in stdout
+    assert md.startswith("# Performance") and "Measured on:" in md
+    assert md.count("\n| ") == n + 1  # header + one line per row
+
+
+def test_only_runs_one_and_unknown_names_are_refused(tmp_path):
+    js = tmp_path / "one.json"
+    ok = subprocess.run([sys.executable, "-m", "benchmarks", "--quick", "--only", "mlp_step", "--json", str(js)],
+                        cwd=ROOT, capture_output=True, text=True, timeout=60)
+    assert ok.returncode == 0, ok.stderr
+    assert {r["bench"] for r in json.loads(js.read_text())["rows"]} == {"mlp_step"}
+    bad = subprocess.run([sys.executable, "-m", "benchmarks", "--only", "nope"], cwd=ROOT, capture_output=True,
+                         text=True, timeout=60)
+    assert bad.returncode == 2 and "unknown benchmark(s) nope" in bad.stderr
+
+
+def test_numpy_mha_baseline_is_checked_against_tinyattn():
+    """The hand-written layer computes what tinyattn computes, and a wrong one is caught."""
+    from benchmarks.mha import _make_layers, check_agreement
+    layer, np_layer, x, dy = _make_layers(2, 5, 8, 2, np.float64)
+    assert check_agreement(layer, np_layer, x, dy) < 1e-10
+    np_layer.w["W_v.weight"] = np_layer.w["W_v.weight"] * 1.001  # a slightly different layer
+    with pytest.raises(AssertionError, match="disagree"):
+        check_agreement(layer, np_layer, x, dy)
+
+
+def test_numpy_mlp_baseline_is_checked_against_tinyattn():
+    from benchmarks.mlp_step import _setup, check_agreement
+    model, opt, ref, x, y = _setup(8, 4)
+    assert check_agreement(model, opt, ref, x, y) < 1e-5
+    model, opt, ref, x, y = _setup(8, 4)
+    ref.b2 += 1e-2  # a different starting point must not pass as the same step
+    with pytest.raises(AssertionError, match="disagree"):
+        check_agreement(model, opt, ref, x, y)
+
+
+def test_flop_count_is_the_closed_form():
+    from benchmarks.matmul_roofline import flops, mha_matmuls, sdpa_matmuls
+    B, T, d, h = 3, 7, 12, 4
+    N = B * T
+    assert flops(mha_matmuls(B, T, d, h)) == 12 * 2 * N * d * d + 6 * 2 * B * T * T * d
+    assert flops(sdpa_matmuls(B, T, d, h)) == 6 * 2 * B * T * T * d
+
+
+def test_row_target_and_compare():
+    assert Row("b", "c", "m", 1.0, 1.0, ratio=1.2, target="<= 1.25").met is True
+    assert Row("b", "c", "m", 1.0, 1.0, ratio=1.3, target="<= 1.25").met is False
+    assert Row("b", "c", "m", 1.0, 1.0, ratio=0.4, target=">= 0.5").met is False
+    assert Row("b", "c", "m", 1.0).met is None
+    calls = []
+    t = compare({"a": lambda: calls.append("a"), "b": lambda: calls.append("b")}, repeat=3, warmup=1)
+    assert set(t) == {"a", "b"} and all(s >= 0 for s in t.values())
+    assert calls == ["a", "b", "a", "b", "b", "a", "a", "b"]  # warm-up, then interleaved: ab, ba, ab

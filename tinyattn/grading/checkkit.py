@@ -184,7 +184,12 @@ def as_tuple(x: Any, n: int, what: str) -> tuple:
 
 
 def diagnose(got: np.ndarray, variants: dict[str, list] | None, rtol: float, atol: float) -> str | None:
-    """The first mistake id whose variant equals `got` (same shape, close values, nan where it has nan)."""
+    """The mistake id whose variant equals `got` (same shape, close values, nan where it has nan).
+
+    None when nothing matches, and also when variants of two different mistakes match: on inputs
+    where two mistakes look alike (e.g. saturated softmaxes) naming either would be a guess.
+    """
+    found = []
     for mistake, outs in (variants or {}).items():
         for v in outs:
             if v is None:
@@ -193,13 +198,15 @@ def diagnose(got: np.ndarray, variants: dict[str, list] | None, rtol: float, ato
             if v.shape != got.shape:
                 continue
             if v.dtype == bool or got.dtype == bool:
-                if np.array_equal(v, got):
-                    return mistake
-                continue
-            with np.errstate(all="ignore"):
-                if np.allclose(got.astype(np.float64), v.astype(np.float64), rtol=rtol, atol=atol, equal_nan=True):
-                    return mistake
-    return None
+                same = np.array_equal(v, got)
+            else:
+                with np.errstate(all="ignore"):
+                    same = np.allclose(got.astype(np.float64), v.astype(np.float64), rtol=rtol, atol=atol,
+                                       equal_nan=True)
+            if same:
+                found.append(mistake)
+                break
+    return found[0] if len(found) == 1 else None
 
 
 def tolerances(got: np.ndarray, rtol: float | None, atol: float | None) -> tuple[float, float]:
@@ -277,3 +284,12 @@ def expect_raises(session: Session, exc_type: type[BaseException], name: str, *a
 def distinct(rng: np.random.Generator, k: int, lo: int, hi: int) -> list[int]:
     """k different integers in [lo, hi], so that swapped axes always show up as wrong shapes."""
     return [int(v) for v in rng.choice(np.arange(lo, hi + 1), size=k, replace=False)]
+
+
+def large_logits(rng: np.random.Generator, q_shape: tuple, k_shape: tuple) -> tuple[np.ndarray, np.ndarray]:
+    """Q, K whose scores are all around ±10000/sqrt(d) (so a naive exp overflows or underflows every
+    time) while each row still has ordinary O(1) differences (so the exact softmax is not one-hot)."""
+    Q, K = rng.standard_normal(q_shape), rng.standard_normal(k_shape)
+    Q[..., 0] = 100.0 * rng.choice([-1.0, 1.0], size=q_shape[:-1])
+    K[..., 0] = 100.0
+    return Q, K

@@ -43,7 +43,15 @@ def check_values(s: Session, m, x, H, mask=None, what="forward(x)") -> None:
 
 
 def run(s: Session) -> None:
+    previous = tinyattn.get_default_dtype()
     tinyattn.set_default_dtype(np.float64)      # float64 parameters: exact comparisons with the NumPy reference
+    try:
+        _run(s)
+    finally:
+        tinyattn.set_default_dtype(previous)
+
+
+def _run(s: Session) -> None:
     rng = s.rng
     B, T, H, d_k = distinct(rng, 4, 2, 5)
     C = H * d_k

@@ -1,0 +1,55 @@
+"""Mutants of the solutions, one known mistake each: (mistake id, exercise id, [(old, new, count), ...]).
+
+Each substitution must match exactly `count` times in the solution file (so a mutant can not
+silently stop mutating when a solution is edited). Used by tests/test_grading_mistakes.py.
+"""
+
+MUTANTS = [
+    # --- the required ids, one mutant each at least ---
+    ("missing_scale", "ex01", [("return scores / math.sqrt(d_k)", "return scores", 1)]),
+    ("scale_by_d_not_sqrt", "ex01", [("scores / math.sqrt(d_k)", "scores / d_k", 1)]),
+    ("weights_transposed", "ex01", [("scores = Q @ np.swapaxes(K, -1, -2)", "scores = K @ np.swapaxes(Q, -1, -2)", 1)]),
+    ("unstable_softmax", "ex02", [("z = x - x.max(axis=axis, keepdims=True)", "z = x", 1)]),
+    ("softmax_wrong_axis", "ex02", [("z = x - x.max(axis=axis, keepdims=True)", "z = x - x.max(axis=0, keepdims=True)", 1),
+                                    ("e.sum(axis=axis, keepdims=True)", "e.sum(axis=0, keepdims=True)", 1)]),
+    ("softmax_backward_missing_term", "ex02", [("return y * (dy - inner)", "return y * dy", 1)]),
+    ("mask_inverted_future_leak", "ex03", [("return np.tril(", "return np.triu(", 1)]),
+    ("mask_excludes_diagonal", "ex03", [("np.tril(np.ones((T, T), dtype=bool))", "np.tril(np.ones((T, T), dtype=bool), k=-1)", 1)]),
+    ("mask_fill_zero", "ex03", [("np.array(-np.inf, dtype=scores.dtype)", "np.array(0.0, dtype=scores.dtype)", 1)]),
+    ("mask_after_softmax", "ex04", [
+        ("    if mask is not None:\n        # -inf before the softmax: exp(-inf) = 0, so a masked key gets exactly zero weight\n"
+         "        scores = np.where(mask, scores, -np.inf)\n", "", 1),
+        ("    weights = weights / weights.sum(axis=-1, keepdims=True)\n",
+         "    weights = weights / weights.sum(axis=-1, keepdims=True)\n    if mask is not None:\n"
+         "        weights = np.where(mask, weights, 0.0)\n", 1)]),
+    ("mask_fill_zero", "ex04", [("np.where(mask, scores, -np.inf)", "np.where(mask, scores, 0.0)", 1)]),
+    ("mask_inverted_future_leak", "ex04", [("np.where(mask, scores, -np.inf)", "np.where(mask, -np.inf, scores)", 1)]),
+    ("missing_scale", "ex04", [("scores = Q @ np.swapaxes(K, -1, -2) / math.sqrt(d_k)", "scores = Q @ np.swapaxes(K, -1, -2)", 1)]),
+    ("scale_by_d_not_sqrt", "ex04", [("/ math.sqrt(d_k)", "/ d_k", 1)]),
+    ("unstable_softmax", "ex04", [("    scores = scores - scores.max(axis=-1, keepdims=True)\n", "", 1)]),
+    ("softmax_wrong_axis", "ex04", [("scores.max(axis=-1", "scores.max(axis=-2", 1), ("weights.sum(axis=-1", "weights.sum(axis=-2", 1)]),
+    ("weights_transposed", "ex04", [("scores = Q @ np.swapaxes(K, -1, -2)", "scores = K @ np.swapaxes(Q, -1, -2)", 1)]),
+    ("missing_scale", "ex05", [("dQ = dS @ K * scale", "dQ = dS @ K", 1), ("@ Q * scale", "@ Q", 1)]),
+    ("softmax_backward_missing_term", "ex05", [("dS = P * (dP - (dP * P).sum(axis=-1, keepdims=True))", "dS = P * dP", 1)]),
+    ("weights_transposed", "ex05", [("dV = np.swapaxes(P, -1, -2) @ dout", "dV = P @ dout", 1)]),
+    ("unbroadcast_wrong_axes", "ex06", [("grad = grad.sum(axis=0)", "grad = grad.sum(axis=-1)", 1)]),
+    ("heads_mixed_no_transpose", "ex07", [("x = x.reshape(B, T, n_heads, d_k)", "x = x.reshape(B, n_heads, T, d_k)", 1),
+                                          ("    return x.transpose(0, 2, 1, 3)\n", "    return x\n", 1)]),
+    ("heads_mixed_no_transpose", "ex08", [("(x).view(B, T, H, d_k).transpose(1, 2)", "(x).view(B, H, T, d_k)", 3)]),
+    ("missing_scale", "ex08", [(" / math.sqrt(d_k)", "", 1)]),
+    ("mask_inverted_future_leak", "ex08", [("masked_fill(~np.asarray(mask, dtype=bool)", "masked_fill(np.asarray(mask, dtype=bool)", 1)]),
+    ("positional_sin_cos_swapped", "ex09", [("pe[:, 0::2] = np.sin(angle)", "pe[:, 0::2] = np.cos(angle)", 1),
+                                            ("pe[:, 1::2] = np.cos(angle)", "pe[:, 1::2] = np.sin(angle)", 1)]),
+    ("weights_transposed", "ex10", [("h @ W_hh + b", "h @ W_hh.T + b", 1)]),
+    ("bptt_missing_carry", "ex10", [("dh = dhs[:, t] + dh_next", "dh = dhs[:, t]", 1)]),
+    ("kv_repeat_tiled_not_interleaved", "ex11", [("return np.repeat(k, n_rep, axis=1)", "return np.tile(k, (1, n_rep, 1, 1))", 1)]),
+    ("flash_missing_rescale", "ex12", [("acc = alpha[:, None] * acc + p @ V", "acc = acc + p @ V", 1)]),
+    ("flash_materializes_scores", "ex12", [("    T, d = Q.shape\n", "    s = Q @ K.T / math.sqrt(Q.shape[1])\n"
+                                            "    p = np.exp(s - s.max(axis=1, keepdims=True))\n"
+                                            "    return (p / p.sum(axis=1, keepdims=True)) @ V\n", 1)]),
+    ("unstable_softmax", "ex12", [("m_new = np.maximum(m, s.max(axis=1))", "m_new = np.zeros_like(m)", 1)]),
+    ("window_off_by_one", "ex13", [("(i - j < window)", "(i - j <= window)", 1)]),
+    ("mask_excludes_diagonal", "ex13", [("(j <= i) & (i - j < window)", "(j < i) & (i - j < window)", 1)]),
+    ("mask_inverted_future_leak", "ex13", [("(j <= i) & (i - j < window)", "(j >= i) & (j - i < window)", 1)]),
+    ("kv_cache_not_appended", "ex14", [("return out, (K, V)", "return out, cache", 1)]),
+]

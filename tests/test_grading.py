@@ -1,0 +1,226 @@
+"""The autograder end to end, through real subprocesses (issue 6's "must hold" list).
+
+Kept lean: the solutions are graded once (timed), and everything else -- the fresh exercises/,
+the adversarial folder and one mutant per mistake id -- goes through ONE parallel run, so the
+3 s infinite-loop timeout overlaps with the other work.
+"""
+from __future__ import annotations
+
+import csv
+import importlib.util
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from tinyattn.grading import EXERCISES, MISTAKES, grade_folder
+from tinyattn.grading.cli import grade_main
+from tinyattn.grading.exercises import get
+from tinyattn.grading.grader import default_jobs, run_tasks
+
+ROOT = Path(__file__).resolve().parents[1]
+FIXTURES = Path(__file__).resolve().parent / "grading_fixtures"
+SEED = 1234
+ADVERSARIAL_TIMEOUT = 3.0
+
+
+def load_mutants() -> list[tuple[str, str, list]]:
+    spec = importlib.util.spec_from_file_location("grading_mutants", FIXTURES / "mutants.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod.MUTANTS
+
+
+MUTANTS = load_mutants()
+FIRST_PER_ID = {}
+for _m in MUTANTS:
+    FIRST_PER_ID.setdefault(_m[0], _m)
+
+
+def mutate(ex_id: str, subs) -> str:
+    src = (ROOT / "solutions" / get(ex_id).filename).read_text(encoding="utf-8")
+    for old, new, count in subs:
+        assert src.count(old) == count, f"mutant for {ex_id}: {old!r} occurs {src.count(old)} times, expected {count}"
+        src = src.replace(old, new)
+    return src
+
+
+ADVERSARIAL = {  # exercise -> (status, words the message must contain)
+    "ex01": ("timeout", ["still running after 3 s"]),
+    "ex02": ("error", ["sys.exit(0)", "imported"]),
+    "ex03": ("failed", ["modified its input"]),
+    "ex04": ("error", ["RuntimeError", "something went wrong"]),
+    "ex06": ("passed", []),
+    "ex07": ("failed", ["has shape"]),
+    "ex09": ("error", ["exited with status 0", "os._exit"]),
+    "ex11": ("forbidden", ["torch"]),
+    "ex13": ("failed", ["sliding_window_mask"]),
+}
+
+
+@pytest.fixture(scope="module")
+def solutions_run():
+    start = time.perf_counter()
+    report = grade_folder(ROOT / "solutions", seed=SEED, jobs=default_jobs())
+    return report, time.perf_counter() - start
+
+
+@pytest.fixture(scope="module")
+def combined(tmp_path_factory):
+    """One parallel run: fresh exercises/, the adversarial folder, and one mutant per mistake id."""
+    tmp = tmp_path_factory.mktemp("grading")
+    adv = tmp / "adversarial"
+    shutil.copytree(ROOT / "solutions", adv)
+    for f in (FIXTURES / "adversarial").glob("ex*.py"):
+        shutil.copy(f, adv / f.name)
+    tasks, labels = [], []
+    for ex in EXERCISES:
+        tasks.append((ROOT / "exercises" / ex.filename, ex))
+        labels.append(("fresh", ex.id))
+        tasks.append((adv / ex.filename, ex))
+        labels.append(("adversarial", ex.id))
+    for mid, (_, ex_id, subs) in FIRST_PER_ID.items():
+        folder = tmp / f"mutant_{mid}"
+        folder.mkdir()
+        ex = get(ex_id)
+        (folder / ex.filename).write_text(mutate(ex_id, subs), encoding="utf-8")
+        tasks.append((folder / ex.filename, ex))
+        labels.append(("mutant", mid))
+    results = run_tasks(tasks, SEED, ADVERSARIAL_TIMEOUT, default_jobs())
+    return {label: res for label, res in zip(labels, results)}
+
+
+# ---- solutions and fresh stubs -----------------------------------------------------------------
+
+def test_solutions_score_full_marks(solutions_run):
+    report, _ = solutions_run
+    failing = {r.id: [c for c in r.checks if not c["passed"]] for r in report.exercises if r.status != "passed"}
+    assert not failing
+    assert report.total == report.max == sum(ex.points for ex in EXERCISES)
+    assert [r.id for r in report.exercises] == [ex.id for ex in EXERCISES]
+    assert all(len(r.checks) >= 3 and all(c["passed"] for c in r.checks) for r in report.exercises)
+
+
+def test_grading_all_solutions_takes_at_most_30_s(solutions_run):
+    _, seconds = solutions_run
+    print(f"graded 14 solutions in {seconds:.1f} s on {os.cpu_count()} CPUs")
+    assert seconds <= 30.0
+
+
+def test_fresh_exercises_score_zero_all_not_attempted(combined):
+    fresh = [combined[("fresh", ex.id)] for ex in EXERCISES]
+    assert [r.status for r in fresh] == ["not_attempted"] * len(EXERCISES)
+    assert sum(r.points for r in fresh) == 0
+    for r in fresh:
+        assert all(not c["passed"] and f"{r.id}:" in c["message"] for c in r.checks), r.checks
+
+
+# ---- mistakes ------------------------------------------------------------------------------------
+
+def test_every_mistake_id_has_a_mutant():
+    assert set(FIRST_PER_ID) == set(MISTAKES)
+
+
+@pytest.mark.parametrize("mistake", sorted(FIRST_PER_ID))
+def test_mutant_is_diagnosed_with_exactly_its_mistake(combined, mistake):
+    res = combined[("mutant", mistake)]
+    assert res.status in ("failed", "error") and res.points == 0
+    assert res.mistakes == [mistake], [c for c in res.checks if not c["passed"]]
+    hinted = [c for c in res.to_json()["checks"] if c["mistake"] == mistake]
+    assert hinted and all(MISTAKES[mistake] in c["message"] for c in hinted)
+
+
+def test_all_other_mutants_are_diagnosed_too():
+    """The remaining mutants (same ids, other exercises), graded in one subprocess to keep the suite fast."""
+    extra = [m for m in MUTANTS if FIRST_PER_ID[m[0]] is not m]
+    code = (
+        "import json, sys, tempfile, pathlib\n"
+        "from tinyattn.grading.runner import grade_in_process\n"
+        "from tinyattn.grading.exercises import get\n"
+        "out = []\n"
+        "for mid, ex_id, src in json.load(sys.stdin):\n"
+        "    d = pathlib.Path(tempfile.mkdtemp())\n"
+        "    f = d / get(ex_id).filename\n"
+        "    f.write_text(src)\n"
+        f"    r = grade_in_process(ex_id, str(f), {SEED})\n"
+        "    out.append([mid, ex_id, list(dict.fromkeys(c['mistake'] for c in r['checks'] if c['mistake']))])\n"
+        "print(json.dumps(out))\n")
+    payload = json.dumps([[mid, ex_id, mutate(ex_id, subs)] for mid, ex_id, subs in extra])
+    proc = subprocess.run([sys.executable, "-c", code], input=payload, capture_output=True, text=True, timeout=120,
+                          env={**os.environ, "PYTHONWARNINGS": "ignore"})
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    got = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert len(got) == len(extra) >= 10
+    wrong = [(mid, ex_id, found) for mid, ex_id, found in got if found != [mid]]
+    assert not wrong
+
+
+# ---- adversarial submissions ---------------------------------------------------------------------
+
+@pytest.mark.parametrize("ex_id", sorted(ADVERSARIAL))
+def test_adversarial_submission_gets_its_status(combined, ex_id):
+    status, words = ADVERSARIAL[ex_id]
+    res = combined[("adversarial", ex_id)]
+    assert res.status == status, res.checks
+    text = " ".join(c["message"] for c in res.checks)
+    for w in words:
+        assert w in text, text
+    assert res.points == (get(ex_id).points if status == "passed" else 0)
+
+
+def test_other_exercises_still_graded_next_to_adversarial_ones(combined):
+    untouched = [ex.id for ex in EXERCISES if ex.id not in ADVERSARIAL]
+    assert untouched
+    assert all(combined[("adversarial", i)].status == "passed" for i in untouched)
+
+
+def test_timeout_is_enforced_promptly(combined):
+    assert combined[("adversarial", "ex01")].seconds < ADVERSARIAL_TIMEOUT + 3.0
+
+
+# ---- the command line: exit status, --json schema, --batch CSV -------------------------------------
+
+def test_cli_json_schema_and_exit_status(tmp_path, capsys):
+    out = tmp_path / "r.json"
+    assert grade_main([str(ROOT / "solutions"), "--only", "ex13", "ex3", "--seed", "7", "--json", str(out)]) == 0
+    data = json.loads(out.read_text())
+    assert set(data) == {"total", "max", "exercises"}
+    assert (data["total"], data["max"]) == (10, 10)
+    assert [e["id"] for e in data["exercises"]] == ["ex03", "ex13"]
+    for e in data["exercises"]:
+        assert set(e) == {"id", "status", "points", "max_points", "checks"}
+        for c in e["checks"]:
+            assert set(c) == {"name", "passed", "message", "mistake"}
+    text = capsys.readouterr().out
+    assert "ex13" in text and "total 10/10" in text and "seed 7" in text
+
+    assert grade_main([str(ROOT / "exercises"), "--only", "ex13", "-q"]) == 1
+    assert "not attempted" in capsys.readouterr().out
+
+
+def test_cli_usage_errors_are_one_line(tmp_path, capsys):
+    assert grade_main([str(tmp_path / "nope")]) == 2
+    assert grade_main(["--only", "ex99"]) == 2
+    assert grade_main(["--timeout", "0"]) == 2
+    assert grade_main(["--csv", "x.csv", str(ROOT / "solutions")]) == 2
+    err = capsys.readouterr().err
+    assert "Traceback" not in err and "no folder" in err and "unknown exercise 'ex99'" in err
+
+
+def test_batch_mode_writes_one_csv_row_per_learner(tmp_path, capsys):
+    root = tmp_path / "submissions"
+    (root / "alice").mkdir(parents=True)
+    (root / "bob" / "exercises").mkdir(parents=True)         # a cloned repository works too
+    shutil.copy(ROOT / "solutions" / "ex13_sliding_window.py", root / "alice")
+    shutil.copy(ROOT / "exercises" / "ex13_sliding_window.py", root / "bob" / "exercises")
+    grades = tmp_path / "grades.csv"
+    assert grade_main(["--batch", str(root), "--csv", str(grades), "--jobs", "2", "--only", "ex13"]) == 0
+    rows = list(csv.DictReader(grades.open()))
+    assert [(r["submission"], r["total"], r["ex13"], r["ex13_status"]) for r in rows] == [
+        ("alice", "5", "5", "passed"), ("bob", "0", "0", "not_attempted")]
+    assert "private seed" in capsys.readouterr().out

@@ -1,0 +1,80 @@
+"""The AST import check: what each kind of exercise may and may not import (no code is run)."""
+import pytest
+
+from tinyattn.grading.exercises import get
+from tinyattn.grading.static import check_source
+
+NUMPY_EX, MODULE_EX = get("ex04"), get("ex08")
+
+
+@pytest.mark.parametrize("src", [
+    "import numpy as np\nimport math",
+    "from tinyattn.gradcheck import numerical_grad",
+    "import tinyattn.gradcheck\nx = tinyattn.gradcheck.numerical_grad",
+    "from tinyattn import gradcheck",
+    "import scipy.linalg",
+    "from .helpers import thing",
+    "from typing import Optional\nfrom __future__ import annotations",
+])
+def test_numpy_exercise_allowed(src):
+    assert check_source(src, NUMPY_EX) == []
+
+
+@pytest.mark.parametrize("src, words", [
+    ("import torch", "torch"),
+    ("import torch.nn.functional as F", "torch"),
+    ("from torch import nn", "torch"),
+    ("from scipy.special import softmax", "scipy.special"),
+    ("from scipy import special", "scipy.special"),
+    ("import scipy\ny = scipy.special.softmax", "scipy.special"),
+    ("import jax.numpy as jnp", "jax"),
+    ("from tinyattn.nn.functional import attention", "tinyattn.nn.functional"),
+    ("import tinyattn.nn.functional as F", "tinyattn.nn.functional"),
+    ("from tinyattn.masks import causal_mask", "tinyattn.masks"),
+    ("from tinyattn import masks", "tinyattn.masks"),
+    ("from tinyattn.grading.references import attention", "tinyattn.grading"),
+    ("import tinyattn", "plain NumPy"),
+    ("from tinyattn import softmax", "plain NumPy"),
+    ("from tinyattn.tensor import unbroadcast", "plain NumPy"),
+    ("import tinyattn.gradcheck\nf = tinyattn.softmax", "tinyattn.softmax"),
+    ("m = __import__('torch')", "torch"),
+    ("import importlib\nm = importlib.import_module('scipy.special')", "scipy.special"),
+    ("import numpy as np\nf = getattr(x, 'scaled_dot_product_attention')", "scaled_dot_product_attention"),
+])
+def test_numpy_exercise_forbidden(src, words):
+    problems = check_source(src, NUMPY_EX)
+    assert problems and words in " ".join(problems) and problems[0].startswith("line ")
+
+
+@pytest.mark.parametrize("src", [
+    "import math\nimport numpy as np\nfrom tinyattn import nn",
+    "import tinyattn\nimport tinyattn.nn as nn\nt = tinyattn.tensor([1.0])",
+    "from tinyattn.nn import Module, Linear",
+    "from tinyattn import Tensor",
+    "class MultiHeadAttention(nn.Module):\n    pass",
+])
+def test_module_exercise_allowed(src):
+    assert check_source(src, MODULE_EX) == []
+
+
+@pytest.mark.parametrize("src, words", [
+    ("from tinyattn.nn import MultiHeadAttention", "MultiHeadAttention"),
+    ("from tinyattn import nn\nm = nn.MultiHeadAttention(8, 2)", "MultiHeadAttention"),
+    ("import tinyattn.nn.functional as F", "tinyattn.nn.functional"),
+    ("from tinyattn.nn import functional as F", "tinyattn.nn.functional"),
+    ("from tinyattn import nn\ny = nn.functional.scaled_dot_product_attention(q, k, v)", "functional"),
+    ("from tinyattn.nn import TransformerBlock", "TransformerBlock"),
+    ("import torch", "torch"),
+])
+def test_module_exercise_forbidden(src, words):
+    problems = check_source(src, MODULE_EX)
+    assert problems and words in " ".join(problems)
+
+
+def test_line_numbers_are_reported():
+    assert check_source("import numpy\n\nimport torch\n", NUMPY_EX) == ["line 3: torch is not allowed in any exercise"]
+
+
+def test_syntax_error_is_raised_for_the_caller_to_report():
+    with pytest.raises(SyntaxError):
+        check_source("def f(:\n", NUMPY_EX)

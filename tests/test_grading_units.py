@@ -1,0 +1,284 @@
+"""The grader's parts in-process (no subprocesses): references, variants, verdict helpers, seeds, reports."""
+from __future__ import annotations
+
+import ast
+import re
+import types
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from tinyattn.gradcheck import numerical_grad
+from tinyattn.grading import EXERCISES, MISTAKES, references as ref, wrong
+from tinyattn.grading import checks as checks_pkg
+from tinyattn.grading.checkkit import (CheckFailed, Session, StudentNotImplemented, StudentRaised, diagnose,
+                                       expect_close, expect_mask, large_logits)
+from tinyattn.grading.exercises import get
+from tinyattn.grading.grader import ExerciseResult, GradeReport, SEED_ENV, grade_file, resolve_seed
+from tinyattn.grading.report import format_report
+
+GRADING = Path(__file__).resolve().parents[1] / "tinyattn" / "grading"
+
+
+@pytest.fixture
+def rng():
+    return np.random.default_rng(0)
+
+
+# ---- the mistake registry ------------------------------------------------------------------------
+
+REQUIRED = ["missing_scale", "scale_by_d_not_sqrt", "unstable_softmax", "softmax_wrong_axis",
+            "softmax_backward_missing_term", "mask_inverted_future_leak", "mask_excludes_diagonal",
+            "mask_after_softmax", "mask_fill_zero", "weights_transposed", "heads_mixed_no_transpose",
+            "kv_repeat_tiled_not_interleaved", "flash_missing_rescale", "flash_materializes_scores",
+            "kv_cache_not_appended", "unbroadcast_wrong_axes", "positional_sin_cos_swapped"]
+
+
+def test_required_mistake_ids_have_one_paragraph_hints():
+    assert set(REQUIRED) <= set(MISTAKES)
+    for mid, text in MISTAKES.items():
+        assert "\n" not in text and len(text) > 200, mid
+
+
+def test_every_mistake_id_named_in_the_checks_is_registered():
+    """Every snake_case string in the checks and variants is an exercise function or a registered id."""
+    functions = {name for ex in EXERCISES for name in ex.functions}
+    named = set()
+    for f in list((GRADING / "checks").glob("*.py")) + [GRADING / "wrong.py"]:
+        for node in ast.walk(ast.parse(f.read_text())):
+            if isinstance(node, ast.Constant) and isinstance(node.value, str) and re.fullmatch(r"[a-z]+(_[a-z0-9]+)+", node.value):
+                named.add(node.value)
+    assert named - functions == set(MISTAKES)
+
+
+def test_every_exercise_has_a_checks_module():
+    for ex in EXERCISES:
+        assert callable(checks_pkg.load(ex.id).run)
+    assert sum(ex.points for ex in EXERCISES) == 135
+
+
+# ---- the references are right, and every variant really differs ----------------------------------
+
+def test_reference_attention_matches_a_loop(rng):
+    Q, K, V = rng.standard_normal((3, 4)), rng.standard_normal((5, 4)), rng.standard_normal((5, 2))
+    out, w = ref.attention(Q, K, V)
+    for i in range(3):
+        s = np.array([Q[i] @ K[j] / 2.0 for j in range(5)])
+        p = np.exp(s) / np.exp(s).sum()
+        assert np.allclose(w[i], p) and np.allclose(out[i], p @ V)
+
+
+def test_reference_attention_backward_matches_finite_differences(rng):
+    Q, K, V, dout = (rng.standard_normal((2, 3, n)) for n in (4, 4, 2, 2))
+    mask = ref.causal_mask(3)
+    analytic = wrong.attention_backward(Q, K, V, dout, mask)          # default knobs = the correct backward
+    for i, x in enumerate((Q, K, V)):
+        def loss(v, i=i):
+            args = [Q, K, V]
+            args[i] = v
+            return ref.attention_loss(*args, dout, mask)
+        assert np.allclose(analytic[i], numerical_grad(loss, x), atol=1e-7)
+
+
+def test_reference_rnn_backward_matches_finite_differences(rng):
+    p = (rng.standard_normal((2, 3, 4)), rng.standard_normal((2, 5)), rng.standard_normal((4, 5)) / 2,
+         rng.standard_normal((5, 5)) / 2, rng.standard_normal(5))
+    hs, dhs = ref.rnn_forward(*p), rng.standard_normal((2, 3, 5))
+    analytic = wrong.rnn_backward(*p, hs, dhs)
+    for i in range(5):
+        def loss(v, i=i):
+            q = list(p)
+            q[i] = v
+            return float(np.sum(ref.rnn_forward(*q) * dhs))
+        assert np.allclose(analytic[i], numerical_grad(loss, p[i]), atol=1e-7)
+
+
+def test_reference_unbroadcast_is_the_adjoint_of_broadcasting(rng):
+    for grad_shape, shape in [((2, 3, 4), (4,)), ((2, 3, 4), (3, 1)), ((2, 3), ()), ((2, 1, 4), (1, 1, 4))]:
+        g, x = rng.standard_normal(grad_shape), rng.standard_normal(shape)
+        got = ref.unbroadcast(g, shape)
+        assert got.shape == shape
+        assert np.isclose(np.sum(got * x), np.sum(g * np.broadcast_to(x, grad_shape)))
+
+
+def test_reference_masks_positional_heads_and_gqa(rng):
+    T, w = 7, 3
+    loop = np.array([[i - w < j <= i for j in range(T)] for i in range(T)])
+    assert np.array_equal(ref.sliding_window_mask(T, w), loop)
+    assert np.array_equal(ref.causal_mask(4), np.tril(np.ones((4, 4), dtype=bool)))
+    pe = ref.sinusoidal(5, 6)
+    assert np.isclose(pe[3, 2], np.sin(3 / 10000 ** (2 / 6))) and np.isclose(pe[3, 3], np.cos(3 / 10000 ** (2 / 6)))
+    x = rng.standard_normal((2, 3, 8))
+    assert np.array_equal(ref.split_heads(x, 2)[1, 1, 2], x[1, 2, 4:8])
+    assert np.array_equal(ref.merge_heads(ref.split_heads(x, 4)), x)
+    k = rng.standard_normal((1, 2, 3, 4))
+    assert np.array_equal(ref.repeat_kv(k, 3)[:, 2], k[:, 0]) and np.array_equal(ref.repeat_kv(k, 3)[:, 3], k[:, 1])
+
+
+def test_every_attention_variant_differs_from_the_reference(rng):
+    Q, K, V = (rng.standard_normal((2, 5, 4)) for _ in range(3))
+    mask = ref.causal_mask(5)
+    good = ref.attention(Q, K, V, mask)[0]
+    for mid, outs in wrong.attention_variants(Q, K, V, mask).items():
+        assert outs and all(not np.allclose(o, good, equal_nan=True) for o in outs), mid
+    assert np.allclose(wrong.attention(Q, K, V, mask)[0], good)                        # default knobs: correct
+
+
+def test_flash_variant_is_only_wrong_when_the_max_moves(rng):
+    Q, K, V = rng.standard_normal((6, 3)) * 2, rng.standard_normal((9, 3)), rng.standard_normal((9, 2))
+    exact = ref.attention(Q, K, V)[0]
+    assert not np.allclose(wrong.flash_no_rescale(Q, K, V, 2, rescale_l=False), exact)
+    assert np.allclose(wrong.flash_no_rescale(Q, K, V, 16, rescale_l=False), exact)    # one block: nothing to rescale
+
+
+def test_large_logits_overflow_a_naive_softmax_but_not_the_reference(rng):
+    Q, K = large_logits(rng, (3, 4, 5), (3, 4, 5))
+    s = ref.scores(Q, K)
+    assert np.all(np.abs(s) > 709)                                  # exp overflows (or underflows) everywhere
+    with np.errstate(all="ignore"):
+        naive = np.exp(s) / np.exp(s).sum(-1, keepdims=True)
+    assert np.isnan(naive).all() and np.isfinite(ref.softmax(s)).all()
+    assert ref.softmax(s).max() < 0.9999                            # and the exact answer is not one-hot
+
+
+# ---- verdict helpers -------------------------------------------------------------------------------
+
+def test_diagnose_names_a_unique_match_only():
+    a, b = np.zeros(3), np.ones(3)
+    assert diagnose(b, {"x": [a], "y": [b]}, 1e-6, 1e-8) == "y"
+    assert diagnose(b, {"x": [b], "y": [b]}, 1e-6, 1e-8) is None               # ambiguous: name neither
+    assert diagnose(b, {"x": [np.ones(4)]}, 1e-6, 1e-8) is None                # shapes must agree
+
+
+def test_expect_close_reports_shape_nan_and_values():
+    want = np.arange(6.0).reshape(2, 3)
+    with pytest.raises(CheckFailed, match=r"has shape \(3, 2\), expected \(2, 3\)") as e:
+        expect_close(want.T.copy(), want, "out", {"weights_transposed": [want.T]})
+    assert e.value.mistake == "weights_transposed"
+    with pytest.raises(CheckFailed, match="nan/inf in 1 of 6") as e:
+        expect_close(np.where(want == 4, np.nan, want), want, "out", nonfinite_mistake="unstable_softmax")
+    assert e.value.mistake == "unstable_softmax"
+    with pytest.raises(CheckFailed, match=r"worst at index \(1, 2\): got 7, expected 5"):
+        expect_close(want + np.array([[0, 0, 0], [0, 0, 2.0]]), want, "out")
+    with pytest.raises(CheckFailed, match="should be a NumPy array, got list"):
+        expect_close([[0.0]], np.zeros((1, 1)), "out")
+    expect_close(want.astype(np.float32), want, "out")
+
+
+def test_expect_mask_wants_bool():
+    m = np.tril(np.ones((3, 3), dtype=bool))
+    with pytest.raises(CheckFailed, match="dtype float64, expected bool"):
+        expect_mask(m.astype(float), m, "mask")
+    with pytest.raises(CheckFailed, match=r"first at \(query, key\) = \(0, 1\)") as e:
+        expect_mask(np.ones((3, 3), dtype=bool), m, "mask", {"mask_inverted_future_leak": [np.ones((3, 3), bool)]})
+    assert e.value.mistake == "mask_inverted_future_leak"
+
+
+def _session(**funcs) -> Session:
+    return Session(module=types.SimpleNamespace(**funcs), path="/x/sub.py", rng=np.random.default_rng(0))
+
+
+def test_session_translates_what_learner_code_does():
+    def inplace(x):
+        x += 1
+        return x
+
+    def not_yet(x):
+        raise NotImplementedError("ex99: implement not_yet")
+
+    def leaves(x):
+        raise SystemExit(3)
+
+    s = _session(inplace=inplace, not_yet=not_yet, leaves=leaves)
+    x = np.zeros(2)
+    assert np.array_equal(s.call("inplace", x), np.ones(2)) and np.array_equal(x, np.zeros(2))  # caller's x intact
+    with pytest.raises(StudentNotImplemented, match="ex99"):
+        s.call("not_yet", x)
+    with pytest.raises(StudentRaised, match=r"called sys.exit\(3\)"):
+        s.call("leaves", x)
+    with pytest.raises(CheckFailed, match="defines no function or class called missing"):
+        s.call("missing", x)
+    results = s.finish()
+    assert results[-1].name == "does not modify its inputs" and not results[-1].passed
+    assert "inplace modified its input #1" in results[-1].message
+
+
+def test_session_check_records_each_outcome():
+    s = _session(ok=lambda: 1, boom=lambda: 1 / 0)
+    with s.check("passes"):
+        s.call("ok")
+    with s.check("fails"):
+        raise CheckFailed("nope", "missing_scale")
+    with s.check("crashes"):
+        s.call("boom")
+    states = [(r.name, r.state, r.mistake) for r in s.results]
+    assert states == [("passes", "passed", None), ("fails", "failed", "missing_scale"), ("crashes", "error", None)]
+    assert "ZeroDivisionError" in s.results[2].message
+
+
+# ---- seeds: fresh inputs each run, reproducible with --seed ------------------------------------------
+
+def test_resolve_seed(monkeypatch):
+    monkeypatch.delenv(SEED_ENV, raising=False)
+    assert resolve_seed(5) == 5
+    assert len({resolve_seed(None) for _ in range(5)}) > 1
+    monkeypatch.setenv(SEED_ENV, "77")
+    assert resolve_seed(None) == 77 and resolve_seed(3) == 3
+    monkeypatch.setenv(SEED_ENV, "abc")
+    with pytest.raises(ValueError, match=SEED_ENV):
+        resolve_seed(None)
+
+
+def _inputs_seen(seed: int) -> list:
+    seen = []
+
+    def attention_scores(Q, K):
+        seen.append((Q.shape, K.shape, float(Q.ravel()[0])))
+        return ref.scores(Q, K)
+
+    s = Session(module=types.SimpleNamespace(attention_scores=attention_scores), path="/x/ex01.py",
+                rng=np.random.default_rng([seed, 1]))
+    checks_pkg.load("ex01").run(s)
+    assert all(r.passed for r in s.finish())
+    return seen
+
+
+def test_inputs_change_with_the_seed_and_repeat_with_it():
+    assert _inputs_seen(1) == _inputs_seen(1)
+    assert _inputs_seen(1) != _inputs_seen(2)
+
+
+# ---- files that never reach a subprocess ---------------------------------------------------------------
+
+def test_missing_file_and_syntax_error_are_errors(tmp_path):
+    ex = get("ex01")
+    r = grade_file(tmp_path / ex.filename, ex, 0)
+    assert (r.status, r.points) == ("error", 0) and "not found" in r.checks[0]["message"]
+    (tmp_path / ex.filename).write_text("def attention_scores(Q, K:\n    pass\n")
+    r = grade_file(tmp_path / ex.filename, ex, 0)
+    assert r.status == "error" and "syntax error" in r.checks[0]["message"] and "line 1" in r.checks[0]["message"]
+
+
+def test_forbidden_import_is_caught_before_running(tmp_path):
+    ex = get("ex02")
+    (tmp_path / ex.filename).write_text("import os\nos._exit(1)\nfrom scipy.special import softmax\n")
+    r = grade_file(tmp_path / ex.filename, ex, 0)
+    assert r.status == "forbidden" and "line 3" in r.checks[0]["message"]
+
+
+# ---- the report --------------------------------------------------------------------------------------
+
+def test_report_text_and_json_carry_the_hint():
+    checks = [{"name": "values", "passed": False, "message": "out is wrong", "mistake": "missing_scale"},
+              {"name": "dtype", "passed": True, "message": "", "mistake": None}]
+    rep = GradeReport("exercises", 42, [ExerciseResult("ex01", "failed", 0, 5, checks),
+                                        ExerciseResult("ex02", "passed", 10, 10, []),
+                                        ExerciseResult("ex03", "not_attempted", 0, 5, [])])
+    text = format_report(rep)
+    assert "likely mistake: missing_scale" in text and "1/sqrt(d_k)" in text
+    assert "total 10/20" in text and "--seed 42" in text and "not attempted" in text
+    data = rep.to_json()
+    assert (data["total"], data["max"]) == (10, 20)
+    assert data["exercises"][0]["checks"][0]["message"].startswith("out is wrong Hint (missing_scale): ")
+    assert data["exercises"][0]["checks"][1] == {"name": "dtype", "passed": True, "message": "", "mistake": None}

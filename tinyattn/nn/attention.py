@@ -16,6 +16,7 @@ import numpy as np
 from ..masks import causal_mask, sliding_window_mask
 from ..tensor import Tensor, cat
 from .flash import _flash
+from .functional import dropout
 from .layers import Linear
 from .module import Module
 from .sdpa import _check_rows, _sdpa, attention
@@ -200,7 +201,6 @@ class MultiHeadAttention(Module):
             if self.backend == "reference" or return_weights:
                 out, weights = attention(q, k, v, mask=keep, scale=scale)  # (B, H, T, d_k), (B, H, T, S)
                 if p_drop > 0:
-                    from .functional import dropout  # late: functional re-exports this package's functions
                     out = dropout(weights, p_drop, True) @ v  # (B, H, T, S) @ (B, H, S, d_k) -> (B, H, T, d_k)
             else:
                 out = _sdpa(q, k, v, keep=keep, scale=scale, dropout_p=p_drop)  # (B, H, T, d_k)

@@ -219,7 +219,7 @@ def test_fully_masked_rows_raise_instead_of_nan(rng):
     q, k, v = _t(rng, 2, 2, 4, 3), _t(rng, 2, 2, 5, 3), _t(rng, 2, 2, 5, 3)
     keep = np.ones((2, 2, 4, 5), dtype=bool)
     keep[0, 1, 3] = False
-    with pytest.raises(ValueError, match=r"attention rows \[\(0, 1, 3\)\] .*have every key masked"):
+    with pytest.raises(ValueError, match=r"attention rows \[\(0, 1, 3\)\] have every key masked"):
         attention(q, k, v, mask=keep)
     with pytest.raises(ValueError, match=r"\[\(0, 1, 3\)\]"):
         sdpa(q, k, v, attn_mask=keep)

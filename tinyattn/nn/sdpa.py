@@ -88,9 +88,9 @@ def _check_rows(dead: np.ndarray, full: tuple) -> None:
     rows = np.argwhere(np.broadcast_to(dead, full[:-1]))
     shown = [tuple(int(i) for i in r) for r in rows[:5]]
     more = f" and {len(rows) - 5} more" if len(rows) > 5 else ""
-    raise ValueError(f"attention rows {shown}{more} (indices into (..., T) = {full[:-1]}) have every key masked: "
-                     "softmax over no keys is 0/0 = NaN. Every query needs at least one key it may attend to "
-                     "(check the mask, padding lengths, or a causal mask with more queries than keys)")
+    raise ValueError(f"attention rows {shown}{more} have every key masked: softmax over no keys is 0/0 = NaN "
+                     f"(rows are indices into (..., T) = {full[:-1]}). Every query needs at least one key it may "
+                     "attend to: check the mask, the padding lengths, or a causal mask with more queries than keys")
 
 
 def _default_scale(d_k: int, scale: float | None) -> float:
@@ -111,7 +111,7 @@ def attention(q, k, v, mask=None, scale: float | None = None) -> tuple[Tensor, T
     """
     q, k, v, batch = _check_qkv(q, k, v)
     full = (*batch, q.shape[-2], k.shape[-2])  # (..., T, S): the shape of the scores
-    scale = _default_scale(q.shape[-1], scale)
+    scale = _default_scale(q.shape[-1], scale)  # 1/sqrt(d_k): keeps the scores at variance ~1 for any d_k
     scores = (q @ k.transpose(-2, -1)) * scale  # (..., T, d_k) @ (..., d_k, S) -> (..., T, S)
     if mask is not None:
         keep = _keep_from_01(_mask_array(mask, "mask", full), "mask")  # (..., T, S) bool

@@ -47,6 +47,8 @@ def _check_qkv(q, k, v, batch: bool = True) -> tuple[Tensor, Tensor, Tensor, tup
     if k.shape[-2] != v.shape[-2]:
         raise ValueError(f"k has shape {k.shape} but v has shape {v.shape}: dim -2 (the number of keys S) "
                          "must match (one value per key)")
+    if k.shape[-2] == 0:
+        raise ValueError(f"k has shape {k.shape}: no keys to attend to (S = 0)")
     if not batch:
         return q, k, v, ()
     try:

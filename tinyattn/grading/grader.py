@@ -131,15 +131,24 @@ def _grade_file(path: Path, ex: Exercise, seed: int, timeout: float, start: floa
     if problems:
         return _single(ex, "forbidden", "allowed imports only", "; ".join(problems))
 
-    with tempfile.TemporaryDirectory(prefix=f"tinyattn-{ex.id}-") as tmp:
-        result_path = os.path.join(tmp, "result.json")
-        cmd = [sys.executable, "-m", "tinyattn.grading.runner", ex.id, str(path.resolve()), str(seed), result_path]
-        proc = subprocess.Popen(cmd, cwd=tmp, env=_child_env(), stdin=subprocess.DEVNULL,
-                                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True)
+    # the result goes to a private folder; the learner's code runs in another, empty one
+    with tempfile.TemporaryDirectory() as private, tempfile.TemporaryDirectory() as workdir:
+        result_path = os.path.join(private, "result.json")
+        nonce = secrets.token_hex(16)
+        job = json.dumps({"exercise": ex.id, "file": str(path.resolve()), "seed": seed, "result": result_path,
+                          "nonce": nonce})
+        proc = subprocess.Popen([sys.executable, "-m", "tinyattn.grading.runner"], cwd=workdir, env=_child_env(),
+                                stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                                start_new_session=True)
         tail: deque[bytes] = deque(maxlen=16)                 # the last ~64 KiB of stderr, however much comes
         reader = threading.Thread(target=lambda: [tail.append(b) for b in iter(lambda: proc.stderr.read(4096), b"")],
                                   daemon=True)
         reader.start()
+        try:
+            proc.stdin.write(job.encode() + b"\n")
+            proc.stdin.close()
+        except OSError:                                       # it died before reading: reported below
+            pass
         try:
             rc = proc.wait(timeout=timeout)
         except subprocess.TimeoutExpired:
@@ -157,11 +166,15 @@ def _grade_file(path: Path, ex: Exercise, seed: int, timeout: float, start: floa
             with open(result_path, encoding="utf-8") as f:
                 data = json.load(f)
         except (OSError, ValueError):
+            data = None
+        if data is None or data.get("nonce") != nonce:
             err = b"".join(tail).decode("utf-8", "replace").strip().splitlines()
             last = err[-1] if err else ""
             why = (f"the exercise's process exited with status {rc} before reporting a result"
                    + (" (os._exit or a crash?)" if rc == 0 else "")
                    + (f"; last error line: {last}" if last else ""))
+            if data is not None:
+                why = "the result file was not written by the grader's runner"
             return _single(ex, "error", "reports a result", why, seconds)
     status = data["status"]
     return ExerciseResult(ex.id, status, ex.points if status == "passed" else 0, ex.points, data["checks"], seconds)

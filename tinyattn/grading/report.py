@@ -28,11 +28,14 @@ def exercise_lines(r: ExerciseResult, details: bool = True) -> list[str]:
     if r.status == "not_attempted":
         lines.append("      still raises NotImplementedError: replace it with your code")
         return lines
-    shown = set()
+    shown, said = set(), set()
     for c in r.checks:
         if c["passed"] or c["message"].startswith("not implemented yet"):
             continue
-        lines.append(_wrap(f"x {c['name']}: {c['message']}", "      "))
+        # the same crash in every check is said once
+        text = "(the same as above)" if c["message"] in said and not c.get("mistake") else c["message"]
+        said.add(c["message"])
+        lines.append(_wrap(f"x {c['name']}: {text}", "      "))
         m = c.get("mistake")
         if m:
             lines.append(f"        likely mistake: {m}")

@@ -1,10 +1,12 @@
 """Runs ONE exercise's checks on ONE submitted file, inside its own process.
 
-    python -m tinyattn.grading.runner EXERCISE_ID FILE SEED RESULT_JSON
+    python -m tinyattn.grading.runner   < {"exercise": "ex04", "file": ..., "seed": N, "result": ..., "nonce": ...}
 
-The parent (`grader.py`) starts this with a time limit. Whatever the submission does (print,
-sys.exit, os._exit, crash, hang) can only cost this process; the verdict is written to
-RESULT_JSON at the very end, so a missing file tells the parent the process died early.
+The parent (`grader.py`) starts this with a time limit and sends the job as one JSON line on
+stdin (not on the command line, where the submission could read it). Whatever the submission
+does (print, sys.exit, os._exit, crash, hang) can only cost this process; the verdict, stamped
+with the parent's nonce, is written to the result file at the very end, so a missing or
+unstamped file tells the parent the process died early or something else wrote it.
 """
 from __future__ import annotations
 
@@ -105,17 +107,23 @@ def grade_in_process(ex_id: str, path: str, seed: int) -> dict:
     return {"status": status, "checks": [r.to_json() for r in results]}
 
 
-def main(argv: list[str]) -> int:
-    if len(argv) != 4:
-        print("usage: python -m tinyattn.grading.runner EXERCISE_ID FILE SEED RESULT_JSON", file=sys.stderr)
+def main() -> int:
+    try:
+        job = json.loads(sys.stdin.readline())
+        ex_id, path, seed, result_path, nonce = (job["exercise"], job["file"], int(job["seed"]), job["result"],
+                                                 job["nonce"])
+    except (ValueError, KeyError, TypeError) as e:
+        print(f"tinyattn.grading.runner: expected one JSON job line on stdin ({e})", file=sys.stderr)
         return 2
-    ex_id, path, seed, result_path = argv
+    sys.stdin.close()                     # input() in a submission sees end-of-file instead of hanging
+    del job
     sys.argv = [path]                     # the learner's code sees only its own file name
     sys.dont_write_bytecode = True        # no __pycache__ in the learner's folder
     warnings.simplefilter("ignore")       # NumPy overflow warnings etc. are the checks' business
     limit_memory()
     sys.meta_path.insert(0, ImportGuard())
-    result = grade_in_process(ex_id, os.path.abspath(path), int(seed))
+    result = grade_in_process(ex_id, os.path.abspath(path), seed)
+    result["nonce"] = nonce
     tmp = result_path + ".tmp"
     with open(tmp, "w", encoding="utf-8") as f:
         json.dump(result, f)
@@ -124,4 +132,4 @@ def main(argv: list[str]) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
+    sys.exit(main())

@@ -1,0 +1,105 @@
+"""The command line: --help, the demo (quick run, same seed -> same table), dispatch, one-line errors."""
+
+import os
+import subprocess
+import sys
+import types
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+import pytest
+
+from tinyattn import cli
+from tinyattn.demo import DemoConfig, run_demo
+
+
+def test_help_lists_every_command(capsys):
+    assert cli.main(["--help"]) == 0
+    out = capsys.readouterr().out
+    for command in ("demo", "grade", "release", "bench"):
+        assert command in out
+
+
+def test_python_dash_m_tinyattn_works():
+    r = subprocess.run([sys.executable, "-m", "tinyattn", "--help"], capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0 and "demo" in r.stdout and "bench" in r.stdout
+
+
+def test_demo_quick_finishes_prints_its_table_and_saves_figures(tmp_path, capsys):
+    out = tmp_path / "figs"
+    assert cli.main(["demo", "--quick", "--out", str(out), "--seed", "0"]) == 0
+    text = capsys.readouterr().out
+    assert "first-token recall (held-out accuracy; chance 0.125)" in text
+    assert "associative recall (held-out accuracy; chance 0.062)" in text
+    table = text[text.index("first-token recall (held-out"):]
+    for row in ("attention", "gru", "rnn"):
+        assert table.count(f"  {row} ") == 2  # one row per model in each of the two tables
+    for name in ("accuracy_vs_distance.png", "accuracy_vs_pairs.png", "grad_norm_vs_distance.png",
+                 "attention_map.png", "attention_grid.png", "head_view.html"):
+        assert (out / name).stat().st_size > 0, name
+
+
+TINY = DemoConfig(distances=(3, 6), pairs=(2,), recall_steps=20, assoc_steps=20, d_model=8,
+                  recall_eval_size=32, assoc_eval_size=32)
+
+
+def test_same_seed_same_table_in_process_or_in_workers():
+    quiet = lambda line: None  # noqa: E731
+    a = run_demo(out=None, seed=5, config=TINY, workers=1, log=quiet)
+    b = run_demo(out=None, seed=5, config=TINY, workers=1, log=quiet)
+    c = run_demo(out=None, seed=5, config=TINY, workers=2, log=quiet)
+    d = run_demo(out=None, seed=6, config=TINY, workers=1, log=quiet)
+    assert a.table() == b.table() == c.table()
+    assert a.steps == c.steps
+    assert (a.recall, a.assoc, a.steps) != (d.recall, d.assoc, d.steps)  # the seed matters
+    assert set(a.recall) == {"attention", "gru", "rnn"} and set(a.recall["gru"]) == {3, 6}
+
+
+def _one_line_error(capsys, argv, expected):
+    assert cli.main(argv) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith("tinyattn"), err  # one line, no traceback
+    assert expected in err, err
+
+
+def test_bad_arguments_are_one_line_errors(capsys, tmp_path):
+    _one_line_error(capsys, ["demo", "--seed", "-1"], "argument --seed: expected an integer >= 0, got -1")
+    _one_line_error(capsys, ["demo", "--seed", "abc"], "expected an integer, got 'abc'")
+    _one_line_error(capsys, ["demo", "--quik"], "unrecognized arguments: --quik")
+    _one_line_error(capsys, ["dmeo"], "invalid choice: 'dmeo'")
+    blocker = tmp_path / "a_file"
+    blocker.write_text("not a folder")
+    _one_line_error(capsys, ["demo", "--quick", "--out", str(blocker)], "can not write to --out")
+
+
+def test_grade_and_release_pass_their_arguments_through(monkeypatch):
+    calls = []
+    fake = types.ModuleType("tinyattn.grading.cli")
+    fake.grade_main = lambda argv: calls.append(("grade", argv)) or 3
+    fake.release_main = lambda argv: calls.append(("release", argv)) or 0
+    monkeypatch.setitem(sys.modules, "tinyattn.grading.cli", fake)
+    import tinyattn.grading
+
+    monkeypatch.setattr(tinyattn.grading, "cli", fake, raising=False)
+    assert cli.main(["grade", "my_exercises/", "--json", "--help"]) == 3  # exit status passed back
+    assert cli.main(["release"]) == 0
+    assert calls == [("grade", ["my_exercises/", "--json", "--help"]), ("release", [])]
+
+
+def test_bench_runs_python_dash_m_benchmarks_here(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    _one_line_error(capsys, ["bench"], "no benchmarks/__main__.py in")
+    (tmp_path / "benchmarks").mkdir()
+    (tmp_path / "benchmarks" / "__init__.py").write_text("")
+    (tmp_path / "benchmarks" / "__main__.py").write_text(
+        "import sys, pathlib\npathlib.Path('argv.txt').write_text(' '.join(sys.argv[1:]))\nsys.exit(4)\n")
+    assert cli.main(["bench", "--quick", "mha"]) == 4
+    assert (tmp_path / "argv.txt").read_text() == "--quick mha"
+
+
+def test_console_script_entry_point_is_cli_main():
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    with open(os.path.join(root, "pyproject.toml"), encoding="utf-8") as f:
+        assert 'tinyattn = "tinyattn.cli:main"' in f.read()  # (tomllib is 3.11+, the package supports 3.10)

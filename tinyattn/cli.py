@@ -1,0 +1,116 @@
+"""`tinyattn demo | grade | release | bench`: the command line.
+
+Every error is one line (argparse's own, or `tinyattn: error: ...`) with exit
+status 2; a learner should never see a traceback for a bad argument.
+`grade` and `release` are imported lazily, so `tinyattn demo` and `--help`
+work even while the grader is being changed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+from typing import Sequence
+
+PROG = "tinyattn"
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse, but errors are one line ('usage' is one --help away)."""
+
+    def error(self, message: str):  # type: ignore[override]
+        self.exit(2, f"{self.prog}: error: {message}\n")
+
+
+def _non_negative_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"expected an integer >= 0, got {value}")
+    return value
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog=PROG, description="tinyattn: attention from scratch in NumPy.")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+
+    demo = sub.add_parser("demo", help="train attention, a GRU and a tanh RNN on long-range recall; print a table, "
+                                       "save figures",
+                          description="Train a small attention model, a GRU and a tanh RNN on first-token recall "
+                                      "at several distances and on associative recall with 2-16 pairs; print "
+                                      "accuracies and save figures.")
+    demo.add_argument("--quick", action="store_true", help="fewer settings and steps (about 30 s instead of 90 s)")
+    demo.add_argument("--out", default="demo_out", metavar="DIR", help="where figures go (default: demo_out/)")
+    demo.add_argument("--seed", type=_non_negative_int, default=0, metavar="N", help="seed: the same seed gives the same table")
+    demo.add_argument("--progress", action="store_true", help="show a progress bar per training run")
+
+    sub.add_parser("grade", help="grade an exercises folder (tinyattn grade [PATH], default exercises/)",
+                   add_help=False)
+    sub.add_parser("release", help="build the learner's exercises/ from solutions/ (maintainers)", add_help=False)
+    sub.add_parser("bench", help="run the benchmarks (python -m benchmarks ...) in the current directory",
+                   add_help=False)
+    return parser
+
+
+def _fail(message: str) -> int:
+    print(f"{PROG}: error: {message}", file=sys.stderr)
+    return 2
+
+
+def _run_grading(name: str, rest: list[str]) -> int:
+    """Hand the remaining argv to tinyattn.grading.cli.<name>(argv) -> int, imported only now."""
+    try:
+        from tinyattn.grading import cli as grading_cli
+    except ImportError as e:
+        return _fail(f"the grader is not available ({e})")
+    fn = getattr(grading_cli, name, None)
+    if fn is None:
+        return _fail(f"tinyattn.grading.cli has no {name}()")
+    return int(fn(rest) or 0)
+
+
+def _run_bench(rest: list[str]) -> int:
+    if not os.path.isfile(os.path.join("benchmarks", "__main__.py")):
+        return _fail(f"no benchmarks/__main__.py in {os.getcwd()}; run `tinyattn bench` from the repository root")
+    return subprocess.call([sys.executable, "-m", "benchmarks", *rest])
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of `tinyattn` and `python -m tinyattn`; returns the exit status."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    parser = build_parser()
+    # grade/release/bench pass everything after the command through untouched (their own --help included).
+    if argv and argv[0] in ("grade", "release", "bench"):
+        command, rest = argv[0], argv[1:]
+        try:
+            if command == "bench":
+                return _run_bench(rest)
+            return _run_grading(f"{command}_main", rest)
+        except KeyboardInterrupt:
+            return 130
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as e:  # --help (0) or a one-line usage error (2)
+        return int(e.code or 0)
+    if args.command is None:
+        parser.print_help()
+        return 0
+    if args.command == "demo":
+        from tinyattn.demo import run_demo
+
+        try:
+            run_demo(quick=args.quick, out=args.out, seed=args.seed, progress=args.progress)
+        except OSError as e:  # e.g. --out names a file, or a folder we may not write
+            return _fail(f"can not write to --out {args.out!r}: {e.strerror or e}")
+        except KeyboardInterrupt:
+            return 130
+        return 0
+    return _fail(f"unknown command {args.command!r}")  # pragma: no cover - argparse rejects it first
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

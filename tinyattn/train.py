@@ -1,0 +1,351 @@
+"""Training on the synthetic tasks: one model wrapper for attention/RNN/GRU, `fit`, evaluation, checkpoints.
+
+    task = make_task("first_token_recall", distance=40)
+    model = SequenceModel("attention", task.vocab_size, max_len=task.seq_len)   # or "gru", "rnn"
+    history = fit(model, task, steps=300, target_accuracy=0.99)
+    plot_history(history)
+
+The same batches train every kind of model: targets are aligned with inputs
+(see tinyattn.data), so an "lm" head scores logits at every position and a
+"cls" head reads one label off the last position.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from typing import Any, Iterable, Sequence
+
+import numpy as np
+
+import tinyattn
+import tinyattn.nn as nn
+import tinyattn.nn.functional as F
+from tinyattn import optim
+from tinyattn.data import IGNORE, Batch, Task, as_rng, check_count
+from tinyattn.tensor import Tensor
+
+KINDS = ("attention", "rnn", "gru")
+HEADS = ("lm", "cls")
+
+
+# ----------------------------------------------------------------------------- the model
+
+
+class SequenceModel(nn.Module):
+    """Embedding -> encoder (attention blocks | tanh RNN | GRU) -> Linear head.
+
+    forward(idx (B, T) int) -> logits (B, T, n_out) with head="lm", or (B, n_out)
+    read off the last position with head="cls". n_out defaults to vocab_size,
+    because task targets are token ids of the task's vocabulary.
+    """
+
+    def __init__(self, kind: str, vocab_size: int, d_model: int = 32, n_layers: int = 1, n_heads: int = 2,
+                 max_len: int = 256, head: str = "lm", n_out: int | None = None, causal: bool = True,
+                 d_ff: int | None = None) -> None:
+        super().__init__()
+        if kind not in KINDS:
+            raise ValueError(f"unknown model kind {kind!r}; choose from: {', '.join(KINDS)}")
+        if head not in HEADS:
+            raise ValueError(f"unknown head {head!r}; choose from: {', '.join(HEADS)}")
+        for name, value in (("vocab_size", vocab_size), ("d_model", d_model), ("n_layers", n_layers),
+                            ("n_heads", n_heads), ("max_len", max_len)):
+            check_count(name, value)
+        n_out = vocab_size if n_out is None else check_count("n_out", n_out)
+        if kind != "attention" and not causal:
+            raise ValueError(f"a {kind} reads left to right; causal=False needs kind='attention'")
+        # Everything needed to rebuild this model from a checkpoint.
+        self.config = dict(kind=kind, vocab_size=vocab_size, d_model=d_model, n_layers=n_layers, n_heads=n_heads,
+                           max_len=max_len, head=head, n_out=n_out, causal=causal, d_ff=d_ff)
+        self.kind, self.head_type, self.causal, self.max_len = kind, head, causal, max_len
+        self.embedding = nn.Embedding(vocab_size, d_model)
+        if kind == "attention":
+            self.pos = nn.PositionalEncoding(d_model, max_len)
+            self.blocks = nn.ModuleList([nn.TransformerBlock(d_model, n_heads, d_ff=d_ff, causal=causal)
+                                         for _ in range(n_layers)])
+            self.norm = nn.LayerNorm(d_model)  # pre-LN blocks leave the residual stream un-normalized
+        else:
+            cell = nn.GRU if kind == "gru" else nn.RNN
+            self.rnns = nn.ModuleList([cell(d_model, d_model) for _ in range(n_layers)])
+        self.head = nn.Linear(d_model, n_out)
+
+    def embed(self, idx: Tensor | np.ndarray) -> Tensor:
+        """Token ids (B, T) -> embeddings (B, T, C), checking ids and length at the surface."""
+        idx = idx.data if isinstance(idx, Tensor) else np.asarray(idx)
+        if idx.ndim != 2 or not np.issubdtype(idx.dtype, np.integer):
+            raise ValueError(f"{type(self).__name__} expects integer token ids of shape (B, T), "
+                             f"got {idx.dtype} array of shape {idx.shape}")
+        T, V = idx.shape[1], self.config["vocab_size"]
+        if self.kind == "attention" and T > self.max_len:
+            raise ValueError(f"sequence length {T} is longer than the model's max_len={self.max_len}; "
+                             f"build the model with max_len >= {T}")
+        if idx.size and (idx.min() < 0 or idx.max() >= V):
+            raise ValueError(f"token ids must be in [0, {V}) for vocab_size={V}, got min {idx.min()} max {idx.max()}")
+        return self.embedding(Tensor(idx))  # (B, T, C)
+
+    def encode(self, x: Tensor) -> Tensor:
+        """Embeddings (B, T, C) -> features (B, T, C): the part that is attention or recurrence."""
+        if self.kind == "attention":
+            x = self.pos(x)  # add sinusoidal positions: attention alone does not know token order
+            for block in self.blocks:
+                x = block(x)  # (B, T, C)
+            return self.norm(x)
+        for rnn in self.rnns:
+            x, _ = rnn(x)  # (B, T, C): every step's hidden state, so the lm head can read any position
+        return x
+
+    def forward(self, idx: Tensor | np.ndarray) -> Tensor:
+        return self.logits_from_embeddings(self.embed(idx))
+
+    def logits_from_embeddings(self, x: Tensor) -> Tensor:
+        """Embeddings (B, T, C) -> logits: (B, T, n_out) for head='lm', (B, n_out) for head='cls'."""
+        h = self.encode(x)  # (B, T, C)
+        if self.head_type == "cls":
+            h = h[:, -1]  # (B, C): the last position has seen the whole sequence (causal or not)
+        return self.head(h)
+
+    def attention_weights(self, idx: Tensor | np.ndarray) -> list[np.ndarray]:
+        """Per layer, the attention weights (B, H, T, T) on input `idx` (attention models only)."""
+        if self.kind != "attention":
+            raise ValueError(f"a {self.kind} model has no attention weights")
+        with tinyattn.no_grad():
+            x = self.pos(self.embed(idx))
+            maps = []
+            for block in self.blocks:
+                x, w = _block_with_weights(block, x)
+                maps.append(np.array(w.data))  # (B, H, T, T)
+        return maps
+
+    def extra_repr(self) -> str:
+        c = self.config
+        return f"kind={c['kind']!r}, head={c['head']!r}, d_model={c['d_model']}, n_layers={c['n_layers']}"
+
+
+def _block_with_weights(block: nn.TransformerBlock, x: Tensor) -> tuple[Tensor, Tensor]:
+    """TransformerBlock.forward, spelled out so that its attention also returns weights (B, H, T, T).
+
+    x = x + attn(ln1(x)); x = x + ffn(ln2(x))  (pre-LN; dropout is off in eval mode)
+    """
+    a, w = block.attn(block.ln1(x), is_causal=block.causal, return_weights=True)  # (B, T, C), (B, H, T, T)
+    x = x + a
+    return x + block.ffn(block.ln2(x)), w
+
+
+# ----------------------------------------------------------------------------- loss and accuracy
+
+
+def _as_batch(item: Any) -> Batch:
+    if isinstance(item, Batch):
+        return item
+    if isinstance(item, (tuple, list)) and len(item) == 2:
+        inputs, targets = (np.asarray(a.data if isinstance(a, Tensor) else a) for a in item)
+        if inputs.shape != targets.shape or inputs.ndim != 2:
+            raise ValueError(f"a batch must be (inputs, targets) of the same shape (B, T), "
+                             f"got {inputs.shape} and {targets.shape}")
+        return Batch(inputs.astype(np.int64), targets.astype(np.int64))
+    raise TypeError(f"expected a Batch or an (inputs, targets) pair, got {type(item).__name__}")
+
+
+def _scored(logits: Tensor, batch: Batch) -> tuple[Tensor, np.ndarray]:
+    """Logits and targets of the scored positions only: (N, V) and (N,)."""
+    if logits.ndim == 2:  # cls head: one label per sequence, at the last position
+        return logits, batch.labels
+    B, T, V = logits.shape
+    flat = logits.reshape(B * T, V)  # (B*T, V)
+    return flat, batch.targets.reshape(B * T)  # IGNORE rows are skipped by cross_entropy
+
+
+def loss_and_accuracy(model: nn.Module, batch: Batch) -> tuple[Tensor, float]:
+    """Mean cross-entropy over scored positions (a Tensor to backprop) and token accuracy on them."""
+    logits, targets = _scored(model(batch.inputs), batch)
+    loss = F.cross_entropy(logits, targets, ignore_index=IGNORE)
+    keep = targets != IGNORE
+    pred = logits.data.argmax(axis=-1)
+    return loss, float((pred[keep] == targets[keep]).mean())
+
+
+def evaluate(model: nn.Module, batches: Iterable[Batch] | Batch) -> float:
+    """Accuracy over every scored position of `batches`, in eval mode and without building a graph."""
+    if isinstance(batches, Batch):
+        batches = [batches]
+    was_training = model.training
+    model.eval()
+    correct = total = 0
+    try:
+        with tinyattn.no_grad():
+            for item in batches:
+                batch = _as_batch(item)
+                logits, targets = _scored(model(batch.inputs), batch)
+                keep = targets != IGNORE
+                correct += int((logits.data.argmax(axis=-1)[keep] == targets[keep]).sum())
+                total += int(keep.sum())
+    finally:
+        model.train(was_training)
+    if total == 0:
+        raise ValueError("evaluate: no scored positions in the evaluation batches")
+    return correct / total
+
+
+def check_compatible(model: nn.Module, task: Task) -> None:
+    """One-line errors for a model that can not train on `task` (too short, leaking, wrong head)."""
+    max_len = getattr(model, "max_len", None)
+    if getattr(model, "kind", "attention") == "attention" and max_len is not None and task.seq_len > max_len:
+        what = f"distance={task.distance}" if hasattr(task, "distance") else f"seq_len={task.seq_len}"
+        raise ValueError(f"task {task.name!r} with {what} needs sequences of {task.seq_len} tokens "
+                         f"but the model's max_len is {max_len}; build the model with max_len >= {task.seq_len}")
+    if task.causal_only and getattr(model, "causal", True) is False:
+        raise ValueError(f"task {task.name!r} predicts the next token, so its inputs reveal later targets; "
+                         "train it with a causal model (causal=True)")
+    if getattr(model, "head_type", "lm") == "cls" and not task.single_label:
+        raise ValueError(f"head='cls' predicts one label per sequence but task {task.name!r} scores several "
+                         "positions per sequence; use head='lm'")
+    n_out = getattr(model, "config", {}).get("n_out")
+    if n_out is not None and n_out < task.vocab_size:
+        raise ValueError(f"the model predicts {n_out} classes but task {task.name!r} has {task.vocab_size} tokens")
+
+
+# ----------------------------------------------------------------------------- the loop
+
+
+def fit(model: nn.Module, task: Task | Iterable[Any], *, steps: int = 500, batch_size: int = 32,
+        lr: float = 3e-3, weight_decay: float = 0.0, clip_norm: float | None = 1.0,
+        optimizer: Any = None, eval_every: int = 50, eval_size: int = 256,
+        eval_data: Sequence[Any] | None = None, target_accuracy: float | None = None,
+        seed: int | None = 0, progress: bool = True, checkpoint: str | os.PathLike | None = None,
+        desc: str | None = None) -> dict[str, list]:
+    """Train `model` on a Task (fresh batches each step) or on an iterable of batches; return the history.
+
+    Every `eval_every` steps (and at the end) accuracy is measured on `eval_data`,
+    by default `eval_size` held-out sequences drawn from the task with a
+    different seed. Training stops early once that accuracy reaches
+    `target_accuracy`. Gradients are clipped to `clip_norm` (None: no clipping).
+    `seed` fixes the batches (model init is fixed by tinyattn.manual_seed before
+    building the model). History: step, loss, acc, grad_norm per step;
+    eval_step, eval_acc per evaluation; plus seconds and stopped_early.
+    """
+    steps = check_count("steps", steps)
+    eval_every = check_count("eval_every", eval_every)
+    if target_accuracy is not None and not 0.0 < target_accuracy <= 1.0:
+        raise ValueError(f"target_accuracy must be in (0, 1], got {target_accuracy}")
+    if not lr > 0:
+        raise ValueError(f"lr must be > 0, got {lr}")
+    if clip_norm is not None and not clip_norm > 0:
+        raise ValueError(f"clip_norm must be > 0 or None, got {clip_norm}")
+
+    if isinstance(task, Task):
+        check_compatible(model, task)
+        rng = as_rng(seed)
+        eval_rng = as_rng(None if seed is None else seed + 1_000_003)  # held out: a different stream
+        train_iter: Iterable[Any] = (task.batch(batch_size, rng) for _ in range(steps))
+        if eval_data is None:
+            n = check_count("eval_size", eval_size)
+            eval_data = [task.batch(min(256, n - i), eval_rng) for i in range(0, n, 256)]  # chunks of <= 256
+    else:
+        train_iter = task
+    eval_batches = [_as_batch(b) for b in eval_data] if eval_data is not None else None
+    if target_accuracy is not None and eval_batches is None:
+        raise ValueError("target_accuracy needs evaluation data: pass a Task or eval_data=")
+
+    params = [p for p in model.parameters() if p.requires_grad]
+    opt = optimizer or optim.AdamW(params, lr=lr, weight_decay=weight_decay)
+    history: dict[str, Any] = {"step": [], "loss": [], "acc": [], "grad_norm": [], "eval_step": [], "eval_acc": [],
+                               "seconds": 0.0, "stopped_early": False}
+    from tqdm.auto import tqdm  # .auto: a text bar in a terminal, a widget in Jupyter
+
+    bar = tqdm(total=steps, desc=desc, disable=not progress, leave=False, dynamic_ncols=True)
+    start = time.perf_counter()
+    model.train()
+    step = 0
+    try:
+        for step, item in enumerate(train_iter, start=1):
+            if step > steps:
+                break
+            loss, acc = loss_and_accuracy(model, _as_batch(item))
+            opt.zero_grad()
+            loss.backward()
+            norm = optim.clip_grad_norm(params, clip_norm if clip_norm is not None else float("inf"))
+            opt.step()
+            history["step"].append(step)
+            history["loss"].append(float(loss.item()))
+            history["acc"].append(acc)
+            history["grad_norm"].append(float(norm))
+            bar.update(1)
+            if eval_batches is not None and (step % eval_every == 0 or step == steps):
+                ev = evaluate(model, eval_batches)
+                history["eval_step"].append(step)
+                history["eval_acc"].append(ev)
+                bar.set_postfix(loss=f"{history['loss'][-1]:.3f}", eval_acc=f"{ev:.3f}")
+                if target_accuracy is not None and ev >= target_accuracy:
+                    history["stopped_early"] = step < steps
+                    break
+    finally:
+        bar.close()
+    if eval_batches is not None and history["step"] and history["eval_step"][-1:] != [history["step"][-1]]:
+        history["eval_step"].append(history["step"][-1])  # the iterable ran out between evaluations
+        history["eval_acc"].append(evaluate(model, eval_batches))
+    history["seconds"] = time.perf_counter() - start
+    if checkpoint is not None:
+        save_checkpoint(model, checkpoint, history=history)
+    return history
+
+
+# ----------------------------------------------------------------------------- checkpoints
+
+
+_META = "__tinyattn_meta__"
+
+
+def save_checkpoint(model: nn.Module, path: str | os.PathLike, **meta: Any) -> str:
+    """Write the model's state_dict, its config (if a SequenceModel) and JSON-able `meta` to one .npz file."""
+    path = os.fspath(path)
+    if not path.endswith(".npz"):
+        path += ".npz"  # np.savez would add it anyway; return the name it really has
+    folder = os.path.dirname(path)
+    if folder:
+        os.makedirs(folder, exist_ok=True)
+    info = {"config": getattr(model, "config", None), "meta": meta}
+    np.savez(path, **model.state_dict(), **{_META: np.array(json.dumps(info, default=float))})
+    return path
+
+
+def load_checkpoint(path: str | os.PathLike, model: nn.Module | None = None) -> tuple[nn.Module, dict]:
+    """Read a checkpoint: into `model`, or into a new SequenceModel rebuilt from the saved config. Returns (model, meta)."""
+    path = os.fspath(path)
+    if not os.path.exists(path) and os.path.exists(path + ".npz"):
+        path += ".npz"
+    if not os.path.exists(path):
+        raise FileNotFoundError(f"no checkpoint at {path}")
+    with np.load(path) as f:
+        state = {k: f[k] for k in f.files if k != _META}
+        info = json.loads(str(f[_META])) if _META in f.files else {"config": None, "meta": {}}
+    if model is None:
+        if not info["config"]:
+            raise ValueError(f"{path} has no saved model config; pass the model to load into")
+        model = SequenceModel(**info["config"])
+    model.load_state_dict(state)
+    return model, info["meta"]
+
+
+# ----------------------------------------------------------------------------- gradient vs distance
+
+
+def grad_norm_by_distance(model: SequenceModel, batch: Batch) -> dict[int, float]:
+    """{d: mean over the batch of ||dL/dx||} for the embedding x of the token d steps before the last position.
+
+    L is the loss at the scored positions. For a recurrent model this shows the
+    gradient vanishing as d grows; attention reaches every token in one step.
+    """
+    x = model.embed(batch.inputs).detach()  # (B, T, C): a leaf, so we can ask for its gradient
+    x.requires_grad_(True)
+    was_training = model.training
+    model.eval()
+    try:
+        logits, targets = _scored(model.logits_from_embeddings(x), batch)
+        F.cross_entropy(logits, targets, ignore_index=IGNORE).backward()
+    finally:
+        model.train(was_training)
+    norms = np.linalg.norm(x.grad, axis=-1).mean(axis=0)  # (T,) per position
+    T = len(norms)
+    model.zero_grad()
+    return {T - 1 - t: float(norms[t]) for t in range(T)}

@@ -60,6 +60,7 @@ ADVERSARIAL = {  # exercise -> (status, words the message must contain)
     "ex09": ("error", ["exited with status 0", "os._exit"]),
     "ex11": ("forbidden", ["torch"]),
     "ex13": ("failed", ["sliding_window_mask"]),
+    "ex14": ("error", ["before reporting a result"]),
 }
 
 

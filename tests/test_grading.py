@@ -22,6 +22,7 @@ from tinyattn.grading import EXERCISES, MISTAKES, grade_folder
 from tinyattn.grading.cli import grade_main
 from tinyattn.grading.exercises import get
 from tinyattn.grading.grader import default_jobs, run_tasks
+from tinyattn.grading.release import release
 
 ROOT = Path(__file__).resolve().parents[1]
 FIXTURES = Path(__file__).resolve().parent / "grading_fixtures"
@@ -75,13 +76,15 @@ def solutions_run():
 def combined(tmp_path_factory):
     """One parallel run: fresh exercises/, the adversarial folder, and one mutant per mistake id."""
     tmp = tmp_path_factory.mktemp("grading")
+    fresh = tmp / "fresh"                       # generated here: a learner's edits in exercises/ do not matter
+    release(ROOT / "solutions", fresh)
     adv = tmp / "adversarial"
     shutil.copytree(ROOT / "solutions", adv)
     for f in (FIXTURES / "adversarial").glob("ex*.py"):
         shutil.copy(f, adv / f.name)
     tasks, labels = [], []
     for ex in EXERCISES:
-        tasks.append((ROOT / "exercises" / ex.filename, ex))
+        tasks.append((fresh / ex.filename, ex))
         labels.append(("fresh", ex.id))
         tasks.append((adv / ex.filename, ex))
         labels.append(("adversarial", ex.id))
@@ -200,7 +203,8 @@ def test_cli_json_schema_and_exit_status(tmp_path, capsys):
     text = capsys.readouterr().out
     assert "ex13" in text and "total 10/10" in text and "seed 7" in text
 
-    assert grade_main([str(ROOT / "exercises"), "--only", "ex13", "-q"]) == 1
+    release(ROOT / "solutions", tmp_path / "fresh")
+    assert grade_main([str(tmp_path / "fresh"), "--only", "ex13", "-q"]) == 1
     assert "not attempted" in capsys.readouterr().out
 
 
@@ -218,7 +222,8 @@ def test_batch_mode_writes_one_csv_row_per_learner(tmp_path, capsys):
     (root / "alice").mkdir(parents=True)
     (root / "bob" / "exercises").mkdir(parents=True)         # a cloned repository works too
     shutil.copy(ROOT / "solutions" / "ex13_sliding_window.py", root / "alice")
-    shutil.copy(ROOT / "exercises" / "ex13_sliding_window.py", root / "bob" / "exercises")
+    release(ROOT / "solutions", tmp_path / "fresh")
+    shutil.copy(tmp_path / "fresh" / "ex13_sliding_window.py", root / "bob" / "exercises")
     grades = tmp_path / "grades.csv"
     assert grade_main(["--batch", str(root), "--csv", str(grades), "--jobs", "2", "--only", "ex13"]) == 0
     rows = list(csv.DictReader(grades.open()))

@@ -27,8 +27,10 @@ def build(s: Session, C: int, H: int):
 
 
 def forward(s: Session, m, x: np.ndarray, mask=None) -> np.ndarray:
-    t = tinyattn.tensor(x, requires_grad=False)
+    t = tinyattn.tensor(x.copy(), requires_grad=False)
     out = s.invoke("MultiHeadAttention.forward", m, t, copy_inputs=False, **({} if mask is None else {"mask": mask}))
+    if not np.array_equal(t.data, x):
+        s.mutations.append("forward modified its input x in place")
     if not isinstance(out, tinyattn.Tensor):
         raise CheckFailed(f"forward should return a tinyattn Tensor, got {type(out).__name__}")
     return as_array(out, "forward(x)")

@@ -1,6 +1,4 @@
 """ex05 · attention_backward: dQ, dK, dV against central finite differences of the reference forward."""
-import numpy as np
-
 from tinyattn.gradcheck import numerical_grad
 
 from .. import references as ref

@@ -1,6 +1,4 @@
 """ex07 · split_heads / merge_heads: which channels each head owns, and the transpose that keeps tokens apart."""
-import numpy as np
-
 from .. import references as ref
 from .. import wrong
 from ..checkkit import Session, as_array, distinct, expect_close, expect_raises

@@ -1,6 +1,4 @@
 """ex11 · repeat_kv and gqa_attention: interleaved (not tiled) kv heads, then ordinary attention."""
-import numpy as np
-
 from .. import references as ref
 from .. import wrong
 from ..checkkit import Session, distinct, expect_close

@@ -1,6 +1,4 @@
 """ex13 · sliding_window_mask(T, window): causal, the diagonal included, exactly `window` keys per late row."""
-import numpy as np
-
 from .. import references as ref
 from .. import wrong
 from ..checkkit import Session, expect_mask, expect_raises

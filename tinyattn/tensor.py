@@ -116,11 +116,10 @@ class Function:
     @classmethod
     def apply(cls, *inputs, **kwargs) -> "Tensor":
         tensors = [x if isinstance(x, Tensor) else Tensor(x) for x in inputs]
-        needs = tuple(t.requires_grad for t in tensors)
-        track = _grad_enabled and any(needs)
+        needs = tuple([t.requires_grad for t in tensors])
         ctx = Context(needs)
         out = Tensor._make(cls.forward(ctx, *[t.data for t in tensors], **kwargs))
-        if track:
+        if _grad_enabled and True in needs:  # record the op only if some input needs a gradient
             out.requires_grad = True
             out._op, out._ctx, out._parents = cls, ctx, tensors
         return out
@@ -349,54 +348,69 @@ class Tensor:
             if seed.shape != self.shape:
                 raise ValueError(f"backward(gradient): gradient has shape {seed.shape} but the output has shape {self.shape}")
 
-        # 1. topological order: a node comes after everything it was computed from.
-        order, visited, stack = [], set(), [(self, False)]
+        # 1. topological order: a node comes after everything it was computed from. A depth-first
+        #    walk with an explicit stack of (node, iterator over its parents): a node is appended once
+        #    all its parents are, and no Python recursion is involved.
+        order, visited, stack = [], {id(self)}, [(self, iter(self._parents))]
         while stack:
-            node, expanded = stack.pop()
-            if expanded:
-                order.append(node)
-                continue
-            if id(node) in visited:
-                continue
-            visited.add(id(node))
-            stack.append((node, True))
-            for p in node._parents:
+            node, parents = stack[-1]
+            for p in parents:
                 if p.requires_grad and id(p) not in visited:
-                    stack.append((p, False))
+                    visited.add(id(p))
+                    stack.append((p, iter(p._parents)))  # go deeper first; come back to `node` later
+                    break
+            else:  # every parent of `node` is in `order`
+                stack.pop()
+                order.append(node)
 
         # 2. chain rule, from the output back to the leaves.
         grads = {id(self): seed}
-        handed = set()  # arrays already stored as some .grad in this pass (never store one twice)
+        handed: set = set()  # arrays already stored as some .grad in this pass (never store one twice)
         for node in reversed(order):
             g = grads.pop(id(node), None)
             if g is None:
                 continue
-            if node._op is None or node._retain:  # a leaf (or a kept non-leaf): accumulate with +=
-                g = g.astype(node.dtype, copy=False)
-                if node.grad is None:
-                    # A fresh array that nothing else holds can be kept as is; anything else is copied,
-                    # so a later `+=` never writes into another tensor's gradient.
-                    # (By convention a backward returns new arrays or views of `grad`, never a saved array.)
-                    owner = g if g.base is None else g.base
-                    fresh = g.flags.writeable and owner.flags.owndata and id(owner) not in handed
-                    node.grad = g if fresh else g.copy()
-                    handed.add(id(owner) if fresh else id(node.grad))
-                else:
-                    node.grad += g
-            if node._op is None:
-                continue
-            in_grads = node._op.backward(node._ctx, g)
-            if not isinstance(in_grads, tuple):
+            op = node._op
+            if op is None or node._retain:  # a leaf (or a kept non-leaf): accumulate with +=
+                g = node._accumulate(g, handed)
+                if op is None:
+                    continue
+            in_grads = op.backward(node._ctx, g)
+            if type(in_grads) is not tuple:
                 in_grads = (in_grads,)
             for i, (parent, pg) in enumerate(zip(node._parents, in_grads)):
                 if pg is None or not parent.requires_grad:
                     continue
-                pg = unbroadcast(np.asarray(pg), parent.shape)
-                if pg.shape != parent.shape:
-                    raise RuntimeError(f"{node._op.__name__}.backward returned a gradient of shape {pg.shape} "
-                                       f"for input {i}, which has shape {parent.shape}")
+                shape = parent.data.shape
+                if type(pg) is not np.ndarray:  # a NumPy scalar (e.g. from a full reduction)
+                    pg = np.asarray(pg)
+                if pg.shape != shape:  # (checked first: most gradients already have the input's shape)
+                    pg = unbroadcast(pg, shape)
+                    if pg.shape != shape:
+                        raise RuntimeError(f"{op.__name__}.backward returned a gradient of shape {pg.shape} "
+                                           f"for input {i}, which has shape {shape}")
                 key = id(parent)
-                grads[key] = pg if key not in grads else grads[key] + pg
+                prev = grads.get(key)
+                grads[key] = pg if prev is None else prev + pg  # a node used twice gets both gradients
+
+    def _accumulate(self, g: np.ndarray, handed: set) -> np.ndarray:
+        """``self.grad += g``, or on the first gradient, keep ``g`` itself when that is safe; returns g in self's dtype.
+
+        A fresh array that nothing else holds can be kept as is; anything else is copied, so a later
+        `+=` never writes into another tensor's gradient. (By convention a backward returns new arrays
+        or views of `grad`, never a saved array.) ``handed`` holds the ids of arrays already stored as
+        some ``.grad`` in this backward pass.
+        """
+        if g.dtype != self.data.dtype:
+            g = g.astype(self.data.dtype)
+        if self.grad is not None:
+            self.grad += g
+            return g
+        owner = g if g.base is None else g.base
+        fresh = g.flags.writeable and owner.flags.owndata and id(owner) not in handed
+        self.grad = g if fresh else g.copy()
+        handed.add(id(owner) if fresh else id(self.grad))
+        return g
 
     # --- arithmetic (broadcasting like NumPy) -------------------------------------------------
     def _lift(self, other) -> "Tensor":

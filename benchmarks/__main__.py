@@ -1,4 +1,4 @@
-"""python -m benchmarks [--quick] [--only NAME[,NAME]] [--json FILE] [--markdown FILE] [--check]
+"""python -m benchmarks [--quick] [--only NAME[,NAME]] [--json FILE] [--markdown FILE] [--threads N] [--check]
 
 Runs the benchmarks, prints one table, and optionally writes the figures as JSON and as the Markdown
 of benchmarks/RESULTS.md. ``--check`` exits with status 1 when a target is missed (the default is to
@@ -9,11 +9,14 @@ from __future__ import annotations
 import argparse
 import importlib
 import json
+import os
 import sys
 import time
 
 from . import BENCHMARKS
-from .common import Row, describe_machine, machine
+
+# NumPy (and with it the BLAS) is imported only after --threads is read: a BLAS reads its thread
+# count once, when it loads.
 
 
 def _fmt(x: float | None) -> str:
@@ -28,7 +31,7 @@ def _fmt(x: float | None) -> str:
     return f"{x:.2e}"
 
 
-def _cells(r: Row) -> list[str]:
+def _cells(r) -> list[str]:
     met = {True: "yes", False: "NO", None: ""}[r.met]
     ratio = "-" if r.ratio is None else f"{r.ratio:.3f} ({r.ratio_name})"
     return [r.bench, r.case, r.metric, _fmt(r.value), _fmt(r.baseline), ratio, r.target or "", met]
@@ -37,7 +40,7 @@ def _cells(r: Row) -> list[str]:
 HEADER = ["benchmark", "case", "metric", "tinyattn", "baseline", "ratio", "target", "met"]
 
 
-def table(rows: list[Row]) -> str:
+def table(rows: list) -> str:
     """A plain-text table, columns padded to fit."""
     cells = [HEADER] + [_cells(r) for r in rows]
     widths = [max(len(c[i]) for c in cells) for i in range(len(HEADER))]
@@ -46,10 +49,20 @@ def table(rows: list[Row]) -> str:
     return "\n".join(lines)
 
 
-def markdown(rows: list[Row], info: dict, seconds: float, quick: bool) -> str:
+def _loadavg() -> float | None:
+    try:
+        return round(os.getloadavg()[0], 2)
+    except (OSError, AttributeError):  # not available on this OS
+        return None
+
+
+def markdown(rows: list, info: dict, seconds: float, quick: bool) -> str:
     """The figures as Markdown (what benchmarks/RESULTS.md holds)."""
+    from .common import describe_machine
+    load = info.get("load_average_1min", {})
     out = ["# Performance", "",
-           f"Measured on: {describe_machine(info)}.", "",
+           f"Measured on: {describe_machine(info)}. Load average (1 min) {load.get('start')} at the start, "
+           f"{load.get('end')} at the end.", "",
            f"`python -m benchmarks{' --quick' if quick else ''}` took {seconds:.0f} s. Baselines: hand-written NumPy "
            "(mha, mlp_step, engine_overhead), `np.matmul` on the same shapes (matmul_roofline), "
            "`scaled_dot_product_attention` (flash_memory). Times are medians of interleaved repeats after warm-up.", "",
@@ -66,8 +79,18 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--only", metavar="NAME[,NAME]", help=f"run only these, from: {', '.join(BENCHMARKS)}")
     ap.add_argument("--json", metavar="FILE", help="also write machine, settings and every row as JSON")
     ap.add_argument("--markdown", metavar="FILE", help="also write the table as Markdown (benchmarks/RESULTS.md)")
+    ap.add_argument("--threads", type=int, metavar="N", help="BLAS threads (sets OPENBLAS/OMP/MKL_NUM_THREADS before "
+                                                             "NumPy loads; default: the BLAS's own choice)")
     ap.add_argument("--check", action="store_true", help="exit with status 1 if any target is missed")
     args = ap.parse_args(argv)
+    if args.threads is not None:
+        if args.threads < 1:
+            ap.error(f"--threads must be >= 1, got {args.threads}")
+        if "numpy" in sys.modules:
+            print("warning: NumPy is already loaded, --threads may not take effect", file=sys.stderr)
+        for var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+            os.environ[var] = str(args.threads)  # the flash_memory child processes inherit these too
+    from .common import describe_machine, machine
 
     names = list(BENCHMARKS)
     if args.only:
@@ -78,8 +101,9 @@ def main(argv: list[str] | None = None) -> int:
 
     info = machine()
     print(f"machine: {describe_machine(info)}", flush=True)
+    load_start = _loadavg()
     start = time.perf_counter()
-    rows: list[Row] = []
+    rows: list = []
     seconds: dict[str, float] = {}
     for name in names:
         t0 = time.perf_counter()
@@ -89,6 +113,9 @@ def main(argv: list[str] | None = None) -> int:
         seconds[name] = time.perf_counter() - t0
         print(f"{seconds[name]:.1f}s", flush=True)
     total = time.perf_counter() - start
+    # Other processes on the machine slow everything down, and a multi-threaded BLAS more than the rest:
+    # keep the load average next to the figures, so a reader can tell a quiet run from a busy one.
+    info["load_average_1min"] = {"start": load_start, "end": _loadavg()}
     print()
     print(table(rows))
     missed = [r for r in rows if r.met is False]

@@ -80,6 +80,19 @@ def test_only_runs_one_and_unknown_names_are_refused(tmp_path):
     assert bad.returncode == 2 and "unknown benchmark(s) nope" in bad.stderr
 
 
+def test_threads_option_reaches_the_blas_settings(tmp_path):
+    js = tmp_path / "t.json"
+    ok = subprocess.run([sys.executable, "-m", "benchmarks", "--quick", "--threads", "1", "--only", "engine_overhead",
+                         "--json", str(js)], cwd=ROOT, capture_output=True, text=True, timeout=60)
+    assert ok.returncode == 0, ok.stderr
+    machine = json.loads(js.read_text())["machine"]
+    assert machine["blas"]["OPENBLAS_NUM_THREADS"] == "1"
+    assert set(machine["load_average_1min"]) == {"start", "end"}
+    bad = subprocess.run([sys.executable, "-m", "benchmarks", "--threads", "0"], cwd=ROOT, capture_output=True,
+                         text=True, timeout=60)
+    assert bad.returncode == 2 and "--threads must be >= 1, got 0" in bad.stderr
+
+
 def test_numpy_mha_baseline_is_checked_against_tinyattn():
     """The hand-written layer computes what tinyattn computes, and a wrong one is caught."""
     from benchmarks.mha import _make_layers, check_agreement

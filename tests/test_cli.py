@@ -9,8 +9,6 @@ import matplotlib
 
 matplotlib.use("Agg")
 
-import pytest
-
 from tinyattn import cli
 from tinyattn.demo import DemoConfig, run_demo
 
@@ -67,6 +65,7 @@ def _one_line_error(capsys, argv, expected):
 def test_bad_arguments_are_one_line_errors(capsys, tmp_path):
     _one_line_error(capsys, ["demo", "--seed", "-1"], "argument --seed: expected an integer >= 0, got -1")
     _one_line_error(capsys, ["demo", "--seed", "abc"], "expected an integer, got 'abc'")
+    _one_line_error(capsys, ["demo", "--workers", "0"], "argument --workers: expected an integer >= 1, got 0")
     _one_line_error(capsys, ["demo", "--quik"], "unrecognized arguments: --quik")
     _one_line_error(capsys, ["dmeo"], "invalid choice: 'dmeo'")
     blocker = tmp_path / "a_file"

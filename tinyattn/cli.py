@@ -24,14 +24,17 @@ class _Parser(argparse.ArgumentParser):
         self.exit(2, f"{self.prog}: error: {message}\n")
 
 
-def _non_negative_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"expected an integer >= 0, got {value}")
-    return value
+def _int_at_least(minimum: int):
+    """An argparse type: an integer >= minimum, or a one-line error saying what came."""
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
+        if value < minimum:
+            raise argparse.ArgumentTypeError(f"expected an integer >= {minimum}, got {value}")
+        return value
+    return parse
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -43,10 +46,13 @@ def build_parser() -> argparse.ArgumentParser:
                           description="Train a small attention model, a GRU and a tanh RNN on first-token recall "
                                       "at several distances and on associative recall with 2-16 pairs; print "
                                       "accuracies and save figures.")
-    demo.add_argument("--quick", action="store_true", help="fewer settings and steps (about 30 s instead of 90 s)")
+    demo.add_argument("--quick", action="store_true", help="fewer settings and steps: seconds instead of about a minute")
     demo.add_argument("--out", default="demo_out", metavar="DIR", help="where figures go (default: demo_out/)")
-    demo.add_argument("--seed", type=_non_negative_int, default=0, metavar="N", help="seed: the same seed gives the same table")
-    demo.add_argument("--progress", action="store_true", help="show a progress bar per training run")
+    demo.add_argument("--seed", type=_int_at_least(0), default=0, metavar="N",
+                      help="seed: the same seed gives the same table (default 0)")
+    demo.add_argument("--workers", type=_int_at_least(1), default=None, metavar="N",
+                      help="training processes (default: 2 on a machine with 2+ cores); the table does not depend on it")
+    demo.add_argument("--progress", action="store_true", help="a progress bar per training run (clearest with --workers 1)")
 
     sub.add_parser("grade", help="grade an exercises folder (tinyattn grade [PATH], default exercises/)",
                    add_help=False)
@@ -103,7 +109,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         from tinyattn.demo import run_demo
 
         try:
-            run_demo(quick=args.quick, out=args.out, seed=args.seed, progress=args.progress)
+            run_demo(quick=args.quick, out=args.out, seed=args.seed, progress=args.progress, workers=args.workers)
         except OSError as e:  # e.g. --out names a file, or a folder we may not write
             return _fail(f"can not write to --out {args.out!r}: {e.strerror or e}")
         except KeyboardInterrupt:

@@ -278,7 +278,8 @@ class AssociativeRecall(Task):
         if self.n_pairs > self.n_keys:
             raise ValueError(f"n_pairs={self.n_pairs} needs that many distinct keys but n_keys={self.n_keys}")
         if self.n_queries > self.n_pairs:
-            raise ValueError(f"n_queries={self.n_queries} must be <= n_pairs={self.n_pairs} (queries are distinct keys)")
+            raise ValueError(f"n_queries={self.n_queries} must be <= n_pairs={self.n_pairs} "
+                             "(queries are distinct keys)")
         self.vocab = _symbols(self.n_keys, UPPER, "K") + _symbols(self.n_values, DIGITS + LOWER, "v")
         self.seq_len = 2 * self.n_pairs + self.n_queries
         self.chance = 1.0 / self.n_values

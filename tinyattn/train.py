@@ -310,7 +310,7 @@ def save_checkpoint(model: nn.Module, path: str | os.PathLike, **meta: Any) -> s
 
 
 def load_checkpoint(path: str | os.PathLike, model: nn.Module | None = None) -> tuple[nn.Module, dict]:
-    """Read a checkpoint: into `model`, or into a new SequenceModel rebuilt from the saved config. Returns (model, meta)."""
+    """Read a checkpoint into `model`, or into a SequenceModel rebuilt from its saved config; returns (model, meta)."""
     path = os.fspath(path)
     if not os.path.exists(path) and os.path.exists(path + ".npz"):
         path += ".npz"

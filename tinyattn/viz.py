@@ -96,7 +96,8 @@ def _as_layers(weights: ArrayLike | Sequence[ArrayLike]) -> np.ndarray:
         layers = [w[0] if w.ndim == 4 and w.shape[0] == 1 else w for w in layers]  # drop a batch of one
         shapes = {w.shape for w in layers}
         if len(shapes) != 1 or len(next(iter(shapes))) != 3:
-            raise ValueError(f"each layer's weights must be (H, T, S) and all the same shape, got {[w.shape for w in layers]}")
+            raise ValueError("each layer's weights must be (H, T, S) and all the same shape, "
+                             f"got {[w.shape for w in layers]}")
         return np.stack(layers)  # (L, H, T, S)
     w = _np(weights, "weights")
     if w.ndim == 3:

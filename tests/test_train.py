@@ -76,6 +76,9 @@ def test_fit_on_an_iterable_of_batches_with_eval_data():
     hist = fit(model, data, steps=10, eval_every=2, eval_data=[task.batch(8, rng=1)], progress=False)
     assert hist["step"] == [1, 2, 3, 4]  # the iterable ran out before `steps`
     assert hist["eval_step"] == [2, 4]
+    stream = iter(data)
+    assert fit(model, stream, steps=3, progress=False)["step"] == [1, 2, 3]
+    assert len(list(stream)) == 1  # it took exactly `steps` batches from the stream, no more
     with pytest.raises(ValueError, match="target_accuracy needs evaluation data"):
         fit(model, data, target_accuracy=0.5, progress=False)
 

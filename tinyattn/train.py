@@ -12,6 +12,7 @@ The same batches train every kind of model: targets are aligned with inputs
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import time
@@ -258,9 +259,7 @@ def fit(model: nn.Module, task: Task | Iterable[Any], *, steps: int = 500, batch
     model.train()
     step = 0
     try:
-        for step, item in enumerate(train_iter, start=1):
-            if step > steps:
-                break
+        for step, item in enumerate(itertools.islice(train_iter, steps), start=1):
             loss, acc = loss_and_accuracy(model, _as_batch(item))
             opt.zero_grad()
             loss.backward()

@@ -45,10 +45,10 @@ TINY = DemoConfig(distances=(3, 6), pairs=(2,), recall_steps=20, assoc_steps=20,
 
 def test_same_seed_same_table_in_process_or_in_workers():
     quiet = lambda line: None  # noqa: E731
-    a = run_demo(out=None, seed=5, config=TINY, workers=1, log=quiet)
-    b = run_demo(out=None, seed=5, config=TINY, workers=1, log=quiet)
+    a = run_demo(out=None, seed=5, config=TINY, workers=0, log=quiet)
+    b = run_demo(out=None, seed=5, config=TINY, workers=0, log=quiet)
     c = run_demo(out=None, seed=5, config=TINY, workers=2, log=quiet)
-    d = run_demo(out=None, seed=6, config=TINY, workers=1, log=quiet)
+    d = run_demo(out=None, seed=6, config=TINY, workers=0, log=quiet)
     assert a.table() == b.table() == c.table()
     assert a.steps == c.steps
     assert (a.recall, a.assoc, a.steps) != (d.recall, d.assoc, d.steps)  # the seed matters
@@ -65,7 +65,7 @@ def _one_line_error(capsys, argv, expected):
 def test_bad_arguments_are_one_line_errors(capsys, tmp_path):
     _one_line_error(capsys, ["demo", "--seed", "-1"], "argument --seed: expected an integer >= 0, got -1")
     _one_line_error(capsys, ["demo", "--seed", "abc"], "expected an integer, got 'abc'")
-    _one_line_error(capsys, ["demo", "--workers", "0"], "argument --workers: expected an integer >= 1, got 0")
+    _one_line_error(capsys, ["demo", "--workers", "-1"], "argument --workers: expected an integer >= 0, got -1")
     _one_line_error(capsys, ["demo", "--quik"], "unrecognized arguments: --quik")
     _one_line_error(capsys, ["dmeo"], "invalid choice: 'dmeo'")
     blocker = tmp_path / "a_file"

@@ -46,13 +46,16 @@ def build_parser() -> argparse.ArgumentParser:
                           description="Train a small attention model, a GRU and a tanh RNN on first-token recall "
                                       "at several distances and on associative recall with 2-16 pairs; print "
                                       "accuracies and save figures.")
-    demo.add_argument("--quick", action="store_true", help="fewer settings and steps: seconds instead of about a minute")
+    demo.add_argument("--quick", action="store_true",
+                      help="fewer settings and steps: seconds instead of about a minute")
     demo.add_argument("--out", default="demo_out", metavar="DIR", help="where figures go (default: demo_out/)")
     demo.add_argument("--seed", type=_int_at_least(0), default=0, metavar="N",
                       help="seed: the same seed gives the same table (default 0)")
-    demo.add_argument("--workers", type=_int_at_least(1), default=None, metavar="N",
-                      help="training processes (default: 2 on a machine with 2+ cores); the table does not depend on it")
-    demo.add_argument("--progress", action="store_true", help="a progress bar per training run (clearest with --workers 1)")
+    demo.add_argument("--workers", type=_int_at_least(0), default=None, metavar="N",
+                      help="worker processes to train in (default: 2 on a machine with 2+ cores; 0: in this "
+                           "process); the table does not depend on it")
+    demo.add_argument("--progress", action="store_true",
+                      help="a progress bar per training run (clearest with --workers 1)")
 
     sub.add_parser("grade", help="grade an exercises folder (tinyattn grade [PATH], default exercises/)",
                    add_help=False)

@@ -116,13 +116,13 @@ def _train(job: tuple) -> dict:
 
 
 def _run_all(jobs: list[tuple], workers: int, log: Callable[[str], None]) -> list[dict]:
-    """Run the jobs here (workers=1) or in `workers` processes; log each as it finishes."""
+    """Run the jobs in this process (workers=0) or in `workers` worker processes; log each as it finishes."""
     def report(r: dict) -> None:
         key = "d" if r["which"] == "recall" else "P"
         log(f"  {r['which']:<7} {key}={r['setting']:<4} {r['kind']:<10} acc {r['acc']:.3f}  "
             f"({r['steps']} steps, {r['seconds']:.1f}s)")
 
-    if workers <= 1:
+    if workers == 0:
         results = []
         for job in jobs:
             results.append(_train(job))
@@ -131,8 +131,10 @@ def _run_all(jobs: list[tuple], workers: int, log: Callable[[str], None]) -> lis
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor, as_completed
 
-    # Each worker is one process with a single-threaded BLAS: these matrices are small, and two
-    # processes each running two BLAS threads on two cores slow each other down badly.
+    # Each worker is one process with a single-threaded BLAS. These matrices are small: more BLAS
+    # threads buy nothing, and on a busy machine their spin-waiting made a run 5x slower (measured).
+    # The BLAS of this process can no longer be changed (numpy is loaded), which is why even
+    # workers=1 trains in a fresh process.
     saved = {k: os.environ.get(k) for k in _THREAD_VARS}
     os.environ.update({k: "1" for k in _THREAD_VARS})  # inherited by the spawned workers
     try:
@@ -155,6 +157,10 @@ def _run_all(jobs: list[tuple], workers: int, log: Callable[[str], None]) -> lis
 _THREAD_VARS = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
 
 
+def _where(workers: int) -> str:
+    return "in this process" if workers == 0 else f"in {workers} worker process{'es' if workers > 1 else ''}"
+
+
 def _cost(job: tuple) -> float:
     """Rough cost of a job (sequence length x steps, recurrent models are slower), to start long jobs first."""
     which, setting, kind, _, cfg, _, _ = job
@@ -168,17 +174,17 @@ def run_demo(quick: bool = False, out: str | os.PathLike | None = "demo_out", se
              log: Callable[[str], None] = print) -> DemoResult:
     """Train every model on every setting, print the table, save figures to `out` (None: no figures).
 
-    workers: processes to train in (default: 2, or 1 on a one-core machine). The table does not
-    depend on it: every run is seeded on its own from `seed`.
+    workers: worker processes to train in (default: 2, or 1 on a one-core machine); 0 trains in
+    this process. The table does not depend on it: every run is seeded on its own from `seed`.
     """
     cfg = config or (QUICK if quick else FULL)
     seed = check_count("seed", seed, minimum=0)
-    workers = min(2, os.cpu_count() or 1) if workers is None else check_count("workers", workers)
+    workers = min(2, os.cpu_count() or 1) if workers is None else check_count("workers", workers, minimum=0)
     if out is not None:
         os.makedirs(out, exist_ok=True)  # fail now, not after a minute of training
     start = time.perf_counter()
-    log(f"tinyattn demo ({'quick' if quick else 'full'}, seed {seed}, {workers} worker"
-        f"{'s' if workers > 1 else ''}): attention vs GRU vs tanh RNN")
+    log(f"tinyattn demo ({'quick' if quick else 'full'}, seed {seed}, {_where(workers)}): "
+        "attention vs GRU vs tanh RNN")
 
     assoc_view = min(cfg.pairs, key=lambda P: abs(P - 4))  # the attention map is shown at P nearest 4
     jobs = [("recall", d, kind, d == max(cfg.distances), cfg, seed, progress)
@@ -212,7 +218,7 @@ def run_demo(quick: bool = False, out: str | os.PathLike | None = "demo_out", se
         res.figures = _figures(res, kept, out, seed)
         log(f"figures in {out}/: {', '.join(os.path.basename(f) for f in res.figures)}")
     log(f"total {time.perf_counter() - start:.1f}s (training: {res.seconds:.1f}s wall, "
-        f"{res.cpu_seconds:.1f}s CPU in {workers} worker{'s' if workers > 1 else ''})")
+        f"{res.cpu_seconds:.1f}s CPU {_where(workers)})")
     return res
 
 

@@ -257,7 +257,6 @@ def fit(model: nn.Module, task: Task | Iterable[Any], *, steps: int = 500, batch
     bar = tqdm(total=steps, desc=desc, disable=not progress, leave=False, dynamic_ncols=True)
     start = time.perf_counter()
     model.train()
-    step = 0
     try:
         for step, item in enumerate(itertools.islice(train_iter, steps), start=1):
             loss, acc = loss_and_accuracy(model, _as_batch(item))

@@ -29,8 +29,8 @@ def test_demo_quick_finishes_prints_its_table_and_saves_figures(tmp_path, capsys
     out = tmp_path / "figs"
     assert cli.main(["demo", "--quick", "--out", str(out), "--seed", "0"]) == 0
     text = capsys.readouterr().out
-    assert "first-token recall (held-out accuracy; chance 0.125)" in text
-    assert "associative recall (held-out accuracy; chance 0.062)" in text
+    assert "first-token recall (held-out accuracy; chance 0.125; at most 150 steps)" in text
+    assert "associative recall (held-out accuracy; chance 0.062; at most 400 steps)" in text
     table = text[text.index("first-token recall (held-out"):]
     for row in ("attention", "gru", "rnn"):
         assert table.count(f"  {row} ") == 2  # one row per model in each of the two tables

@@ -69,17 +69,19 @@ class DemoResult:
     cpu_seconds: float = 0.0  # CPU time of the training runs, summed over the workers
     recall_chance: float = 0.0
     assoc_chance: float = 0.0
+    budgets: tuple[int, int] = (0, 0)  # step budgets (recall, assoc)
 
     def table(self) -> str:
         """The printed table: one row per model, one column per setting."""
         lines = []
-        for title, res, key, chance in (("first-token recall", self.recall, "d", self.recall_chance),
-                                        ("associative recall", self.assoc, "P", self.assoc_chance)):
+        for title, res, key, chance, budget in (
+                ("first-token recall", self.recall, "d", self.recall_chance, self.budgets[0]),
+                ("associative recall", self.assoc, "P", self.assoc_chance, self.budgets[1])):
             settings = sorted(next(iter(res.values())))
-            lines.append(f"{title} (held-out accuracy; chance {chance:.3f})")
-            lines.append(f"  {'model':<10}" + "".join(f"{key}={s:<6}" for s in settings))
+            lines.append(f"{title} (held-out accuracy; chance {chance:.3f}; at most {budget} steps)")
+            lines.append(f"  {'model':<10}" + "".join(f"{key}={s:<6}" for s in settings).rstrip())
             for model, row in res.items():
-                lines.append(f"  {model:<10}" + "".join(f"{row[s]:<8.3f}" for s in settings))
+                lines.append(f"  {model:<10}" + "".join(f"{row[s]:<8.3f}" for s in settings).rstrip())
         return "\n".join(lines)
 
 
@@ -194,7 +196,7 @@ def run_demo(quick: bool = False, out: str | os.PathLike | None = "demo_out", se
     order = sorted(range(len(jobs)), key=lambda i: -_cost(jobs[i]))  # longest first: the workers finish together
     results = _run_all([jobs[i] for i in order], workers, log)
 
-    res = DemoResult()
+    res = DemoResult(budgets=(cfg.recall_steps, cfg.assoc_steps))
     kept = {}
     for r in results:
         table = res.recall if r["which"] == "recall" else res.assoc

@@ -138,7 +138,7 @@ def check_agreement(layer, np_layer: NumpyMHA, x: np.ndarray, dy: np.ndarray) ->
 def run(quick: bool = False) -> list[Row]:
     rows = []
     shapes = QUICK_SHAPES if quick else SHAPES
-    repeat, warmup = (3, 1) if quick else (9, 2)
+    repeat, warmup = (3, 1) if quick else (7, 2)
     for B, T, d, h in shapes:
         for dtype in DTYPES:
             layer, np_layer, x, dy = _make_layers(B, T, d, h, dtype)

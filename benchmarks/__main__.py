@@ -56,20 +56,58 @@ def _loadavg() -> float | None:
         return None
 
 
-def markdown(rows: list, info: dict, seconds: float, quick: bool) -> str:
-    """The figures as Markdown (what benchmarks/RESULTS.md holds)."""
+_ABOUT = """\
+## What each benchmark measures
+
+- **engine_overhead**: microseconds per op on a 16x16 float32 tensor that requires grad, against the same
+  NumPy call. At this size NumPy takes about a microsecond, so the difference is the engine's bookkeeping
+  (wrapping, recording the op; for the `backward()` rows the graph walk too): the fixed cost of every op.
+- **mlp_step**: one training step of Linear(512, 512) -> ReLU -> Linear(512, 10), batch 64, cross-entropy
+  and SGD, against the same step written by hand in NumPy (checked to give the same updated weights).
+- **mha**: MultiHeadAttention forward+backward (the input requires grad, so dx is computed too) against a
+  hand-written NumPy layer with a hand-derived backward (checked to agree on the output and every gradient).
+- **matmul_roofline**: GFLOP/s of MultiHeadAttention forward+backward as a share of what `np.matmul` reaches
+  running exactly the same matmuls (same shapes, contiguous operands) back to back: the practical limit of
+  any NumPy implementation. The `scaled_dot_product_attention` row is the attention core alone.
+- **flash_memory**: `flash_attention` against `scaled_dot_product_attention` (which holds the (T, T)
+  scores), forward+backward, one head, d=64, float32; each T in its own process; peak memory is
+  `tracemalloc`'s peak of NumPy's allocations during the call (inputs excluded).
+- **demo_throughput**: training tokens per second of `tinyattn demo`'s three models (2-block attention,
+  GRU, tanh RNN; d_model 32, batch 32) on first-token recall; a step is forward, loss, backward, gradient
+  clipping and AdamW.
+
+Times are medians of repeats after warm-up; when two things are compared their repeats are interleaved
+(a, b, b, a, ...), so a busy moment of the machine hits both. A multi-threaded BLAS suffers most from
+other processes on the machine (its threads wait for each other), which is why `--threads 1` gives
+steadier figures on a shared machine; on a quiet one the default thread count is faster for large matmuls.
+"""
+
+
+def markdown(rows: list, info: dict, seconds: float, command: str) -> str:
+    """The whole of benchmarks/RESULTS.md: where and how the figures were measured, the targets, every row."""
     from .common import describe_machine
     load = info.get("load_average_1min", {})
+    targeted = [r for r in rows if r.target is not None]
     out = ["# Performance", "",
-           f"Measured on: {describe_machine(info)}. Load average (1 min) {load.get('start')} at the start, "
-           f"{load.get('end')} at the end.", "",
-           f"`python -m benchmarks{' --quick' if quick else ''}` took {seconds:.0f} s. Baselines: hand-written NumPy "
-           "(mha, mlp_step, engine_overhead), `np.matmul` on the same shapes (matmul_roofline), "
-           "`scaled_dot_product_attention` (flash_memory). Times are medians of interleaved repeats after warm-up.", "",
-           "| " + " | ".join(HEADER) + " |", "|" + "---|" * len(HEADER)]
-    for r in rows:
-        out.append("| " + " | ".join(c.replace("|", "\\|") for c in _cells(r)) + " |")
-    return "\n".join(out) + "\n"
+           f"Measured with `{command}` ({seconds:.0f} s) on: {describe_machine(info)}. "
+           f"Load average (1 min): {load.get('start')} at the start, {load.get('end')} at the end "
+           "(other processes were sharing the machine when this is above 0).", "",
+           "Rerun (from the repository root, after `pip install -e .`):", "",
+           "```bash",
+           "python -m benchmarks                  # or: tinyattn bench; about 2 minutes on 2 cores",
+           "python -m benchmarks --threads 1      # one BLAS thread: steadier figures on a shared machine",
+           "python -m benchmarks --only mha,mlp_step --json figures.json",
+           "python -m benchmarks --threads 1 --markdown benchmarks/RESULTS.md   # rewrite this file",
+           "```", ""]
+    if targeted:
+        out += [f"## Targets: {sum(bool(r.met) for r in targeted)} of {len(targeted)} met", "",
+                "| benchmark | case | ratio | target | met |", "|---|---|---|---|---|"]
+        out += [f"| {r.bench} | {r.case} ({r.metric}) | {r.ratio:.3f} ({r.ratio_name}) | {r.target} | "
+                f"{'yes' if r.met else 'NO'} |" for r in targeted]
+        out.append("")
+    out += ["## All figures", "", "| " + " | ".join(HEADER) + " |", "|" + "---|" * len(HEADER)]
+    out += ["| " + " | ".join(c.replace("|", "\\|") for c in _cells(r)) + " |" for r in rows]
+    return "\n".join(out) + "\n\n" + _ABOUT
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -129,7 +167,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"wrote {args.json}")
     if args.markdown:
         with open(args.markdown, "w") as f:
-            f.write(markdown(rows, info, total, args.quick))
+            command = " ".join(["python -m benchmarks", *(argv if argv is not None else sys.argv[1:])])
+            f.write(markdown(rows, info, total, command))
         print(f"wrote {args.markdown}")
     return 1 if (args.check and missed) else 0
 

@@ -68,7 +68,8 @@ def median_time(fn: Callable[[], object], repeat: int = 7, warmup: int = 2, numb
     return statistics.median(times)
 
 
-def compare(fns: dict[str, Callable[[], object]], repeat: int = 7, warmup: int = 2, number: int = 1) -> dict[str, float]:
+def compare(fns: dict[str, Callable[[], object]], repeat: int = 7, warmup: int = 2,
+            number: int = 1) -> dict[str, float]:
     """Median seconds per call of each function, with their repeats interleaved (see the module docstring).
 
     Every function gets ``warmup`` uncounted calls first. Round r runs the functions in order when r is

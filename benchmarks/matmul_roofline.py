@@ -82,7 +82,8 @@ def run(quick: bool = False) -> list[Row]:
                  "matmuls": _matmul_runner(mm, dtype)}, repeat=repeat, warmup=warmup)
     gf = {k: fl / s / 1e9 for k, s in t.items()}
     rows.append(Row("matmul_roofline", f"MultiHeadAttention fwd+bwd {case}", "GFLOP/s", gf["tinyattn"], gf["matmuls"],
-                    ratio=gf["tinyattn"] / gf["matmuls"], ratio_name="share of np.matmul", target=None if quick else ">= 0.5",
+                    ratio=gf["tinyattn"] / gf["matmuls"], ratio_name="share of np.matmul",
+                    target=None if quick else ">= 0.5",
                     extra={"gflop": fl / 1e9, "numpy_layer_gflops": gf["numpy"],
                            "numpy_layer_share": gf["numpy"] / gf["matmuls"]}))
 

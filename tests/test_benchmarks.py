@@ -65,8 +65,10 @@ def test_table_and_markdown_show_every_row(quick_run):
     stdout, data, md = quick_run
     n = len(data["rows"])
     assert f"{n} figures in" in stdout
-    assert md.startswith("# Performance") and "Measured on:" in md
-    assert md.count("\n| ") == n + 1  # header + one line per row
+    assert md.startswith("# Performance") and "Measured with `python -m benchmarks --quick" in md
+    assert "## Targets" not in md  # quick mode claims none
+    table_part = md.split("## All figures", 1)[1].split("## What each benchmark measures", 1)[0]
+    assert table_part.count("\n| ") == n + 1  # header + one line per row
 
 
 def test_only_runs_one_and_unknown_names_are_refused(tmp_path):

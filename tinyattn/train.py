@@ -209,6 +209,16 @@ def check_compatible(model: nn.Module, task: Task) -> None:
 # ----------------------------------------------------------------------------- the loop
 
 
+def _progress_bar(**kwargs):
+    """A tqdm bar: Jupyter's widget when ipywidgets is installed, else the text bar (no warning either way)."""
+    try:
+        import ipywidgets  # noqa: F401  (tqdm.auto needs it for the widget, and warns without it)
+        from tqdm.auto import tqdm
+    except ImportError:
+        from tqdm.std import tqdm
+    return tqdm(**kwargs)
+
+
 def fit(model: nn.Module, task: Task | Iterable[Any], *, steps: int = 500, batch_size: int = 32,
         lr: float = 3e-3, weight_decay: float = 0.0, clip_norm: float | None = 1.0,
         optimizer: Any = None, eval_every: int = 50, eval_size: int = 256,
@@ -252,9 +262,7 @@ def fit(model: nn.Module, task: Task | Iterable[Any], *, steps: int = 500, batch
     opt = optimizer or optim.AdamW(params, lr=lr, weight_decay=weight_decay)
     history: dict[str, Any] = {"step": [], "loss": [], "acc": [], "grad_norm": [], "eval_step": [], "eval_acc": [],
                                "seconds": 0.0, "stopped_early": False}
-    from tqdm.auto import tqdm  # .auto: a text bar in a terminal, a widget in Jupyter
-
-    bar = tqdm(total=steps, desc=desc, disable=not progress, leave=False, dynamic_ncols=True)
+    bar = _progress_bar(total=steps, desc=desc, disable=not progress, leave=False, dynamic_ncols=True)
     start = time.perf_counter()
     model.train()
     try:

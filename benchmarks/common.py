@@ -39,10 +39,15 @@ class Row:
         if self.target is None or self.ratio is None:
             return None
         op, bound = self.target.split()
-        return self.ratio <= float(bound) if op == "<=" else self.ratio >= float(bound)
+        return bool(self.ratio <= float(bound) if op == "<=" else self.ratio >= float(bound))
 
     def to_dict(self) -> dict:
+        """Plain Python types only (NumPy scalars become floats), ready for json.dump."""
         d = asdict(self)
+        for key in ("value", "baseline", "ratio"):
+            if d[key] is not None:
+                d[key] = float(d[key])
+        d["extra"] = {k: (float(v) if isinstance(v, (np.floating, np.integer)) else v) for k, v in d["extra"].items()}
         d["met"] = self.met
         return d
 

@@ -128,6 +128,7 @@ def test_row_target_and_compare():
     assert Row("b", "c", "m", 1.0, 1.0, ratio=1.3, target="<= 1.25").met is False
     assert Row("b", "c", "m", 1.0, 1.0, ratio=0.4, target=">= 0.5").met is False
     assert Row("b", "c", "m", 1.0).met is None
+    assert Row("b", "c", "m", 1.0, 1.0, ratio=np.float64(0.6), target=">= 0.5").met is True  # a bool, not np.bool_
     calls = []
     t = compare({"a": lambda: calls.append("a"), "b": lambda: calls.append("b")}, repeat=3, warmup=1)
     assert set(t) == {"a", "b"} and all(s >= 0 for s in t.values())

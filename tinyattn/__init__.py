@@ -1,7 +1,8 @@
 """tinyattn: attention from scratch in NumPy, with PyTorch's names.
 
 ``import tinyattn as torch`` and ``import tinyattn.nn.functional as F`` run textbook PyTorch
-attention code unchanged. Everything here is a re-export; the code lives in the submodules.
+attention code unchanged. Everything here is a re-export (plus PyTorch's dtype names); the code
+lives in the submodules.
 """
 from .tensor import (
     Function, Tensor, arange, cat, enable_grad, exp, float32, float64, full, get_default_dtype, get_rng,
@@ -12,5 +13,24 @@ from .gradcheck import GradcheckError, gradcheck, numerical_grad
 from . import masks  # noqa: F401
 from . import nn  # noqa: F401  (so `torch.nn.Linear` works with `import tinyattn as torch`)
 from . import optim  # noqa: F401
+
+import numpy as _np
+
+# PyTorch's dtype names, as the NumPy dtypes they mean here, so `dtype=torch.long` and
+# `torch.ones(T, T, dtype=torch.bool)` run unchanged.
+int32 = _np.int32
+int64 = long = _np.int64
+double = float64
+float = float32  # noqa: A001  (torch.float is float32)
+bool = _np.bool_  # noqa: A001
+
+# `from tinyattn import *` exports these; `float` and `bool` are left out so they never shadow the builtins.
+__all__ = [
+    "Function", "GradcheckError", "Tensor", "arange", "cat", "double", "enable_grad", "exp", "float32", "float64",
+    "full", "get_default_dtype", "get_rng", "gradcheck", "int32", "int64", "is_grad_enabled", "log", "log_softmax",
+    "long", "manual_seed", "masks", "matmul", "nn", "no_grad", "numerical_grad", "ones", "ones_like", "optim",
+    "rand", "randn", "relu", "set_default_dtype", "sigmoid", "softmax", "sqrt", "stack", "tanh", "tensor", "tril",
+    "triu", "where", "zeros", "zeros_like",
+]
 
 __version__ = "0.1.0"

@@ -38,7 +38,14 @@ def gradcheck(fn: Callable, inputs, eps: float = 1e-6, atol: float = 1e-5, rtol:
     Returns True, or raises ``GradcheckError`` naming the input, the worst index, both values and
     the relative error (or returns False when ``raise_exception=False``).
     """
-    inputs = [inputs] if isinstance(inputs, Tensor) else list(inputs)
+    if not callable(fn):
+        raise TypeError(f"gradcheck: fn must be callable (e.g. lambda x: x.tanh()), got {type(fn).__name__}")
+    if isinstance(inputs, Tensor):
+        inputs = [inputs]
+    elif isinstance(inputs, (list, tuple)):
+        inputs = list(inputs)
+    else:
+        raise TypeError(f"gradcheck: inputs must be a Tensor or a list/tuple of them, got {type(inputs).__name__}")
     checked = [(i, t) for i, t in enumerate(inputs) if isinstance(t, Tensor) and t.requires_grad]
     if not checked:
         raise ValueError("gradcheck: no input has requires_grad=True, so there is nothing to check")
@@ -109,12 +116,30 @@ def numerical_grad(f: Callable[[np.ndarray], float], x: np.ndarray, eps: float =
     for j in range(flat.size):
         orig = flat[j]
         flat[j] = orig + eps
-        f_plus = float(f(x))
+        f_plus = _scalar(f(x))
         flat[j] = orig - eps
-        f_minus = float(f(x))
+        f_minus = _scalar(f(x))
         flat[j] = orig
         gflat[j] = (f_plus - f_minus) / (2 * eps)
     return grad
+
+
+def _scalar(value) -> float:
+    """f's result as a float; a clear error when f returned an array instead of a scalar."""
+    arr = np.asarray(getattr(value, "data", value))
+    if arr.size != 1 or not np.issubdtype(arr.dtype, np.number):
+        raise TypeError(f"numerical_grad: f must return a scalar, got {type(value).__name__} of shape {arr.shape}; "
+                        "reduce it first, e.g. lambda x: np.sum(g(x) * R) with a fixed random R")
+    return float(arr.reshape(()))
+
+
+# `tinyattn.gradcheck` is this module's `gradcheck` function (the package re-exports it under the module's
+# name, so the function shadows the module as an attribute of `tinyattn`). Hang the module's names on the
+# function too, so `tinyattn.gradcheck.gradcheck(...)` and `tinyattn.gradcheck.numerical_grad(...)` also
+# work after a plain `import tinyattn`.
+gradcheck.gradcheck = gradcheck  # type: ignore[attr-defined]
+gradcheck.numerical_grad = numerical_grad  # type: ignore[attr-defined]
+gradcheck.GradcheckError = GradcheckError  # type: ignore[attr-defined]
 
 
 __all__ = ["gradcheck", "numerical_grad", "GradcheckError"]

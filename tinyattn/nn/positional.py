@@ -27,11 +27,23 @@ def sinusoidal_table(max_len: int, d_model: int) -> np.ndarray:
     return pe
 
 
+def _sizes(name: str, **sizes) -> None:
+    """d_model and max_len must be positive ints (a float or a string would fail deep inside NumPy)."""
+    for key, value in sizes.items():
+        if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)) or value <= 0:
+            raise ValueError(f"{name}: {key} must be a positive int, got {key}={value!r}")
+
+
 def _check(name: str, x: Tensor, d_model: int, max_len: int, offset: int) -> None:
-    """Clear errors for a wrong shape or a sequence that runs past max_len."""
+    """Clear errors for a wrong shape or dtype, or a sequence that runs past max_len."""
     if x.ndim != 3 or x.shape[-1] != d_model:
         raise ValueError(f"{name}(d_model={d_model}) expects x of shape (B, T, {d_model}), got {tuple(x.shape)}")
+    if x.dtype.kind != "f":  # an int x would get the table rounded to ints (all 0 and 1) without a word
+        raise TypeError(f"{name} expects float embeddings (B, T, {d_model}), got dtype {x.dtype} "
+                        "(token ids? embed them first, e.g. with nn.Embedding)")
     T = x.shape[1]
+    if isinstance(offset, bool) or not isinstance(offset, (int, np.integer)):
+        raise TypeError(f"{name}: offset must be an int, got {type(offset).__name__}")
     if offset < 0:
         raise ValueError(f"{name}: offset must be >= 0, got {offset}")
     if offset + T > max_len:
@@ -47,11 +59,10 @@ class PositionalEncoding(Module):
 
     def __init__(self, d_model: int, max_len: int = 5000) -> None:
         super().__init__()
-        if d_model <= 0 or max_len <= 0:
-            raise ValueError(f"d_model and max_len must be positive, got d_model={d_model}, max_len={max_len}")
-        self.d_model, self.max_len = d_model, max_len
+        _sizes("PositionalEncoding", d_model=d_model, max_len=max_len)
+        self.d_model, self.max_len = int(d_model), int(max_len)
         # A buffer, not a Parameter: saved in state_dict (as PyTorch does), never seen by the optimizer.
-        self.register_buffer("pe", sinusoidal_table(max_len, d_model).astype(tinyattn.get_default_dtype()))
+        self.register_buffer("pe", sinusoidal_table(self.max_len, self.d_model).astype(tinyattn.get_default_dtype()))
 
     def forward(self, x: Tensor, offset: int = 0) -> Tensor:
         if not isinstance(x, Tensor):
@@ -73,10 +84,9 @@ class LearnedPositionalEmbedding(Module):
 
     def __init__(self, max_len: int, d_model: int) -> None:
         super().__init__()
-        if d_model <= 0 or max_len <= 0:
-            raise ValueError(f"max_len and d_model must be positive, got max_len={max_len}, d_model={d_model}")
-        self.max_len, self.d_model = max_len, d_model
-        w = get_rng().standard_normal((max_len, d_model)).astype(tinyattn.get_default_dtype())
+        _sizes("LearnedPositionalEmbedding", max_len=max_len, d_model=d_model)
+        self.max_len, self.d_model = int(max_len), int(d_model)
+        w = get_rng().standard_normal((self.max_len, self.d_model)).astype(tinyattn.get_default_dtype())
         self.weight = Parameter(w)
 
     def forward(self, x: Tensor, offset: int = 0) -> Tensor:

@@ -30,6 +30,14 @@ def _uniform(shape: tuple[int, ...], bound: float) -> Parameter:
     return Parameter(data)
 
 
+def _sizes(name: str, input_size, hidden_size) -> tuple[int, int]:
+    """Both sizes must be positive ints; say which one is not (a float would fail deep inside NumPy)."""
+    for key, value in (("input_size", input_size), ("hidden_size", hidden_size)):
+        if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)) or value <= 0:
+            raise ValueError(f"{name}: {key} must be a positive int, got {key}={value!r}")
+    return int(input_size), int(hidden_size)
+
+
 def _check_input(name: str, x: Tensor, input_size: int, hidden_size: int, h0) -> tuple[Tensor, Tensor]:
     """Validate x (B, T, in) and h0 (B, H) at the surface; returns them as Tensors (h0 zeros if None)."""
     if not isinstance(x, Tensor):
@@ -64,8 +72,7 @@ class RNN(Module):
         super().__init__()
         if nonlinearity not in ("tanh", "relu"):
             raise ValueError(f"nonlinearity must be 'tanh' or 'relu', got {nonlinearity!r}")
-        if input_size <= 0 or hidden_size <= 0:
-            raise ValueError(f"input_size and hidden_size must be positive, got {input_size} and {hidden_size}")
+        input_size, hidden_size = _sizes("RNN", input_size, hidden_size)
         self.input_size, self.hidden_size, self.nonlinearity = input_size, hidden_size, nonlinearity
         k = 1.0 / math.sqrt(hidden_size)  # PyTorch: every weight and bias ~ U(-1/sqrt(H), 1/sqrt(H))
         self.weight_ih = _uniform((hidden_size, input_size), k)
@@ -97,8 +104,7 @@ class GRU(Module):
 
     def __init__(self, input_size: int, hidden_size: int) -> None:
         super().__init__()
-        if input_size <= 0 or hidden_size <= 0:
-            raise ValueError(f"input_size and hidden_size must be positive, got {input_size} and {hidden_size}")
+        input_size, hidden_size = _sizes("GRU", input_size, hidden_size)
         self.input_size, self.hidden_size = input_size, hidden_size
         k = 1.0 / math.sqrt(hidden_size)
         # The three gates' weights are stacked row-wise in the order r, z, n, exactly as PyTorch stores them.

@@ -43,13 +43,16 @@ def _positions(kind: str, d_model: int, max_len: int) -> Module:
 
 def _token_ids(idx, name: str, vocab_size: int) -> np.ndarray:
     """idx as an int ndarray (B, T), checked: 2-D, integer, every id in [0, vocab_size)."""
+    if idx is None or isinstance(idx, str):
+        raise TypeError(f"{name} must be integer token ids of shape (B, T), got {type(idx).__name__}")
     ids = np.asarray(idx.data if isinstance(idx, Tensor) else idx)
     if ids.ndim != 2:
         raise ValueError(f"{name} must be token ids of shape (B, T), got shape {ids.shape}")
     if ids.size and not np.issubdtype(ids.dtype, np.integer):
         raise TypeError(f"{name} must hold integer token ids, got dtype {ids.dtype}")
-    if ids.shape[1] == 0:
-        raise ValueError(f"{name} has shape {ids.shape}: it needs at least one token (T >= 1)")
+    if ids.shape[0] == 0 or ids.shape[1] == 0:
+        raise ValueError(f"{name} has shape {ids.shape}: it needs at least one sequence of at least one token "
+                         "(B >= 1, T >= 1)")
     lo, hi = int(ids.min()), int(ids.max())
     if lo < 0 or hi >= vocab_size:
         bad = lo if lo < 0 else hi
@@ -94,6 +97,8 @@ def _real_tokens(ids: np.ndarray, lengths, pad_id: int | None, name: str) -> np.
 def _check_sampling(max_new_tokens, temperature, top_k, vocab_size: int) -> None:
     if isinstance(max_new_tokens, bool) or not isinstance(max_new_tokens, (int, np.integer)) or max_new_tokens < 0:
         raise ValueError(f"max_new_tokens must be an int >= 0, got {max_new_tokens!r}")
+    if isinstance(temperature, bool) or not isinstance(temperature, (int, float, np.integer, np.floating)):
+        raise TypeError(f"temperature must be a number >= 0 (0 = greedy), got {type(temperature).__name__}")
     if not np.isfinite(temperature) or temperature < 0:
         raise ValueError(f"temperature must be >= 0 (0 = greedy), got temperature={temperature}")
     if top_k is not None and (isinstance(top_k, bool) or not isinstance(top_k, (int, np.integer))
@@ -379,6 +384,8 @@ class Seq2SeqTransformer(Module):
         The source is encoded once; with use_cache the decoder's self-attention keys/values are
         cached too (cross-attention re-projects the memory each step: simple, and cheap at this size).
         """
+        if isinstance(bos_id, bool) or not isinstance(bos_id, (int, np.integer)):
+            raise TypeError(f"bos_id must be an int token id in [0, {self.tgt_vocab - 1}], got {type(bos_id).__name__}")
         if not 0 <= bos_id < self.tgt_vocab:
             raise ValueError(f"bos_id={bos_id} is outside the target vocabulary [0, {self.tgt_vocab - 1}]")
         _check_sampling(max_new_tokens, 0.0, None, self.tgt_vocab)

@@ -9,6 +9,7 @@ Timing rules (the same for every benchmark):
 from __future__ import annotations
 
 import gc
+import math
 import os
 import platform
 import statistics
@@ -73,17 +74,23 @@ def median_time(fn: Callable[[], object], repeat: int = 7, warmup: int = 2, numb
     return statistics.median(times)
 
 
-def compare(fns: dict[str, Callable[[], object]], repeat: int = 7, warmup: int = 2,
-            number: int = 1) -> dict[str, float]:
+def compare(fns: dict[str, Callable[[], object]], repeat: int = 7, warmup: int = 2, number: int = 1,
+            min_time: float = 0.0, max_repeat: int = 60, stats: dict | None = None) -> dict[str, float]:
     """Median seconds per call of each function, with their repeats interleaved (see the module docstring).
 
     Every function gets ``warmup`` uncounted calls first. Round r runs the functions in order when r is
-    even and in reverse order when r is odd, so neither always runs right after the other.
+    even and in reverse order when r is odd, so neither always runs right after the other. With
+    ``min_time``, the number of rounds grows (up to ``max_repeat``) until each function has been timed
+    for about that many seconds: on a busy machine a few more repeats steady the median a lot.
+    ``stats``, if given, receives the fastest time of each function too (under "min").
     """
     names = list(fns)
+    slowest = 0.0
     for name in names:
         for _ in range(warmup):
-            fns[name]()
+            slowest = max(slowest, time_once(fns[name]) * number)
+    if min_time > 0 and slowest > 0:
+        repeat = max(repeat, min(max_repeat, math.ceil(min_time / slowest)))
     gc.collect()
     times: dict[str, list[float]] = {name: [] for name in names}
     for r in range(repeat):
@@ -93,6 +100,9 @@ def compare(fns: dict[str, Callable[[], object]], repeat: int = 7, warmup: int =
             for _ in range(number):
                 fn()
             times[name].append((time.perf_counter() - t0) / number)
+    if stats is not None:
+        stats["min"] = {name: min(ts) for name, ts in times.items()}
+        stats["repeat"] = repeat
     return {name: statistics.median(ts) for name, ts in times.items()}
 
 

@@ -79,7 +79,7 @@ def run(quick: bool = False) -> list[Row]:
     mm = mha_matmuls(B, T, d, h)
     fl = flops(mm)
     t = compare({"tinyattn": lambda: _step_tinyattn(layer, x, dy), "numpy": lambda: _step_numpy(np_layer, x, dy),
-                 "matmuls": _matmul_runner(mm, dtype)}, repeat=repeat, warmup=warmup)
+                 "matmuls": _matmul_runner(mm, dtype)}, repeat=repeat, warmup=warmup, min_time=0.0 if quick else 2.0)
     gf = {k: fl / s / 1e9 for k, s in t.items()}
     rows.append(Row("matmul_roofline", f"MultiHeadAttention fwd+bwd {case}", "GFLOP/s", gf["tinyattn"], gf["matmuls"],
                     ratio=gf["tinyattn"] / gf["matmuls"], ratio_name="share of np.matmul",
@@ -96,7 +96,7 @@ def run(quick: bool = False) -> list[Row]:
     mm = sdpa_matmuls(B, T, d, h)
     fl = flops(mm)
     t = compare({"tinyattn": lambda: _sdpa_step(q, k, v, do), "matmuls": _matmul_runner(mm, dtype)},
-                repeat=repeat, warmup=warmup)
+                repeat=repeat, warmup=warmup, min_time=0.0 if quick else 1.0)
     gf = {k_: fl / s / 1e9 for k_, s in t.items()}
     rows.append(Row("matmul_roofline", f"scaled_dot_product_attention fwd+bwd (B,H,T,d_k)=({B},{h},{T},{dk}) float32",
                     "GFLOP/s", gf["tinyattn"], gf["matmuls"], ratio=gf["tinyattn"] / gf["matmuls"],

@@ -76,6 +76,11 @@ _ABOUT = """\
   GRU, tanh RNN; d_model 32, batch 32) on first-token recall; a step is forward, loss, backward, gradient
   clipping and AdamW.
 
+Why the MLP step is the hardest target: its matmuls take a few hundred microseconds, so what tinyattn
+adds to every step whatever the sizes (recording each op, the backward walk, the checks at each
+layer's surface, the optimizer's loop over parameters: about a tenth of a millisecond here) is a visible
+share of it. An attention layer spends milliseconds in each matmul, and the same bookkeeping vanishes.
+
 Times are medians of repeats after warm-up; when two things are compared their repeats are interleaved
 (a, b, b, a, ...), so a busy moment of the machine hits both. A multi-threaded BLAS suffers most from
 other processes on the machine (its threads wait for each other), which is why `--threads 1` gives

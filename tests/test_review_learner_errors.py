@@ -103,3 +103,57 @@ def test_rnn_sizes_must_be_positive_ints(cls):
         cls(4, None)
     with pytest.raises(ValueError, match=r"hidden_size must be a positive int, got hidden_size=0"):
         cls(4, 0)
+
+
+# ---------------------------------------------------------------------------- attention surface
+def test_sdpa_and_attention_reject_non_number_scale_and_dropout_p():
+    q = tinyattn.randn(1, 3, 4)
+    with pytest.raises(TypeError, match=r"dropout_p must be a number in \[0, 1\), got str"):
+        tinyattn.nn.functional.scaled_dot_product_attention(q, q, q, dropout_p="0.1")
+    with pytest.raises(TypeError, match=r"scale must be a number \(or None for 1/sqrt\(d_k\) = 0\.5\), got str"):
+        tinyattn.nn.functional.attention(q, q, q, scale="0.5")
+
+
+def test_multihead_attention_names_itself_for_bad_dropout_input_and_cache():
+    tinyattn.manual_seed(0)
+    with pytest.raises(TypeError, match=r"dropout must be a number in \[0, 1\), got str"):
+        nn.MultiHeadAttention(8, 2, dropout="0.1")
+    mha = nn.MultiHeadAttention(8, 2)
+    with pytest.raises(TypeError, match=r"x must be a float Tensor \(B, T, 8\), got None"):
+        mha(None)
+    with pytest.raises(TypeError, match=r"x has dtype int64 but MultiHeadAttention expects floats \(B, T, 8\)"):
+        mha(tinyattn.tensor(np.ones((1, 2, 8), dtype=np.int64)))
+    lm = nn.TransformerLM(vocab_size=5, d_model=8, n_heads=2, n_layers=2, max_len=4)
+    with pytest.raises(TypeError, match=r"kv_cache must be one KVCache \(this layer's\), got list"):
+        mha(tinyattn.randn(1, 1, 8), is_causal=True, kv_cache=lm.new_cache())
+
+
+def test_layer_norm_rejects_a_normalized_shape_that_is_not_ints():
+    x = tinyattn.randn(2, 3)
+    for bad in (None, "3", 3.0):
+        with pytest.raises(TypeError, match=r"normalized_shape must be an int or a tuple of ints"):
+            tinyattn.nn.functional.layer_norm(x, bad)
+    assert tinyattn.nn.functional.layer_norm(x, x.shape[-1:]).shape == (2, 3)
+
+
+# ---------------------------------------------------------------------------- Module
+def test_module_to_cpu_is_a_no_op_and_other_devices_are_refused():
+    tinyattn.manual_seed(0)
+    lin = nn.Linear(2, 3)
+    w = lin.weight.data.copy()
+    assert lin.to("cpu") is lin and np.array_equal(lin.weight.data, w) and lin.weight.dtype == np.float32
+    with pytest.raises(ValueError, match=r"Module.to\('cuda'\): tinyattn runs on the CPU"):
+        lin.to("cuda")
+    with pytest.raises(TypeError, match=r"floating dtype .* or 'cpu', got 'banana'"):
+        lin.to("banana")
+
+
+def test_load_state_dict_checks_value_types_before_writing_anything():
+    tinyattn.manual_seed(0)
+    lin = nn.Linear(2, 3)
+    before = {k: v.copy() for k, v in lin.state_dict().items()}
+    bad = {"weight": np.zeros((3, 2)), "bias": np.array(["a", "b", "c"])}  # right shape, not numbers
+    with pytest.raises(TypeError, match=r"'bias' must be a numeric array of shape \(3,\), got ndarray with dtype <U1"):
+        lin.load_state_dict(bad)
+    for k, v in lin.state_dict().items():  # the weight, checked first and fine, was not written either
+        np.testing.assert_array_equal(v, before[k])

@@ -96,6 +96,8 @@ class MultiHeadAttention(Module):
         if n_heads % n_kv_heads:
             raise ValueError(f"n_heads={n_heads} is not divisible by n_kv_heads={n_kv_heads} "
                              "(each key/value head serves the same number of query heads)")
+        if isinstance(dropout, bool) or not isinstance(dropout, (int, float, np.integer, np.floating)):
+            raise TypeError(f"dropout must be a number in [0, 1), got {type(dropout).__name__}")
         if not 0.0 <= dropout < 1.0:
             raise ValueError(f"dropout must be in [0, 1), got dropout={dropout}")
         if window is not None and (isinstance(window, bool) or not isinstance(window, (int, np.integer)) or window <= 0):
@@ -117,10 +119,15 @@ class MultiHeadAttention(Module):
 
     # ------------------------------------------------------------------ checks
     def _check_input(self, x, name: str) -> Tensor:
+        if x is None:
+            raise TypeError(f"{name} must be a float Tensor (B, T, {self.d_model}), got None")
         x = x if isinstance(x, Tensor) else Tensor(x)
         if x.ndim != 3 or x.shape[-1] != self.d_model:
             raise ValueError(f"{name} has shape {x.shape} but MultiHeadAttention(d_model={self.d_model}) "
                              f"expects (B, T, {self.d_model})")
+        if x.dtype.kind != "f":
+            raise TypeError(f"{name} has dtype {x.dtype} but MultiHeadAttention expects floats (B, T, {self.d_model}) "
+                            "(token ids? embed them first, e.g. with nn.Embedding)")
         return x
 
     def _user_mask(self, mask, full: tuple) -> np.ndarray:
@@ -164,6 +171,9 @@ class MultiHeadAttention(Module):
         src = x if context is None else self._check_input(context, "context")
         if src.shape[0] != x.shape[0]:
             raise ValueError(f"x has batch size {x.shape[0]} but context has {src.shape[0]}")
+        if kv_cache is not None and not isinstance(kv_cache, KVCache):
+            raise TypeError(f"kv_cache must be one KVCache (this layer's), got {type(kv_cache).__name__}; "
+                            "a model's new_cache() list holds one per layer")
         if kv_cache is not None and context is not None:
             raise ValueError("kv_cache is for self-attention decoding; pass context=None with a kv_cache")
         B, T, _ = x.shape

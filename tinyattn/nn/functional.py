@@ -234,7 +234,11 @@ def layer_norm(x: Tensor, normalized_shape: int | Sequence[int], weight: Tensor 
     normalized on its own (no batch statistics), so it behaves the same in training and eval.
     """
     x = _as_tensor(x, "layer_norm", "x")
-    shape = (normalized_shape,) if isinstance(normalized_shape, (int, np.integer)) else tuple(normalized_shape)
+    shape = (normalized_shape,) if isinstance(normalized_shape, (int, np.integer)) else normalized_shape
+    if not isinstance(shape, (tuple, list)) or not all(isinstance(n, (int, np.integer)) for n in shape):
+        raise TypeError(f"layer_norm: normalized_shape must be an int or a tuple of ints (the trailing dims, "
+                        f"e.g. x.shape[-1:]), got {normalized_shape!r}")
+    shape = tuple(int(n) for n in shape)
     n = len(shape)
     if n == 0 or x.ndim < n or tuple(x.shape[x.ndim - n:]) != shape:
         raise ValueError(f"layer_norm: expected input with trailing shape {shape} (normalized_shape), "

@@ -214,8 +214,18 @@ class Module:
         return self.train(False)
 
     def to(self, dtype: Any) -> Module:
-        """Cast every parameter and floating buffer to `dtype` in place (e.g. np.float64 for gradcheck)."""
-        dtype = np.dtype(dtype)
+        """Cast every parameter and floating buffer to `dtype` in place (e.g. np.float64 for gradcheck).
+
+        PyTorch code also writes ``model.to(device)``: 'cpu' is accepted and changes nothing (NumPy is the device).
+        """
+        if isinstance(dtype, str) and dtype.split(":")[0] in ("cpu", "cuda", "mps"):
+            if dtype.split(":")[0] != "cpu":
+                raise ValueError(f"Module.to({dtype!r}): tinyattn runs on the CPU with NumPy; use 'cpu' (or nothing)")
+            return self
+        try:
+            dtype = np.dtype(dtype)
+        except TypeError:
+            raise TypeError(f"Module.to expects a floating dtype (e.g. tinyattn.float64) or 'cpu', got {dtype!r}") from None
         if not np.issubdtype(dtype, np.floating):
             raise TypeError(f"Module.to expects a floating dtype, got {dtype}")
         for p in self.parameters():
@@ -272,6 +282,9 @@ class Module:
             value = state_dict[k]
             new = np.asarray(value.data if isinstance(value, Tensor) else value)
             target = holder.data if isinstance(holder, Tensor) else np.asarray(holder)
+            if new.dtype.kind not in "biuf":  # e.g. None or a string: checked here, before anything is written
+                raise TypeError(f"load_state_dict: '{k}' must be a numeric array of shape {target.shape}, "
+                                f"got {type(value).__name__} with dtype {new.dtype}")
             if new.shape != target.shape:
                 raise ValueError(f"load_state_dict: '{k}' has shape {target.shape} in the model "
                                  f"but {new.shape} in the state dict")

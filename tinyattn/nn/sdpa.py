@@ -99,7 +99,12 @@ def _default_scale(d_k: int, scale: float | None) -> float:
     # Why 1/sqrt(d_k): if the entries of q and k have variance 1, the dot product q.k is a sum of d_k
     # such products and has variance d_k. Dividing by sqrt(d_k) brings the scores back to variance 1,
     # so the softmax does not saturate into a one-hot whose gradient is almost zero.
-    return 1.0 / math.sqrt(d_k) if scale is None else float(scale)
+    if scale is None:
+        return 1.0 / math.sqrt(d_k)
+    if isinstance(scale, bool) or not isinstance(scale, (int, float, np.integer, np.floating)):
+        raise TypeError(f"scale must be a number (or None for 1/sqrt(d_k) = {1.0 / math.sqrt(d_k):.4g}), "
+                        f"got {type(scale).__name__}")
+    return float(scale)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -225,6 +230,8 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p: f
     q, k, v, batch = _check_qkv(q, k, v)
     T, S = q.shape[-2], k.shape[-2]
     full = (*batch, T, S)
+    if isinstance(dropout_p, bool) or not isinstance(dropout_p, (int, float, np.integer, np.floating)):
+        raise TypeError(f"dropout_p must be a number in [0, 1), got {type(dropout_p).__name__}")
     if not 0.0 <= dropout_p < 1.0:
         raise ValueError(f"dropout_p must be in [0, 1), got {dropout_p}")
     keep, bias = None, None

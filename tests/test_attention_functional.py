@@ -63,6 +63,22 @@ def test_attention_accepts_01_masks_and_tensor_masks(rng):
     np.testing.assert_array_equal(a, c)
 
 
+def test_attention_refuses_an_additive_float_mask(rng):
+    # PyTorch's other mask convention is additive (0 = attend, -inf = blocked); read as 0/1 it would
+    # silently swap attended and blocked keys, so anything but 0/1 is an error naming the value.
+    q, k, v = _t(rng, 3, 4), _t(rng, 3, 4), _t(rng, 3, 2)
+    additive = np.where(causal_mask(3), 0.0, -np.inf)
+    with pytest.raises(ValueError, match=r"mask must be bool or 0/1.*holds -inf.*additive"):
+        attention(q, k, v, mask=additive)
+    with pytest.raises(ValueError, match=r"holds 0\.5"):
+        attention(q, k, v, mask=np.full((3, 3), 0.5))
+    with pytest.raises(ValueError, match=r"holds 2"):
+        attention(q, k, v, mask=np.full((3, 3), 2))  # ints too: only 0 and 1
+    # the additive mask means what it means in PyTorch where PyTorch takes it: sdpa's attn_mask
+    ref = _np_attention(q.data, k.data, v.data, keep=causal_mask(3))[0]
+    np.testing.assert_allclose(sdpa(q, k, v, attn_mask=additive).data, ref, rtol=0, atol=1e-12)
+
+
 def test_gradcheck_attention(rng):
     q, k, v = _t(rng, 2, 3, 4), _t(rng, 2, 5, 4), _t(rng, 2, 5, 3)
     keep = rng.random((3, 5)) > 0.3

@@ -119,6 +119,30 @@ def test_state_dict_is_a_copy_with_all_names():
     assert net.emb.weight.data.any()
 
 
+def test_shared_submodule_listed_once_in_children_but_under_each_name_in_state_dict():
+    # PyTorch: named_children()/modules() list a module registered under two names once, while
+    # state_dict() does not deduplicate (keys 'a.weight' AND 'alias.weight'), so its state dicts load here.
+    class Shared(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.a = nn.Linear(2, 3)
+            self.b = nn.Linear(3, 1)
+            self.alias = self.a
+
+    m = Shared()
+    assert [n for n, _ in m.named_children()] == ["a", "b"]
+    assert [n for n, _ in m.named_modules()] == ["", "a", "b"]
+    calls = []
+    m.apply(lambda mod: calls.append(type(mod).__name__))
+    assert calls == ["Linear", "Linear", "Shared"]  # the shared Linear once
+    sd = m.state_dict()
+    assert list(sd) == ["a.weight", "a.bias", "b.weight", "b.bias", "alias.weight", "alias.bias"]
+    np.testing.assert_array_equal(sd["alias.weight"], m.a.weight.data)
+    sd["a.weight"] = sd["alias.weight"] = np.full((3, 2), 0.5)
+    m.load_state_dict(sd)  # every key is expected: no 'unexpected keys alias.*'
+    np.testing.assert_array_equal(m.alias.weight.data, np.full((3, 2), 0.5))
+
+
 def test_load_state_dict_round_trip_keeps_parameter_objects():
     tinyattn.manual_seed(1)
     a = Net().eval()

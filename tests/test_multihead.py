@@ -250,6 +250,21 @@ def test_fully_masked_rows_raise():
         m(x, context=tinyattn.randn(2, 2, 8), is_causal=True)  # 4 queries, 2 keys, bottom-right: rows 0, 1 see nothing
 
 
+def test_additive_float_mask_is_refused_not_inverted():
+    # A PyTorch-style additive padding mask (0 = attend, -inf = pad) read as 0/1 would attend to the
+    # padding only. It must be an error on every backend; the bool mask is the way to say it.
+    m = MultiHeadAttention(8, 2)
+    x = tinyattn.randn(2, 4, 8)
+    additive = np.where(padding_mask([2, 3], 4), 0.0, -np.inf)  # (B, 1, 1, S)
+    for backend in BACKENDS:
+        m.backend = backend
+        with pytest.raises(ValueError, match=r"mask must be bool or 0/1.*-inf.*additive"):
+            m(x, mask=additive)
+        as01 = padding_mask([2, 3], 4).astype(np.float32)
+        np.testing.assert_array_equal(m(x, mask=as01).data,
+                                      m(x, mask=padding_mask([2, 3], 4)).data)  # 0/1 floats still mean keep
+
+
 def test_errors_name_the_numbers():
     with pytest.raises(ValueError, match="d_model=10 is not divisible by n_heads=3"):
         MultiHeadAttention(10, 3)

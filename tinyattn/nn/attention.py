@@ -19,7 +19,7 @@ from .flash import _flash
 from .functional import dropout
 from .layers import Linear
 from .module import Module
-from .sdpa import _check_rows, _sdpa, attention
+from .sdpa import _check_rows, _keep_from_01, _sdpa, attention
 
 __all__ = ["MultiHeadAttention", "KVCache"]
 
@@ -139,11 +139,7 @@ class MultiHeadAttention(Module):
             ok = False
         if not ok:
             raise ValueError(f"mask has shape {m.shape}, which does not broadcast to (B, H, T, S) = {full}")
-        if m.dtype == bool:
-            return m
-        if np.issubdtype(m.dtype, np.integer) or np.issubdtype(m.dtype, np.floating):
-            return m != 0  # 0/1 masks: 1 = attend
-        raise TypeError(f"mask must be bool or 0/1 numbers (True/1 = attend), got dtype {m.dtype}")
+        return _keep_from_01(m, "mask")  # 0/1 masks: 1 = attend; an additive 0/-inf mask is refused
 
     def _head_mask(self, head_mask, dtype) -> Tensor:
         hm = head_mask if isinstance(head_mask, Tensor) else Tensor(np.asarray(head_mask))

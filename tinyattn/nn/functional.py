@@ -93,7 +93,11 @@ class _GELUErf(Function):
 
 
 def gelu(x: Tensor, approximate: str = "tanh") -> Tensor:
-    """GELU(x) = x Phi(x); approximate='tanh' (GPT-2's formula, the default here) or 'none' (exact, via erf)."""
+    """GELU(x) = x Phi(x); approximate='tanh' (GPT-2's formula) or 'none' (exact, via erf).
+
+    The default differs from PyTorch on purpose: 'tanh' here, 'none' in torch (they differ by up to ~5e-4).
+    Pass ``approximate`` explicitly when numbers must match PyTorch's.
+    """
     x = _as_tensor(x, "gelu")
     if approximate == "tanh":
         return _GELUTanh.apply(x)

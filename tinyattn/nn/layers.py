@@ -141,7 +141,7 @@ class ReLU(Module):
 
 
 class GELU(Module):
-    """x Phi(x) elementwise; approximate='tanh' (default, GPT-2's) or 'none' (exact erf form)."""
+    """x Phi(x) elementwise; approximate='tanh' (GPT-2's; default here, PyTorch's is 'none') or 'none' (erf)."""
 
     def __init__(self, approximate: str = "tanh") -> None:
         super().__init__()

@@ -130,8 +130,11 @@ class Module:
 
     # ---------------------------------------------------------------- walking the tree
     def named_children(self) -> Iterator[tuple[str, Module]]:
+        """(name, module) for each direct submodule; one registered under two names is listed once (as PyTorch)."""
+        seen: set[int] = set()
         for name, m in self._modules.items():
-            if m is not None:
+            if m is not None and id(m) not in seen:
+                seen.add(id(m))
                 yield name, m
 
     def children(self) -> Iterator[Module]:
@@ -245,17 +248,20 @@ class Module:
         return self.to(np.float32)
 
     # ---------------------------------------------------------------- saving and loading
-    def _state_items(self) -> Iterator[tuple[str, Any]]:
-        """Every (key, array holder) that state_dict saves; unlike parameters(), a tied weight appears under each name."""
-        for mod_name, module in self.named_modules():
-            pre = f"{mod_name}." if mod_name else ""
-            for name, p in module._parameters.items():
-                if p is not None:
-                    yield pre + name, p
-            skip = module.__dict__.get("_non_persistent", set())
-            for name, b in module._buffers.items():
-                if b is not None and name not in skip:
-                    yield pre + name, b
+    def _state_items(self, prefix: str = "") -> Iterator[tuple[str, Any]]:
+        """Every (key, array holder) that state_dict saves. Unlike parameters(), nothing is deduplicated:
+        a tied weight, or a whole submodule registered under two names, appears under each name (as in
+        PyTorch), so state dicts move between the two libraries key for key."""
+        for name, p in self._parameters.items():
+            if p is not None:
+                yield prefix + name, p
+        skip = self.__dict__.get("_non_persistent", set())
+        for name, b in self._buffers.items():
+            if b is not None and name not in skip:
+                yield prefix + name, b
+        for name, m in self._modules.items():  # every name, not named_children(): no dedup here
+            if m is not None:
+                yield from m._state_items(f"{prefix}{name}.")
 
     def state_dict(self) -> dict[str, np.ndarray]:
         """{dotted name: numpy array}, each a copy, so later training does not change a saved state."""

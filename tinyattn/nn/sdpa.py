@@ -72,11 +72,21 @@ def _mask_array(mask, name: str, full: tuple) -> np.ndarray:
 
 
 def _keep_from_01(m: np.ndarray, name: str) -> np.ndarray:
-    """A bool or 0/1 mask as bool: True (or nonzero) = may attend."""
+    """A bool or 0/1 mask as bool: True/1 = may attend.
+
+    Any other number is refused: PyTorch's other convention is an *additive* float mask (0 = attend,
+    -inf = blocked), and reading that one as 0/1 would silently swap attended and blocked keys.
+    """
     if m.dtype == bool:
         return m
     if not (np.issubdtype(m.dtype, np.integer) or np.issubdtype(m.dtype, np.floating)):
         raise TypeError(f"{name} must be bool or 0/1 numbers (True/1 = attend), got dtype {m.dtype}")
+    odd = m[(m != 0) & (m != 1)]
+    if odd.size:
+        raise ValueError(f"{name} must be bool or 0/1 (True/1 = attend), but it holds {odd.flat[0].item()}: an "
+                         "additive float mask (0 = attend, -inf = blocked) means the opposite here. Pass the "
+                         "bool mask (True = attend), or give the additive one to "
+                         "F.scaled_dot_product_attention(attn_mask=...)")
     return m != 0
 
 
@@ -214,7 +224,8 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p: f
       train/eval; pass 0.0 when evaluating).
     enable_gqa: if H is a multiple of H_kv, repeat each key/value head H/H_kv times (repeat_interleave
       on dim -3, as PyTorch), so query head h uses key/value head h // (H/H_kv).
-    A query row whose every key is masked raises ValueError naming the row (PyTorch would give NaN).
+    A query row whose every key is masked raises ValueError naming the row. PyTorch does not raise: its
+      sdpa (2.13) returns zeros for such a row, older versions NaN; either hides a mask bug.
     """
     q, k, v, _ = _check_qkv(query, key, value, batch=not enable_gqa)
     if enable_gqa:

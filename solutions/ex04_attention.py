@@ -9,7 +9,7 @@ import numpy as np
 
 def attention(Q: np.ndarray, K: np.ndarray, V: np.ndarray, mask: np.ndarray | None = None
               ) -> tuple[np.ndarray, np.ndarray]:
-    """out = softmax(Q Kᵀ / sqrt(d_k) + mask) V, returning (out, weights).
+    """out = softmax(Q Kᵀ / sqrt(d_k), with -inf where mask is False) V, returning (out, weights).
 
     Shapes (any number of leading dims "...", the same for Q, K and V):
         Q: (..., T, d_k)   queries

@@ -19,7 +19,7 @@ def flash_attention_forward(Q: np.ndarray, K: np.ndarray, V: np.ndarray, block_s
     Online softmax, per query row, for each key block j with scores s_j = q K_jᵀ / sqrt(d):
         m_new = max(m, max(s_j))
         p     = exp(s_j - m_new)
-        alpha = exp(m - m_new)                   (how much the old max overestimated... or not)
+        alpha = exp(m - m_new)                   (l and acc were summed under the old max: rescale them)
         l     = alpha * l + sum(p)
         acc   = alpha * acc + p V_j
         m     = m_new
@@ -28,7 +28,8 @@ def flash_attention_forward(Q: np.ndarray, K: np.ndarray, V: np.ndarray, block_s
     Hints:
         * Forgetting alpha (the rescale) is only correct if the max never changes.
         * Tile the queries too (blocks of block_size rows), so every temporary is at most
-          (block_size, block_size). The grader measures peak memory with T = S = 1024.
+          (block_size, block_size). The grader measures peak memory with T = S = 1024 and
+          block_size = 64; the limit is half of one (T, S) float64 array.
     """
     ### BEGIN SOLUTION
     T, d = Q.shape

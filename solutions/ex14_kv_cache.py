@@ -26,6 +26,7 @@ def decode_step(q_t: np.ndarray, k_t: np.ndarray, v_t: np.ndarray,
     Hints:
         * np.concatenate([K, k_t], axis=2). Return the NEW cache: the caller passes it back next step.
         * Do not modify the arrays of the old cache.
+        * Subtract the max score before exp, as in ex04: the grader also tries scores in the thousands.
     """
     ### BEGIN SOLUTION
     if cache is None:

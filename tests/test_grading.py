@@ -215,6 +215,18 @@ def test_cli_usage_errors_are_one_line(tmp_path, capsys):
     assert grade_main(["--csv", "x.csv", str(ROOT / "solutions")]) == 2
     err = capsys.readouterr().err
     assert "Traceback" not in err and "no folder" in err and "unknown exercise 'ex99'" in err
+    # a learner passing their file, or a folder without exercises, is told what PATH means
+    assert grade_main([str(ROOT / "solutions" / "ex04_attention.py")]) == 2
+    assert "is a file" in capsys.readouterr().err.strip().splitlines()[-1]
+    assert grade_main([str(tmp_path), "--only", "ex04"]) == 2
+    assert "holds none of the exercise files (ex04_attention.py)" in capsys.readouterr().err
+
+
+def test_cli_grades_a_repository_root_that_holds_exercises(tmp_path, capsys):
+    (tmp_path / "exercises").mkdir()
+    shutil.copy(ROOT / "solutions" / "ex13_sliding_window.py", tmp_path / "exercises")
+    assert grade_main([str(tmp_path), "--only", "ex13", "-q"]) == 0
+    assert "total 5/5" in capsys.readouterr().out
 
 
 def test_batch_mode_writes_one_csv_row_per_learner(tmp_path, capsys):

@@ -143,4 +143,7 @@ def test_classroom_workflow_is_generated_and_well_formed():
     assert runners.split(",") == step_ids
     for sid in step_ids:
         assert f'{sid.upper()}_RESULTS: "${{{{steps.{sid}.outputs.result}}}}"' in text
-    assert text.count("setup-command: python -m pip install -q -e .") == len(EXERCISES)
+    # the package is installed once, before the graders (14 editable installs would cost minutes per push)
+    assert text.count("run: python -m pip install -q -e .") == 1
+    assert text.index("run: python -m pip install") < text.index("autograding-command-grader")
+    assert text.count("setup-command: ''") == len(EXERCISES)

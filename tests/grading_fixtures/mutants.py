@@ -1,7 +1,7 @@
 """Mutants of the solutions, one known mistake each: (mistake id, exercise id, [(old, new, count), ...]).
 
 Each substitution must match exactly `count` times in the solution file (so a mutant can not
-silently stop mutating when a solution is edited). Used by tests/test_grading_mistakes.py.
+silently stop mutating when a solution is edited). Used by tests/test_grading.py.
 """
 
 MUTANTS = [
@@ -48,6 +48,10 @@ MUTANTS = [
                                             "    p = np.exp(s - s.max(axis=1, keepdims=True))\n"
                                             "    return (p / p.sum(axis=1, keepdims=True)) @ V\n", 1)]),
     ("unstable_softmax", "ex12", [("m_new = np.maximum(m, s.max(axis=1))", "m_new = np.zeros_like(m)", 1)]),
+    ("missing_scale", "ex12", [("q = Q[i0:i0 + block_size] * scale", "q = Q[i0:i0 + block_size]", 1)]),
+    ("unstable_softmax", "ex11", [("    s = s - s.max(axis=-1, keepdims=True)\n", "", 1)]),
+    ("unstable_softmax", "ex14", [("    s = s - s.max(axis=-1, keepdims=True)\n", "", 1)]),
+    ("missing_scale", "ex14", [(" / math.sqrt(q_t.shape[-1])", "", 1)]),
     ("window_off_by_one", "ex13", [("(i - j < window)", "(i - j <= window)", 1)]),
     ("mask_excludes_diagonal", "ex13", [("(j <= i) & (i - j < window)", "(j < i) & (i - j < window)", 1)]),
     ("mask_inverted_future_leak", "ex13", [("(j <= i) & (i - j < window)", "(j >= i) & (j - i < window)", 1)]),

@@ -8,6 +8,7 @@ records one check; inside it, `expect_*` helpers raise `CheckFailed`, optionally
 from __future__ import annotations
 
 import copy
+import re
 import tracemalloc
 import traceback
 from collections.abc import Iterator
@@ -209,10 +210,23 @@ def diagnose(got: np.ndarray, variants: dict[str, list] | None, rtol: float, ato
     return found[0] if len(found) == 1 else None
 
 
-def tolerances(got: np.ndarray, rtol: float | None, atol: float | None) -> tuple[float, float]:
-    single = got.dtype.kind == "f" and got.dtype.itemsize < 8
+def tolerances(got: np.ndarray, rtol: float | None, atol: float | None, inputs: tuple = ()) -> tuple[float, float]:
+    """Float32 tolerances when the result OR any input is single precision, float64 ones otherwise.
+
+    The inputs matter too: float32 scores divided by np.sqrt(d) (a float64 scalar) come back as a
+    float64 array that is only as accurate as the float32 matmul that made it.
+    """
+    single = any(np.asarray(a).dtype.kind == "f" and np.asarray(a).dtype.itemsize < 8 for a in (got, *inputs))
     return (rtol if rtol is not None else (2e-4 if single else 1e-6),
             atol if atol is not None else (2e-5 if single else 1e-8))
+
+
+def _pair(g: float, w: float) -> str:
+    """'got G, expected W' with enough digits that the two numbers never print the same."""
+    digits = 6
+    while f"{g:.{digits}g}" == f"{w:.{digits}g}" and digits < 17:
+        digits += 3
+    return f"got {g:.{digits}g}, expected {w:.{digits}g}"
 
 
 def expect_shape(got: Any, shape: tuple, what: str, variants: dict[str, list] | None = None) -> np.ndarray:
@@ -236,10 +250,14 @@ def _where_worst(err: np.ndarray) -> tuple:
 
 
 def expect_close(got: Any, want: np.ndarray, what: str, variants: dict[str, list] | None = None, *,
-                 rtol: float | None = None, atol: float | None = None, nonfinite_mistake: str | None = None) -> None:
-    """got ≈ want (shape, finiteness, values); on failure name the mistake whose variant got equals."""
+                 rtol: float | None = None, atol: float | None = None, nonfinite_mistake: str | None = None,
+                 inputs: tuple = ()) -> None:
+    """got ≈ want (shape, finiteness, values); on failure name the mistake whose variant got equals.
+
+    `inputs`: the arrays the learner was given; float32 among them means float32 tolerances.
+    """
     got = expect_shape(got, want.shape, what, variants)
-    rtol, atol = tolerances(got, rtol, atol)
+    rtol, atol = tolerances(got, rtol, atol, inputs)
     if got.dtype.kind not in "fiub":
         raise CheckFailed(f"{what} has dtype {got.dtype}, expected a float array")
     g = got.astype(np.float64)
@@ -254,7 +272,7 @@ def expect_close(got: Any, want: np.ndarray, what: str, variants: dict[str, list
         err = np.where(ok, 0.0, np.abs(g - want))
         idx = _where_worst(err)
         raise CheckFailed(f"{what} is wrong in {int((~ok).sum())} of {ok.size} entries; worst at index {idx}: "
-                          f"got {g[idx]:.6g}, expected {want[idx]:.6g}", diagnose(got, variants, rtol, atol))
+                          f"{_pair(g[idx], want[idx])}", diagnose(got, variants, rtol, atol))
 
 
 def expect_mask(got: Any, want: np.ndarray, what: str, variants: dict[str, list] | None = None) -> None:
@@ -270,12 +288,25 @@ def expect_mask(got: Any, want: np.ndarray, what: str, variants: dict[str, list]
                           diagnose(got, variants, 0.0, 0.0))
 
 
-def expect_raises(session: Session, exc_type: type[BaseException], name: str, *args, **kwargs) -> None:
-    """The learner's `name(*args)` raises exc_type (and says so clearly)."""
+def expect_raises(session: Session, exc_type: type[BaseException], name: str, *args,
+                  naming: dict[str, Any] | None = None, **kwargs) -> None:
+    """The learner's `name(*args)` raises exc_type, and its message names the values in `naming`.
+
+    naming={"C": 31, "n_heads": 5}: a message like "C=31 is not divisible by n_heads=5" passes
+    (each value must appear); NumPy's own "cannot reshape array of size 186 ..." does not.
+    """
     try:
         session.call(name, *args, **kwargs)
     except StudentRaised as e:
         if isinstance(e.original, exc_type):
+            text = str(e.original)
+            # each value as a whole number in the message: "31" matches "C=31", not "310" or "3.1"
+            missing = [k for k, v in (naming or {}).items()
+                       if not re.search(rf"(?<!\d)(?<!\d\.){re.escape(str(v))}(?!\d)(?!\.\d)", text)]
+            if missing:
+                want = " and ".join(f"{k}={v}" for k, v in (naming or {}).items())
+                raise CheckFailed(f"{name} raised {exc_type.__name__}({text!r}), but the message should name the "
+                                  f"values involved ({want}) so the caller can see what was wrong") from None
             return
         raise CheckFailed(f"expected {exc_type.__name__} for these arguments, but {e}") from None
     raise CheckFailed(f"{name}{tuple(args)} should raise {exc_type.__name__}, but returned normally")

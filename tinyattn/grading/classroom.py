@@ -7,7 +7,7 @@ from __future__ import annotations
 from .exercises import EXERCISES
 
 WORKFLOW_PATH = "classroom/autograding.yml"
-SETUP = "python -m pip install -q -e ."
+INSTALL = "python -m pip install -q -e ."        # once, in its own step: not once per exercise
 TIMEOUT_MINUTES = 5
 
 
@@ -39,6 +39,8 @@ def autograding_workflow() -> str:
         "      uses: actions/setup-python@v5",
         "      with:",
         "        python-version: '3.11'",
+        "    - name: Install tinyattn",
+        f"      run: {INSTALL}",
     ]
     for ex in EXERCISES:
         name = f"{ex.id} {ex.title}"
@@ -48,7 +50,7 @@ def autograding_workflow() -> str:
             "      uses: classroom-resources/autograding-command-grader@v1",
             "      with:",
             f"        test-name: {name}",
-            f"        setup-command: {SETUP}",
+            "        setup-command: ''",
             f"        command: tinyattn grade --only {ex.id}",
             f"        timeout: {TIMEOUT_MINUTES}",
             f"        max-score: {ex.points}",

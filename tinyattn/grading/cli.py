@@ -87,14 +87,23 @@ def _usage(msg: str) -> int:
 
 
 def _single(args) -> int:
-    from .grader import grade_folder
+    from .grader import grade_folder, submission_folder
     from .report import format_report, write_json
 
     if args.csv:
         return _usage("--csv needs --batch DIR")
     path = Path(args.path or "exercises")
+    if path.is_file():                         # e.g. `tinyattn grade exercises/ex04_attention.py`
+        ex_id = path.name[:4]
+        hint = f"tinyattn grade {path.parent} --only {ex_id}" if ex_id in BY_ID else "tinyattn grade FOLDER"
+        return _usage(f"{str(path)!r} is a file; PATH is the folder that holds the exNN_*.py files ({hint})")
     if not path.is_dir():
         return _usage(f"no folder {str(path)!r} (run from the folder that holds exercises/, or pass PATH)")
+    path = submission_folder(path)             # the repository root works too: it holds exercises/
+    names = [get(i).filename for i in (args.only or BY_ID)]
+    if not any((path / name).is_file() for name in names):
+        wanted = ", ".join(names) if len(names) <= 3 else f"{names[0]}, ..., {names[-1]}"
+        return _usage(f"{str(path)!r} holds none of the exercise files ({wanted})")
     try:
         report = grade_folder(path, args.only, args.seed, args.timeout, args.jobs)
     except ValueError as e:                      # e.g. a non-integer $TINYATTN_GRADE_SEED

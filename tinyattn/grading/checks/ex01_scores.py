@@ -27,5 +27,5 @@ def run(s: Session) -> None:
     with s.check("float32 inputs give float scores"):
         Q, K = rng.standard_normal((2, T, d), dtype=np.float32), rng.standard_normal((2, S, d), dtype=np.float32)
         out = s.call("attention_scores", Q, K)
-        expect_close(out, ref.scores(Q, K), "scores", variants(Q, K))
+        expect_close(out, ref.scores(Q, K), "scores", variants(Q, K), inputs=(Q, K))
         expect_float(out, "scores", Q, K)

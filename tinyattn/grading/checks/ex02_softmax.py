@@ -27,7 +27,8 @@ def run(s: Session) -> None:
     with s.check("float32 in, float out"):
         x32 = x.astype(np.float32)
         out = s.call("softmax", x32)
-        expect_close(out, ref.softmax(x32, -1), "softmax(float32 x)", {"softmax_wrong_axis": wrong.softmax_other_axes(x32, -1)})
+        expect_close(out, ref.softmax(x32, -1), "softmax(float32 x)",
+                     {"softmax_wrong_axis": wrong.softmax_other_axes(x32, -1)}, inputs=(x32,))
         expect_float(out, "softmax(float32 x)", x32)
 
     y, dy = ref.softmax(x, -1), rng.standard_normal((A, B, C))

@@ -25,8 +25,10 @@ def run(s: Session) -> None:
                     {"mask_inverted_future_leak": wrong.causal_inverted(T),
                      "mask_excludes_diagonal": wrong.causal_no_diagonal(T)})
     with s.check("causal_mask(1) lets the only token see itself"):
+        # for T = 1 "True = blocked" and "no diagonal" give the same [[False]]: offering both names neither
         expect_mask(s.call("causal_mask", 1), np.ones((1, 1), dtype=bool), "causal_mask(1)",
-                    {"mask_excludes_diagonal": wrong.causal_no_diagonal(1)})
+                    {"mask_excludes_diagonal": wrong.causal_no_diagonal(1),
+                     "mask_inverted_future_leak": wrong.causal_inverted(1)})
     B, H = distinct(rng, 2, 2, 4)
     scores = rng.standard_normal((B, H, T, T))
     with s.check("apply_mask with a (T, T) mask puts -inf where the mask is False"):

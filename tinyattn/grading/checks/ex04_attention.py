@@ -13,9 +13,9 @@ def attend(s: Session, Q, K, V, mask=None, what: str = "attention") -> tuple[np.
     ref_out, ref_w = ref.attention(Q, K, V, mask)
     # the weights first: a wrong softmax or mask is easiest to see (and to name) there
     expect_close(w, ref_w, f"{what}: weights", wrong.attention_variants(Q, K, V, mask, which=1),
-                 nonfinite_mistake="unstable_softmax")
+                 nonfinite_mistake="unstable_softmax", inputs=(Q, K, V))
     expect_close(out, ref_out, f"{what}: out", wrong.attention_variants(Q, K, V, mask, which=0),
-                 nonfinite_mistake="unstable_softmax")
+                 nonfinite_mistake="unstable_softmax", inputs=(Q, K, V))
     return np.asarray(out), np.asarray(w)
 
 

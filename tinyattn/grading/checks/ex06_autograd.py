@@ -5,7 +5,7 @@ from tinyattn.gradcheck import numerical_grad
 
 from .. import references as ref
 from .. import wrong
-from ..checkkit import Session, as_tuple, distinct, expect_close
+from ..checkkit import CheckFailed, Session, as_tuple, distinct, expect_close
 
 
 def wrong_unbroadcasts(grad, shape) -> dict[str, list]:
@@ -24,6 +24,11 @@ def check_matmul(s: Session, A: np.ndarray, B: np.ndarray) -> None:
     numeric_A = numerical_grad(lambda a: float(np.sum((a @ B) * dC)), A)
     numeric_B = numerical_grad(lambda b: float(np.sum((A @ b) * dC)), B)
     full_A, full_B = dC @ np.swapaxes(B, -1, -2), np.swapaxes(A, -1, -2) @ dC      # before unbroadcasting
+    for name, got, full, x in (("dA", dA, full_A, A), ("dB", dB, full_B, B)):
+        if np.shape(got) == full.shape != x.shape:
+            raise CheckFailed(f"{name} has shape {full.shape}, the broadcast shape of the product, but its input has "
+                              f"shape {x.shape}: it was broadcast in the forward pass, so sum the gradient back to "
+                              f"its shape (unbroadcast's job)")
     expect_close(dA, numeric_A, "dA", wrong_unbroadcasts(full_A, A.shape), rtol=1e-5, atol=1e-7)
     expect_close(dB, numeric_B, "dB", wrong_unbroadcasts(full_B, B.shape), rtol=1e-5, atol=1e-7)
 

@@ -21,4 +21,4 @@ def run(s: Session) -> None:
         expect_close(back, x, "merge_heads(split_heads(x))")
     with s.check("split_heads raises ValueError when C is not divisible by n_heads"):
         bad = rng.standard_normal((B, T, H * d_k + 1))             # H >= 2 never divides H * d_k + 1
-        expect_raises(s, ValueError, "split_heads", bad, H)
+        expect_raises(s, ValueError, "split_heads", bad, H, naming=dict(C=H * d_k + 1, n_heads=H))

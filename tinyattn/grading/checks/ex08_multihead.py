@@ -86,4 +86,4 @@ def _run(s: Session) -> None:
                 raise CheckFailed(f"self.{name}.weight got no gradient: stay in Tensor ops (no .data / np.* "
                                   "in forward), or autograd can not reach the weights")
     with s.check("d_model not divisible by n_heads raises ValueError"):
-        expect_raises(s, ValueError, "MultiHeadAttention", C + 1, H)
+        expect_raises(s, ValueError, "MultiHeadAttention", C + 1, H, naming=dict(d_model=C + 1, n_heads=H))

@@ -1,7 +1,7 @@
-"""ex11 · repeat_kv and gqa_attention: interleaved (not tiled) kv heads, then ordinary attention."""
+"""ex11 · repeat_kv and gqa_attention: interleaved (not tiled) kv heads, then ordinary (stable) attention."""
 from .. import references as ref
 from .. import wrong
-from ..checkkit import Session, distinct, expect_close
+from ..checkkit import Session, distinct, expect_close, large_logits
 
 
 def gqa_variants(q, k, v) -> dict[str, list]:
@@ -31,3 +31,8 @@ def run(s: Session) -> None:
             k, v = rng.standard_normal((B, h_kv, S, d)), rng.standard_normal((B, h_kv, S, dv))
             expect_close(s.call("gqa_attention", q, k, v), ref.gqa(q, k, v), "gqa_attention(q, k, v)",
                          gqa_variants(q, k, v), nonfinite_mistake="unstable_softmax")
+    with s.check("large logits (scores in the thousands) stay finite"):
+        q, k = large_logits(rng, (B, H_kv * n_rep, T, d), (B, H_kv, S, d))
+        v = rng.standard_normal((B, H_kv, S, dv))
+        expect_close(s.call("gqa_attention", q, k, v), ref.gqa(q, k, v), "gqa_attention(large logits)",
+                     gqa_variants(q, k, v), nonfinite_mistake="unstable_softmax")

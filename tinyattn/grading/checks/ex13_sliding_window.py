@@ -14,4 +14,4 @@ def run(s: Session) -> None:
             expect_mask(s.call("sliding_window_mask", T, window), ref.sliding_window_mask(T, window),
                         f"sliding_window_mask({T}, {window})", wrong.sliding_window_variants(T, window))
     with s.check("sliding_window_mask raises ValueError for window < 1"):
-        expect_raises(s, ValueError, "sliding_window_mask", T, 0)
+        expect_raises(s, ValueError, "sliding_window_mask", T, 0, naming=dict(window=0))

@@ -1,9 +1,9 @@
-"""ex14 · decode_step with a KV cache: T steps must reproduce causal attention, and the cache must grow."""
+"""ex14 · decode_step with a KV cache: T steps must reproduce causal attention (stably), and the cache must grow."""
 import numpy as np
 
 from .. import references as ref
 from .. import wrong
-from ..checkkit import CheckFailed, Session, as_array, as_tuple, distinct, expect_close
+from ..checkkit import CheckFailed, Session, as_array, as_tuple, distinct, expect_close, large_logits
 
 
 def cache_shapes(cache) -> tuple | None:
@@ -26,14 +26,20 @@ def decode(s: Session, q, k, v) -> tuple[np.ndarray, list]:
     return np.concatenate(outs, axis=2), shapes
 
 
+def variants(q, k, v) -> dict[str, list]:
+    causal = ref.causal_mask(q.shape[2])
+    return {"kv_cache_not_appended": [wrong.decode_without_cache(q, k, v)],
+            "missing_scale": [wrong.attention(q, k, v, causal, scale="none")[0]],
+            "scale_by_d_not_sqrt": [wrong.attention(q, k, v, causal, scale="d")[0]]}
+
+
 def run(s: Session) -> None:
     rng = s.rng
     B, H, T, d, dv = distinct(rng, 5, 2, 7)
     q, k, v = (rng.standard_normal((B, H, T, n)) for n in (d, d, dv))
     with s.check("T decoding steps reproduce causal attention over the sequence"):
         got, _ = decode(s, q, k, v)
-        expect_close(got, ref.decode_sequence(q, k, v), "the stacked outputs (B, H, T, d_v)",
-                     {"kv_cache_not_appended": [wrong.decode_without_cache(q, k, v)]},
+        expect_close(got, ref.decode_sequence(q, k, v), "the stacked outputs (B, H, T, d_v)", variants(q, k, v),
                      nonfinite_mistake="unstable_softmax")
     with s.check("the cache grows by one step along axis 2"):
         _, shapes = decode(s, q, k, v)
@@ -47,3 +53,9 @@ def run(s: Session) -> None:
     with s.check("the first step (cache=None) attends to the token itself"):
         out, cache = as_tuple(s.call("decode_step", q[:, :, :1], k[:, :, :1], v[:, :, :1], None), 2, "decode_step")
         expect_close(out, v[:, :, :1], "out_t of the first step")
+    with s.check("large logits (scores in the thousands) stay finite"):
+        q, k = large_logits(rng, (B, H, T, d), (B, H, T, d))
+        v = rng.standard_normal((B, H, T, dv))
+        got, _ = decode(s, q, k, v)
+        expect_close(got, ref.decode_sequence(q, k, v), "the stacked outputs (large logits)", variants(q, k, v),
+                     nonfinite_mistake="unstable_softmax")

@@ -96,14 +96,19 @@ def markdown(rows: list, info: dict, seconds: float, command: str) -> str:
     out = ["# Performance", "",
            f"Measured with `{command}` ({seconds:.0f} s) on: {describe_machine(info)}. "
            f"Load average (1 min): {load.get('start')} at the start, {load.get('end')} at the end "
-           "(other processes were sharing the machine when this is above 0).", "",
-           "Rerun (from the repository root, after `pip install -e .`):", "",
-           "```bash",
-           "python -m benchmarks                  # or: tinyattn bench; about 2 minutes on 2 cores",
-           "python -m benchmarks --threads 1      # one BLAS thread: steadier figures on a shared machine",
-           "python -m benchmarks --only mha,mlp_step --json figures.json",
-           "python -m benchmarks --threads 1 --markdown benchmarks/RESULTS.md   # rewrite this file",
-           "```", ""]
+           "(other processes were sharing the machine when this is above 0).", ""]
+    busy = max((v for v in load.values() if v is not None), default=0) > (info.get("cores") or 1)
+    if busy:
+        out += ["**The machine was busy**: more runnable processes than cores, so the absolute times and GFLOP/s "
+                "below are inflated (and noisy). The ratios, measured side by side with interleaved repeats, "
+                "are much less affected; rerun on a quiet machine for absolute figures.", ""]
+    out += ["Rerun (from the repository root, after `pip install -e .`):", "",
+            "```bash",
+            "python -m benchmarks                  # or: tinyattn bench; about 2 minutes on 2 cores",
+            "python -m benchmarks --threads 1      # one BLAS thread: steadier figures on a shared machine",
+            "python -m benchmarks --only mha,mlp_step --json figures.json",
+            "python -m benchmarks --threads 1 --markdown benchmarks/RESULTS.md   # rewrite this file",
+            "```", ""]
     if targeted:
         out += [f"## Targets: {sum(bool(r.met) for r in targeted)} of {len(targeted)} met", "",
                 "| benchmark | case | ratio | target | met |", "|---|---|---|---|---|"]

@@ -383,3 +383,43 @@ def test_error_bad_dim_and_permute():
 def test_error_backward_without_graph():
     with pytest.raises(RuntimeError, match="does not require grad"):
         ta.randn(3).sum().backward()
+
+
+# ---- PyTorch parity found by a cross-check against torch 2.13 (expected values computed here) ----
+def test_int_float_promotion_follows_pytorch():
+    assert (ta.arange(3) / 2).dtype == np.float32  # NumPy alone would give float64
+    np.testing.assert_array_equal((ta.arange(3) / 2).data, [0.0, 0.5, 1.0])
+    assert (ta.arange(3) * 0.5).dtype == np.float32
+    assert (ta.tensor([1, 2]) + ta.tensor(np.zeros(2))).dtype == np.float64
+    assert (ta.arange(4) + 1).dtype == np.int64 and (ta.arange(4) * ta.arange(4)).dtype == np.int64  # ints stay ints
+
+
+def test_pow_zero_exponent_at_zero_has_zero_gradient():
+    a = ta.tensor(np.array([0.0, 2.0, -1.5]), requires_grad=True)
+    (a ** 0).sum().backward()
+    np.testing.assert_array_equal(a.grad, [0.0, 0.0, 0.0])
+    b = ta.tensor(np.array([0.0, 2.0]), requires_grad=True)
+    (b ** 1).sum().backward()
+    np.testing.assert_array_equal(b.grad, [1.0, 1.0])
+
+
+def test_max_min_along_a_dim_return_values_and_indices_like_pytorch():
+    a = t64(3, 4)
+    values, indices = a.max(dim=1)
+    np.testing.assert_array_equal(values.data, a.data.max(axis=1))
+    np.testing.assert_array_equal(indices.data, a.data.argmax(axis=1))
+    out = a.min(dim=0, keepdim=True)
+    assert out.values.shape == (1, 4) and out.indices.shape == (1, 4)
+    np.testing.assert_array_equal(out.indices.data[0], a.data.argmin(axis=0))
+    assert gradcheck(lambda a: a.max(dim=1).values, [a])
+    np.testing.assert_allclose(a.std(dim=1).data, np.std(a.data, axis=1, ddof=1))
+    assert gradcheck(lambda a: a.std(dim=0), [a])
+
+
+def test_softmax_of_a_row_with_nan_or_inf_raises_instead_of_returning_nan():
+    for bad in (np.nan, np.inf):
+        x = ta.tensor(np.array([[0.0, 1.0], [bad, 0.0]]))
+        with pytest.raises(ValueError, match=r"row\(s\) \[\(1,\)\].*NaN or \+inf"):
+            x.softmax(-1)
+        with pytest.raises(ValueError, match="NaN or"):
+            x.log_softmax(-1)

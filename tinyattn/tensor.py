@@ -15,7 +15,7 @@ from __future__ import annotations
 import contextlib
 import math
 from collections.abc import Iterable, Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -424,6 +424,7 @@ class Tensor:
     def _binary(self, op, other, reverse=False) -> "Tensor":
         other = self._lift(other)
         a, b = (other, self) if reverse else (self, other)
+        a, b = _promote(a, b, op)
         try:
             return op.apply(a, b)
         except ValueError:
@@ -512,12 +513,25 @@ class Tensor:
     def amin(self, dim=None, keepdim: bool = False) -> "Tensor":
         return Amax.apply(self, dim=_norm_dims(dim, self.ndim, "amin"), keepdim=keepdim, sign=-1.0)
 
-    def max(self) -> "Tensor":
-        """The largest element (whole tensor). For a max along a dim use ``amax(dim)``."""
-        return self.amax()
+    def max(self, dim: int | None = None, keepdim: bool = False):
+        """The largest element (whole tensor); with ``dim``, PyTorch's ``(values, indices)`` pair along it."""
+        if dim is None:
+            return self.amax()
+        return MinMax(self.amax(dim, keepdim), self.argmax(dim, keepdim))
 
-    def min(self) -> "Tensor":
-        return self.amin()
+    def min(self, dim: int | None = None, keepdim: bool = False):
+        """The smallest element (whole tensor); with ``dim``, PyTorch's ``(values, indices)`` pair along it."""
+        if dim is None:
+            return self.amin()
+        return MinMax(self.amin(dim, keepdim), self.argmin(dim, keepdim))
+
+    def std(self, dim=None, keepdim: bool = False, correction: int = 1) -> "Tensor":
+        """sqrt(var(dim, correction)), as PyTorch."""
+        return self.var(dim=dim, keepdim=keepdim, correction=correction).sqrt()
+
+    def argmin(self, dim=None, keepdim: bool = False) -> "Tensor":
+        d = _norm_dims(dim, self.ndim, "argmin")
+        return Tensor._make(np.argmin(self.data, axis=d, keepdims=keepdim))
 
     def argmax(self, dim=None, keepdim: bool = False) -> "Tensor":
         d = _norm_dims(dim, self.ndim, "argmax")
@@ -596,6 +610,23 @@ class Tensor:
             return GetItem.apply(self, idx=idx)
         except IndexError as e:
             raise IndexError(f"indexing a tensor of shape {self.shape}: {e}") from None
+
+
+class MinMax(NamedTuple):
+    """What ``x.max(dim)`` / ``x.min(dim)`` return, as in PyTorch: the values and where they are."""
+    values: Tensor
+    indices: Tensor
+
+
+def _promote(a: Tensor, b: Tensor, op) -> tuple:
+    """PyTorch's promotion for mixed ints and floats: the int side takes the float side's dtype, and
+    int / int gives the default float dtype (NumPy alone would give float64 in both cases)."""
+    fa, fb = a.data.dtype.kind == "f", b.data.dtype.kind == "f"
+    if fa == fb:
+        if not fa and op is Div:
+            return a.to(_default_dtype), b.to(_default_dtype)
+        return a, b
+    return (a.to(b.dtype), b) if fb else (a, b.to(a.dtype))
 
 
 def _index_arg(idx):
@@ -689,7 +720,8 @@ class Pow(Function):
     @staticmethod
     def backward(ctx, g):
         a, b, out = ctx.saved_tensors
-        ga = g * b * a ** (b - 1) if ctx.needs_input_grad[0] else None
+        # b * a^(b-1), with 0 where b == 0 (x^0 is constant; 0 * 0^-1 would be NaN)
+        ga = g * np.where(b == 0, 0, b * a ** np.where(b == 0, 1, b - 1)) if ctx.needs_input_grad[0] else None
         gb = g * out * np.log(a) if ctx.needs_input_grad[1] else None
         return ga, gb
 
@@ -919,11 +951,18 @@ class Amax(Function):
 
 
 def _check_all_masked(m: np.ndarray, dim: int, op: str) -> None:
-    """A row of only -inf has no softmax (0/0): say which rows instead of returning NaN."""
-    if np.isneginf(m).any():
-        rows = [tuple(int(i) for i in r) for r in np.argwhere(np.isneginf(np.squeeze(m, axis=dim)))[:5]]
+    """A row of only -inf has no softmax (0/0); a row with NaN or +inf has none either.
+    Say which rows instead of returning NaN. (``m`` is the row max: one cheap check covers both.)"""
+    if np.isfinite(m).all():
+        return
+    row_max = np.squeeze(m, axis=dim)
+    if np.isneginf(row_max).any():
+        rows = [tuple(int(i) for i in r) for r in np.argwhere(np.isneginf(row_max))[:5]]
         raise ValueError(f"{op}: every entry is -inf in row(s) {rows} (along dim {dim}); "
                          "a fully masked row has no softmax. Keep at least one key per query.")
+    rows = [tuple(int(i) for i in r) for r in np.argwhere(~np.isfinite(row_max))[:5]]
+    raise ValueError(f"{op}: row(s) {rows} (along dim {dim}) contain NaN or +inf, so their softmax is NaN; "
+                     "look for an overflow or a division by zero upstream")
 
 
 class Softmax(Function):

@@ -157,3 +157,72 @@ def test_load_state_dict_checks_value_types_before_writing_anything():
         lin.load_state_dict(bad)
     for k, v in lin.state_dict().items():  # the weight, checked first and fine, was not written either
         np.testing.assert_array_equal(v, before[k])
+
+
+# ---------------------------------------------------------------------------- a tutorial, unchanged
+TUTORIAL = '''
+import math
+import tinyattn as torch
+import tinyattn.nn as nn
+import tinyattn.nn.functional as F
+
+class Head(nn.Module):
+    def __init__(self, n_embd, head_size, block_size):
+        super().__init__()
+        self.key = nn.Linear(n_embd, head_size, bias=False)
+        self.query = nn.Linear(n_embd, head_size, bias=False)
+        self.value = nn.Linear(n_embd, head_size, bias=False)
+        self.register_buffer("tril", torch.tril(torch.ones(block_size, block_size)))
+
+    def forward(self, x):
+        B, T, C = x.size()
+        k, q = self.key(x), self.query(x)
+        wei = q @ k.transpose(-2, -1) / math.sqrt(k.size(-1))
+        wei = wei.masked_fill(self.tril[:T, :T] == 0, float("-inf"))
+        wei = F.softmax(wei, dim=-1)
+        return wei @ self.value(x)
+
+class Model(nn.Module):
+    def __init__(self, vocab_size, n_embd, n_head, block_size):
+        super().__init__()
+        self.tok = nn.Embedding(vocab_size, n_embd)
+        self.heads = nn.ModuleList([Head(n_embd, n_embd // n_head, block_size) for _ in range(n_head)])
+        self.lm_head = nn.Linear(n_embd, vocab_size)
+
+    def forward(self, idx, targets=None):
+        x = self.tok(idx)
+        x = torch.cat([h(x) for h in self.heads], dim=-1)
+        logits = self.lm_head(x)
+        B, T, C = logits.shape
+        loss = None if targets is None else F.cross_entropy(logits.view(B * T, C), targets.view(B * T))
+        return logits, loss
+
+def run(seed):
+    torch.manual_seed(seed)
+    model = Model(vocab_size=7, n_embd=8, n_head=2, block_size=5).to("cpu")
+    optimizer = torch.optim.AdamW(model.parameters(), lr=1e-2)
+    data = torch.tensor([1, 2, 3, 4, 5, 6, 0, 1, 2, 3, 4], dtype=torch.long)
+    xb = torch.stack([data[i:i + 5] for i in (0, 3)])
+    yb = torch.stack([data[i + 1:i + 6] for i in (0, 3)])
+    losses = []
+    for _ in range(3):
+        logits, loss = model(xb, yb)
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        losses.append(loss.item())
+    with torch.no_grad():
+        logits, _ = model(xb)
+        probs = F.softmax(logits[:, -1, :], dim=-1)
+    return losses, probs.argmax(-1).numpy(), probs.max().item(), torch.randn(2).numpy()
+'''
+
+
+def test_a_pytorch_tutorial_runs_unchanged_and_is_reproducible():
+    ns: dict = {}
+    exec(compile(TUTORIAL, "<tutorial>", "exec"), ns)
+    losses, picks, pmax, noise = ns["run"](1337)
+    again = ns["run"](1337)
+    assert losses == again[0] and np.array_equal(picks, again[1]) and pmax == again[2]
+    assert np.array_equal(noise, again[3])  # the same seed gives the same bits, init to sampling
+    assert losses[-1] < losses[0] and picks.shape == (2,) and 0 < pmax <= 1

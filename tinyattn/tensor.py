@@ -49,7 +49,7 @@ def manual_seed(n: int) -> np.random.Generator:
     global _rng
     if not isinstance(n, (int, np.integer)) or isinstance(n, bool):
         raise TypeError(f"manual_seed expects an int, got {type(n).__name__}")
-    _rng = np.random.default_rng(int(n))
+    _rng = np.random.default_rng(int(n) % 2**64)  # PyTorch accepts negative seeds too
     return _rng
 
 
@@ -116,11 +116,11 @@ class Function:
     @classmethod
     def apply(cls, *inputs, **kwargs) -> "Tensor":
         tensors = [x if isinstance(x, Tensor) else Tensor(x) for x in inputs]
-        needs = tuple([t.requires_grad for t in tensors])
+        needs = tuple([t._rg for t in tensors])
         ctx = Context(needs)
         out = Tensor._make(cls.forward(ctx, *[t.data for t in tensors], **kwargs))
         if _grad_enabled and True in needs:  # record the op only if some input needs a gradient
-            out.requires_grad = True
+            out._rg = True
             out._op, out._ctx, out._parents = cls, ctx, tensors
         return out
 
@@ -153,11 +153,17 @@ def _as_array(data, dtype=None) -> np.ndarray:
     elif isinstance(data, (np.ndarray, np.generic)):
         arr = np.asarray(data)
     else:
-        arr = np.asarray(data)
+        try:
+            arr = np.asarray(data)
+        except ValueError:  # NumPy refuses nested lists of different lengths
+            raise ValueError(f"cannot make a tensor from a ragged {type(data).__name__}: "
+                             "every nested list must have the same length") from None
         if arr.dtype == np.float64:  # a Python float or a list of them
             arr = arr.astype(_default_dtype)
-        elif arr.dtype == object:
-            raise TypeError(f"cannot make a tensor from {type(data).__name__} holding mixed or ragged data")
+        elif arr.dtype.kind not in "biufc":
+            got = type(data).__name__ if not isinstance(data, (list, tuple)) else f"a {type(data).__name__} holding non-numbers"
+            raise TypeError(f"cannot make a tensor from {got}: expected numbers, (nested) lists of numbers, "
+                            "an ndarray or a Tensor")
     if dtype is not None:
         arr = arr.astype(dtype, copy=False)
     return arr
@@ -183,13 +189,24 @@ def _shape_arg(shape) -> tuple:
     """Accept both ``f(2, 3)`` and ``f((2, 3))``, as PyTorch does."""
     if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
         shape = tuple(shape[0])
+    for s in shape:
+        if isinstance(s, bool) or not isinstance(s, (int, np.integer)):
+            raise TypeError(f"a shape needs ints, got {shape}")
     return tuple(int(s) for s in shape)
+
+
+def _new_shape(shape) -> tuple:
+    """The shape of a new tensor (zeros, ones, randn, rand): ints >= 0."""
+    shape = _shape_arg(shape)
+    if any(s < 0 for s in shape):
+        raise ValueError(f"a new tensor's shape needs sizes >= 0, got {shape}")
+    return shape
 
 
 class Tensor:
     """An n-dimensional array (``.data``) with an optional gradient (``.grad``) and the op that made it."""
 
-    __slots__ = ("data", "grad", "requires_grad", "_op", "_ctx", "_parents", "_retain", "__weakref__")
+    __slots__ = ("data", "grad", "_rg", "_op", "_ctx", "_parents", "_retain", "__weakref__")
     __array_priority__ = 1000  # make `ndarray + Tensor` call Tensor.__radd__
     __array_ufunc__ = None
 
@@ -200,7 +217,7 @@ class Tensor:
         self._ctx = None
         self._parents: list = []
         self._retain = False
-        self.requires_grad = False
+        self._rg = False
         if requires_grad:
             self.requires_grad_(True)
 
@@ -209,14 +226,23 @@ class Tensor:
         """Wrap an op's output array without re-checking it (the hot path)."""
         t = Tensor.__new__(Tensor)
         t.data = arr if isinstance(arr, np.ndarray) else np.asarray(arr)
-        t.grad, t._op, t._ctx, t._parents, t._retain, t.requires_grad = None, None, None, [], False, False
+        t.grad, t._op, t._ctx, t._parents, t._retain, t._rg = None, None, None, [], False, False
         return t
+
+    @property
+    def requires_grad(self) -> bool:
+        """Whether backward() computes a gradient for this tensor (checked on assignment: floats only)."""
+        return self._rg
+
+    @requires_grad.setter
+    def requires_grad(self, flag: bool) -> None:
+        self.requires_grad_(flag)
 
     def requires_grad_(self, flag: bool = True) -> "Tensor":
         if flag and not np.issubdtype(self.data.dtype, np.floating):
             raise TypeError(f"requires_grad=True needs floating-point data, got dtype {self.data.dtype}; "
                             "integer tensors (token ids, indices) can not require grad")
-        self.requires_grad = bool(flag)
+        self._rg = bool(flag)
         return self
 
     # --- attributes ---------------------------------------------------------------------------
@@ -263,6 +289,23 @@ class Tensor:
     def numpy(self) -> np.ndarray:
         return self.data
 
+    def __float__(self) -> float:
+        return float(self.item())
+
+    def __int__(self) -> int:
+        return int(self.item())
+
+    def __index__(self) -> int:
+        """An integer tensor with one element works as a Python index: ``data[i:i + T]``, ``range(n)``."""
+        if self.data.size != 1 or self.data.dtype.kind not in "iu":
+            raise TypeError(f"only an integer tensor with one element can be used as an index, "
+                            f"got dtype {self.dtype} and shape {self.shape}")
+        return int(self.data.item())
+
+    def __format__(self, spec: str) -> str:
+        """``f"{loss:.4f}"`` formats a one-element tensor like its number (as PyTorch)."""
+        return format(self.item(), spec) if spec and self.data.size == 1 else format(str(self), spec)
+
     def __array__(self, dtype=None, copy=None):
         return self.data if dtype is None else self.data.astype(dtype)
 
@@ -288,7 +331,25 @@ class Tensor:
         return self if self.dtype == np.float64 else Cast.apply(self, dtype=np.float64)
 
     def to(self, dtype) -> "Tensor":
-        return self if self.dtype == np.dtype(dtype) else Cast.apply(self, dtype=np.dtype(dtype).type)
+        """Cast to ``dtype``; ``to('cpu')`` is accepted and changes nothing (NumPy is the device)."""
+        if isinstance(dtype, str) and dtype.split(":")[0] in ("cpu", "cuda", "mps"):
+            if dtype.split(":")[0] != "cpu":
+                raise ValueError(f"Tensor.to({dtype!r}): tinyattn runs on the CPU with NumPy; use 'cpu' (or nothing)")
+            return self
+        dt = np.dtype(dtype)
+        if self.dtype == dt:
+            return self
+        if dt.kind not in "fc":  # an integer/bool copy leaves the graph, like .long() (ints can not require grad)
+            return Tensor._make(self.data.astype(dt))
+        return Cast.apply(self, dtype=dt.type)
+
+    def cpu(self) -> "Tensor":
+        """This tensor (it already lives in NumPy's memory)."""
+        return self
+
+    @property
+    def device(self) -> str:
+        return "cpu"
 
     def bool(self) -> "Tensor":
         return Tensor._make(self.data.astype(bool))
@@ -355,7 +416,7 @@ class Tensor:
         while stack:
             node, parents = stack[-1]
             for p in parents:
-                if p.requires_grad and id(p) not in visited:
+                if p._rg and id(p) not in visited:
                     visited.add(id(p))
                     stack.append((p, iter(p._parents)))  # go deeper first; come back to `node` later
                     break
@@ -379,7 +440,7 @@ class Tensor:
             if type(in_grads) is not tuple:
                 in_grads = (in_grads,)
             for i, (parent, pg) in enumerate(zip(node._parents, in_grads)):
-                if pg is None or not parent.requires_grad:
+                if pg is None or not parent._rg:
                     continue
                 shape = parent.data.shape
                 if type(pg) is not np.ndarray:  # a NumPy scalar (e.g. from a full reduction)
@@ -487,6 +548,10 @@ class Tensor:
                 raise ValueError
         except ValueError:
             raise ValueError(f"masked_fill: mask of shape {m.shape} does not broadcast to the tensor's shape {self.shape}") from None
+        v = value.item() if isinstance(value, Tensor) else value
+        if self.dtype.kind in "iub" and isinstance(v, float) and not float(v).is_integer():
+            raise TypeError(f"masked_fill: a {self.dtype} tensor can not hold {v}; make the scores float first "
+                            "(an integer tensor has no -inf)")
         return MaskedFill.apply(self, mask=m, value=value)
 
     # --- reductions ---------------------------------------------------------------------------
@@ -603,6 +668,31 @@ class Tensor:
         if dim is None:
             return self.flatten().repeat_interleave(repeats, 0)
         return RepeatInterleave.apply(self, repeats=int(repeats), dim=_norm_dim(dim, self.ndim, "repeat_interleave"))
+
+    def split(self, split_size, dim: int = 0) -> tuple:
+        """Pieces of ``split_size`` along dim (the last may be smaller), or of the sizes in a list (as PyTorch)."""
+        d = _norm_dim(dim, self.ndim, "split")
+        n = self.shape[d]
+        if isinstance(split_size, (int, np.integer)) and not isinstance(split_size, bool):
+            if split_size <= 0:
+                raise ValueError(f"split: split_size must be a positive int, got {split_size}")
+            sizes = [min(split_size, n - i) for i in range(0, n, split_size)]
+        else:
+            sizes = [int(s) for s in split_size]
+            if sum(sizes) != n or any(s < 0 for s in sizes):
+                raise ValueError(f"split: sizes {sizes} must be >= 0 and add up to dim {dim}'s size {n} (shape {self.shape})")
+        out, start = [], 0
+        for size in sizes:
+            out.append(self[(slice(None),) * d + (slice(start, start + size),)])
+            start += size
+        return tuple(out)
+
+    def chunk(self, chunks: int, dim: int = 0) -> tuple:
+        """``chunks`` pieces along dim of size ceil(n / chunks) (fewer if n is small), as PyTorch."""
+        if isinstance(chunks, bool) or not isinstance(chunks, (int, np.integer)) or chunks <= 0:
+            raise ValueError(f"chunk: chunks must be a positive int, got {chunks!r}")
+        n = self.shape[_norm_dim(dim, self.ndim, "chunk")]
+        return self.split(max(1, -(-n // chunks)), dim)
 
     def __getitem__(self, idx) -> "Tensor":
         idx = _index_arg(idx)
@@ -1141,24 +1231,34 @@ class Tri(Function):
 # ----------------------------------------------------------------------------------------------
 # Top-level functions (torch.* names)
 # ----------------------------------------------------------------------------------------------
-def tensor(data: Any, requires_grad: bool = False, dtype=None) -> Tensor:
+def tensor(data: Any, requires_grad: bool = False, dtype=None, device=None) -> Tensor:
     """Make a Tensor (same as ``Tensor(...)``)."""
+    _device(device)
     return Tensor(data, requires_grad=requires_grad, dtype=dtype)
+
+
+def _device(device) -> None:
+    """PyTorch code passes device= everywhere; here every tensor lives in NumPy on the CPU."""
+    if device is not None and str(device).split(":")[0] != "cpu":
+        raise ValueError(f"device={device!r}: tinyattn runs on the CPU with NumPy; use device='cpu' or leave it out")
 
 
 def _factory(arr: np.ndarray, requires_grad: bool) -> Tensor:
     return Tensor(arr, requires_grad=requires_grad)
 
 
-def zeros(*shape, dtype=None, requires_grad: bool = False) -> Tensor:
-    return _factory(np.zeros(_shape_arg(shape), dtype=dtype or _default_dtype), requires_grad)
+def zeros(*shape, dtype=None, requires_grad: bool = False, device=None) -> Tensor:
+    _device(device)
+    return _factory(np.zeros(_new_shape(shape), dtype=dtype or _default_dtype), requires_grad)
 
 
-def ones(*shape, dtype=None, requires_grad: bool = False) -> Tensor:
-    return _factory(np.ones(_shape_arg(shape), dtype=dtype or _default_dtype), requires_grad)
+def ones(*shape, dtype=None, requires_grad: bool = False, device=None) -> Tensor:
+    _device(device)
+    return _factory(np.ones(_new_shape(shape), dtype=dtype or _default_dtype), requires_grad)
 
 
-def full(shape, fill_value: float, dtype=None, requires_grad: bool = False) -> Tensor:
+def full(shape, fill_value: float, dtype=None, requires_grad: bool = False, device=None) -> Tensor:
+    _device(device)
     shape = (shape,) if isinstance(shape, (int, np.integer)) else tuple(shape)
     return _factory(np.full(shape, fill_value, dtype=dtype or _default_dtype), requires_grad)
 
@@ -1171,20 +1271,23 @@ def ones_like(t: Tensor, dtype=None, requires_grad: bool = False) -> Tensor:
     return _factory(np.ones(np.shape(_as_array(t)), dtype=dtype or _as_array(t).dtype), requires_grad)
 
 
-def randn(*shape, dtype=None, requires_grad: bool = False) -> Tensor:
+def randn(*shape, dtype=None, requires_grad: bool = False, device=None) -> Tensor:
     """Standard normal samples from the generator seeded by ``manual_seed``."""
+    _device(device)
     dt = np.dtype(dtype or _default_dtype).type
-    return _factory(_rng.standard_normal(_shape_arg(shape), dtype=dt), requires_grad)
+    return _factory(_rng.standard_normal(_new_shape(shape), dtype=dt), requires_grad)
 
 
-def rand(*shape, dtype=None, requires_grad: bool = False) -> Tensor:
+def rand(*shape, dtype=None, requires_grad: bool = False, device=None) -> Tensor:
     """Uniform [0, 1) samples from the generator seeded by ``manual_seed``."""
+    _device(device)
     dt = np.dtype(dtype or _default_dtype).type
-    return _factory(_rng.random(_shape_arg(shape), dtype=dt), requires_grad)
+    return _factory(_rng.random(_new_shape(shape), dtype=dt), requires_grad)
 
 
-def arange(start, end=None, step=1, dtype=None, requires_grad: bool = False) -> Tensor:
+def arange(start, end=None, step=1, dtype=None, requires_grad: bool = False, device=None) -> Tensor:
     """Like torch.arange: ints give int64, floats give the default dtype."""
+    _device(device)
     if end is None:
         start, end = 0, start
     is_int = all(isinstance(v, (int, np.integer)) for v in (start, end, step))
@@ -1204,6 +1307,9 @@ def _tensors(seq, op: str) -> list:
 def cat(tensors, dim: int = 0) -> Tensor:
     """Join tensors along an existing dim; all other dims must match."""
     ts = _tensors(tensors, "cat")
+    if any(t.ndim == 0 for t in ts):
+        raise ValueError(f"cat: a 0-d tensor (a scalar) can not be concatenated; got shapes {[tuple(x.shape) for x in ts]} "
+                         "(use stack to make a new dim)")
     d = _norm_dim(dim, ts[0].ndim, "cat")
     for t in ts[1:]:
         if t.ndim != ts[0].ndim or any(a != b for i, (a, b) in enumerate(zip(t.shape, ts[0].shape)) if i != d):

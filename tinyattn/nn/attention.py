@@ -19,7 +19,7 @@ from .flash import _flash
 from .functional import dropout
 from .layers import Linear
 from .module import Module
-from .sdpa import _check_rows, _keep_from_01, _sdpa, attention
+from .sdpa import _check_rows, _keep_from_01, _mask_array, _sdpa, attention
 
 __all__ = ["MultiHeadAttention", "KVCache"]
 
@@ -132,13 +132,7 @@ class MultiHeadAttention(Module):
 
     def _user_mask(self, mask, full: tuple) -> np.ndarray:
         """The caller's mask as bool (True = attend), checked to broadcast to (B, H, T, S)."""
-        m = np.asarray(mask.data if isinstance(mask, Tensor) else mask)
-        try:
-            ok = np.broadcast_shapes(m.shape, full) == full
-        except ValueError:
-            ok = False
-        if not ok:
-            raise ValueError(f"mask has shape {m.shape}, which does not broadcast to (B, H, T, S) = {full}")
+        m = _mask_array(mask, "mask", full, dims="(B, H, T, S)")
         return _keep_from_01(m, "mask")  # 0/1 masks: 1 = attend; an additive 0/-inf mask is refused
 
     def _head_mask(self, head_mask, dtype) -> Tensor:

@@ -58,16 +58,15 @@ def _check_qkv(q, k, v, batch: bool = True) -> tuple[Tensor, Tensor, Tensor, tup
     return q, k, v, tuple(batch)
 
 
-def _mask_array(mask, name: str, full: tuple) -> np.ndarray:
-    """The mask's array, after checking it broadcasts to the scores' shape ``full`` = (..., T, S)."""
+def _mask_array(mask, name: str, full: tuple, dims: str = "the attention scores' shape (..., T, S)") -> np.ndarray:
+    """The mask's array, after checking it broadcasts to the scores' shape ``full`` (``dims`` names it)."""
     m = np.asarray(mask.data if isinstance(mask, Tensor) else mask)
     try:
         ok = np.broadcast_shapes(m.shape, full) == full
     except ValueError:
         ok = False
     if not ok:
-        raise ValueError(f"{name} has shape {m.shape}, which does not broadcast to the attention scores' "
-                         f"shape (..., T, S) = {full}")
+        raise ValueError(f"{name} has shape {m.shape}, which does not broadcast to {dims} = {full}")
     return m
 
 

@@ -282,7 +282,7 @@ class _CrossEntropy(Function):
         ctx.save_for_backward(logp)
         ctx.t, ctx.keep, ctx.n_valid, ctx.reduction, ctx.shape = targets, keep, n_valid, reduction, logits.shape
         if reduction == "none":
-            return losses.reshape(logits.shape[:-1])
+            return losses.reshape(logits.shape[:-1])  # (N,) -> logits' leading dims, e.g. (B, T)
         total = losses.sum()
         return np.asarray(total / n_valid if reduction == "mean" else total, dtype=logits.dtype)
 
@@ -300,7 +300,7 @@ class _CrossEntropy(Function):
         grad *= row_w
         if ctx.keep is not None:
             grad *= ctx.keep[:, None]  # ignored rows get no gradient
-        return grad.reshape(ctx.shape)
+        return grad.reshape(ctx.shape)  # (N, C) -> logits' shape, e.g. (B, T, C)
 
 
 def cross_entropy(logits: Tensor, targets: Any, ignore_index: int = -100, reduction: str = "mean") -> Tensor:

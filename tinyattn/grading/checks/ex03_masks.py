@@ -20,7 +20,7 @@ def check_applied(s: Session, scores: np.ndarray, mask: np.ndarray) -> None:
 def run(s: Session) -> None:
     rng = s.rng
     T = int(rng.integers(4, 9))
-    with s.check(f"causal_mask(T) for a random T"):
+    with s.check("causal_mask(T) for a random T"):
         expect_mask(s.call("causal_mask", T), ref.causal_mask(T), f"causal_mask({T})",
                     {"mask_inverted_future_leak": wrong.causal_inverted(T),
                      "mask_excludes_diagonal": wrong.causal_no_diagonal(T)})

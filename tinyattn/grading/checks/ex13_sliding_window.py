@@ -8,7 +8,7 @@ def run(s: Session) -> None:
     rng = s.rng
     T = int(rng.integers(6, 12))
     w = int(rng.integers(2, T - 2))
-    for label, window in ((f"a random window, 1 < window < T", w), ("window = 1: only the diagonal", 1),
+    for label, window in (("a random window, 1 < window < T", w), ("window = 1: only the diagonal", 1),
                           ("window >= T is the causal mask", T + int(rng.integers(0, 3)))):
         with s.check(f"sliding_window_mask: {label}"):
             expect_mask(s.call("sliding_window_mask", T, window), ref.sliding_window_mask(T, window),

@@ -7,8 +7,8 @@ import tinyattn
 import tinyattn.nn as nn
 from tinyattn import optim
 from tinyattn.data import IGNORE, Batch, make_task
-from tinyattn.train import (SequenceModel, _block_with_weights, evaluate, fit, grad_norm_by_distance,
-                            load_checkpoint, save_checkpoint)
+from tinyattn.train import (SequenceModel, evaluate, fit, grad_norm_by_distance, load_checkpoint,
+                            save_checkpoint)
 
 KINDS = ["attention", "gru", "rnn"]
 
@@ -151,10 +151,15 @@ def test_attention_weights_match_the_block():
     assert len(maps) == 2 and maps[0].shape == (2, 2, 5, 5)
     np.testing.assert_allclose(maps[0].sum(-1), 1.0, rtol=1e-5)
     assert np.all(np.triu(maps[0][0, 0], k=1) == 0)  # causal: nothing attends to the future
+    # Layer 0's map, recomputed by hand from its LayerNorm and W_q/W_k: softmax(q k^T / sqrt(d_k)), causal.
     with tinyattn.no_grad():
-        h = model.pos(model.embed(x))
-        spelled, _ = _block_with_weights(model.blocks[0], h)
-        np.testing.assert_allclose(spelled.data, model.blocks[0](h).data, rtol=1e-5, atol=1e-6)
+        z = model.blocks[0].ln1(model.pos(model.embed(x))).data  # (B, T, C)
+    attn = model.blocks[0].attn
+    q = (z @ attn.W_q.weight.data.T + attn.W_q.bias.data).reshape(2, 5, 2, 4).transpose(0, 2, 1, 3)  # (B, H, T, d_k)
+    k = (z @ attn.W_k.weight.data.T + attn.W_k.bias.data).reshape(2, 5, 2, 4).transpose(0, 2, 1, 3)  # (B, H, T, d_k)
+    s = np.where(np.tri(5, dtype=bool), q @ k.swapaxes(-1, -2) / 2.0, -np.inf)  # (B, H, T, T), sqrt(d_k) = 2
+    p = np.exp(s - s.max(-1, keepdims=True))
+    np.testing.assert_allclose(maps[0], p / p.sum(-1, keepdims=True), rtol=1e-5, atol=1e-6)
     with pytest.raises(ValueError, match="a gru model has no attention weights"):
         SequenceModel("gru", 7).attention_weights(x)
 

@@ -114,23 +114,13 @@ class SequenceModel(nn.Module):
             x = self.pos(self.embed(idx))
             maps = []
             for block in self.blocks:
-                x, w = _block_with_weights(block, x)
+                x, w = block(x, return_weights=True)  # (B, T, C), (B, H, T, T)
                 maps.append(np.array(w.data))  # (B, H, T, T)
         return maps
 
     def extra_repr(self) -> str:
         c = self.config
         return f"kind={c['kind']!r}, head={c['head']!r}, d_model={c['d_model']}, n_layers={c['n_layers']}"
-
-
-def _block_with_weights(block: nn.TransformerBlock, x: Tensor) -> tuple[Tensor, Tensor]:
-    """TransformerBlock.forward, spelled out so that its attention also returns weights (B, H, T, T).
-
-    x = x + attn(ln1(x)); x = x + ffn(ln2(x))  (pre-LN; dropout is off in eval mode)
-    """
-    a, w = block.attn(block.ln1(x), is_causal=block.causal, return_weights=True)  # (B, T, C), (B, H, T, T)
-    x = x + a
-    return x + block.ffn(block.ln2(x)), w
 
 
 # ----------------------------------------------------------------------------- loss and accuracy

@@ -79,16 +79,8 @@ def gradcheck(fn: Callable, inputs, eps: float = 1e-6, atol: float = 1e-5, rtol:
     ok = True
     with no_grad():
         for (pos, t), a in zip(checked, analytic):
-            numeric = np.zeros(t.shape)
             flat = t.data.reshape(-1)  # a view: writing it perturbs t in place
-            for j in range(flat.size):
-                orig = flat[j]
-                flat[j] = orig + eps
-                f_plus = projected()
-                flat[j] = orig - eps
-                f_minus = projected()
-                flat[j] = orig
-                numeric.reshape(-1)[j] = (f_plus - f_minus) / (2 * eps)
+            numeric = _central_differences(flat, projected, eps).reshape(t.shape)
             err = np.abs(a - numeric)
             excess = err - (atol + rtol * np.abs(numeric))
             if (excess > 0).any() or not np.isfinite(a).all():
@@ -111,16 +103,23 @@ def numerical_grad(f: Callable[[np.ndarray], float], x: np.ndarray, eps: float =
     e.g. ``lambda x: np.sum(g(x) * R)`` with a random ``R``.
     """
     x = np.array(x, dtype=np.float64)  # a private float64 copy
-    grad = np.zeros_like(x)
-    flat, gflat = x.reshape(-1), grad.reshape(-1)
+    return _central_differences(x.reshape(-1), lambda: _scalar(f(x)), eps).reshape(x.shape)
+
+
+def _central_differences(flat: np.ndarray, f: Callable[[], float], eps: float) -> np.ndarray:
+    """(f(x + eps e_j) - f(x - eps e_j)) / (2 eps) for every j, as a flat float64 array.
+
+    ``flat`` is a flat *view* of x: each element is nudged in place (and restored), and ``f`` reads x.
+    """
+    grad = np.zeros(flat.size)
     for j in range(flat.size):
         orig = flat[j]
         flat[j] = orig + eps
-        f_plus = _scalar(f(x))
+        f_plus = f()
         flat[j] = orig - eps
-        f_minus = _scalar(f(x))
+        f_minus = f()
         flat[j] = orig
-        gflat[j] = (f_plus - f_minus) / (2 * eps)
+        grad[j] = (f_plus - f_minus) / (2 * eps)
     return grad
 
 

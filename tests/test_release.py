@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import ast
+import re
 import shutil
 from pathlib import Path
 
@@ -70,12 +71,17 @@ def test_stub_keeps_signatures_and_docstrings_and_hides_the_solution(ex):
     assert hidden and not [line for line in hidden if line in stub_lines]
 
 
+_SHAPE = re.compile(r"\((?:\.\.\., )?[A-Za-z_0-9]+(?:, [A-Za-z_0-9 +*/.-]+)+\)")  # e.g. (B, T, d_k), (..., T, S)
+_MATH = re.compile(r"[=√^·∑]|softmax|exp\(|sqrt")
+
+
 def test_every_public_function_has_a_docstring_with_shapes_or_math():
     for ex in EXERCISES:
         sigs = _signatures((ROOT / "solutions" / ex.filename).read_text())
         for name in ex.functions:
             doc = sigs[name][1]
             assert doc and len(doc) > 80, (ex.id, name)
+            assert _SHAPE.search(doc) or _MATH.search(doc), (ex.id, name, doc)
 
 
 def test_strip_solutions_keeps_indentation_and_custom_messages():

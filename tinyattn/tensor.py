@@ -185,6 +185,13 @@ def _norm_dims(dim, ndim: int, op: str):
     return _norm_dim(dim, ndim, op)
 
 
+def _n_reduced(shape: tuple, dim) -> int:
+    """How many elements a reduction over ``dim`` (None = all, an int or a tuple of normalized dims) combines."""
+    if dim is None:
+        return math.prod(shape)
+    return math.prod(shape[i] for i in (dim if isinstance(dim, tuple) else (dim,)))
+
+
 def _shape_arg(shape) -> tuple:
     """Accept both ``f(2, 3)`` and ``f((2, 3))``, as PyTorch does."""
     if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
@@ -560,13 +567,13 @@ class Tensor:
 
     def mean(self, dim=None, keepdim: bool = False) -> "Tensor":
         d = _norm_dims(dim, self.ndim, "mean")
-        n = self.data.size if d is None else math.prod(self.shape[i] for i in (d if isinstance(d, tuple) else (d,)))
+        n = _n_reduced(self.shape, d)
         return Sum.apply(self, dim=d, keepdim=keepdim) * (1.0 / max(n, 1))
 
     def var(self, dim=None, keepdim: bool = False, correction: int = 1) -> "Tensor":
         """sum((x - mean)^2) / (N - correction), as PyTorch (correction=1 is the unbiased estimate)."""
         d = _norm_dims(dim, self.ndim, "var")
-        n = self.data.size if d is None else math.prod(self.shape[i] for i in (d if isinstance(d, tuple) else (d,)))
+        n = _n_reduced(self.shape, d)
         if n - correction <= 0:
             raise ValueError(f"var: {n} element(s) with correction={correction} leaves no degrees of freedom")
         centered = self - self.mean(dim=d, keepdim=True)
@@ -633,9 +640,10 @@ class Tensor:
 
     def permute(self, *dims) -> "Tensor":
         dims = _shape_arg(dims)
-        if sorted(_norm_dim(d, self.ndim, "permute") for d in dims) != list(range(self.ndim)):
+        axes = tuple(_norm_dim(d, self.ndim, "permute") for d in dims)
+        if sorted(axes) != list(range(self.ndim)):
             raise ValueError(f"permute: dims {dims} are not a permutation of the {self.ndim} dims of shape {self.shape}")
-        return Permute.apply(self, axes=tuple(_norm_dim(d, self.ndim, "permute") for d in dims))
+        return Permute.apply(self, axes=axes)
 
     def unsqueeze(self, dim: int) -> "Tensor":
         d = _norm_dim(dim, self.ndim + 1, "unsqueeze")

@@ -35,11 +35,16 @@ def _np(x: ArrayLike, name: str) -> np.ndarray:
     return a
 
 
+def _make_folder_for(path: str | os.PathLike) -> None:
+    """Create the folder that ``path`` will be written into (nothing to do for a bare file name)."""
+    folder = os.path.dirname(os.fspath(path))
+    if folder:
+        os.makedirs(folder, exist_ok=True)
+
+
 def _save(fig: Figure, path: str | os.PathLike | None) -> Figure:
     if path is not None:
-        folder = os.path.dirname(os.fspath(path))
-        if folder:
-            os.makedirs(folder, exist_ok=True)
+        _make_folder_for(path)
         fig.savefig(path, dpi=120, bbox_inches="tight")
     return fig
 
@@ -284,9 +289,7 @@ class HeadView:
 
     def save(self, path: str | os.PathLike) -> str:
         """Write a standalone .html page; returns the path."""
-        folder = os.path.dirname(os.fspath(path))
-        if folder:
-            os.makedirs(folder, exist_ok=True)
+        _make_folder_for(path)
         page = f"<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>tinyattn head view</title></head>\n" \
                f"<body>\n{self.html}\n</body></html>\n"
         with open(path, "w", encoding="utf-8") as f:

@@ -8,8 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-import tinyattn
-from tinyattn.tensor import Tensor, get_rng
+from tinyattn.tensor import Tensor, get_default_dtype, get_rng
 
 from .module import Module, Parameter
 
@@ -62,7 +61,7 @@ class PositionalEncoding(Module):
         _sizes("PositionalEncoding", d_model=d_model, max_len=max_len)
         self.d_model, self.max_len = int(d_model), int(max_len)
         # A buffer, not a Parameter: saved in state_dict (as PyTorch does), never seen by the optimizer.
-        self.register_buffer("pe", sinusoidal_table(self.max_len, self.d_model).astype(tinyattn.get_default_dtype()))
+        self.register_buffer("pe", sinusoidal_table(self.max_len, self.d_model).astype(get_default_dtype()))
 
     def forward(self, x: Tensor, offset: int = 0) -> Tensor:
         if not isinstance(x, Tensor):
@@ -86,7 +85,7 @@ class LearnedPositionalEmbedding(Module):
         super().__init__()
         _sizes("LearnedPositionalEmbedding", max_len=max_len, d_model=d_model)
         self.max_len, self.d_model = int(max_len), int(d_model)
-        w = get_rng().standard_normal((self.max_len, self.d_model)).astype(tinyattn.get_default_dtype())
+        w = get_rng().standard_normal((self.max_len, self.d_model)).astype(get_default_dtype())
         self.weight = Parameter(w)
 
     def forward(self, x: Tensor, offset: int = 0) -> Tensor:

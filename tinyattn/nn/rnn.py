@@ -16,8 +16,7 @@ import math
 
 import numpy as np
 
-import tinyattn
-from tinyattn.tensor import Tensor, get_rng
+from tinyattn.tensor import Tensor, get_default_dtype, get_rng
 
 from .module import Module, Parameter
 
@@ -26,7 +25,7 @@ __all__ = ["RNN", "GRU"]
 
 def _uniform(shape: tuple[int, ...], bound: float) -> Parameter:
     """A Parameter drawn from U(-bound, bound) with the seeded generator (PyTorch's RNN init)."""
-    data = get_rng().uniform(-bound, bound, size=shape).astype(tinyattn.get_default_dtype())
+    data = get_rng().uniform(-bound, bound, size=shape).astype(get_default_dtype())
     return Parameter(data)
 
 

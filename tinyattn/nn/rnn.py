@@ -16,7 +16,7 @@ import math
 
 import numpy as np
 
-from tinyattn.tensor import Tensor, get_default_dtype, get_rng
+from tinyattn.tensor import Tensor, get_default_dtype, get_rng, stack
 
 from .module import Module, Parameter
 
@@ -87,7 +87,7 @@ class RNN(Module):
             pre = x[:, t] @ self.weight_ih.T + self.bias_ih + h @ self.weight_hh.T + self.bias_hh
             h = pre.tanh() if self.nonlinearity == "tanh" else pre.relu()
             outs.append(h)
-        return tinyattn.stack(outs, dim=1), h  # (B, T, H), (B, H)
+        return stack(outs, dim=1), h  # (B, T, H), (B, H)
 
     def __repr__(self) -> str:
         return f"RNN({self.input_size}, {self.hidden_size}, nonlinearity={self.nonlinearity!r})"
@@ -126,7 +126,7 @@ class GRU(Module):
             n = (gi[:, 2 * H:] + r * gh[:, 2 * H:]).tanh()  # (B, H) candidate
             h = (1 - z) * n + z * h  # z near 1 keeps the old state: that is how a GRU carries memory
             outs.append(h)
-        return tinyattn.stack(outs, dim=1), h  # (B, T, H), (B, H)
+        return stack(outs, dim=1), h  # (B, T, H), (B, H)
 
     def __repr__(self) -> str:
         return f"GRU({self.input_size}, {self.hidden_size})"

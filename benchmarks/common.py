@@ -4,7 +4,13 @@ Timing rules (the same for every benchmark):
 * ``time.perf_counter`` around the call, after warm-up calls that are not counted;
 * the MEDIAN of the repeats (robust to the odd slow run; the mean is not);
 * when two implementations are compared, their repeats are INTERLEAVED (a, b, b, a, a, b, ...), so a
-  slow patch of the machine (another process, a frequency change) hits both, and the ratio is fair.
+  slow patch of the machine (another process, a frequency change) hits both, and the ratio is fair;
+* before each round of ``compare`` a block of random size is allocated and held, which moves where
+  that round's temporary arrays land in the heap. BLAS speed depends on that placement: on the
+  machine in RESULTS.md the same (512, 64) @ (64, 512) product took 168 us at one offset and 206 us
+  at another. Without the shift each implementation keeps one placement for the whole run, so a
+  code change that only moves an allocation swung the MLP ratio between 1.17 and 1.31; with it,
+  both sides are measured over the same spread of placements.
 """
 from __future__ import annotations
 
@@ -12,6 +18,7 @@ import gc
 import math
 import os
 import platform
+import random
 import statistics
 import time
 from dataclasses import asdict, dataclass, field
@@ -93,13 +100,16 @@ def compare(fns: dict[str, Callable[[], object]], repeat: int = 7, warmup: int =
         repeat = max(repeat, min(max_repeat, math.ceil(min_time / slowest)))
     gc.collect()
     times: dict[str, list[float]] = {name: [] for name in names}
+    offsets = random.Random(0)  # the same sequence of heap shifts on every run
     for r in range(repeat):
+        shift = np.empty(offsets.randrange(64, 256 * 1024, 64), np.uint8)  # held for this round (see above)
         for name in (names if r % 2 == 0 else names[::-1]):
             fn = fns[name]
             t0 = time.perf_counter()
             for _ in range(number):
                 fn()
             times[name].append((time.perf_counter() - t0) / number)
+        del shift
     if stats is not None:
         stats["min"] = {name: min(ts) for name, ts in times.items()}
         stats["repeat"] = repeat

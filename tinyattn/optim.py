@@ -75,12 +75,13 @@ class Optimizer:
     def step(self) -> None:
         """Update every parameter that has a gradient."""
         for p, state in zip(self.params, self.state):
-            if p.grad is None:
+            g = p.grad
+            if g is None:
                 continue
-            if p.grad.shape != p.shape:
-                raise ValueError(f"{type(self).__name__}.step: a parameter of shape {p.shape} "
-                                 f"has a gradient of shape {p.grad.shape}")
-            self._update(p, p.grad, state)
+            if g.shape != p.data.shape:
+                raise ValueError(f"{type(self).__name__}.step: a parameter of shape {p.data.shape} "
+                                 f"has a gradient of shape {g.shape}")
+            self._update(p, g, state)
 
     def _update(self, p: Tensor, g: np.ndarray, state: dict[str, Any]) -> None:  # pragma: no cover
         raise NotImplementedError

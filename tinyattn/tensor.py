@@ -115,10 +115,16 @@ class Function:
 
     @classmethod
     def apply(cls, *inputs, **kwargs) -> "Tensor":
-        tensors = [x if isinstance(x, Tensor) else Tensor(x) for x in inputs]
-        needs = tuple([t._rg for t in tensors])
-        ctx = Context(needs)
-        out = Tensor._make(cls.forward(ctx, *[t.data for t in tensors], **kwargs))
+        # (one plain loop: this runs for every op, and on small arrays its cost is the engine's overhead)
+        tensors, arrays, needs = [], [], []
+        for x in inputs:
+            if not isinstance(x, Tensor):
+                x = Tensor(x)
+            tensors.append(x)
+            arrays.append(x.data)
+            needs.append(x._rg)
+        ctx = Context(tuple(needs))
+        out = Tensor._make(cls.forward(ctx, *arrays, **kwargs))
         if _grad_enabled and True in needs:  # record the op only if some input needs a gradient
             out._rg = True
             out._op, out._ctx, out._parents = cls, ctx, tensors
@@ -403,14 +409,14 @@ class Tensor:
         2. Walk it from the output back, applying each op's backward (the chain rule) and summing the
            gradients of nodes used more than once.
         """
-        if not self.requires_grad:
+        if not self._rg:
             raise RuntimeError("backward(): this tensor does not require grad and has no graph "
                                "(did you create it under no_grad(), or forget requires_grad=True?)")
         if gradient is None:
             if self.data.size != 1:
                 raise ValueError(f"backward() without a gradient needs a scalar output, got shape {self.shape}; "
                                  "reduce it first (e.g. loss.mean()) or pass gradient= of that shape")
-            seed = np.ones_like(self.data)
+            seed = np.array(1, dtype=self.data.dtype).reshape(self.data.shape)  # d(self)/d(self) = 1
         else:
             seed = np.array(gradient.data if isinstance(gradient, Tensor) else gradient, dtype=self.dtype)  # a copy
             if seed.shape != self.shape:

@@ -152,24 +152,26 @@ class _Linear(Function):
     """y = x W^T (+ b);  dx = g W,  dW = g^T x (summed over all rows),  db = sum of g over rows"""
     @staticmethod
     def forward(ctx, x, weight, *bias):
-        ctx.save_for_backward(x, weight)
-        # Fold the leading dims into rows: one (N, in) @ (in, out) GEMM instead of a loop over batches.
-        rows = x.reshape(-1, x.shape[-1])  # (N, in), N = prod(leading dims)
+        # Fold any leading dims into rows: one (N, in) @ (in, out) GEMM instead of a loop over batches.
+        rows = x if x.ndim == 2 else x.reshape(-1, x.shape[-1])  # (N, in), N = prod(leading dims)
+        ctx.save_for_backward(rows, weight)
         y = rows @ weight.T  # (N, out)
         if bias:
             y += bias[0]  # in place: no second (N, out) array
-        return y.reshape(*x.shape[:-1], weight.shape[0])  # (..., out)
+        return y if x.ndim == 2 else y.reshape(*x.shape[:-1], weight.shape[0])  # (..., out)
 
     @staticmethod
     def backward(ctx, g):
-        x, weight = ctx.saved_tensors
-        g_rows = g.reshape(-1, g.shape[-1])  # (N, out)
-        gx = (g_rows @ weight).reshape(x.shape) if ctx.needs_input_grad[0] else None  # (N, in) -> (..., in)
-        gw = g_rows.T @ x.reshape(-1, x.shape[-1]) if ctx.needs_input_grad[1] else None  # (out, N) @ (N, in)
-        if len(ctx.needs_input_grad) == 2:
+        rows, weight = ctx.saved_tensors  # rows: x as (N, in)
+        g_rows = g if g.ndim == 2 else g.reshape(-1, g.shape[-1])  # (N, out)
+        needs = ctx.needs_input_grad
+        gx = g_rows @ weight if needs[0] else None  # (N, out) @ (out, in) -> (N, in)
+        if gx is not None and g.ndim != 2:
+            gx = gx.reshape(*g.shape[:-1], weight.shape[1])  # (..., in)
+        gw = g_rows.T @ rows if needs[1] else None  # (out, N) @ (N, in) -> (out, in)
+        if len(needs) == 2:
             return gx, gw
-        gb = g_rows.sum(axis=0) if ctx.needs_input_grad[2] else None  # (out,)
-        return gx, gw, gb
+        return gx, gw, (g_rows.sum(axis=0) if needs[2] else None)  # db: (out,)
 
 
 def linear(x: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
@@ -274,13 +276,14 @@ class _CrossEntropy(Function):
             row = int(np.argwhere(~np.isfinite(m[:, 0]))[0, 0])
             raise ValueError(f"cross_entropy: logits row {row} (of the {z.shape[0]} flattened rows) has no finite "
                              "maximum (all -inf, or +inf/NaN present), so its softmax is undefined")
-        logp = z - m  # (N, C) shifted, so exp() <= 1
+        rows = np.arange(z.shape[0])  # (N,) row ids for picking each row's target
+        logp = z - m  # (N, C) shifted by the row max, so exp() <= 1 never overflows (softmax is unchanged)
         logp -= np.log(np.exp(logp).sum(axis=1, keepdims=True))  # (N, C) log-probabilities
-        losses = -logp[np.arange(targets.size), targets]  # (N,)
+        losses = -logp[rows, targets]  # (N,)
         if keep is not None:
             losses *= keep  # ignored rows score 0
         ctx.save_for_backward(logp)
-        ctx.t, ctx.keep, ctx.n_valid, ctx.reduction, ctx.shape = targets, keep, n_valid, reduction, logits.shape
+        ctx.rows, ctx.t, ctx.keep, ctx.n_valid, ctx.reduction, ctx.shape = rows, targets, keep, n_valid, reduction, logits.shape
         if reduction == "none":
             return losses.reshape(logits.shape[:-1])  # (N,) -> logits' leading dims, e.g. (B, T)
         total = losses.sum()
@@ -290,7 +293,7 @@ class _CrossEntropy(Function):
     def backward(ctx, g):
         (logp,) = ctx.saved_tensors
         grad = np.exp(logp)  # (N, C) softmax probabilities
-        grad[np.arange(ctx.t.size), ctx.t] -= 1  # minus the one-hot target
+        grad[ctx.rows, ctx.t] -= 1  # minus the one-hot target
         if ctx.reduction == "none":
             row_w = g.reshape(-1, 1)  # (N, 1): each row has its own upstream gradient
         elif ctx.reduction == "mean":
@@ -300,7 +303,7 @@ class _CrossEntropy(Function):
         grad *= row_w
         if ctx.keep is not None:
             grad *= ctx.keep[:, None]  # ignored rows get no gradient
-        return grad.reshape(ctx.shape)  # (N, C) -> logits' shape, e.g. (B, T, C)
+        return grad if grad.shape == ctx.shape else grad.reshape(ctx.shape)  # (N, C) -> logits' shape, e.g. (B, T, C)
 
 
 def cross_entropy(logits: Tensor, targets: Any, ignore_index: int = -100, reduction: str = "mean") -> Tensor:
@@ -314,23 +317,23 @@ def cross_entropy(logits: Tensor, targets: Any, ignore_index: int = -100, reduct
     if reduction not in ("mean", "sum", "none"):
         raise ValueError(f"cross_entropy: reduction must be 'mean', 'sum' or 'none', got {reduction!r}")
     t = np.asarray(targets.data if isinstance(targets, Tensor) else targets)
-    if not np.issubdtype(t.dtype, np.integer):
+    if t.dtype.kind not in "iu":  # signed or unsigned ints (np.issubdtype(t.dtype, np.integer), but cheaper)
         raise TypeError(f"cross_entropy expects integer class ids as targets, got dtype {t.dtype} "
                         "(targets are indices, not probabilities; convert with .long())")
-    if logits.ndim == 0 or t.shape != logits.shape[:-1]:
-        raise ValueError(f"cross_entropy: logits have shape {logits.shape}, so targets must have shape "
-                         f"{logits.shape[:-1]} (logits.shape[:-1], classes last), got {t.shape}")
-    C = logits.shape[-1]
+    shape = logits.data.shape
+    if not shape or t.shape != shape[:-1]:
+        raise ValueError(f"cross_entropy: logits have shape {shape}, so targets must have shape "
+                         f"{shape[:-1]} (logits.shape[:-1], classes last), got {t.shape}")
+    C = shape[-1]
     t = t.reshape(-1)  # (N,)
-    keep = t != ignore_index  # (N,) True = scored
-    n_valid = int(np.count_nonzero(keep))
-    if n_valid == t.size:
-        keep = None  # the common case: nothing ignored, no masking work below
-    else:
+    keep, n_valid = None, t.size  # the common case: nothing ignored, no masking work
+    if ignore_index in t:
+        keep = t != ignore_index  # (N,) True = scored
+        n_valid = int(np.count_nonzero(keep))
         t = np.where(keep, t, 0)  # ignored rows point at class 0 for the lookup, then get weight 0
     if t.size and (t.min() < 0 or t.max() >= C):
         i = int(np.argmax((t < 0) | (t >= C)))
-        where = tuple(int(j) for j in np.unravel_index(i, logits.shape[:-1]))
+        where = tuple(int(j) for j in np.unravel_index(i, shape[:-1]))
         raise ValueError(f"cross_entropy: target {int(t[i])} at position {where} is out of range for "
                          f"C={C} classes (valid: 0..{C - 1}, or ignore_index={ignore_index})")
     if reduction == "mean" and n_valid == 0:

@@ -50,10 +50,14 @@ class Linear(Module):
 
     def forward(self, x: Tensor) -> Tensor:
         x = _as_tensor(x)
-        if x.ndim == 0 or x.shape[-1] != self.in_features:
+        shape = x.data.shape
+        if not shape or shape[-1] != self.in_features:
             raise ValueError(f"Linear expected input with last dim in_features={self.in_features}, "
-                             f"got shape {tuple(x.shape)}")
-        return F.linear(x, self.weight, self.bias)
+                             f"got shape {shape}")
+        # x is checked above and the parameters are ours, so go straight to the fused op (F.linear would
+        # check all three again: on a small layer those checks cost as much as the matmul)
+        bias = self.bias
+        return F._Linear.apply(x, self.weight) if bias is None else F._Linear.apply(x, self.weight, bias)
 
     def extra_repr(self) -> str:
         return f"in_features={self.in_features}, out_features={self.out_features}, bias={self.bias is not None}"
@@ -137,7 +141,7 @@ class ReLU(Module):
     """max(x, 0) elementwise."""
 
     def forward(self, x: Tensor) -> Tensor:
-        return F.relu(x)
+        return _as_tensor(x).relu()
 
 
 class GELU(Module):

@@ -5,12 +5,14 @@ Timing rules (the same for every benchmark):
 * the MEDIAN of the repeats (robust to the odd slow run; the mean is not);
 * when two implementations are compared, their repeats are INTERLEAVED (a, b, b, a, a, b, ...), so a
   slow patch of the machine (another process, a frequency change) hits both, and the ratio is fair;
-* before each round of ``compare`` a block of random size is allocated and held, which moves where
-  that round's temporary arrays land in the heap. BLAS speed depends on that placement: on the
-  machine in RESULTS.md the same (512, 64) @ (64, 512) product took 168 us at one offset and 206 us
-  at another. Without the shift each implementation keeps one placement for the whole run, so a
-  code change that only moves an allocation swung the MLP ratio between 1.17 and 1.31; with it,
-  both sides are measured over the same spread of placements.
+* BLAS speed depends on where the arrays sit in memory: on the machine in RESULTS.md the same
+  (512, 64) @ (64, 512) product took 168 us at one address and 206 us at another, and the NumPy MLP
+  step took anything from 674 to 788 us depending only on where its weights had been copied. One
+  placement per process is a lottery ticket (it swung the MLP ratio between 1.13 and 1.26 from one
+  process to the next with the same code), so before each round of ``compare`` a block of random
+  size is allocated and held, which moves that round's temporaries, and ``before_round`` may copy
+  each side's long-lived arrays (weights, inputs) to fresh addresses. Both sides are then timed
+  over the same spread of placements.
 """
 from __future__ import annotations
 
@@ -82,7 +84,8 @@ def median_time(fn: Callable[[], object], repeat: int = 7, warmup: int = 2, numb
 
 
 def compare(fns: dict[str, Callable[[], object]], repeat: int = 7, warmup: int = 2, number: int = 1,
-            min_time: float = 0.0, max_repeat: int = 60, stats: dict | None = None) -> dict[str, float]:
+            min_time: float = 0.0, max_repeat: int = 60, stats: dict | None = None,
+            before_round: Callable[[], object] | None = None) -> dict[str, float]:
     """Median seconds per call of each function, with their repeats interleaved (see the module docstring).
 
     Every function gets ``warmup`` uncounted calls first. Round r runs the functions in order when r is
@@ -103,6 +106,8 @@ def compare(fns: dict[str, Callable[[], object]], repeat: int = 7, warmup: int =
     offsets = random.Random(0)  # the same sequence of heap shifts on every run
     for r in range(repeat):
         shift = np.empty(offsets.randrange(64, 256 * 1024, 64), np.uint8)  # held for this round (see above)
+        if before_round is not None:
+            before_round()
         for name in (names if r % 2 == 0 else names[::-1]):
             fn = fns[name]
             t0 = time.perf_counter()

@@ -268,6 +268,16 @@ def test_cross_entropy_mean_ignores_ignored_targets():
     assert got7 == pytest.approx(got, rel=1e-12)
 
 
+def test_cross_entropy_ignore_index_that_is_a_class_id():
+    # padding id 0 as ignore_index: every target is in range, yet the 0s must still be skipped
+    z = t64(4, 3)
+    full = F.cross_entropy(z, np.array([0, 1, 2, 1]), reduction="none").data
+    got = F.cross_entropy(z, np.array([0, 1, 0, 2]), ignore_index=0).item()
+    assert got == pytest.approx((full[1] + F.cross_entropy(z[3:], np.array([2])).item()) / 2, rel=1e-12)
+    with pytest.raises(ValueError, match=r"target 5 at position \(2,\) is out of range for C=3"):
+        F.cross_entropy(z, np.array([0, -100, 5, 1]))  # an ignored target does not hide a bad one
+
+
 @pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
 def test_cross_entropy_gradcheck_with_ignore_index(reduction):
     z = t64(2, 3, 4)

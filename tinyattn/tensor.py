@@ -424,24 +424,27 @@ class Tensor:
 
         # 1. topological order: a node comes after everything it was computed from. A depth-first
         #    walk with an explicit stack of (node, iterator over its parents): a node is appended once
-        #    all its parents are, and no Python recursion is involved.
-        order, visited, stack = [], {id(self)}, [(self, iter(self._parents))]
+        #    all its parents are, and no Python recursion is involved. (Tensors hash by identity, so
+        #    they can be set members and dict keys directly.)
+        order, visited, stack = [], {self}, [(self, iter(self._parents))]
         while stack:
             node, parents = stack[-1]
             for p in parents:
-                if p._rg and id(p) not in visited:
-                    visited.add(id(p))
-                    stack.append((p, iter(p._parents)))  # go deeper first; come back to `node` later
-                    break
+                if p._rg and p not in visited:
+                    visited.add(p)
+                    if p._parents:
+                        stack.append((p, iter(p._parents)))  # go deeper first; come back to `node` later
+                        break
+                    order.append(p)  # a leaf: nothing below it to wait for
             else:  # every parent of `node` is in `order`
                 stack.pop()
                 order.append(node)
 
         # 2. chain rule, from the output back to the leaves.
-        grads = {id(self): seed}
+        grads = {self: seed}
         handed: set = set()  # arrays already stored as some .grad in this pass (never store one twice)
         for node in reversed(order):
-            g = grads.pop(id(node), None)
+            g = grads.pop(node, None)
             if g is None:
                 continue
             op = node._op
@@ -463,9 +466,8 @@ class Tensor:
                     if pg.shape != shape:
                         raise RuntimeError(f"{op.__name__}.backward returned a gradient of shape {pg.shape} "
                                            f"for input {i}, which has shape {shape}")
-                key = id(parent)
-                prev = grads.get(key)
-                grads[key] = pg if prev is None else prev + pg  # a node used twice gets both gradients
+                prev = grads.get(parent)
+                grads[parent] = pg if prev is None else prev + pg  # a node used twice gets both gradients
 
     def _accumulate(self, g: np.ndarray, handed: set) -> np.ndarray:
         """``self.grad += g``, or on the first gradient, keep ``g`` itself when that is safe; returns g in self's dtype.

@@ -327,11 +327,15 @@ def cross_entropy(logits: Tensor, targets: Any, ignore_index: int = -100, reduct
     C = shape[-1]
     t = t.reshape(-1)  # (N,)
     keep, n_valid = None, t.size  # the common case: nothing ignored, no masking work
-    if ignore_index in t:
+    in_range = t.size == 0 or (t.min() >= 0 and t.max() < C)
+    # ignore_index (-100 by default) can only be among the targets if some are outside 0..C-1, or if it is a class id
+    may_ignore = not in_range or 0 <= ignore_index < C
+    if may_ignore and ignore_index in t:
         keep = t != ignore_index  # (N,) True = scored
         n_valid = int(np.count_nonzero(keep))
         t = np.where(keep, t, 0)  # ignored rows point at class 0 for the lookup, then get weight 0
-    if t.size and (t.min() < 0 or t.max() >= C):
+        in_range = t.min() >= 0 and t.max() < C
+    if not in_range:
         i = int(np.argmax((t < 0) | (t >= C)))
         where = tuple(int(j) for j in np.unravel_index(i, shape[:-1]))
         raise ValueError(f"cross_entropy: target {int(t[i])} at position {where} is out of range for "

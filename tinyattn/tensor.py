@@ -416,7 +416,9 @@ class Tensor:
             if self.data.size != 1:
                 raise ValueError(f"backward() without a gradient needs a scalar output, got shape {self.shape}; "
                                  "reduce it first (e.g. loss.mean()) or pass gradient= of that shape")
-            seed = np.array(1, dtype=self.data.dtype).reshape(self.data.shape)  # d(self)/d(self) = 1
+            seed = np.array(1, dtype=self.data.dtype)  # d(self)/d(self) = 1
+            if seed.shape != self.data.shape:  # (1,) or (1, 1) rather than a 0-d scalar
+                seed = seed.reshape(self.data.shape)
         else:
             seed = np.array(gradient.data if isinstance(gradient, Tensor) else gradient, dtype=self.dtype)  # a copy
             if seed.shape != self.shape:

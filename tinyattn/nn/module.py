@@ -87,7 +87,10 @@ class Module:
 
     def __getattr__(self, name: str) -> Any:
         # only called when normal lookup fails, i.e. for registered parts
-        for registry in ("_parameters", "_buffers", "_modules"):
+        params = self.__dict__.get("_parameters")
+        if params is not None and name in params:  # the common case first (layer.weight in every forward)
+            return params[name]
+        for registry in ("_buffers", "_modules"):
             d = self.__dict__.get(registry)
             if d is not None and name in d:
                 return d[name]

@@ -268,6 +268,35 @@ def test_backward_with_explicit_gradient_contracts():
     np.testing.assert_allclose(a.grad, 3 * g)
 
 
+def test_backward_never_stores_or_writes_into_the_callers_gradient():
+    # the explicit gradient is used without a copy; it must still never become (or alias) a .grad
+    for make in (lambda a: a, lambda a: a.reshape(6), lambda a: a.transpose(0, 1)):  # leaf itself, a view op
+        a = t64(2, 3)
+        out = make(a)
+        g = rng.standard_normal(out.shape)
+        g_before = g.copy()
+        out.backward(g)
+        out2 = make(a)
+        out2.backward(g)  # the second backward adds into a.grad in place
+        assert not np.shares_memory(a.grad, g)
+        np.testing.assert_array_equal(g, g_before)
+        np.testing.assert_allclose(a.grad.reshape(-1), 2 * np.ravel(g_before.T if out.shape == (3, 2) else g_before))
+
+
+@pytest.mark.parametrize("f", [
+    lambda A, B: (A + B) + A * 3.0,
+    lambda A, B: A * 3.0 + (A + B),
+    lambda A, B: ((A + B) + A * 3.0) * B,
+    lambda A, B: (B * 2.0 + (A + B)) + (A + B) * A,
+    lambda A, B: A * B + (A + B) + (B + A) + A * A,  # caught adding into a shared array in place
+])
+def test_nodes_used_many_times_with_shared_gradients(f):
+    # Add's backward hands the SAME array to both of its inputs. The engine sums a node's gradients in
+    # place only into sums it made itself; adding into a shared array would change the other input's too.
+    a, b = t64(3), t64(3)
+    assert gradcheck(lambda a, b: f(a * 1.0, b * 1.0), [a, b])
+
+
 def test_unbroadcast_sums_exactly_the_stretched_axes():
     g = np.ones((5, 2, 3, 4))
     assert unbroadcast(g, (3, 1)).shape == (3, 1)

@@ -420,7 +420,9 @@ class Tensor:
             if seed.shape != self.data.shape:  # (1,) or (1, 1) rather than a 0-d scalar
                 seed = seed.reshape(self.data.shape)
         else:
-            seed = np.array(gradient.data if isinstance(gradient, Tensor) else gradient, dtype=self.dtype)  # a copy
+            # Not copied: no backward writes into the gradient it receives, and `handed` below makes sure
+            # the caller's array is never stored as a .grad (a later += would write into it).
+            seed = np.asarray(gradient.data if isinstance(gradient, Tensor) else gradient, dtype=self.data.dtype)
             if seed.shape != self.shape:
                 raise ValueError(f"backward(gradient): gradient has shape {seed.shape} but the output has shape {self.shape}")
 
@@ -444,9 +446,12 @@ class Tensor:
 
         # 2. chain rule, from the output back to the leaves.
         grads = {self: seed}
-        handed: set = set()  # arrays already stored as some .grad in this pass (never store one twice)
+        handed: set = {id(seed if seed.base is None else seed.base)}  # arrays already stored as some .grad
+        # in this pass, or not ours to store: never store one twice (seeded with the caller's gradient)
+        summed: set = set()  # sums made below: only these may be added into in place
         for node in reversed(order):
             g = grads.pop(node, None)
+            summed.discard(id(g))  # (g leaves the dict here, so its id could be reused by a new array)
             if g is None:
                 continue
             op = node._op
@@ -469,7 +474,13 @@ class Tensor:
                         raise RuntimeError(f"{op.__name__}.backward returned a gradient of shape {pg.shape} "
                                            f"for input {i}, which has shape {shape}")
                 prev = grads.get(parent)
-                grads[parent] = pg if prev is None else prev + pg  # a node used twice gets both gradients
+                if prev is None:
+                    grads[parent] = pg
+                elif id(prev) in summed:  # our own sum from an earlier use: add in place, no new array
+                    prev += pg
+                else:  # a node used twice gets both gradients (a new array: prev may be shared)
+                    grads[parent] = prev = prev + pg
+                    summed.add(id(prev))
 
     def _accumulate(self, g: np.ndarray, handed: set) -> np.ndarray:
         """``self.grad += g``, or on the first gradient, keep ``g`` itself when that is safe; returns g in self's dtype.

@@ -64,6 +64,9 @@ _ABOUT = """\
   (wrapping, recording the op; for the `backward()` rows the graph walk too): the fixed cost of every op.
 - **mlp_step**: one training step of Linear(512, 512) -> ReLU -> Linear(512, 10), batch 64, cross-entropy
   and SGD, against the same step written by hand in NumPy (checked to give the same updated weights).
+  Before every round both sides' weights and batch are copied to fresh addresses: where they sit
+  changes the NumPy step's own time by up to 17% (674-788 us on this machine), and one placement per
+  process made the ratio a lottery.
 - **mha**: MultiHeadAttention forward+backward (the input requires grad, so dx is computed too) against a
   hand-written NumPy layer with a hand-derived backward (checked to agree on the output and every gradient).
 - **matmul_roofline**: GFLOP/s of MultiHeadAttention forward+backward as a share of what `np.matmul` reaches
@@ -78,8 +81,13 @@ _ABOUT = """\
 
 Why the MLP step is the hardest target: its matmuls take a few hundred microseconds, so what tinyattn
 adds to every step whatever the sizes (recording each op, the backward walk, the checks at each
-layer's surface, the optimizer's loop over parameters: about a tenth of a millisecond here) is a visible
-share of it. An attention layer spends milliseconds in each matmul, and the same bookkeeping vanishes.
+layer's surface, the optimizer's loop over parameters) is a visible share of it. That bookkeeping
+takes about 40 us when it runs alone (a width-8 step); inside the real step it costs two to three
+times more, because each 1 MiB matmul evicts the interpreter's working set from the CPU caches in
+between (with the caches flushed before each call, the width-8 gap grows from 40 to about 100 us).
+The same step in plain NumPy with exactly tinyattn's array operations runs at 1.01-1.04x, so the
+arithmetic is not where the difference is. An attention layer spends milliseconds in each matmul,
+and the same bookkeeping vanishes.
 
 Times are medians of repeats after warm-up; when two things are compared their repeats are interleaved
 (a, b, b, a, ...), so a busy moment of the machine hits both. A multi-threaded BLAS suffers most from

@@ -205,6 +205,8 @@ def test_buffers_persist_unless_marked_otherwise():
     assert list(m.parameters()) == []
     m.load_state_dict({"running": np.full(3, 7.0)})
     np.testing.assert_array_equal(m.running, [7.0, 7.0, 7.0])
+    m.register_buffer("scratch", np.ones(2))  # registered again, persistent this time (as in PyTorch)
+    assert list(m.state_dict()) == ["running", "scratch"]
 
 
 def test_to_float64_casts_parameters():

@@ -346,3 +346,6 @@ def test_seq2seq_generate_is_greedy_and_cache_agrees():
         model.generate(src, bos_id=1, max_new_tokens=9)
     with pytest.raises(ValueError, match=r"bos_id=9 is outside"):
         model.generate(src, bos_id=9, max_new_tokens=2)
+    memory, src_mask = model.encode(src)
+    with pytest.raises(ValueError, match=r"kv_cache has 1 entries but the decoder has n_layers=2"):
+        model.decode(np.ones((3, 1), dtype=np.int64), memory, src_mask, kv_cache=[KVCache()])

@@ -84,6 +84,7 @@ class Module:
         self.__dict__.pop(name, None)
         for registry in (self._parameters, self._buffers, self._modules):
             registry.pop(name, None)
+        self.__dict__.get("_non_persistent", set()).discard(name)  # a re-registered buffer starts persistent
 
     def __getattr__(self, name: str) -> Any:
         # only called when normal lookup fails, i.e. for registered parts

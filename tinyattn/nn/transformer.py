@@ -367,6 +367,8 @@ class Seq2SeqTransformer(Module):
         ids = _token_ids(tgt_in, "tgt_in", self.tgt_vocab)  # (B, T)
         if ids.shape[0] != memory.shape[0]:
             raise ValueError(f"tgt_in has batch size {ids.shape[0]} but src has {memory.shape[0]}")
+        if kv_cache is not None and len(kv_cache) != self.n_layers:
+            raise ValueError(f"kv_cache has {len(kv_cache)} entries but the decoder has n_layers={self.n_layers}")
         offset = 0 if kv_cache is None else kv_cache[0].seq_len
         _check_fits("Seq2SeqTransformer (tgt_in)", ids.shape[1], offset, self.max_len)
         y = self.drop(self.tgt_pos(self.tgt_emb(Tensor(ids)), offset=offset))  # (B, T, C)

@@ -133,3 +133,7 @@ def test_row_target_and_compare():
     t = compare({"a": lambda: calls.append("a"), "b": lambda: calls.append("b")}, repeat=3, warmup=1)
     assert set(t) == {"a", "b"} and all(s >= 0 for s in t.values())
     assert calls == ["a", "b", "a", "b", "b", "a", "a", "b"]  # warm-up, then interleaved: ab, ba, ab
+    calls.clear()
+    compare({"a": lambda: calls.append("a"), "b": lambda: calls.append("b")}, repeat=2, warmup=0,
+            before_round=lambda: calls.append("move"))
+    assert calls == ["move", "a", "b", "move", "b", "a"]  # arrays re-placed before every round, not per call

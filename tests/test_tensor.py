@@ -297,6 +297,24 @@ def test_nodes_used_many_times_with_shared_gradients(f):
     assert gradcheck(lambda a, b: f(a * 1.0, b * 1.0), [a, b])
 
 
+def test_a_scalar_node_used_three_times_keeps_every_gradient():
+    # 0-d + 0-d gives a NumPy scalar, which can not be added into in place: the third use must still count
+    a = t64()
+    assert gradcheck(lambda a: (lambda b: b * 2.0 + b * 3.0 + b * 4.0)(a * 1.0), [a])
+    a.grad = None
+    b = a * 1.0
+    (b * 2.0 + b * 3.0 + b * 4.0).backward()
+    assert a.grad == pytest.approx(9.0)
+
+
+def test_float32_and_float64_gradients_into_one_node_sum_in_float64():
+    a = ta.tensor(np.array([1.0, 2.0], dtype=np.float32), requires_grad=True)
+    b = a * 1.0
+    third = 1 / 3
+    (b * 3.0 + b * 4.0 + (b.double() * ta.tensor(np.array([third, third])))).sum().backward()
+    np.testing.assert_allclose(a.grad, 7 + third, rtol=1e-7)
+
+
 def test_unbroadcast_sums_exactly_the_stretched_axes():
     g = np.ones((5, 2, 3, 4))
     assert unbroadcast(g, (3, 1)).shape == (3, 1)

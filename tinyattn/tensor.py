@@ -476,11 +476,15 @@ class Tensor:
                 prev = grads.get(parent)
                 if prev is None:
                     grads[parent] = pg
-                elif id(prev) in summed:  # our own sum from an earlier use: add in place, no new array
+                elif id(prev) in summed and prev.dtype == pg.dtype:  # our own earlier sum: add in place
                     prev += pg
-                else:  # a node used twice gets both gradients (a new array: prev may be shared)
-                    grads[parent] = prev = prev + pg
-                    summed.add(id(prev))
+                else:  # a node used twice gets both gradients, in a new array (prev may be shared)
+                    summed.discard(id(prev))
+                    total = prev + pg
+                    if type(total) is not np.ndarray:  # 0-d + 0-d gives a NumPy scalar, which += can't update
+                        total = np.asarray(total)
+                    grads[parent] = total
+                    summed.add(id(total))
 
     def _accumulate(self, g: np.ndarray, handed: set) -> np.ndarray:
         """``self.grad += g``, or on the first gradient, keep ``g`` itself when that is safe; returns g in self's dtype.

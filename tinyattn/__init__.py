@@ -5,10 +5,12 @@ attention code unchanged. Everything here is a re-export (plus PyTorch's dtype n
 lives in the submodules.
 """
 from .tensor import (
-    Function, Tensor, arange, cat, enable_grad, exp, float32, float64, full, get_default_dtype, get_rng,
-    is_grad_enabled, log, log_softmax, manual_seed, matmul, no_grad, ones, ones_like, rand, randn, relu,
-    set_default_dtype, sigmoid, softmax, sqrt, stack, tanh, tensor, tril, triu, where, zeros, zeros_like,
+    Function, Tensor, allclose, arange, argmax, bmm, cat, enable_grad, exp, float32, float64, full,
+    get_default_dtype, get_rng, is_grad_enabled, log, log_softmax, manual_seed, matmul, mean, multinomial,
+    no_grad, ones, ones_like, rand, randint, randn, randperm, relu, set_default_dtype, sigmoid, softmax, sqrt,
+    stack, tanh, tensor, topk, tril, triu, where, zeros, zeros_like,
 )
+from .tensor import _max as max, _min as min, _sum as sum  # noqa: F401,A004  (torch.max/min/sum; not in __all__)
 from .gradcheck import GradcheckError, gradcheck, numerical_grad
 from . import masks  # noqa: F401
 from . import nn  # noqa: F401  (so `torch.nn.Linear` works with `import tinyattn as torch`)
@@ -24,13 +26,15 @@ double = float64
 float = float32  # noqa: A001  (torch.float is float32)
 bool = _np.bool_  # noqa: A001
 
-# `from tinyattn import *` exports these; `float` and `bool` are left out so they never shadow the builtins.
+# `from tinyattn import *` exports these; `float`, `bool`, `max`, `min` and `sum` are left out so they never
+# shadow the builtins.
 __all__ = [
-    "Function", "GradcheckError", "Tensor", "arange", "cat", "double", "enable_grad", "exp", "float32", "float64",
-    "full", "get_default_dtype", "get_rng", "gradcheck", "int32", "int64", "is_grad_enabled", "log", "log_softmax",
-    "long", "manual_seed", "masks", "matmul", "nn", "no_grad", "numerical_grad", "ones", "ones_like", "optim",
-    "rand", "randn", "relu", "set_default_dtype", "sigmoid", "softmax", "sqrt", "stack", "tanh", "tensor", "tril",
-    "triu", "where", "zeros", "zeros_like",
+    "Function", "GradcheckError", "Tensor", "allclose", "arange", "argmax", "bmm", "cat", "double", "enable_grad",
+    "exp", "float32", "float64", "full", "get_default_dtype", "get_rng", "gradcheck", "int32", "int64",
+    "is_grad_enabled", "log", "log_softmax", "long", "manual_seed", "masks", "matmul", "mean", "multinomial", "nn",
+    "no_grad", "numerical_grad", "ones", "ones_like", "optim", "rand", "randint", "randn", "randperm", "relu",
+    "set_default_dtype", "sigmoid", "softmax", "sqrt", "stack", "tanh", "tensor", "topk", "tril", "triu", "where",
+    "zeros", "zeros_like",
 ]
 
 __version__ = "0.1.0"

@@ -7,39 +7,15 @@ thing) and skips parameters whose ``.grad`` is None (they took no part in the lo
 """
 from __future__ import annotations
 
-import math
 from collections.abc import Iterable
 from typing import Any
 
 import numpy as np
 
+from .nn.utils import _check_nonneg, _clip_grad_norm, _param_list
 from .tensor import Tensor
 
 __all__ = ["Optimizer", "SGD", "Adam", "AdamW", "clip_grad_norm", "clip_grad_norm_"]
-
-
-def _param_list(params: Any, who: str) -> list[Tensor]:
-    """Accept model.parameters() (a generator), a list, or a single Tensor; check what is inside."""
-    if isinstance(params, Tensor):
-        params = [params]
-    if not isinstance(params, Iterable):
-        raise TypeError(f"{who} expects an iterable of Parameters (e.g. model.parameters()), "
-                        f"got {type(params).__name__}")
-    out: list[Tensor] = []
-    seen: set[int] = set()
-    for i, p in enumerate(params):
-        if not isinstance(p, Tensor):
-            raise TypeError(f"{who}: params[{i}] is a {type(p).__name__}, expected a Parameter (Tensor)")
-        if id(p) not in seen:  # a tied weight listed twice is still updated once
-            seen.add(id(p))
-            out.append(p)
-    return out
-
-
-def _check_nonneg(value: float, name: str, who: str) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float, np.number)) or not value >= 0:
-        raise ValueError(f"{who}: {name} must be a number >= 0, got {value!r}")
-    return float(value)
 
 
 def _check_betas(betas: Any, who: str) -> tuple[float, float]:
@@ -209,19 +185,7 @@ def clip_grad_norm(params: Any, max_norm: float, error_if_nonfinite: bool = True
     Returns the total norm BEFORE clipping (useful to log). Clipping all gradients by one factor
     keeps the update's direction; only its length shrinks. max_norm=inf just measures.
     """
-    params = _param_list(params, "clip_grad_norm")
-    max_norm = _check_nonneg(max_norm, "max_norm", "clip_grad_norm")
-    grads = [p.grad for p in params if p.grad is not None]
-    # accumulate squares in float64 so a large float32 gradient does not overflow the sum
-    total = math.sqrt(sum(float(np.sum(np.square(g, dtype=np.float64))) for g in grads))
-    if error_if_nonfinite and not math.isfinite(total):
-        raise ValueError(f"clip_grad_norm: the total gradient norm is {total} (a gradient holds inf or NaN); "
-                         "the loss probably overflowed. Pass error_if_nonfinite=False to clip anyway")
-    coef = max_norm / (total + 1e-6)  # the 1e-6 avoids 0/0 when every gradient is zero
-    if coef < 1.0:
-        for g in grads:
-            g *= coef
-    return total
+    return _clip_grad_norm(params, max_norm, 2.0, error_if_nonfinite, "clip_grad_norm")
 
 
 clip_grad_norm_ = clip_grad_norm  # PyTorch's in-place name

@@ -586,6 +586,35 @@ class Tensor:
                             "(an integer tensor has no -inf)")
         return MaskedFill.apply(self, mask=m, value=value)
 
+    def clamp(self, min: float | None = None, max: float | None = None) -> "Tensor":
+        """x clipped to [min, max] elementwise (either bound may be None);  gradient 1 inside, 0 where clipped."""
+        if min is None and max is None:
+            raise ValueError("clamp: give at least one of min= or max=")
+        lo, hi = (None if v is None else _clamp_bound(v, name) for v, name in ((min, "min"), (max, "max")))
+        return Clamp.apply(self, lo=lo, hi=hi)
+
+    clip = clamp  # PyTorch's alias
+
+    def tril(self, diagonal: int = 0) -> "Tensor":
+        """Keep the lower triangle (j <= i + diagonal) of the last two dims, zero the rest."""
+        return tril(self, diagonal)
+
+    def triu(self, diagonal: int = 0) -> "Tensor":
+        """Keep the upper triangle (j >= i + diagonal) of the last two dims, zero the rest."""
+        return triu(self, diagonal)
+
+    def cumsum(self, dim: int) -> "Tensor":
+        """y_i = x_0 + ... + x_i along ``dim``;  shape unchanged."""
+        return CumSum.apply(self, dim=_norm_dim(dim, self.ndim, "cumsum"))
+
+    def gather(self, dim: int, index) -> "Tensor":
+        """out[i][j][k] = self[i][index[i][j][k]][k] (for dim=1);  out has index's shape."""
+        return GetItem.apply(self, idx=_gather_where(self.shape, dim, index))
+
+    def topk(self, k: int, dim: int = -1, largest: bool = True, sorted: bool = True) -> MinMax:
+        """The k largest (or smallest) entries along ``dim`` and where they are: ``(values, indices)``."""
+        return topk(self, k, dim, largest, sorted)
+
     # --- reductions ---------------------------------------------------------------------------
     def sum(self, dim=None, keepdim: bool = False) -> "Tensor":
         return Sum.apply(self, dim=_norm_dims(dim, self.ndim, "sum"), keepdim=keepdim)
@@ -776,6 +805,40 @@ def _infer_shape(shape: tuple, old: tuple, op: str) -> tuple:
         raise ValueError(f"{op}: cannot {op} a tensor of shape {old} ({size} elements) "
                          f"as {shape} ({math.prod(shape)} elements)")
     return shape
+
+
+def _clamp_bound(v, name: str) -> float:
+    """A clamp bound: a number (or a one-element tensor), not a string or an array."""
+    if isinstance(v, Tensor) and v.numel() == 1:
+        v = v.item()
+    if isinstance(v, bool) or not isinstance(v, (int, float, np.number)):
+        raise TypeError(f"clamp: {name} must be a number, got {type(v).__name__}")
+    return v
+
+
+def _gather_where(shape: tuple, dim: int, index) -> tuple:
+    """The advanced index that makes ``a[where]`` PyTorch's ``a.gather(dim, index)``.
+
+    Every dim but ``dim`` is indexed by its own position (np.indices), ``dim`` by ``index``:
+    out[i, j, k] = a[i, index[i, j, k], k] for dim=1.
+    """
+    idx = np.asarray(index.data if isinstance(index, Tensor) else index)
+    d = _norm_dim(dim, len(shape), "gather")
+    if idx.dtype.kind not in "iu":
+        raise TypeError(f"gather: index must hold integer positions (e.g. int64), got dtype {idx.dtype}")
+    if idx.ndim != len(shape):
+        raise ValueError(f"gather: index has shape {idx.shape} but the input has shape {shape}: "
+                         "both need the same number of dims")
+    if any(n > m for i, (n, m) in enumerate(zip(idx.shape, shape)) if i != d):
+        raise ValueError(f"gather: index of shape {idx.shape} is larger than the input's shape {shape} "
+                         f"outside dim {dim}")
+    if idx.size and (idx.min() < 0 or idx.max() >= shape[d]):
+        bad = int(idx.min() if idx.min() < 0 else idx.max())
+        raise IndexError(f"gather: index holds {bad}, out of range for dim {dim} of size {shape[d]} "
+                         f"(valid: 0..{shape[d] - 1})")
+    where = list(np.indices(idx.shape, sparse=True))  # position arrays, each broadcastable to idx.shape
+    where[d] = idx
+    return tuple(where)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -1071,6 +1134,37 @@ class Amax(Function):
         if not ctx.keepdim:
             g = np.expand_dims(g, ctx.dim) if ctx.dim is not None else g.reshape((1,) * share.ndim)
         return (g * share).astype(g.dtype, copy=False)
+
+
+class CumSum(Function):
+    """y_i = sum_{j <= i} a_j along dim;  da_j = sum_{i >= j} g_i (a cumsum of g run backwards)"""
+    @staticmethod
+    def forward(ctx, a, dim):
+        ctx.dim = dim
+        return np.cumsum(a, axis=dim)
+
+    @staticmethod
+    def backward(ctx, g):
+        d = ctx.dim
+        return np.flip(np.cumsum(np.flip(g, axis=d), axis=d), axis=d)
+
+
+class Clamp(Function):
+    """clip(a, lo, hi);  da = g [lo <= a <= hi]"""
+    @staticmethod
+    def forward(ctx, a, lo, hi):
+        inside = np.ones(a.shape, dtype=bool)
+        if lo is not None:
+            inside &= a >= lo
+        if hi is not None:
+            inside &= a <= hi
+        ctx.inside = inside
+        y = np.clip(a, lo, hi)
+        return y.astype(a.dtype, copy=False) if a.dtype.kind == "f" else y
+
+    @staticmethod
+    def backward(ctx, g):
+        return g * ctx.inside
 
 
 def _check_all_masked(m: np.ndarray, dim: int, op: str) -> None:
@@ -1401,3 +1495,144 @@ def sigmoid(x) -> Tensor: return _t(x).sigmoid()
 def relu(x) -> Tensor: return _t(x).relu()
 def softmax(x, dim: int) -> Tensor: return _t(x).softmax(dim)
 def log_softmax(x, dim: int) -> Tensor: return _t(x).log_softmax(dim)
+
+
+# --- reductions and comparisons as torch.* functions (the Tensor methods do the work) --------
+def argmax(input, dim: int | None = None, keepdim: bool = False) -> Tensor:
+    """Index of the largest entry (of the flattened tensor, or along ``dim``); int64."""
+    return _t(input).argmax(dim, keepdim)
+
+
+def mean(input, dim=None, keepdim: bool = False) -> Tensor:
+    """sum(x) / N over ``dim`` (None = every element)."""
+    return _t(input).mean(dim, keepdim)
+
+
+# torch.max / torch.min / torch.sum live under private names so they never shadow Python's builtins
+# inside this module; tinyattn/__init__.py re-exports them as max, min and sum.
+def _max(input, dim: int | None = None, keepdim: bool = False):
+    """The largest entry; with ``dim``, the ``(values, indices)`` pair along it (as ``Tensor.max``)."""
+    return _t(input).max(dim, keepdim)
+
+
+def _min(input, dim: int | None = None, keepdim: bool = False):
+    """The smallest entry; with ``dim``, the ``(values, indices)`` pair along it (as ``Tensor.min``)."""
+    return _t(input).min(dim, keepdim)
+
+
+def _sum(input, dim=None, keepdim: bool = False) -> Tensor:
+    """sum(x) over ``dim`` (None = every element)."""
+    return _t(input).sum(dim, keepdim)
+
+
+_max.__name__, _min.__name__, _sum.__name__ = "max", "min", "sum"
+
+
+def allclose(input, other, rtol: float = 1e-5, atol: float = 1e-8, equal_nan: bool = False) -> bool:
+    """True when |input - other| <= atol + rtol |other| everywhere (a Python bool, as torch.allclose)."""
+    a, b = _as_array(input), _as_array(other)
+    try:
+        np.broadcast_shapes(a.shape, b.shape)
+    except ValueError:
+        raise ValueError(f"allclose: shapes {a.shape} and {b.shape} do not broadcast") from None
+    return bool(np.allclose(a, b, rtol=rtol, atol=atol, equal_nan=equal_nan))
+
+
+def bmm(input, mat2) -> Tensor:
+    """Batched matrix product: (B, n, m) @ (B, m, p) -> (B, n, p); no broadcasting (use matmul for that)."""
+    a, b = _t(input), _t(mat2)
+    if a.ndim != 3 or b.ndim != 3:
+        raise ValueError(f"bmm: both operands must be 3-D (B, n, m) and (B, m, p), got shapes {a.shape} and {b.shape}")
+    if a.shape[0] != b.shape[0]:
+        raise ValueError(f"bmm: batch sizes differ: {a.shape} has {a.shape[0]}, {b.shape} has {b.shape[0]}")
+    return matmul(a, b)
+
+
+def topk(input, k: int, dim: int = -1, largest: bool = True, sorted: bool = True) -> MinMax:
+    """The k largest (or smallest) entries along ``dim``: ``(values, indices)``, each of shape with dim -> k.
+
+    The values are ``input.gather(dim, indices)``, so the gradient flows to the picked entries only.
+    They always come sorted (best first); ``sorted=False`` is accepted and changes nothing.
+    """
+    x = _t(input)
+    if x.ndim == 0:
+        raise ValueError("topk needs a tensor with at least 1 dim, got a 0-d tensor")
+    d = _norm_dim(dim, x.ndim, "topk")
+    if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or not 0 <= k <= x.shape[d]:
+        raise ValueError(f"topk: k={k!r} is out of range for dim {dim} of size {x.shape[d]} (shape {x.shape}); "
+                         f"k must be an int in 0..{x.shape[d]}")
+    order = np.argsort(x.data, axis=d, kind="stable")  # ascending along d
+    if largest:
+        order = np.flip(order, axis=d)
+    indices = np.take(order, np.arange(k), axis=d)  # the first k along d
+    return MinMax(x.gather(d, indices), Tensor._make(indices))
+
+
+# --- random integers and sampling: all drawn from the one generator seeded by manual_seed ----
+def _int_arg(v, name: str, op: str) -> int:
+    if isinstance(v, bool) or not isinstance(v, (int, np.integer)):
+        raise TypeError(f"{op}: {name} must be an int, got {type(v).__name__}")
+    return int(v)
+
+
+def randint(low: int, high: int | None = None, size: tuple = (), dtype=np.int64, device=None) -> Tensor:
+    """Uniform integers in [low, high) of shape ``size``; ``randint(high, size)`` means low=0, as in PyTorch."""
+    _device(device)
+    if isinstance(high, (tuple, list)):  # randint(high, size)
+        if size != ():
+            raise TypeError(f"randint: got a size twice ({high} and {size}); use randint(high, size) or randint(low, high, size)")
+        low, high, size = 0, low, high
+    elif high is None:  # randint(high, size=...)
+        low, high = 0, low
+    low, high = _int_arg(low, "low", "randint"), _int_arg(high, "high", "randint")
+    if not isinstance(size, (tuple, list)):
+        raise TypeError(f"randint: size must be a tuple of ints such as (2, 3), got {type(size).__name__}")
+    if high <= low:
+        raise ValueError(f"randint: high={high} must be greater than low={low} (it draws from [low, high))")
+    return Tensor._make(_rng.integers(low, high, size=_new_shape(size), dtype=np.int64).astype(dtype, copy=False))
+
+
+def randperm(n: int, dtype=np.int64, device=None) -> Tensor:
+    """A random permutation of 0..n-1 (int64)."""
+    _device(device)
+    n = _int_arg(n, "n", "randperm")
+    if n < 0:
+        raise ValueError(f"randperm: n must be >= 0, got {n}")
+    return Tensor._make(_rng.permutation(n).astype(dtype, copy=False))
+
+
+def multinomial(input, num_samples: int, replacement: bool = False) -> Tensor:
+    """Category ids drawn with probability weight / row sum: weights (C,) or (N, C) -> int64 (num_samples,) or (N, num_samples).
+
+    Without replacement each category is drawn at most once (Efraimidis-Spirakis: every category
+    draws Exp(1) / weight, and the num_samples smallest keys win).
+    """
+    w = np.asarray(_as_array(input), dtype=np.float64)
+    if w.ndim not in (1, 2) or w.shape[-1] == 0:
+        raise ValueError(f"multinomial: weights must be 1-D (C,) or 2-D (N, C) with C >= 1, got shape {w.shape}")
+    num_samples = _int_arg(num_samples, "num_samples", "multinomial")
+    rows = w.reshape(-1, w.shape[-1])  # (N, C)
+    C = rows.shape[1]
+    if num_samples < 1:
+        raise ValueError(f"multinomial: num_samples must be >= 1, got {num_samples}")
+    bad = ~np.isfinite(rows) | (rows < 0)  # (N, C)
+    if bad.any():
+        raise ValueError(f"multinomial: weights must be finite and >= 0; row(s) {np.flatnonzero(bad.any(axis=1))[:5].tolist()} "
+                         "hold a negative, NaN or inf weight")
+    n_pos = (rows > 0).sum(axis=1)  # (N,)
+    if (n_pos == 0).any():
+        raise ValueError(f"multinomial: row(s) {np.flatnonzero(n_pos == 0)[:5].tolist()} sum to zero; "
+                         "every row needs at least one positive weight")
+    if not replacement and num_samples > n_pos.min():
+        raise ValueError(f"multinomial: num_samples={num_samples} without replacement, but a row has only "
+                         f"{int(n_pos.min())} categories with weight > 0 (of C={C}); pass replacement=True or draw fewer")
+    if replacement:
+        cdf = np.cumsum(rows, axis=1)
+        cdf /= cdf[:, -1:]  # (N, C), last column exactly 1
+        u = _rng.random((rows.shape[0], num_samples))  # (N, num_samples) in [0, 1)
+        out = np.stack([np.searchsorted(c, ui, side="right") for c, ui in zip(cdf, u)])
+    else:
+        with np.errstate(divide="ignore"):
+            keys = _rng.exponential(size=rows.shape) / rows  # weight 0 -> key inf: never among the smallest
+        out = np.argsort(keys, axis=1, kind="stable")[:, :num_samples]
+    return Tensor._make(out.astype(np.int64).reshape(w.shape[:-1] + (num_samples,)))

@@ -18,7 +18,8 @@ import numpy as np
 from ..tensor import Function, Tensor, get_rng
 
 __all__ = [
-    "softmax", "log_softmax", "relu", "gelu", "dropout", "linear", "layer_norm", "cross_entropy",
+    "softmax", "log_softmax", "relu", "sigmoid", "tanh", "silu", "gelu", "dropout", "linear", "layer_norm",
+    "cross_entropy", "mse_loss", "one_hot",
     "attention", "scaled_dot_product_attention", "linear_attention", "flash_attention",
 ]
 
@@ -51,6 +52,22 @@ def log_softmax(x: Tensor, dim: int = -1) -> Tensor:
 def relu(x: Tensor) -> Tensor:
     """max(x, 0) elementwise."""
     return _as_tensor(x, "relu").relu()
+
+
+def sigmoid(x: Tensor) -> Tensor:
+    """1 / (1 + exp(-x)) elementwise (never overflows)."""
+    return _as_tensor(x, "sigmoid").sigmoid()
+
+
+def tanh(x: Tensor) -> Tensor:
+    """tanh(x) elementwise."""
+    return _as_tensor(x, "tanh").tanh()
+
+
+def silu(x: Tensor) -> Tensor:
+    """x * sigmoid(x) elementwise (also called swish)."""
+    x = _as_tensor(x, "silu")
+    return x * x.sigmoid()
 
 
 # ----------------------------------------------------------------------------------------------
@@ -344,6 +361,43 @@ def cross_entropy(logits: Tensor, targets: Any, ignore_index: int = -100, reduct
         raise ValueError(f"cross_entropy: every target equals ignore_index={ignore_index}, so the mean is over "
                          "zero targets (undefined); use reduction='sum' or skip this batch")
     return _CrossEntropy.apply(logits, targets=t, keep=keep, n_valid=n_valid, reduction=reduction)
+
+
+def mse_loss(input: Tensor, target: Any, reduction: str = "mean") -> Tensor:
+    """(input - target)^2, averaged ('mean'), summed ('sum') or kept ('none'); input and target of one shape.
+
+    Unlike PyTorch (which warns and broadcasts), different shapes are an error: (B, 1) against (B,)
+    would silently compare every prediction with every target.
+    """
+    input = _as_tensor(input, "mse_loss")
+    target = _as_tensor(target, "mse_loss", "target")
+    if reduction not in ("mean", "sum", "none"):
+        raise ValueError(f"mse_loss: reduction must be 'mean', 'sum' or 'none', got {reduction!r}")
+    if input.shape != target.shape:
+        raise ValueError(f"mse_loss: input has shape {input.shape} but target has shape {target.shape}; "
+                         "they must match (reshape one, e.g. target.view(input.shape))")
+    diff = input - target
+    sq = diff * diff
+    return sq if reduction == "none" else sq.sum() if reduction == "sum" else sq.mean()
+
+
+def one_hot(tensor: Any, num_classes: int = -1) -> Tensor:
+    """Class ids (...) -> int64 (..., num_classes) with a 1 at each id; num_classes=-1 means max id + 1."""
+    ids = np.asarray(tensor.data if isinstance(tensor, Tensor) else tensor)
+    if ids.dtype.kind not in "iu":
+        raise TypeError(f"one_hot expects integer class ids, got dtype {ids.dtype} (convert with .long())")
+    if isinstance(num_classes, bool) or not isinstance(num_classes, (int, np.integer)) or num_classes < -1:
+        raise ValueError(f"one_hot: num_classes must be an int >= 0, or -1 for max id + 1; got {num_classes!r}")
+    if ids.size and ids.min() < 0:
+        raise ValueError(f"one_hot: class ids must be >= 0, got {int(ids.min())}")
+    if num_classes == -1:
+        if ids.size == 0:
+            raise ValueError("one_hot: can not infer num_classes from an empty tensor; pass num_classes=")
+        num_classes = int(ids.max()) + 1
+    if ids.size and ids.max() >= num_classes:
+        raise ValueError(f"one_hot: class id {int(ids.max())} is out of range for num_classes={num_classes} "
+                         f"(valid: 0..{num_classes - 1})")
+    return Tensor._make((ids[..., None] == np.arange(num_classes)).astype(np.int64))  # (..., 1) vs (C,) -> (..., C)
 
 
 # ----------------------------------------------------------------------------------------------

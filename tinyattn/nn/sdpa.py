@@ -283,20 +283,6 @@ class _EluPlusOne(Function):
         return g * np.where(pos, 1, e)
 
 
-class _CumSum(Function):
-    """y_t = sum_{s <= t} x_s along dim;  dx_s = sum_{t >= s} g_t (a reversed cumsum)"""
-
-    @staticmethod
-    def forward(ctx, x, dim):
-        ctx.dim = dim
-        return np.cumsum(x, axis=dim)
-
-    @staticmethod
-    def backward(ctx, g):
-        rev = np.flip(g, axis=ctx.dim)
-        return np.flip(np.cumsum(rev, axis=ctx.dim), axis=ctx.dim)
-
-
 def linear_attention(q, k, v, causal: bool = False) -> Tensor:
     """out_i = phi(q_i) . sum_j phi(k_j) v_j^T / phi(q_i) . sum_j phi(k_j), phi = elu + 1  -> (..., T, d_v).
 
@@ -316,8 +302,8 @@ def linear_attention(q, k, v, causal: bool = False) -> Tensor:
         return num / den
     # Causal: the same two sums, but as running totals up to each position t.
     kv = fk.unsqueeze(-1) * v.unsqueeze(-2)  # (..., T, d_k, 1) * (..., T, 1, d_v) -> (..., T, d_k, d_v)
-    kv = _CumSum.apply(kv, dim=kv.ndim - 3)  # (..., T, d_k, d_v): sum_{j <= t} phi(k_j) v_j^T
-    z = _CumSum.apply(fk, dim=fk.ndim - 2)  # (..., T, d_k): sum_{j <= t} phi(k_j)
+    kv = kv.cumsum(kv.ndim - 3)  # (..., T, d_k, d_v): sum_{j <= t} phi(k_j) v_j^T
+    z = fk.cumsum(fk.ndim - 2)  # (..., T, d_k): sum_{j <= t} phi(k_j)
     num = (fq.unsqueeze(-2) @ kv).squeeze(-2)  # (..., T, 1, d_k) @ (..., T, d_k, d_v) -> (..., T, d_v)
     den = (fq * z).sum(dim=-1, keepdim=True)  # (..., T, 1)
     return num / den

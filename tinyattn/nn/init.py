@@ -1,0 +1,118 @@
+"""tinyattn.nn.init: fill a weight IN PLACE, PyTorch's ``nn.init`` names (``nn.init.normal_(w, std=0.02)``).
+
+Every function writes into ``t.data`` (same array, dtype and shape, so a Module and its optimizer
+keep pointing at the same storage), draws from the generator seeded by ``tinyattn.manual_seed``,
+and returns ``t``. Fans follow PyTorch: a weight (out, in, *kernel) has
+fan_in = in * prod(kernel) and fan_out = out * prod(kernel).
+"""
+from __future__ import annotations
+
+import math
+
+from ..tensor import Tensor, get_rng
+
+__all__ = ["calculate_gain", "zeros_", "ones_", "constant_", "normal_", "uniform_", "xavier_uniform_",
+           "xavier_normal_", "kaiming_uniform_", "kaiming_normal_"]
+
+
+def _target(t: Tensor, fn: str, floating: bool = False) -> Tensor:
+    """Check that ``t`` is a Tensor (a float one when ``floating``: random draws are real numbers)."""
+    if not isinstance(t, Tensor):
+        raise TypeError(f"init.{fn} expects a Tensor or Parameter (e.g. module.weight), got {type(t).__name__}")
+    if floating and t.dtype.kind != "f":
+        raise TypeError(f"init.{fn} draws real numbers and needs a floating-point tensor, got dtype {t.dtype}")
+    return t
+
+
+def _fill(t: Tensor, values, fn: str) -> Tensor:
+    """t.data[...] = values (cast to t's dtype; same array, no graph involved); returns t."""
+    _target(t, fn).data[...] = values
+    return t
+
+
+def _fans(t: Tensor, fn: str) -> tuple[int, int]:
+    """(fan_in, fan_out) of a weight (out, in, *kernel): (in * prod(kernel), out * prod(kernel))."""
+    if t.ndim < 2:
+        raise ValueError(f"init.{fn} needs a weight with at least 2 dims (out, in, ...) to know its fans, "
+                         f"got shape {t.shape}")
+    receptive = math.prod(t.shape[2:])
+    return t.shape[1] * receptive, t.shape[0] * receptive
+
+
+def calculate_gain(nonlinearity: str, param: float | None = None) -> float:
+    """PyTorch's recommended gain: 1 (linear, sigmoid), 5/3 (tanh), sqrt(2) (relu), sqrt(2 / (1 + a^2)) (leaky_relu)."""
+    if nonlinearity in ("linear", "identity", "sigmoid") or nonlinearity.startswith("conv"):
+        return 1.0
+    if nonlinearity == "tanh":
+        return 5.0 / 3
+    if nonlinearity == "relu":
+        return math.sqrt(2.0)
+    if nonlinearity == "leaky_relu":
+        slope = 0.01 if param is None else float(param)
+        return math.sqrt(2.0 / (1 + slope ** 2))
+    raise ValueError(f"calculate_gain: unknown nonlinearity {nonlinearity!r}; expected 'linear', 'sigmoid', "
+                     "'tanh', 'relu' or 'leaky_relu'")
+
+
+def zeros_(tensor: Tensor) -> Tensor:
+    """tensor <- 0."""
+    return _fill(tensor, 0, "zeros_")
+
+
+def ones_(tensor: Tensor) -> Tensor:
+    """tensor <- 1."""
+    return _fill(tensor, 1, "ones_")
+
+
+def constant_(tensor: Tensor, val: float) -> Tensor:
+    """tensor <- val everywhere."""
+    return _fill(tensor, val, "constant_")
+
+
+def normal_(tensor: Tensor, mean: float = 0.0, std: float = 1.0) -> Tensor:
+    """tensor <- samples of N(mean, std^2)."""
+    t = _target(tensor, "normal_", floating=True)
+    if not std >= 0:
+        raise ValueError(f"init.normal_: std must be >= 0, got {std}")
+    return _fill(t, get_rng().normal(mean, std, size=t.shape), "normal_")
+
+
+def uniform_(tensor: Tensor, a: float = 0.0, b: float = 1.0) -> Tensor:
+    """tensor <- samples of U(a, b)."""
+    t = _target(tensor, "uniform_", floating=True)
+    if not a <= b:
+        raise ValueError(f"init.uniform_: needs a <= b, got a={a}, b={b}")
+    return _fill(t, get_rng().uniform(a, b, size=t.shape), "uniform_")
+
+
+def xavier_uniform_(tensor: Tensor, gain: float = 1.0) -> Tensor:
+    """tensor <- U(-a, a), a = gain sqrt(6 / (fan_in + fan_out)) (Glorot & Bengio, 2010)."""
+    fan_in, fan_out = _fans(_target(tensor, "xavier_uniform_", floating=True), "xavier_uniform_")
+    bound = gain * math.sqrt(6.0 / max(fan_in + fan_out, 1))
+    return uniform_(tensor, -bound, bound)
+
+
+def xavier_normal_(tensor: Tensor, gain: float = 1.0) -> Tensor:
+    """tensor <- N(0, std^2), std = gain sqrt(2 / (fan_in + fan_out)) (Glorot & Bengio, 2010)."""
+    fan_in, fan_out = _fans(_target(tensor, "xavier_normal_", floating=True), "xavier_normal_")
+    return normal_(tensor, 0.0, gain * math.sqrt(2.0 / max(fan_in + fan_out, 1)))
+
+
+def _kaiming_std(t: Tensor, a: float, mode: str, nonlinearity: str, fn: str) -> float:
+    """gain / sqrt(fan), fan = fan_in (mode='fan_in') or fan_out (He et al., 2015)."""
+    if mode not in ("fan_in", "fan_out"):
+        raise ValueError(f"init.{fn}: mode must be 'fan_in' or 'fan_out', got {mode!r}")
+    fan_in, fan_out = _fans(_target(t, fn, floating=True), fn)
+    fan = fan_in if mode == "fan_in" else fan_out
+    return calculate_gain(nonlinearity, a) / math.sqrt(max(fan, 1))
+
+
+def kaiming_uniform_(tensor: Tensor, a: float = 0.0, mode: str = "fan_in", nonlinearity: str = "leaky_relu") -> Tensor:
+    """tensor <- U(-b, b), b = sqrt(3) gain / sqrt(fan) (He et al., 2015)."""
+    bound = math.sqrt(3.0) * _kaiming_std(tensor, a, mode, nonlinearity, "kaiming_uniform_")
+    return uniform_(tensor, -bound, bound)
+
+
+def kaiming_normal_(tensor: Tensor, a: float = 0.0, mode: str = "fan_in", nonlinearity: str = "leaky_relu") -> Tensor:
+    """tensor <- N(0, std^2), std = gain / sqrt(fan) (He et al., 2015)."""
+    return normal_(tensor, 0.0, _kaiming_std(tensor, a, mode, nonlinearity, "kaiming_normal_"))

@@ -1,0 +1,74 @@
+"""tinyattn.nn.utils: gradient-norm clipping under PyTorch's name, ``nn.utils.clip_grad_norm_``.
+
+The implementation lives here (``nn`` may not import ``optim``); ``tinyattn.optim.clip_grad_norm``
+calls it, and the optimizers share the parameter-list checks below.
+"""
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable
+from typing import Any
+
+import numpy as np
+
+from ..tensor import Tensor
+
+__all__ = ["clip_grad_norm_"]
+
+
+def _param_list(params: Any, who: str) -> list[Tensor]:
+    """Accept model.parameters() (a generator), a list, or a single Tensor; check what is inside."""
+    if isinstance(params, Tensor):
+        params = [params]
+    if not isinstance(params, Iterable):
+        raise TypeError(f"{who} expects an iterable of Parameters (e.g. model.parameters()), "
+                        f"got {type(params).__name__}")
+    out: list[Tensor] = []
+    seen: set[int] = set()
+    for i, p in enumerate(params):
+        if not isinstance(p, Tensor):
+            raise TypeError(f"{who}: params[{i}] is a {type(p).__name__}, expected a Parameter (Tensor)")
+        if id(p) not in seen:  # a tied weight listed twice is still updated once
+            seen.add(id(p))
+            out.append(p)
+    return out
+
+
+def _check_nonneg(value: float, name: str, who: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float, np.number)) or not value >= 0:
+        raise ValueError(f"{who}: {name} must be a number >= 0, got {value!r}")
+    return float(value)
+
+
+def _clip_grad_norm(params: Any, max_norm: float, norm_type: float, error_if_nonfinite: bool, who: str) -> float:
+    """Scale every .grad by min(1, max_norm / total), total = ||all gradients joined||_norm_type; returns total."""
+    params = _param_list(params, who)
+    max_norm = _check_nonneg(max_norm, "max_norm", who)
+    if norm_type in ("inf", math.inf):
+        norm_type = math.inf
+    elif norm_type != 2:
+        raise ValueError(f"{who}: norm_type must be 2.0 (the L2 norm) or float('inf') (the largest |g|), "
+                         f"got {norm_type!r}")
+    grads = [p.grad for p in params if p.grad is not None]
+    if norm_type == math.inf:
+        total = max((float(np.max(np.abs(g))) for g in grads if g.size), default=0.0)
+    else:  # accumulate squares in float64 so a large float32 gradient does not overflow the sum
+        total = math.sqrt(sum(float(np.sum(np.square(g, dtype=np.float64))) for g in grads))
+    if error_if_nonfinite and not math.isfinite(total):
+        raise ValueError(f"{who}: the total gradient norm is {total} (a gradient holds inf or NaN); "
+                         "the loss probably overflowed. Pass error_if_nonfinite=False to clip anyway")
+    coef = max_norm / (total + 1e-6)  # the 1e-6 avoids 0/0 when every gradient is zero
+    if coef < 1.0:
+        for g in grads:
+            g *= coef
+    return total
+
+
+def clip_grad_norm_(parameters: Any, max_norm: float, norm_type: float = 2.0,
+                    error_if_nonfinite: bool = False) -> float:
+    """Scale all gradients together, in place, so their joint norm (2 or inf) is at most max_norm.
+
+    Returns the total norm BEFORE clipping as a Python float (PyTorch returns a tensor). One factor for
+    every gradient keeps the update's direction; only its length shrinks. max_norm=inf just measures.
+    """
+    return _clip_grad_norm(parameters, max_norm, norm_type, error_if_nonfinite, "clip_grad_norm_")

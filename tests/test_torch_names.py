@@ -437,3 +437,31 @@ def test_nn_never_imports_optim():
                 assert "optim" not in (node.module or ""), f"{path.name} imports {node.module}"
             elif isinstance(node, ast.Import):
                 assert not any("optim" in n.name for n in node.names), path.name
+
+
+# ---- in-place assignment: nanoGPT's top-k filter --------------------------------------------
+def test_setitem_runs_the_nanogpt_top_k_filter():
+    ta.manual_seed(0)
+    logits = ta.randn(2, 10)
+    before = logits.data.copy()
+    v, _ = ta.topk(logits, 3)
+    logits[logits < v[:, [-1]]] = -float("inf")  # as in nanoGPT's generate()
+    kept = np.isfinite(logits.data)
+    assert kept.sum(axis=1).tolist() == [3, 3]
+    np.testing.assert_array_equal(logits.data[kept], before[kept])
+    np.testing.assert_array_equal(np.sort(before, axis=1)[:, -3:], np.sort(logits.data[kept].reshape(2, 3), axis=1))
+
+
+def test_setitem_refuses_a_tensor_in_the_graph_but_works_under_no_grad():
+    w = ta.tensor(np.zeros(3), requires_grad=True)
+    with pytest.raises(RuntimeError, match="masked_fill"):
+        w[0] = 1.0
+    with ta.no_grad():
+        w[0] = 1.0
+        w[1:] = ta.tensor(np.array([2.0, 3.0]))
+    np.testing.assert_array_equal(w.data, [1.0, 2.0, 3.0])
+    ids = ta.tensor(np.arange(4))
+    with pytest.raises(OverflowError, match=r"shape \(4,\) and dtype int64"):
+        ids[0] = float("inf")
+    with pytest.raises(IndexError, match=r"shape \(4,\)"):
+        ids[7] = 1

@@ -763,6 +763,25 @@ class Tensor:
         except IndexError as e:
             raise IndexError(f"indexing a tensor of shape {self.shape}: {e}") from None
 
+    def __setitem__(self, idx, value) -> None:
+        """x[idx] = value, in place (nanoGPT's ``logits[logits < v[:, [-1]]] = -float('inf')``).
+
+        Only outside the graph: on a tensor that needs no gradient, or under ``no_grad()`` (as when
+        initialising weights). A tensor that requires grad may already have been read by recorded ops,
+        and changing it in place would silently change their gradients; build a new tensor instead
+        with ``x.masked_fill(mask, value)`` or ``tinyattn.where(cond, a, b)``.
+        """
+        if self._rg and _grad_enabled:
+            raise RuntimeError("in-place assignment x[...] = ... on a tensor that requires grad: use "
+                               "x = x.masked_fill(mask, value) or tinyattn.where(cond, a, b) (new tensors the "
+                               "graph can differentiate), or assign under tinyattn.no_grad()")
+        idx = _index_arg(idx)
+        value = value.data if isinstance(value, Tensor) else value
+        try:
+            self.data[idx] = value
+        except (IndexError, ValueError, TypeError, OverflowError) as e:
+            raise type(e)(f"x[...] = value on a tensor of shape {self.shape} and dtype {self.dtype}: {e}") from None
+
 
 class MinMax(NamedTuple):
     """What ``x.max(dim)`` / ``x.min(dim)`` return, as in PyTorch: the values and where they are."""

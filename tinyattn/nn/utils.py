@@ -65,10 +65,13 @@ def _clip_grad_norm(params: Any, max_norm: float, norm_type: float, error_if_non
 
 
 def clip_grad_norm_(parameters: Any, max_norm: float, norm_type: float = 2.0,
-                    error_if_nonfinite: bool = False) -> float:
+                    error_if_nonfinite: bool = True) -> float:
     """Scale all gradients together, in place, so their joint norm (2 or inf) is at most max_norm.
 
     Returns the total norm BEFORE clipping as a Python float (PyTorch returns a tensor). One factor for
     every gradient keeps the update's direction; only its length shrinks. max_norm=inf just measures.
+    Unlike PyTorch (whose default is False), a non-finite norm raises unless error_if_nonfinite=False:
+    clipping an inf gradient would silently turn every gradient into NaN. (Same default as
+    ``tinyattn.optim.clip_grad_norm``.)
     """
     return _clip_grad_norm(parameters, max_norm, norm_type, error_if_nonfinite, "clip_grad_norm_")

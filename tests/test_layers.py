@@ -61,6 +61,14 @@ def test_linear_error_names_in_features_and_shape():
         lin(tinyattn.randn(2, 5, 7))
     with pytest.raises(ValueError, match="in_features"):
         nn.Linear(0, 3)
+    # a weight or bias replaced by one of the wrong shape: a clear error, not NumPy's matmul message
+    lin.weight = nn.Parameter(tinyattn.randn(2, 5))
+    with pytest.raises(ValueError, match=r"^linear: x has shape \(3, 8\) but weight has shape \(2, 5\)"):
+        lin(tinyattn.randn(3, 8))
+    lin = nn.Linear(8, 2)
+    lin.bias = nn.Parameter(tinyattn.randn(3))
+    with pytest.raises(ValueError, match=r"^linear: bias must have shape \(out_features,\) = \(2,\), got \(3,\)"):
+        lin(tinyattn.randn(3, 8))
 
 
 def test_linear_repr():

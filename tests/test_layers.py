@@ -61,6 +61,8 @@ def test_linear_error_names_in_features_and_shape():
         lin(tinyattn.randn(2, 5, 7))
     with pytest.raises(ValueError, match="in_features"):
         nn.Linear(0, 3)
+    with pytest.raises(TypeError, match="linear expects a floating-point x, got dtype int64"):
+        lin(tinyattn.tensor([[1, 2, 3, 4, 5, 6, 7, 8]]))  # token ids fed to Linear instead of Embedding
     # a weight or bias replaced by one of the wrong shape: a clear error, not NumPy's matmul message
     lin.weight = nn.Parameter(tinyattn.randn(2, 5))
     with pytest.raises(ValueError, match=r"^linear: x has shape \(3, 8\) but weight has shape \(2, 5\)"):

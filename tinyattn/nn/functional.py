@@ -195,17 +195,17 @@ def linear(x: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     """y = x @ weight.T + bias: x (..., in), weight (out, in) (PyTorch's layout), bias (out,) -> (..., out)."""
     x = _as_tensor(x, "linear", "x")
     weight = _as_tensor(weight, "linear", "weight")
-    if weight.ndim != 2:
-        raise ValueError(f"linear: weight must be 2-D (out_features, in_features), got shape {weight.shape}")
-    out_f, in_f = weight.shape
-    if x.ndim == 0 or x.shape[-1] != in_f:
-        raise ValueError(f"linear: x has shape {x.shape} but weight has shape {weight.shape}: "
-                         f"x's last dim must equal in_features={in_f}")
+    x_shape, w_shape = x.data.shape, weight.data.shape  # (the arrays' shapes: no property calls on this hot path)
+    if len(w_shape) != 2:
+        raise ValueError(f"linear: weight must be 2-D (out_features, in_features), got shape {w_shape}")
+    if not x_shape or x_shape[-1] != w_shape[1]:
+        raise ValueError(f"linear: x has shape {x_shape} but weight has shape {w_shape}: "
+                         f"x's last dim must equal in_features={w_shape[1]}")
     if bias is None:
         return _Linear.apply(x, weight)
     bias = _as_tensor(bias, "linear", "bias")
-    if bias.shape != (out_f,):
-        raise ValueError(f"linear: bias must have shape (out_features,) = ({out_f},), got {bias.shape}")
+    if bias.data.shape != (w_shape[0],):
+        raise ValueError(f"linear: bias must have shape (out_features,) = ({w_shape[0]},), got {bias.data.shape}")
     return _Linear.apply(x, weight, bias)
 
 

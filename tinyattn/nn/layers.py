@@ -54,14 +54,7 @@ class Linear(Module):
         if not shape or shape[-1] != self.in_features:
             raise ValueError(f"Linear expected input with last dim in_features={self.in_features}, "
                              f"got shape {shape}")
-        # x is checked above and the parameters are ours, so go straight to the fused op (F.linear would
-        # check all three again: on a small layer those checks cost as much as the matmul). If a weight
-        # was replaced by one of the wrong shape, NumPy refuses the matmul: F.linear's checks then say why.
-        bias = self.bias
-        try:
-            return F._Linear.apply(x, self.weight) if bias is None else F._Linear.apply(x, self.weight, bias)
-        except ValueError:
-            return F.linear(x, self.weight, bias)
+        return F.linear(x, self.weight, self.bias)
 
     def extra_repr(self) -> str:
         return f"in_features={self.in_features}, out_features={self.out_features}, bias={self.bias is not None}"
@@ -145,7 +138,7 @@ class ReLU(Module):
     """max(x, 0) elementwise."""
 
     def forward(self, x: Tensor) -> Tensor:
-        return _as_tensor(x).relu()
+        return F.relu(x)
 
 
 class GELU(Module):

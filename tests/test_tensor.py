@@ -315,6 +315,34 @@ def test_float32_and_float64_gradients_into_one_node_sum_in_float64():
     np.testing.assert_allclose(a.grad, 7 + third, rtol=1e-7)
 
 
+@pytest.mark.parametrize("T", [1, 5, 8, 9, 37])  # below, at and above the 8 slices of a last piece
+def test_unbind_slices_and_gradients_match_indexing_bit_for_bit(T):
+    x = t64(3, T, 4)
+    w = rng.standard_normal((T, 3, 4))
+    parts = x.unbind(1)
+    assert len(parts) == T and all(p.shape == (3, 4) for p in parts)
+    for t, p in enumerate(parts):
+        np.testing.assert_array_equal(p.data, x.data[:, t])
+    # an RNN-like use: every step read once and reused (the gradient of x, step by step)
+    loss = sum((p * w[t] + p * p).sum() for t, p in enumerate(parts))
+    loss.backward()
+    by_unbind = x.grad.copy()
+    x.grad = None
+    sum((x[:, t] * w[t] + x[:, t] * x[:, t]).sum() for t in range(T)).backward()
+    np.testing.assert_array_equal(by_unbind, x.grad)  # the same numbers, not just close ones
+    assert gradcheck(lambda x: ta.stack([p * w[t] for t, p in enumerate(x.unbind(1))], 0), [x])
+
+
+def test_unbind_other_dims_and_errors():
+    x = ta.tensor(np.arange(24.0).reshape(2, 3, 4))
+    np.testing.assert_array_equal(x.unbind()[1].data, x.data[1])
+    np.testing.assert_array_equal(x.unbind(-1)[3].data, x.data[..., 3])
+    with pytest.raises(ValueError, match="at least 1 dim"):
+        ta.tensor(1.0).unbind()
+    with pytest.raises(IndexError, match="unbind"):
+        x.unbind(3)
+
+
 def test_unbroadcast_sums_exactly_the_stretched_axes():
     g = np.ones((5, 2, 3, 4))
     assert unbroadcast(g, (3, 1)).shape == (3, 1)

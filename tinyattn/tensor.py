@@ -749,6 +749,28 @@ class Tensor:
             start += size
         return tuple(out)
 
+    def unbind(self, dim: int = 0) -> tuple:
+        """The slices along ``dim``, each without that dim: a (B, T, C) tensor's unbind(1) is T tensors (B, C).
+
+        Slicing x[:, t] for every t would make backward add T gradients of x's full size: O(T^2) work
+        for a sequence. So the tensor is cut in halves, and the halves again, down to 8 slices a piece;
+        each slice's gradient lands in a small parent, and the total is O(T log T). Same values, same
+        gradients (each element still gets exactly one nonzero contribution).
+        """
+        if self.ndim == 0:
+            raise ValueError("unbind needs a tensor with at least 1 dim, got a 0-d tensor")
+        d = _norm_dim(dim, self.ndim, "unbind")
+        head = (slice(None),) * d  # the dims before `dim`, kept whole
+
+        def pieces(x: Tensor) -> list:
+            n = x.shape[d]
+            if n <= 8:
+                return [x[head + (i,)] for i in range(n)]
+            half = n // 2
+            return pieces(x[head + (slice(0, half),)]) + pieces(x[head + (slice(half, n),)])
+
+        return tuple(pieces(self))
+
     def chunk(self, chunks: int, dim: int = 0) -> tuple:
         """``chunks`` pieces along dim of size ceil(n / chunks) (fewer if n is small), as PyTorch."""
         if isinstance(chunks, bool) or not isinstance(chunks, (int, np.integer)) or chunks <= 0:

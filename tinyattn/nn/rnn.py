@@ -82,9 +82,9 @@ class RNN(Module):
     def forward(self, x: Tensor, h0: Tensor | None = None) -> tuple[Tensor, Tensor]:
         x, h = _check_input("RNN", x, self.input_size, self.hidden_size, h0)
         outs = []
-        for t in range(x.shape[1]):
+        for x_t in x.unbind(1):  # (B, in) per step (unbind, not x[:, t]: its backward is O(T log T), not O(T^2))
             # (B, in) @ (in, H) + (B, H) @ (H, H) -> (B, H)
-            pre = x[:, t] @ self.weight_ih.T + self.bias_ih + h @ self.weight_hh.T + self.bias_hh
+            pre = x_t @ self.weight_ih.T + self.bias_ih + h @ self.weight_hh.T + self.bias_hh
             h = pre.tanh() if self.nonlinearity == "tanh" else pre.relu()
             outs.append(h)
         return stack(outs, dim=1), h  # (B, T, H), (B, H)
@@ -116,9 +116,9 @@ class GRU(Module):
         x, h = _check_input("GRU", x, self.input_size, self.hidden_size, h0)
         H = self.hidden_size
         outs = []
-        for t in range(x.shape[1]):
+        for x_t in x.unbind(1):  # (B, in) per step (unbind, not x[:, t]: its backward is O(T log T), not O(T^2))
             # All three gates in one matmul each, then split: columns [0:H] r, [H:2H] z, [2H:3H] n.
-            gi = x[:, t] @ self.weight_ih.T + self.bias_ih  # (B, in) @ (in, 3H) -> (B, 3H)
+            gi = x_t @ self.weight_ih.T + self.bias_ih  # (B, in) @ (in, 3H) -> (B, 3H)
             gh = h @ self.weight_hh.T + self.bias_hh  # (B, H) @ (H, 3H) -> (B, 3H)
             r = (gi[:, :H] + gh[:, :H]).sigmoid()  # (B, H) reset gate
             z = (gi[:, H:2 * H] + gh[:, H:2 * H]).sigmoid()  # (B, H) update gate

@@ -254,3 +254,50 @@ def test_repr_is_a_tree_like_pytorch():
         "  )\n"
         ")"
     )
+
+
+def test_attribute_and_registry_always_name_the_same_object():
+    """Registered parts are also plain attributes (fast lookup in forward); every way of changing one
+    must keep `m.name` and the registry in step, or forward would use a stale weight."""
+    import copy
+
+    m = nn.Linear(3, 4)
+    w2 = nn.Parameter(np.zeros((4, 3)))
+    m.weight = w2  # reassign a parameter
+    assert m.weight is w2 and m._parameters["weight"] is w2
+    m.register_parameter("weight", nn.Parameter(np.ones((4, 3))))
+    assert m.weight is m._parameters["weight"] and m.weight is not w2
+    m.bias = None  # switch the bias off
+    assert m.bias is None and m._parameters["bias"] is None
+    del m.weight
+    assert "weight" not in m._parameters
+    with pytest.raises(AttributeError, match="has no attribute 'weight'"):
+        m.weight
+
+    b = Block(4)
+    b.register_buffer("stat", np.zeros(4))
+    b.stat = np.ones(4)  # assigning a registered buffer replaces it
+    assert b.stat is b._buffers["stat"] and b.stat[0] == 1
+    b.to(np.float32)  # to() replaces float buffers with cast copies
+    assert b.stat is b._buffers["stat"] and b.stat.dtype == np.float32
+    b.fc = nn.Linear(4, 4)  # replace a child
+    assert b.fc is b._modules["fc"]
+    b.fc = None
+    assert b.fc is None and b._modules["fc"] is None
+    b.fc = nn.Parameter(np.ones(2))  # the same name becomes a parameter: gone from _modules
+    assert b.fc is b._parameters["fc"] and "fc" not in b._modules
+    del b.fc
+    b.fc = 5  # after del, a plain attribute
+    assert b.fc == 5 and "fc" not in b._parameters and "fc" not in b._modules
+
+    lst = nn.ModuleList([nn.Linear(2, 2), nn.Linear(2, 2)])
+    new = nn.Linear(2, 2)
+    lst[1] = new
+    assert lst[1] is new and getattr(lst, "1") is new
+
+    net = Net()
+    clone = copy.deepcopy(net)  # the copy's attributes point at the copy's registered objects
+    assert clone.head.weight is clone.head._parameters["weight"] is clone.emb.weight
+    assert clone.head.weight is not net.head.weight
+    net.load_state_dict({k: np.full(v.shape, 2.0) for k, v in net.state_dict().items()})
+    assert np.all(net.head.weight.data == 2.0) and net.head.weight is net.emb.weight

@@ -52,6 +52,15 @@ class Module:
         object.__setattr__(self, "training", True)
 
     # ---------------------------------------------------------------- registration
+    # A registered part lives in its registry (_parameters, _buffers or _modules: ordered, walked by
+    # parameters(), state_dict(), ...) and, as a plain copy of the reference, in the instance __dict__,
+    # so that `self.weight` in forward is an ordinary attribute lookup. (Found through __getattr__ it
+    # would cost Python an AttributeError first, about 20x slower.) Every write goes through _register.
+    def _register(self, registry: str, name: str, value: Any) -> None:
+        """Put `value` under `name` in one registry, keeping the attribute in __dict__ the same object."""
+        self.__dict__[registry][name] = value
+        self.__dict__[name] = value
+
     def __setattr__(self, name: str, value: Any) -> None:
         params = self.__dict__.get("_parameters")
         if isinstance(value, (Parameter, Module)) and params is None:
@@ -60,22 +69,22 @@ class Module:
                                  f"call super().__init__() first in {type(self).__name__}.__init__")
         if isinstance(value, Parameter):
             self._forget(name)
-            params[name] = value
+            self._register("_parameters", name, value)
         elif isinstance(value, Module):
             self._forget(name)
-            self._modules[name] = value
+            self._register("_modules", name, value)
         elif params is not None and name in params:
             if value is not None:  # None is allowed: that is how an optional bias is switched off
                 raise TypeError(f"cannot assign {type(value).__name__} to parameter '{name}' of "
                                 f"{type(self).__name__}: expected a Parameter or None")
-            params[name] = None
+            self._register("_parameters", name, None)
         elif params is not None and name in self._modules:
             if value is not None:
                 raise TypeError(f"cannot assign {type(value).__name__} to submodule '{name}' of "
                                 f"{type(self).__name__}: expected a Module or None")
-            self._modules[name] = None
+            self._register("_modules", name, None)
         elif params is not None and name in self._buffers:
-            self._buffers[name] = value
+            self._register("_buffers", name, value)
         else:
             object.__setattr__(self, name, value)
 
@@ -87,11 +96,10 @@ class Module:
         self.__dict__.get("_non_persistent", set()).discard(name)  # a re-registered buffer starts persistent
 
     def __getattr__(self, name: str) -> Any:
-        # only called when normal lookup fails, i.e. for registered parts
-        params = self.__dict__.get("_parameters")
-        if params is not None and name in params:  # the common case first (layer.weight in every forward)
-            return params[name]
-        for registry in ("_buffers", "_modules"):
+        # Only called when normal lookup fails: registered parts are found in __dict__ first. This also
+        # finds a name added to a registry directly (module._parameters['w'] = p); to REPLACE a registered
+        # part, assign the attribute or use register_parameter / register_buffer / add_module.
+        for registry in ("_parameters", "_buffers", "_modules"):
             d = self.__dict__.get(registry)
             if d is not None and name in d:
                 return d[name]
@@ -105,6 +113,7 @@ class Module:
             d = self.__dict__.get(registry)
             if d is not None and name in d:
                 del d[name]
+                self.__dict__.pop(name, None)
                 return
         object.__delattr__(self, name)
 
@@ -116,12 +125,12 @@ class Module:
         if param is not None and not isinstance(param, Parameter):
             raise TypeError(f"register_parameter('{name}') expects a Parameter or None, got {type(param).__name__}")
         self._forget(name)
-        self._parameters[name] = param
+        self._register("_parameters", name, param)
 
     def register_buffer(self, name: str, value: Any, persistent: bool = True) -> None:
         """Register non-learned state (a running mean, a fixed table); it goes into state_dict if persistent."""
         self._forget(name)
-        self._buffers[name] = value
+        self._register("_buffers", name, value)
         if not persistent:
             self.__dict__.setdefault("_non_persistent", set()).add(name)
 
@@ -130,7 +139,7 @@ class Module:
         if module is not None and not isinstance(module, Module):
             raise TypeError(f"add_module('{name}') expects a Module, got {type(module).__name__}")
         self._forget(name)
-        self._modules[name] = module
+        self._register("_modules", name, module)
 
     # ---------------------------------------------------------------- walking the tree
     def named_children(self) -> Iterator[tuple[str, Module]]:
@@ -239,10 +248,10 @@ class Module:
             p.data = p.data.astype(dtype)
             p.grad = None
         for m in self.modules():
-            for name, b in m._buffers.items():
+            for name, b in list(m._buffers.items()):
                 arr = b.data if isinstance(b, Tensor) else b
                 if isinstance(arr, np.ndarray) and np.issubdtype(arr.dtype, np.floating):
-                    m._buffers[name] = Tensor(arr.astype(dtype)) if isinstance(b, Tensor) else arr.astype(dtype)
+                    m._register("_buffers", name, Tensor(arr.astype(dtype)) if isinstance(b, Tensor) else arr.astype(dtype))
         return self
 
     def double(self) -> Module:
@@ -407,7 +416,7 @@ class ModuleList(Module):
         i = _check_index(idx, len(self), "ModuleList")
         if not isinstance(module, Module):
             raise TypeError(f"ModuleList holds Modules, got {type(module).__name__}")
-        self._modules[str(i)] = module  # an existing key keeps its place in the ordered dict
+        self._register("_modules", str(i), module)  # an existing key keeps its place in the ordered dict
 
     def __len__(self) -> int:
         return len(self._modules)

@@ -16,7 +16,7 @@ import math
 
 import numpy as np
 
-from ..tensor import Function, Tensor, get_rng
+from ..tensor import Function, Tensor, get_rng, max_keepdims
 
 __all__ = ["attention", "scaled_dot_product_attention", "linear_attention"]
 
@@ -160,7 +160,7 @@ class _SDPA(Function):
                 s = np.array(np.broadcast_to(s, np.broadcast_shapes(s.shape, keep.shape)))
             np.copyto(s, -np.inf, where=~keep)  # (..., T, S): exp(-inf) = 0 below
         # softmax along the keys, in place: p = exp(s - max) / sum(exp(s - max))
-        s -= s.max(axis=-1, keepdims=True)  # the row max cancels; subtracting it keeps exp() <= 1
+        s -= max_keepdims(s, -1)  # the row max cancels; subtracting it keeps exp() <= 1
         np.exp(s, out=s)
         s /= s.sum(axis=-1, keepdims=True)
         p = s  # (..., T, S)

@@ -82,12 +82,12 @@ _ABOUT = """\
 Why the MLP step is the hardest target: its matmuls take a few hundred microseconds, so what tinyattn
 adds to every step whatever the sizes (recording each op, the backward walk, the checks at each
 layer's surface, the optimizer's loop over parameters) is a visible share of it. That bookkeeping
-takes about 40 us when it runs alone (a width-8 step); inside the real step it costs two to three
-times more, because each 1 MiB matmul evicts the interpreter's working set from the CPU caches in
-between (with the caches flushed before each call, the width-8 gap grows from 40 to about 100 us).
-The same step in plain NumPy with exactly tinyattn's array operations runs at 1.01-1.04x, so the
-arithmetic is not where the difference is. An attention layer spends milliseconds in each matmul,
-and the same bookkeeping vanishes.
+takes about 28 us when it runs alone (a width-8 step: 60 us against NumPy's 32); inside the real
+step it costs two to three times more, because each 1 MiB matmul evicts the interpreter's working
+set from the CPU caches in between (with an 8 MB sweep through memory before each width-8 step, the
+gap grows from 28 to about 51 us). The same step in plain NumPy with exactly tinyattn's array
+operations runs at 1.01-1.04x, so the arithmetic is not where the difference is. An attention layer
+spends milliseconds in each matmul, and the same bookkeeping vanishes.
 
 Times are medians of repeats after warm-up; when two things are compared their repeats are interleaved
 (a, b, b, a, ...), so a busy moment of the machine hits both. A multi-threaded BLAS suffers most from

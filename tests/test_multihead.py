@@ -203,6 +203,52 @@ def test_kv_cache_decoding_equals_full_causal_forward(float64, backend, opts, ch
     assert cache.seq_len == 7
 
 
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("chunks", [[1] * 40, [5, 1, 7, 2, 1, 9, 3, 12]])
+def test_windowed_kv_cache_stays_bounded_and_exact(float64, backend, chunks):
+    """A causal window W never looks back further than W-1 positions, so the cache keeps only those:
+    its memory stops growing, and decoding still equals the full causal forward."""
+    rng = np.random.default_rng(11)
+    W, T = 4, sum(chunks)
+    m = MultiHeadAttention(16, 4, n_kv_heads=2, window=W, backend=backend)
+    x = _x(rng, 2, T, 16)
+    full = m(x, is_causal=True).data
+    cache, outs, t = KVCache(), [], 0
+    with tinyattn.no_grad():
+        for n in chunks:
+            outs.append(m(x[:, t:t + n], kv_cache=cache, is_causal=True).data)
+            t += n
+            assert cache.seq_len == t  # positions seen: where the next token sits
+            assert cache.held == min(t, W - 1) == cache.k.shape[2] == cache.v.shape[2]
+            assert cache.nbytes == 2 * 2 * 2 * 4 * min(t, W - 1) * 8  # 2 (K, V) * B * n_kv * d_k * held * float64
+    np.testing.assert_allclose(np.concatenate(outs, axis=1), full, rtol=0, atol=1e-12)
+
+
+def test_kv_cache_keep_last_and_reset():
+    cache = KVCache()
+    k = tinyattn.randn(1, 2, 5, 3)
+    cache.update(k, k)
+    cache.keep_last(2)
+    assert (cache.seq_len, cache.held) == (5, 2)
+    np.testing.assert_array_equal(cache.k.data, k.data[:, :, 3:])
+    cache.keep_last(10)  # more than held: nothing to drop
+    assert cache.held == 2
+    cache.keep_last(0)
+    assert cache.held == 0 and cache.nbytes == 0 and cache.seq_len == 5
+    cache.update(k[:, :, :1], k[:, :, :1])
+    assert (cache.seq_len, cache.held) == (6, 1)
+    for bad in (-1, 1.5, True, None):
+        with pytest.raises(ValueError, match="keep_last: n must be an int >= 0"):
+            cache.keep_last(bad)
+    cache.reset()
+    assert (cache.seq_len, cache.held, cache.nbytes) == (0, 0, 0)
+    m = MultiHeadAttention(8, 2, window=3)  # no causal masking: keys ahead count too, so nothing is dropped
+    with tinyattn.no_grad():
+        for _ in range(5):
+            m(tinyattn.randn(1, 1, 8), kv_cache=cache)
+    assert cache.held == 5
+
+
 def test_head_mask_switches_heads_off(float64):
     rng = np.random.default_rng(8)
     m = MultiHeadAttention(8, 4)

@@ -190,6 +190,7 @@ def test_kv_cache_decode_logits_equal_full_forward(float64, config):
     for t in range(3, 7):
         chunks.append(lm(idx[:, t:t + 1], kv_cache=cache).data)
     assert cache[0].seq_len == 7 and len(cache) == 2 and isinstance(cache[0], KVCache)
+    assert all(c.held == (config["window"] - 1 if "window" in config else 7) for c in cache)  # bounded by the window
     np.testing.assert_allclose(np.concatenate(chunks, axis=1), full, rtol=1e-10, atol=1e-12)
 
 

@@ -27,33 +27,52 @@ _BACKENDS = ("reference", "sdpa", "flash")
 
 
 class KVCache:
-    """The keys and values of every position seen so far, for one attention layer.
+    """The keys and values of the positions seen so far, for one attention layer.
 
     Decoding one token at a time, step t needs the keys/values of positions 0..t. Recomputing them
     costs O(t) projections per step; caching them costs memory instead:
-    ``nbytes = 2 (K and V) * B * n_kv_heads * d_k * seq_len * itemsize``. Storing n_kv_heads heads
-    rather than n_heads is the whole point of GQA/MQA: the cache shrinks by n_heads / n_kv_heads.
+    ``nbytes = 2 (K and V) * B * n_kv_heads * d_k * positions held * itemsize``. Storing n_kv_heads
+    heads rather than n_heads is the whole point of GQA/MQA: the cache shrinks by n_heads / n_kv_heads.
+    A layer with a causal sliding window of W never looks further back than W-1 positions, so after
+    each call it keeps only those (``keep_last``): its cache stops growing at W-1 positions
+    (Mistral's rolling buffer), however long the sequence.
     """
 
     def __init__(self) -> None:
-        self.k: Tensor | None = None  # (B, H_kv, seq_len, d_k)
-        self.v: Tensor | None = None  # (B, H_kv, seq_len, d_k)
+        self.k: Tensor | None = None  # (B, H_kv, positions held, d_k): the most recent positions
+        self.v: Tensor | None = None  # (B, H_kv, positions held, d_k)
+        self._seen = 0  # positions seen so far, held or already dropped
 
     def update(self, k: Tensor, v: Tensor) -> tuple[Tensor, Tensor]:
-        """Append this step's keys/values (B, H_kv, T, d_k) and return all of them (B, H_kv, seq_len, d_k)."""
+        """Append this step's keys/values (B, H_kv, T, d_k) and return all those held (B, H_kv, held + T, d_k)."""
         if self.k is None:
             self.k, self.v = k, v
         else:
             if k.shape[:2] != self.k.shape[:2] or k.shape[3] != self.k.shape[3]:
                 raise ValueError(f"KVCache holds keys of shape {self.k.shape} but got {k.shape}: batch, heads and "
                                  "d_k must match (use a new KVCache for a new batch or layer)")
-            self.k = cat([self.k, k], dim=2)  # (B, H_kv, seq_len + T, d_k)
-            self.v = cat([self.v, v], dim=2)  # (B, H_kv, seq_len + T, d_k)
+            self.k = cat([self.k, k], dim=2)  # (B, H_kv, held + T, d_k)
+            self.v = cat([self.v, v], dim=2)  # (B, H_kv, held + T, d_k)
+        self._seen += k.shape[2]
         return self.k, self.v
+
+    def keep_last(self, n: int) -> None:
+        """Drop all but the last ``n`` positions (their keys and values are never attended again)."""
+        if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 0:
+            raise ValueError(f"keep_last: n must be an int >= 0, got {n!r}")
+        if self.k is not None and self.k.shape[2] > n:
+            start = self.k.shape[2] - n
+            self.k = self.k[:, :, start:]  # (B, H_kv, n, d_k); the next update copies it into a new array
+            self.v = self.v[:, :, start:]
 
     @property
     def seq_len(self) -> int:
-        """How many positions are cached."""
+        """How many positions this cache has seen: the position of the next token."""
+        return self._seen
+
+    @property
+    def held(self) -> int:
+        """How many positions' keys and values are held (seq_len, or fewer after keep_last)."""
         return 0 if self.k is None else self.k.shape[2]
 
     @property
@@ -64,10 +83,11 @@ class KVCache:
     def reset(self) -> None:
         """Forget everything (start a new sequence)."""
         self.k = self.v = None
+        self._seen = 0
 
     def __repr__(self) -> str:
         shape = None if self.k is None else tuple(self.k.shape)
-        return f"KVCache(seq_len={self.seq_len}, k_shape={shape}, nbytes={self.nbytes})"
+        return f"KVCache(seq_len={self.seq_len}, held={self.held}, k_shape={shape}, nbytes={self.nbytes})"
 
 
 class MultiHeadAttention(Module):
@@ -153,7 +173,8 @@ class MultiHeadAttention(Module):
         mask: bool or 0/1, broadcastable to (B, H, T, S), True = attend (e.g. masks.padding_mask).
         is_causal: query i sees keys j <= i + S - T (bottom-right: with a KV cache the T queries are
           the last T positions of the S keys; for plain self-attention S == T and this is j <= i).
-        kv_cache: a KVCache; this call's keys/values are appended to it and all of them are attended.
+        kv_cache: a KVCache; this call's keys/values are appended to it and all it holds are attended.
+          With a causal window W, only the last W-1 positions are kept afterwards (all a later query sees).
         head_mask: (H,) 0/1, bool or float; multiplies each head's output (0 switches a head off).
         return_weights: also return the attention weights, computed by the reference path.
         """
@@ -208,6 +229,8 @@ class MultiHeadAttention(Module):
         if head_mask is not None:
             hm = self._head_mask(head_mask, out.dtype)
             out = out * hm.view(1, H, 1, 1)  # (B, H, T, d_k) * (1, H, 1, 1): a zero head adds nothing
+        if kv_cache is not None and self.window is not None and is_causal:
+            kv_cache.keep_last(self.window - 1)  # later queries never reach further back: memory stays bounded
         out = out.transpose(1, 2).reshape(B, T, H * d_k)  # (B, H, T, d_k) -> (B, T, H, d_k) -> (B, T, d_model)
         out = self.W_o(out)  # (B, T, d_model)
         return (out, weights) if return_weights else out

@@ -416,8 +416,14 @@ def test_nn_utils_clip_grad_norm_inf_norm_and_errors():
     a, b = _grads()
     assert nn.utils.clip_grad_norm_([a, b], 6.0, norm_type=float("inf")) == 12.0
     np.testing.assert_allclose(b.grad, [0.0, 2.0, -6.0], rtol=1e-6)
-    with pytest.raises(ValueError, match=r"clip_grad_norm_: norm_type must be 2.0 .* or float\('inf'\).*got 1"):
-        nn.utils.clip_grad_norm_([a], 1.0, norm_type=1)
+    a, b = _grads()
+    assert nn.utils.clip_grad_norm_([a, b], 3.8, norm_type=1) == pytest.approx(19.0)  # any p > 0, like PyTorch
+    np.testing.assert_allclose(b.grad, [0.0, 0.8, -2.4], rtol=1e-6)
+    a, b = _grads()
+    assert nn.utils.clip_grad_norm_([a, b], 100.0, norm_type=3) == pytest.approx((27 + 64 + 1728) ** (1 / 3))
+    for bad in (0, -2, "two", True, float("nan")):
+        with pytest.raises(ValueError, match=r"clip_grad_norm_: norm_type must be a number p > 0 .* or float\('inf'\)"):
+            nn.utils.clip_grad_norm_([a], 1.0, norm_type=bad)
     a.grad = np.array([np.inf, 1.0])
     with np.errstate(invalid="ignore"):  # inf * 0 -> NaN in the clipped gradient, as in PyTorch
         assert nn.utils.clip_grad_norm_([a], 1.0, error_if_nonfinite=False) == math.inf
@@ -465,3 +471,16 @@ def test_setitem_refuses_a_tensor_in_the_graph_but_works_under_no_grad():
         ids[0] = float("inf")
     with pytest.raises(IndexError, match=r"shape \(4,\)"):
         ids[7] = 1
+
+
+def test_calculate_gain_has_pytorchs_values():
+    # the table in torch.nn.init.calculate_gain's documentation
+    g = nn.init.calculate_gain
+    assert g("linear") == g("conv2d") == g("conv_transpose1d") == g("sigmoid") == 1.0
+    assert g("tanh") == pytest.approx(5 / 3)
+    assert g("relu") == pytest.approx(math.sqrt(2))
+    assert g("leaky_relu") == pytest.approx(math.sqrt(2 / (1 + 0.01 ** 2)))
+    assert g("leaky_relu", 0.2) == pytest.approx(math.sqrt(2 / 1.04))
+    assert g("selu") == 0.75
+    with pytest.raises(ValueError, match=r"unknown nonlinearity 'gelu'.*'selu'"):
+        g("gelu")

@@ -40,7 +40,7 @@ def _fans(t: Tensor, fn: str) -> tuple[int, int]:
 
 
 def calculate_gain(nonlinearity: str, param: float | None = None) -> float:
-    """PyTorch's recommended gain: 1 (linear, sigmoid), 5/3 (tanh), sqrt(2) (relu), sqrt(2 / (1 + a^2)) (leaky_relu)."""
+    """PyTorch's recommended gain: 1 (linear, conv, sigmoid), 5/3 (tanh), sqrt(2) (relu), sqrt(2 / (1 + a^2)) (leaky_relu), 3/4 (selu)."""
     if nonlinearity in ("linear", "identity", "sigmoid") or nonlinearity.startswith("conv"):
         return 1.0
     if nonlinearity == "tanh":
@@ -50,8 +50,10 @@ def calculate_gain(nonlinearity: str, param: float | None = None) -> float:
     if nonlinearity == "leaky_relu":
         slope = 0.01 if param is None else float(param)
         return math.sqrt(2.0 / (1 + slope ** 2))
+    if nonlinearity == "selu":
+        return 3.0 / 4  # PyTorch's value, chosen for self-normalising networks (not sqrt(2))
     raise ValueError(f"calculate_gain: unknown nonlinearity {nonlinearity!r}; expected 'linear', 'sigmoid', "
-                     "'tanh', 'relu' or 'leaky_relu'")
+                     "'tanh', 'relu', 'leaky_relu' or 'selu'")
 
 
 def zeros_(tensor: Tensor) -> Tensor:

@@ -46,14 +46,18 @@ def _clip_grad_norm(params: Any, max_norm: float, norm_type: float, error_if_non
     max_norm = _check_nonneg(max_norm, "max_norm", who)
     if norm_type in ("inf", math.inf):
         norm_type = math.inf
-    elif norm_type != 2:
-        raise ValueError(f"{who}: norm_type must be 2.0 (the L2 norm) or float('inf') (the largest |g|), "
-                         f"got {norm_type!r}")
+    elif isinstance(norm_type, bool) or not isinstance(norm_type, (int, float, np.integer, np.floating)) \
+            or not 0 < norm_type < math.inf:
+        raise ValueError(f"{who}: norm_type must be a number p > 0 (2.0 is the L2 norm) or float('inf') "
+                         f"(the largest |g|), got {norm_type!r}")
     grads = [p.grad for p in params if p.grad is not None]
     if norm_type == math.inf:
         total = max((float(np.max(np.abs(g))) for g in grads if g.size), default=0.0)
-    else:  # accumulate squares in float64 so a large float32 gradient does not overflow the sum
+    elif norm_type == 2:  # accumulate squares in float64 so a large float32 gradient does not overflow the sum
         total = math.sqrt(sum(float(np.sum(np.square(g, dtype=np.float64))) for g in grads))
+    else:  # (sum |g|^p)^(1/p) over all gradients together, also in float64
+        p_ = float(norm_type)
+        total = sum(float(np.sum(np.abs(g.astype(np.float64)) ** p_)) for g in grads) ** (1.0 / p_)
     if error_if_nonfinite and not math.isfinite(total):
         raise ValueError(f"{who}: the total gradient norm is {total} (a gradient holds inf or NaN); "
                          "the loss probably overflowed. Pass error_if_nonfinite=False to clip anyway")
@@ -66,7 +70,7 @@ def _clip_grad_norm(params: Any, max_norm: float, norm_type: float, error_if_non
 
 def clip_grad_norm_(parameters: Any, max_norm: float, norm_type: float = 2.0,
                     error_if_nonfinite: bool = True) -> float:
-    """Scale all gradients together, in place, so their joint norm (2 or inf) is at most max_norm.
+    """Scale all gradients together, in place, so their joint p-norm (default 2; inf = largest |g|) is at most max_norm.
 
     Returns the total norm BEFORE clipping as a Python float (PyTorch returns a tensor). One factor for
     every gradient keeps the update's direction; only its length shrinks. max_norm=inf just measures.

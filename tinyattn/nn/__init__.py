@@ -1,8 +1,8 @@
 """tinyattn.nn: Module, Parameter, layers, attention, transformer, RNNs (re-exports only)."""
 from .module import Module, ModuleList, Parameter, Sequential  # noqa: F401
-from .layers import GELU, Dropout, Embedding, LayerNorm, Linear, ReLU  # noqa: F401
+from .layers import GELU, Dropout, Embedding, Identity, LayerNorm, Linear, ReLU  # noqa: F401
 from . import functional, init, utils  # noqa: F401
-from .positional import PositionalEncoding, LearnedPositionalEmbedding  # noqa: F401
+from .positional import PositionalEncoding, LearnedPositionalEmbedding, RotaryEmbedding  # noqa: F401
 from .rnn import RNN, GRU  # noqa: F401
 from .transformer import TransformerBlock, TransformerLM, TransformerClassifier, Seq2SeqTransformer  # noqa: F401
 from .attention import MultiHeadAttention, KVCache  # noqa: F401

@@ -19,6 +19,7 @@ from .flash import _flash
 from .functional import dropout
 from .layers import Linear
 from .module import Module
+from .positional import RotaryEmbedding
 from .sdpa import _check_rows, _keep_from_01, _mask_array, _sdpa, attention
 
 __all__ = ["MultiHeadAttention", "KVCache"]
@@ -100,10 +101,13 @@ class MultiHeadAttention(Module):
       (itself and window-1 earlier keys when causal, window-1 on each side otherwise).
     dropout: on the attention weights, in training mode only.
     backend: 'reference', 'sdpa' (default) or 'flash'; same numbers, different cost.
+    rope: rotate q and k by their positions (RotaryEmbedding, as in LLaMA) before the scores, so the
+      scores see relative positions; self-attention only. With a KV cache the new tokens' positions
+      continue from kv_cache.seq_len, and the cache holds the keys already rotated.
     """
 
     def __init__(self, d_model: int, n_heads: int, n_kv_heads: int | None = None, bias: bool = True,
-                 dropout: float = 0.0, window: int | None = None, backend: str = "sdpa") -> None:
+                 dropout: float = 0.0, window: int | None = None, backend: str = "sdpa", rope: bool = False) -> None:
         super().__init__()
         for name, val in (("d_model", d_model), ("n_heads", n_heads)):
             if isinstance(val, bool) or not isinstance(val, (int, np.integer)) or val <= 0:
@@ -131,6 +135,7 @@ class MultiHeadAttention(Module):
         self.W_k = Linear(d_model, self.n_kv_heads * self.d_k, bias=bias)
         self.W_v = Linear(d_model, self.n_kv_heads * self.d_k, bias=bias)
         self.W_o = Linear(d_model, d_model, bias=bias)
+        self.rope = RotaryEmbedding(self.d_k) if rope else None  # (a d_k that is odd is refused there)
 
     def extra_repr(self) -> str:
         kv = f", n_kv_heads={self.n_kv_heads}" if self.n_kv_heads != self.n_heads else ""
@@ -187,11 +192,17 @@ class MultiHeadAttention(Module):
                             "a model's new_cache() list holds one per layer")
         if kv_cache is not None and context is not None:
             raise ValueError("kv_cache is for self-attention decoding; pass context=None with a kv_cache")
+        if self.rope is not None and context is not None:
+            raise ValueError("this MultiHeadAttention has rope=True, which rotates queries and keys by their positions "
+                             "in ONE sequence; cross-attention (context given) needs rope=False")
         B, T, _ = x.shape
         H, H_kv, d_k = self.n_heads, self.n_kv_heads, self.d_k
         q = self.W_q(x).view(B, T, H, d_k).transpose(1, 2)  # (B, T, d_model) -> (B, T, H, d_k) -> (B, H, T, d_k)
         k = self.W_k(src).view(B, src.shape[1], H_kv, d_k).transpose(1, 2)  # (B, H_kv, S_new, d_k)
         v = self.W_v(src).view(B, src.shape[1], H_kv, d_k).transpose(1, 2)  # (B, H_kv, S_new, d_k)
+        if self.rope is not None:  # positions continue after the cached ones; rotate k BEFORE caching it
+            start = 0 if kv_cache is None else kv_cache.seq_len
+            q, k = self.rope(q, offset=start), self.rope(k, offset=start)  # shapes unchanged
         if kv_cache is not None:
             k, v = kv_cache.update(k, v)  # (B, H_kv, S, d_k): the cache keeps H_kv heads, not H
         S = k.shape[2]

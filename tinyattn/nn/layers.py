@@ -16,7 +16,7 @@ from ..tensor import Tensor, get_default_dtype, get_rng
 from . import functional as F
 from .module import Module, Parameter
 
-__all__ = ["Linear", "Embedding", "LayerNorm", "Dropout", "ReLU", "GELU"]
+__all__ = ["Linear", "Embedding", "LayerNorm", "Dropout", "ReLU", "GELU", "Identity"]
 
 
 def _positive_int(value: Any, name: str, cls: str) -> int:
@@ -155,3 +155,13 @@ class GELU(Module):
 
     def extra_repr(self) -> str:
         return f"approximate={self.approximate!r}"
+
+
+class Identity(Module):
+    """forward(x, *args, **kwargs) -> x: a placeholder layer that changes nothing (PyTorch's nn.Identity)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:  # arguments accepted and ignored, as in PyTorch
+        super().__init__()
+
+    def forward(self, x: Any, *args: Any, **kwargs: Any) -> Any:
+        return x

@@ -1,18 +1,22 @@
 """Position information for attention, which by itself is blind to token order.
 
-Both classes share one interface: forward(x (B, T, C), offset=0) -> x + P[offset : offset + T].
+The two additive kinds share one interface: forward(x (B, T, C), offset=0) -> x + P[offset : offset + T].
 ``offset`` is where the chunk starts in the full sequence; a KV-cache decoder feeding
 one new token at position t passes offset=t.
+
+RotaryEmbedding (RoPE) works differently: it adds nothing to the embeddings, it rotates the queries
+and keys inside each attention layer (forward(q or k (..., T, d_k), offset=0)), so that their dot
+product depends on the positions only through their difference.
 """
 from __future__ import annotations
 
 import numpy as np
 
-from tinyattn.tensor import Tensor, get_default_dtype, get_rng
+from tinyattn.tensor import Tensor, cat, get_default_dtype, get_rng
 
 from .module import Module, Parameter
 
-__all__ = ["PositionalEncoding", "LearnedPositionalEmbedding", "sinusoidal_table"]
+__all__ = ["PositionalEncoding", "LearnedPositionalEmbedding", "RotaryEmbedding", "sinusoidal_table"]
 
 
 def sinusoidal_table(max_len: int, d_model: int) -> np.ndarray:
@@ -97,3 +101,53 @@ class LearnedPositionalEmbedding(Module):
 
     def __repr__(self) -> str:
         return f"LearnedPositionalEmbedding(max_len={self.max_len}, d_model={self.d_model})"
+
+
+class RotaryEmbedding(Module):
+    """RoPE (Su et al. 2021): rotate q and k, pair of dims by pair of dims, by angles that grow with the position.
+
+    forward(x (..., T, d_k), offset=0) -> the same shape. Dims i and i + d_k/2 form a pair (the layout of
+    GPT-NeoX and of LLaMA in Hugging Face; the RoFormer paper pairs dims 2i and 2i+1 instead, which is
+    the same idea with the features in another order). At position m the pair turns by the angle
+    m * theta_i, theta_i = base^(-2i / d_k): fast turns for the first pairs, slow ones for the last.
+
+    Why it works: rotating q by m * theta and k by n * theta leaves q . k depending on (n - m) * theta
+    only, so attention scores see relative positions, and nothing is added to the token embeddings.
+    No parameters: the angles are fixed, and computed for the positions asked for (no max_len).
+    """
+
+    def __init__(self, d_k: int, base: float = 10000.0) -> None:
+        super().__init__()
+        _sizes("RotaryEmbedding", d_k=d_k)
+        if d_k % 2:
+            raise ValueError(f"RotaryEmbedding: d_k must be even (dims are rotated in pairs), got d_k={d_k}")
+        if isinstance(base, bool) or not isinstance(base, (int, float, np.integer, np.floating)) or not base > 1:
+            raise ValueError(f"RotaryEmbedding: base must be a number > 1, got base={base!r}")
+        self.d_k, self.base = int(d_k), float(base)
+        self.inv_freq = self.base ** (-np.arange(0, self.d_k, 2, dtype=np.float64) / self.d_k)  # (d_k/2,) theta_i
+
+    def extra_repr(self) -> str:
+        return f"d_k={self.d_k}, base={self.base:g}"
+
+    def angles(self, T: int, offset: int = 0) -> np.ndarray:
+        """(T, d_k/2) float64: the angle (offset + t) * theta_i of every pair at every position."""
+        return np.arange(offset, offset + T, dtype=np.float64)[:, None] * self.inv_freq[None, :]
+
+    def forward(self, x: Tensor, offset: int = 0) -> Tensor:
+        if not isinstance(x, Tensor):
+            x = Tensor(x)
+        if x.ndim < 2 or x.shape[-1] != self.d_k:
+            raise ValueError(f"RotaryEmbedding(d_k={self.d_k}) expects queries or keys of shape (..., T, {self.d_k}), "
+                             f"got {tuple(x.shape)}")
+        if x.dtype.kind != "f":
+            raise TypeError(f"RotaryEmbedding expects float queries or keys, got dtype {x.dtype}")
+        if isinstance(offset, bool) or not isinstance(offset, (int, np.integer)) or offset < 0:
+            raise ValueError(f"RotaryEmbedding: offset must be an int >= 0 (the first position), got {offset!r}")
+        ang = self.angles(x.shape[-2], int(offset))  # (T, d_k/2)
+        cos = Tensor(np.concatenate([np.cos(ang)] * 2, axis=-1).astype(x.dtype))  # (T, d_k): both halves of a pair
+        sin = Tensor(np.concatenate([np.sin(ang)] * 2, axis=-1).astype(x.dtype))  # (T, d_k)
+        h = self.d_k // 2
+        x1, x2 = x[..., :h], x[..., h:]  # (..., T, d_k/2) each: pair i is (x1[i], x2[i])
+        turned = cat([-x2, x1], dim=-1)  # (..., T, d_k): each pair turned by 90 degrees
+        # (x1, x2) -> (x1 cos - x2 sin, x2 cos + x1 sin): the 2-D rotation of every pair by its angle
+        return x * cos + turned * sin

@@ -15,13 +15,13 @@ import numpy as np
 from tinyattn.tensor import Tensor, cat, get_default_dtype, get_rng, no_grad
 
 from .attention import KVCache, MultiHeadAttention
-from .layers import GELU, Dropout, Embedding, LayerNorm, Linear
+from .layers import GELU, Dropout, Embedding, Identity, LayerNorm, Linear
 from .module import Module, ModuleList, Parameter, Sequential
 from .positional import LearnedPositionalEmbedding, PositionalEncoding
 
 __all__ = ["TransformerBlock", "TransformerLM", "TransformerClassifier", "Seq2SeqTransformer"]
 
-_POSITIONAL = ("sinusoidal", "learned")
+_POSITIONAL = ("sinusoidal", "learned", "rope")
 _POOLS = ("mean", "cls", "last")
 
 
@@ -33,11 +33,16 @@ def _positive_int(name: str, value) -> int:
 
 
 def _positions(kind: str, d_model: int, max_len: int) -> Module:
-    """The position module named by ``kind``; both kinds have forward(x, offset=0)."""
+    """The position module added to the embeddings, named by ``kind``; each has forward(x, offset=0).
+
+    'rope' adds nothing here (Identity): the attention layers rotate their queries and keys instead.
+    """
     if kind == "sinusoidal":
         return PositionalEncoding(d_model, max_len)
     if kind == "learned":
         return LearnedPositionalEmbedding(max_len, d_model)
+    if kind == "rope":
+        return Identity()
     raise ValueError(f"positional must be one of {_POSITIONAL}, got positional={kind!r}")
 
 
@@ -129,18 +134,19 @@ class TransformerBlock(Module):
     x (B, T, d_model) -> (B, T, d_model). FFN: Linear(d_model, d_ff) -> GELU -> Linear(d_ff, d_model),
     d_ff = 4 * d_model by default. causal/window/n_kv_heads configure the self-attention;
     cross_attention=True adds a second attention whose keys/values come from ``context``.
+    rope=True gives the self-attention rotary position embeddings (never the cross-attention).
     """
 
     def __init__(self, d_model: int, n_heads: int, d_ff: int | None = None, causal: bool = False,
                  n_kv_heads: int | None = None, window: int | None = None, dropout: float = 0.0,
-                 cross_attention: bool = False, backend: str = "sdpa") -> None:
+                 cross_attention: bool = False, backend: str = "sdpa", rope: bool = False) -> None:
         super().__init__()
         d_model = _positive_int("d_model", d_model)
         d_ff = 4 * d_model if d_ff is None else _positive_int("d_ff", d_ff)
         self.d_model, self.d_ff, self.causal, self.cross_attention = d_model, d_ff, bool(causal), bool(cross_attention)
         self.ln1 = LayerNorm(d_model)
         self.attn = MultiHeadAttention(d_model, n_heads, n_kv_heads=n_kv_heads, dropout=dropout,
-                                       window=window, backend=backend)
+                                       window=window, backend=backend, rope=rope)
         if self.cross_attention:
             self.ln_c = LayerNorm(d_model)
             # No window here: every target position may look at the whole source.
@@ -195,7 +201,8 @@ class TransformerLM(Module):
         self.pos = _positions(positional, d_model, max_len)
         self.drop = Dropout(dropout)
         self.blocks = ModuleList([TransformerBlock(d_model, n_heads, d_ff, causal=True, n_kv_heads=n_kv_heads,
-                                                   window=window, dropout=dropout, backend=backend)
+                                                   window=window, dropout=dropout, backend=backend,
+                                                   rope=positional == "rope")
                                   for _ in range(n_layers)])
         self.ln_f = LayerNorm(d_model)
         self.head = Linear(d_model, vocab_size)
@@ -287,7 +294,8 @@ class TransformerClassifier(Module):
         self.pos = _positions(positional, d_model, max_len + (pool == "cls"))
         self.drop = Dropout(dropout)
         self.blocks = ModuleList([TransformerBlock(d_model, n_heads, d_ff, causal=False, dropout=dropout,
-                                                   backend=backend) for _ in range(n_layers)])
+                                                   backend=backend, rope=positional == "rope")
+                                  for _ in range(n_layers)])
         self.ln_f = LayerNorm(d_model)
         self.head = Linear(d_model, n_classes)
 
@@ -342,11 +350,14 @@ class Seq2SeqTransformer(Module):
         self.src_pos = _positions(positional, d_model, max_len)
         self.tgt_pos = _positions(positional, d_model, max_len)
         self.drop = Dropout(dropout)
+        rope = positional == "rope"
         self.encoder = ModuleList([TransformerBlock(d_model, n_heads, d_ff, causal=False, n_kv_heads=n_kv_heads,
-                                                    dropout=dropout, backend=backend) for _ in range(n_layers)])
+                                                    dropout=dropout, backend=backend, rope=rope)
+                                   for _ in range(n_layers)])
         self.enc_ln = LayerNorm(d_model)
         self.decoder = ModuleList([TransformerBlock(d_model, n_heads, d_ff, causal=True, n_kv_heads=n_kv_heads,
-                                                    dropout=dropout, cross_attention=True, backend=backend)
+                                                    dropout=dropout, cross_attention=True, backend=backend,
+                                                    rope=rope)
                                    for _ in range(n_layers)])
         self.dec_ln = LayerNorm(d_model)
         self.head = Linear(d_model, tgt_vocab)

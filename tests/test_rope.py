@@ -75,8 +75,10 @@ def test_rope_errors():
         rope(tinyattn.randn(3, 4), offset=-1)
     with pytest.raises(TypeError, match=r"expects float queries or keys, got dtype int64"):
         rope(tinyattn.tensor(np.ones((3, 4), dtype=np.int64)))
-    with pytest.raises(ValueError, match=r"d_k must be even"):
-        MultiHeadAttention(6, 2, rope=True)  # d_k = 3
+    with pytest.raises(ValueError, match=r"rope=True .* d_k = d_model / n_heads must be even; got d_k = 6 / 2 = 3"):
+        MultiHeadAttention(6, 2, rope=True)
+    with pytest.raises(ValueError, match=r"d_k = 6 / 2 = 3"):
+        TransformerLM(5, 6, 2, n_layers=1, max_len=4, positional="rope")
     m = MultiHeadAttention(8, 2, rope=True)
     with pytest.raises(ValueError, match=r"rope=True, .* cross-attention \(context given\) needs rope=False"):
         m(tinyattn.randn(1, 3, 8), context=tinyattn.randn(1, 4, 8))

@@ -135,7 +135,10 @@ class MultiHeadAttention(Module):
         self.W_k = Linear(d_model, self.n_kv_heads * self.d_k, bias=bias)
         self.W_v = Linear(d_model, self.n_kv_heads * self.d_k, bias=bias)
         self.W_o = Linear(d_model, d_model, bias=bias)
-        self.rope = RotaryEmbedding(self.d_k) if rope else None  # (a d_k that is odd is refused there)
+        if rope and self.d_k % 2:
+            raise ValueError(f"rope=True rotates pairs of dims, so the head size d_k = d_model / n_heads must be even; "
+                             f"got d_k = {self.d_model} / {self.n_heads} = {self.d_k}")
+        self.rope = RotaryEmbedding(self.d_k) if rope else None
 
     def extra_repr(self) -> str:
         kv = f", n_kv_heads={self.n_kv_heads}" if self.n_kv_heads != self.n_heads else ""

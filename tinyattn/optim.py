@@ -55,9 +55,12 @@ class Optimizer:
             if g is None:
                 continue
             if g.shape != p.data.shape:
-                raise ValueError(f"{type(self).__name__}.step: a parameter of shape {p.data.shape} "
-                                 f"has a gradient of shape {g.shape}")
+                self._wrong_grad_shape(p, g)
             self._update(p, g, state)
+
+    def _wrong_grad_shape(self, p: Tensor, g: np.ndarray) -> None:
+        raise ValueError(f"{type(self).__name__}.step: a parameter of shape {p.data.shape} "
+                         f"has a gradient of shape {g.shape}")
 
     def _update(self, p: Tensor, g: np.ndarray, state: dict[str, Any]) -> None:  # pragma: no cover
         raise NotImplementedError
@@ -106,6 +109,19 @@ class SGD(Optimizer):
 
     def _hyper(self) -> dict[str, Any]:
         return {"lr": self.lr, "momentum": self.momentum, "weight_decay": self.weight_decay, "nesterov": self.nesterov}
+
+    def step(self) -> None:
+        """Update every parameter that has a gradient."""
+        if self.momentum or self.weight_decay:
+            return super().step()
+        lr = self.lr  # plain SGD, the common case: p -= lr g in one loop, no per-parameter call
+        for p in self.params:
+            g = p.grad
+            if g is None:
+                continue
+            if g.shape != p.data.shape:
+                self._wrong_grad_shape(p, g)
+            p.data -= lr * g
 
     def _update(self, p: Tensor, g: np.ndarray, state: dict[str, Any]) -> None:
         if self.weight_decay:

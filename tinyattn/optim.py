@@ -55,12 +55,9 @@ class Optimizer:
             if g is None:
                 continue
             if g.shape != p.data.shape:
-                self._wrong_grad_shape(p, g)
+                raise ValueError(f"{type(self).__name__}.step: a parameter of shape {p.data.shape} "
+                                 f"has a gradient of shape {g.shape}")
             self._update(p, g, state)
-
-    def _wrong_grad_shape(self, p: Tensor, g: np.ndarray) -> None:
-        raise ValueError(f"{type(self).__name__}.step: a parameter of shape {p.data.shape} "
-                         f"has a gradient of shape {g.shape}")
 
     def _update(self, p: Tensor, g: np.ndarray, state: dict[str, Any]) -> None:  # pragma: no cover
         raise NotImplementedError
@@ -109,21 +106,6 @@ class SGD(Optimizer):
 
     def _hyper(self) -> dict[str, Any]:
         return {"lr": self.lr, "momentum": self.momentum, "weight_decay": self.weight_decay, "nesterov": self.nesterov}
-
-    def step(self) -> None:
-        """Update every parameter that has a gradient."""
-        if self.momentum or self.weight_decay:
-            return super().step()
-        # Plain SGD, the common case, in one loop without a per-parameter _update call (PyTorch, too,
-        # has a separate multi-tensor path for it). Measured: the MLP step ratio 1.12x -> 1.08x.
-        lr = self.lr
-        for p in self.params:
-            g = p.grad
-            if g is None:
-                continue
-            if g.shape != p.data.shape:
-                self._wrong_grad_shape(p, g)
-            p.data -= lr * g
 
     def _update(self, p: Tensor, g: np.ndarray, state: dict[str, Any]) -> None:
         if self.weight_decay:

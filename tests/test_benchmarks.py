@@ -137,3 +137,13 @@ def test_row_target_and_compare():
     compare({"a": lambda: calls.append("a"), "b": lambda: calls.append("b")}, repeat=2, warmup=0,
             before_round=lambda: calls.append("move"))
     assert calls == ["move", "a", "b", "move", "b", "a"]  # arrays re-placed before every round, not per call
+
+
+def test_mlp_step_child_process_reports_one_measurement():
+    """Full mode runs mlp_step in several fresh processes (placement differs per process); each child
+    prints one JSON line with both step times and the agreement of the two updates."""
+    out = subprocess.run([sys.executable, "-m", "benchmarks.mlp_step", "--child", "--quick"], cwd=ROOT,
+                         capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    r = json.loads(out.stdout.strip().splitlines()[-1])
+    assert r["ms_t"] > 0 and r["ms_np"] > 0 and r["err"] < 1e-5 and (r["width"], r["batch"]) == (64, 16)

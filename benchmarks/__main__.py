@@ -65,8 +65,9 @@ _ABOUT = """\
 - **mlp_step**: one training step of Linear(512, 512) -> ReLU -> Linear(512, 10), batch 64, cross-entropy
   and SGD, against the same step written by hand in NumPy (checked to give the same updated weights).
   Before every round both sides' weights and batch are copied to fresh addresses: where they sit
-  changes the NumPy step's own time by up to 17% (674-788 us on this machine), and one placement per
-  process made the ratio a lottery.
+  changes the NumPy step's own time by up to 17% (674-788 us on this machine). The whole measurement
+  runs in 5 fresh processes and the median ratio is reported (the JSON has each process's ratio):
+  what else a process has allocated still moves the NumPy step's time by up to 6% between processes.
 - **mha**: MultiHeadAttention forward+backward (the input requires grad, so dx is computed too) against a
   hand-written NumPy layer with a hand-derived backward (checked to agree on the output and every gradient).
 - **matmul_roofline**: GFLOP/s of MultiHeadAttention forward+backward as a share of what `np.matmul` reaches

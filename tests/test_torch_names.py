@@ -435,7 +435,7 @@ def test_nn_utils_clip_grad_norm_inf_norm_and_errors():
 
 
 def test_nn_never_imports_optim():
-    """DESIGN.md's dependency direction: nn <- optim, never the other way."""
+    """The dependency direction: nn <- optim, never the other way."""
     nn_dir = pathlib.Path(nn.__file__).parent
     for path in nn_dir.glob("*.py"):
         for node in ast.walk(ast.parse(path.read_text())):

@@ -172,7 +172,7 @@ def max_keepdims(a: np.ndarray, axis: int) -> np.ndarray:
 # Tensor
 # ----------------------------------------------------------------------------------------------
 def _as_array(data, dtype=None) -> np.ndarray:
-    """Apply DESIGN.md's dtype rules: Python floats -> default dtype, NumPy floats kept, ints stay ints."""
+    """Apply the dtype rules: Python floats -> default dtype, NumPy floats kept, ints stay ints."""
     if isinstance(data, Tensor):
         arr = data.data
     elif isinstance(data, (np.ndarray, np.generic)):

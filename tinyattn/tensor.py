@@ -262,11 +262,6 @@ class Tensor:
         return t
 
     @property
-    def _data(self) -> np.ndarray:
-        """The NumPy array inside (transitional name: package code reads arrays through ``_data``)."""
-        return self.data
-
-    @property
     def requires_grad(self) -> bool:
         """Whether backward() computes a gradient for this tensor (checked on assignment: floats only)."""
         return self._rg

@@ -8,7 +8,7 @@ Read it in this order:
 3. ``Tensor.backward``: an iterative topological sort, then the chain rule, node by node.
 4. The ops, each next to its derivative.
 
-This module imports nothing from the package (everything else imports it).
+This module imports nothing from the package but ``checks`` (everything else imports it).
 """
 from __future__ import annotations
 
@@ -17,6 +17,8 @@ import math
 from typing import Any, NamedTuple
 
 import numpy as np
+
+from . import checks
 
 float32 = np.float32
 float64 = np.float64
@@ -763,19 +765,17 @@ class Tensor:
 
     def repeat_interleave(self, repeats: int, dim: int | None = None) -> "Tensor":
         """Repeat each element ``repeats`` times along ``dim``: [a, b] -> [a, a, b, b] (GQA uses this on heads)."""
-        if not isinstance(repeats, (int, np.integer)) or repeats < 1:
-            raise ValueError(f"repeat_interleave: repeats must be a positive int, got {repeats!r}")
+        repeats = checks.positive_int("repeats", repeats, "repeat_interleave")
         if dim is None:
             return self.flatten().repeat_interleave(repeats, 0)
-        return RepeatInterleave.apply(self, repeats=int(repeats), dim=_norm_dim(dim, self.ndim, "repeat_interleave"))
+        return RepeatInterleave.apply(self, repeats=repeats, dim=_norm_dim(dim, self.ndim, "repeat_interleave"))
 
     def split(self, split_size, dim: int = 0) -> tuple:
         """Pieces of ``split_size`` along dim (the last may be smaller), or of the sizes in a list (as PyTorch)."""
         d = _norm_dim(dim, self.ndim, "split")
         n = self.shape[d]
         if isinstance(split_size, (int, np.integer)) and not isinstance(split_size, bool):
-            if split_size <= 0:
-                raise ValueError(f"split: split_size must be a positive int, got {split_size}")
+            split_size = checks.positive_int("split_size", split_size, "split")
             sizes = [min(split_size, n - i) for i in range(0, n, split_size)]
         else:
             sizes = [int(s) for s in split_size]
@@ -811,8 +811,7 @@ class Tensor:
 
     def chunk(self, chunks: int, dim: int = 0) -> tuple:
         """``chunks`` pieces along dim of size ceil(n / chunks) (fewer if n is small), as PyTorch."""
-        if isinstance(chunks, bool) or not isinstance(chunks, (int, np.integer)) or chunks <= 0:
-            raise ValueError(f"chunk: chunks must be a positive int, got {chunks!r}")
+        chunks = checks.positive_int("chunks", chunks, "chunk")
         n = self.shape[_norm_dim(dim, self.ndim, "chunk")]
         return self.split(max(1, -(-n // chunks)), dim)
 

@@ -23,8 +23,8 @@ import numpy as np
 import tinyattn
 import tinyattn.nn as nn
 import tinyattn.nn.functional as F
-from tinyattn import optim
-from tinyattn.data import IGNORE, Batch, Task, as_rng, check_count
+from tinyattn import checks, optim
+from tinyattn.data import IGNORE, Batch, Task, as_rng
 from tinyattn.tensor import Tensor
 
 KINDS = ("attention", "rnn", "gru")
@@ -52,8 +52,8 @@ class SequenceModel(nn.Module):
             raise ValueError(f"unknown head {head!r}; choose from: {', '.join(HEADS)}")
         for name, value in (("vocab_size", vocab_size), ("d_model", d_model), ("n_layers", n_layers),
                             ("n_heads", n_heads), ("max_len", max_len)):
-            check_count(name, value)
-        n_out = vocab_size if n_out is None else check_count("n_out", n_out)
+            checks.positive_int(name, value)
+        n_out = vocab_size if n_out is None else checks.positive_int("n_out", n_out)
         if kind != "attention" and not causal:
             raise ValueError(f"a {kind} reads left to right; causal=False needs kind='attention'")
         # Everything needed to rebuild this model from a checkpoint.
@@ -225,8 +225,8 @@ def fit(model: nn.Module, task: Task | Iterable[Any], *, steps: int = 500, batch
     building the model). History: step, loss, acc, grad_norm per step;
     eval_step, eval_acc per evaluation; plus seconds and stopped_early.
     """
-    steps = check_count("steps", steps)
-    eval_every = check_count("eval_every", eval_every)
+    steps = checks.positive_int("steps", steps)
+    eval_every = checks.positive_int("eval_every", eval_every)
     if target_accuracy is not None and not 0.0 < target_accuracy <= 1.0:
         raise ValueError(f"target_accuracy must be in (0, 1], got {target_accuracy}")
     if not lr > 0:
@@ -240,7 +240,7 @@ def fit(model: nn.Module, task: Task | Iterable[Any], *, steps: int = 500, batch
         eval_rng = as_rng(None if seed is None else seed + 1_000_003)  # held out: a different stream
         train_iter: Iterable[Any] = (task.batch(batch_size, rng) for _ in range(steps))
         if eval_data is None:
-            n = check_count("eval_size", eval_size)
+            n = checks.positive_int("eval_size", eval_size)
             eval_data = [task.batch(min(256, n - i), eval_rng) for i in range(0, n, 256)]  # chunks of <= 256
     else:
         train_iter = task

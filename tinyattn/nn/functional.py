@@ -15,6 +15,7 @@ from typing import Any
 
 import numpy as np
 
+from .. import checks
 from ..tensor import Function, Tensor, get_rng, max_keepdims
 from ..tensor import ReLU as _ReLU  # the op (nn.ReLU is the module)
 
@@ -127,14 +128,6 @@ def gelu(x: Tensor, approximate: str = "tanh") -> Tensor:
 # ----------------------------------------------------------------------------------------------
 # dropout
 # ----------------------------------------------------------------------------------------------
-def _check_p(p: Any, fn: str = "dropout") -> float:
-    if isinstance(p, bool) or not isinstance(p, (int, float, np.floating, np.integer)):
-        raise TypeError(f"{fn}: p must be a number in [0, 1), got {type(p).__name__}")
-    if not 0.0 <= p < 1.0:
-        raise ValueError(f"{fn}: p is the probability of dropping a unit and must be in [0, 1), got p={p}")
-    return float(p)
-
-
 class _Dropout(Function):
     """y = x * mask, mask = keep / (1 - p);  dx = g * mask"""
     @staticmethod
@@ -153,7 +146,7 @@ def dropout(x: Tensor, p: float = 0.5, training: bool = True) -> Tensor:
     Scaling at training time keeps E[y] = x, so evaluation (training=False) is the identity.
     The mask is drawn from ``tinyattn.manual_seed``'s generator: same seed, same mask.
     """
-    p = _check_p(p)
+    p = checks.probability("p", p, "dropout")
     x = _as_tensor(x, "dropout")
     if not training or p == 0.0:
         return x

@@ -18,7 +18,8 @@ import numpy as np
 
 from .. import checks
 from ..masks import as_keep, check_rows, mask_array
-from ..tensor import Function, Tensor, get_rng, max_keepdims
+from ..fastnp import max_keepdims
+from ..tensor import Function, Tensor, get_rng
 
 __all__ = ["attention", "scaled_dot_product_attention", "linear_attention"]
 

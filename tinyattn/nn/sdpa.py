@@ -52,6 +52,9 @@ def _check_qkv(q, k, v, batch: bool = True) -> tuple[Tensor, Tensor, Tensor, tup
                          "must match (one value per key)")
     if k.shape[-2] == 0:
         raise ValueError(f"k has shape {k.shape}: no keys to attend to (S = 0)")
+    if q.shape[-1] == 0:
+        raise ValueError(f"q has shape {q.shape}: queries and keys of size d_k = 0 have no scores to compare "
+                         "(and the default scale 1/sqrt(d_k) is infinite)")
     if not batch:
         return q, k, v, ()
     try:

@@ -30,7 +30,8 @@ import numpy as np
 import tinyattn
 from tinyattn import checks, viz
 from tinyattn.data import make_task
-from tinyattn.train import SequenceModel, fit, grad_norm_by_distance
+from tinyattn.models import SequenceModel
+from tinyattn.train import fit, grad_norm_by_distance
 
 MODELS = ("attention", "gru", "rnn")
 

@@ -15,7 +15,9 @@ from typing import Any
 
 import numpy as np
 
-from ..tensor import Function, Tensor, get_rng, max_keepdims
+from .. import checks
+from ..fastnp import max_keepdims
+from ..tensor import Function, Tensor, get_rng
 from ..tensor import ReLU as _ReLU  # the op (nn.ReLU is the module)
 
 __all__ = [
@@ -149,14 +151,6 @@ def gelu(x: Tensor, approximate: str = "tanh") -> Tensor:
 # ----------------------------------------------------------------------------------------------
 # dropout
 # ----------------------------------------------------------------------------------------------
-def _check_p(p: Any, fn: str = "dropout") -> float:
-    if isinstance(p, bool) or not isinstance(p, (int, float, np.floating, np.integer)):
-        raise TypeError(f"{fn}: p must be a number in [0, 1), got {type(p).__name__}")
-    if not 0.0 <= p < 1.0:
-        raise ValueError(f"{fn}: p is the probability of dropping a unit and must be in [0, 1), got p={p}")
-    return float(p)
-
-
 class _Dropout(Function):
     """y = x * mask, mask = keep / (1 - p);  dx = g * mask"""
     @staticmethod
@@ -175,7 +169,7 @@ def dropout(x: Tensor, p: float = 0.5, training: bool = True) -> Tensor:
     Scaling at training time keeps E[y] = x, so evaluation (training=False) is the identity.
     The mask is drawn from ``tinyattn.manual_seed``'s generator: same seed, same mask.
     """
-    p = _check_p(p)
+    p = checks.probability("p", p, "dropout")
     x = _as_tensor(x, "dropout")
     if not training or p == 0.0:
         return x
@@ -386,9 +380,6 @@ def _check_row_max(m: np.ndarray) -> None:
                          "maximum (all -inf, or +inf/NaN present), so its softmax is undefined")
 
 
-_UNSIGNED = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}  # the unsigned int type of each width
-
-
 def cross_entropy(logits: Tensor, targets: Any, ignore_index: int = -100, reduction: str = "mean") -> Tensor:
     """Softmax cross entropy from raw scores: logits (N, C) or (B, T, C), targets (N,) or (B, T) class ids.
 
@@ -410,17 +401,13 @@ def cross_entropy(logits: Tensor, targets: Any, ignore_index: int = -100, reduct
     C = shape[-1]
     t = t.reshape(-1)  # (N,)
     keep, n_valid = None, t.size  # the common case: nothing ignored, no masking work
-    # 0 <= t < C in one pass: seen as unsigned ints of the same width, negative ids become huge numbers
-    in_range = t.size == 0 or t.view(_UNSIGNED[t.dtype.itemsize]).max() < C
-    # ignore_index (-100 by default) can only be among the targets if some are outside 0..C-1, or if it is a class id
-    may_ignore = not in_range or 0 <= ignore_index < C
-    if may_ignore and ignore_index in t:
+    if ignore_index in t:
         keep = t != ignore_index  # (N,) True = scored
         n_valid = int(np.count_nonzero(keep))
         t = np.where(keep, t, 0)  # ignored rows point at class 0 for the lookup, then get weight 0
-        in_range = t.size == 0 or t.view(_UNSIGNED[t.dtype.itemsize]).max() < C
-    if not in_range:
-        i = int(np.argmax((t < 0) | (t >= C)))
+    bad = (t < 0) | (t >= C)  # (N,)
+    if bad.any():
+        i = int(np.argmax(bad))
         where = tuple(int(j) for j in np.unravel_index(i, shape[:-1]))
         raise ValueError(f"cross_entropy: target {int(t[i])} at position {where} is out of range for "
                          f"C={C} classes (valid: 0..{C - 1}, or ignore_index={ignore_index})")

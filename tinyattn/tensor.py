@@ -121,13 +121,13 @@ class Function:
             if not isinstance(x, Tensor):
                 x = Tensor(x)
             tensors.append(x)
-            arrays.append(x.data)
+            arrays.append(x._data)
             needs.append(x._rg)
         ctx = Context(tuple(needs))
         y = cls.forward(ctx, *arrays, **kwargs)
         out = Tensor.__new__(Tensor)  # (Tensor._make, inlined: this line runs for every op)
-        out.data = y if type(y) is np.ndarray else np.asarray(y)
-        out.grad, out._retain = None, False
+        out._data = y if type(y) is np.ndarray else np.asarray(y)
+        out._grad, out._retain = None, False
         if _grad_enabled and True in needs:  # record the op only if some input needs a gradient
             out._rg, out._op, out._ctx, out._parents = True, cls, ctx, tensors
         else:
@@ -172,9 +172,9 @@ def max_keepdims(a: np.ndarray, axis: int) -> np.ndarray:
 # Tensor
 # ----------------------------------------------------------------------------------------------
 def _as_array(data, dtype=None) -> np.ndarray:
-    """Apply the dtype rules: Python floats -> default dtype, NumPy floats kept, ints stay ints."""
+    """The dtype rules: Python floats -> the default dtype, NumPy floats keep theirs, ints stay ints."""
     if isinstance(data, Tensor):
-        arr = data.data
+        arr = data._data
     elif isinstance(data, (np.ndarray, np.generic)):
         arr = np.asarray(data)
     else:
@@ -236,15 +236,19 @@ def _new_shape(shape) -> tuple:
 
 
 class Tensor:
-    """An n-dimensional array (``.data``) with an optional gradient (``.grad``) and the op that made it."""
+    """An n-dimensional array with an optional gradient (``.grad``) and the op that made it.
 
-    __slots__ = ("data", "grad", "_rg", "_op", "_ctx", "_parents", "_retain", "__weakref__")
+    The NumPy array itself is ``_data``. As in PyTorch, ``.data`` is a Tensor without grad that shares
+    that memory (an escape hatch from the graph), ``.grad`` is a Tensor too, and ``.numpy()`` gives the array.
+    """
+
+    __slots__ = ("_data", "_grad", "_rg", "_op", "_ctx", "_parents", "_retain", "__weakref__")
     __array_priority__ = 1000  # make `ndarray + Tensor` call Tensor.__radd__
     __array_ufunc__ = None
 
     def __init__(self, data: Any, requires_grad: bool = False, dtype=None):
-        self.data: np.ndarray = _as_array(data, dtype)
-        self.grad: np.ndarray | None = None
+        self._data: np.ndarray = _as_array(data, dtype)
+        self._grad: Tensor | None = None
         self._op = None
         self._ctx = None
         self._parents: list = []
@@ -257,9 +261,32 @@ class Tensor:
     def _make(cls, arr: np.ndarray) -> "Tensor":
         """Wrap an op's output array without re-checking it (the hot path)."""
         t = Tensor.__new__(Tensor)
-        t.data = arr if isinstance(arr, np.ndarray) else np.asarray(arr)
-        t.grad, t._op, t._ctx, t._parents, t._retain, t._rg = None, None, None, [], False, False
+        t._data = arr if isinstance(arr, np.ndarray) else np.asarray(arr)
+        t._grad, t._op, t._ctx, t._parents, t._retain, t._rg = None, None, None, [], False, False
         return t
+
+    @property
+    def data(self) -> "Tensor":
+        """This tensor's values as a Tensor outside the graph, sharing memory (``p.data.mul_(0.5)`` changes p)."""
+        return Tensor._make(self._data)
+
+    @data.setter
+    def data(self, value) -> None:
+        self._data = _as_array(value)
+
+    @property
+    def grad(self) -> "Tensor | None":
+        """d(output)/d(self) after ``backward()``: a Tensor of self's shape, or None before any backward."""
+        return self._grad
+
+    @grad.setter
+    def grad(self, value) -> None:
+        if value is not None:
+            if not isinstance(value, Tensor):
+                raise TypeError(f"assigned grad must be a Tensor or None, got {type(value).__name__}")
+            if value.shape != self.shape:
+                raise ValueError(f"assigned grad has shape {value.shape} but the tensor has shape {self.shape}")
+        self._grad = value
 
     @property
     def requires_grad(self) -> bool:
@@ -271,8 +298,8 @@ class Tensor:
         self.requires_grad_(flag)
 
     def requires_grad_(self, flag: bool = True) -> "Tensor":
-        if flag and not np.issubdtype(self.data.dtype, np.floating):
-            raise TypeError(f"requires_grad=True needs floating-point data, got dtype {self.data.dtype}; "
+        if flag and not np.issubdtype(self._data.dtype, np.floating):
+            raise TypeError(f"requires_grad=True needs floating-point data, got dtype {self._data.dtype}; "
                             "integer tensors (token ids, indices) can not require grad")
         self._rg = bool(flag)
         return self
@@ -280,15 +307,15 @@ class Tensor:
     # --- attributes ---------------------------------------------------------------------------
     @property
     def shape(self) -> tuple:
-        return self.data.shape
+        return self._data.shape
 
     @property
     def ndim(self) -> int:
-        return self.data.ndim
+        return self._data.ndim
 
     @property
     def dtype(self):
-        return self.data.dtype
+        return self._data.dtype
 
     @property
     def is_leaf(self) -> bool:
@@ -306,7 +333,7 @@ class Tensor:
         return self.ndim
 
     def numel(self) -> int:
-        return int(self.data.size)
+        return int(self._data.size)
 
     def __len__(self) -> int:
         if self.ndim == 0:
@@ -314,12 +341,12 @@ class Tensor:
         return self.shape[0]
 
     def item(self) -> float:
-        if self.data.size != 1:
+        if self._data.size != 1:
             raise ValueError(f"item() needs a tensor with one element, got shape {self.shape}")
-        return self.data.item()
+        return self._data.item()
 
     def numpy(self) -> np.ndarray:
-        return self.data
+        return self._data
 
     def __float__(self) -> float:
         return float(self.item())
@@ -329,32 +356,78 @@ class Tensor:
 
     def __index__(self) -> int:
         """An integer tensor with one element works as a Python index: ``data[i:i + T]``, ``range(n)``."""
-        if self.data.size != 1 or self.data.dtype.kind not in "iu":
+        if self._data.size != 1 or self._data.dtype.kind not in "iu":
             raise TypeError(f"only an integer tensor with one element can be used as an index, "
                             f"got dtype {self.dtype} and shape {self.shape}")
-        return int(self.data.item())
+        return int(self._data.item())
 
     def __format__(self, spec: str) -> str:
         """``f"{loss:.4f}"`` formats a one-element tensor like its number (as PyTorch)."""
-        return format(self.item(), spec) if spec and self.data.size == 1 else format(str(self), spec)
+        return format(self.item(), spec) if spec and self._data.size == 1 else format(str(self), spec)
 
     def __array__(self, dtype=None, copy=None):
-        return self.data if dtype is None else self.data.astype(dtype)
+        return self._data if dtype is None else self._data.astype(dtype)
 
     def tolist(self):
-        return self.data.tolist()
+        return self._data.tolist()
 
     def detach(self) -> "Tensor":
         """The same data, cut from the graph."""
-        return Tensor._make(self.data)
+        return Tensor._make(self._data)
 
     def retain_grad(self) -> None:
         """Keep ``.grad`` on this non-leaf tensor after backward (handy for inspecting a graph)."""
         self._retain = True
 
-    def zero_(self) -> "Tensor":
-        self.data[...] = 0
+    # --- in place (outside the graph: on .data, on .grad, or under no_grad) -------------------
+    def _inplace(self, op: str, value) -> "Tensor":
+        """Write ``value`` (an array-like of self's shape, or broadcastable to it) into self's array."""
+        if self._rg and _grad_enabled:
+            raise RuntimeError(f"{op}: in-place change of a tensor that requires grad; do it on x.data, under "
+                               "tinyattn.no_grad(), or build a new tensor (x = x + y)")
+        if isinstance(value, Tensor):
+            value = value._data
+        try:
+            np.copyto(self._data, value, casting="same_kind")
+        except (ValueError, TypeError) as e:
+            raise type(e)(f"{op} on a tensor of shape {self.shape} and dtype {self.dtype}: {e}") from None
         return self
+
+    def zero_(self) -> "Tensor":
+        return self._inplace("zero_", 0)
+
+    def fill_(self, value) -> "Tensor":
+        return self._inplace("fill_", value)
+
+    def copy_(self, src) -> "Tensor":
+        return self._inplace("copy_", src)
+
+    def add_(self, other, alpha=1) -> "Tensor":
+        o = other._data if isinstance(other, Tensor) else other
+        return self._inplace("add_", self._data + (o if alpha == 1 else alpha * np.asarray(o)))
+
+    def sub_(self, other, alpha=1) -> "Tensor":
+        o = other._data if isinstance(other, Tensor) else other
+        return self._inplace("sub_", self._data - (o if alpha == 1 else alpha * np.asarray(o)))
+
+    def mul_(self, other) -> "Tensor":
+        return self._inplace("mul_", self._data * (other._data if isinstance(other, Tensor) else other))
+
+    def div_(self, other) -> "Tensor":
+        return self._inplace("div_", self._data / (other._data if isinstance(other, Tensor) else other))
+
+    def clamp_(self, min=None, max=None) -> "Tensor":
+        return self._inplace("clamp_", np.clip(self._data, min, max))
+
+    def _iop(self, other, name: str, inplace, op) -> "Tensor":
+        """``x += y``: in place outside the graph (as PyTorch); where a gradient is being recorded, a new
+        tensor instead (the same values, and a graph the backward can walk)."""
+        if _grad_enabled and (self._rg or (isinstance(other, Tensor) and other._rg)):
+            if self._rg and self._op is None:
+                raise RuntimeError(f"x {name}= y on a leaf tensor that requires grad: write x = x {name} y, "
+                                   "or update it under tinyattn.no_grad()")
+            return self._binary(op, other)
+        return inplace(self, other)
 
     def float(self) -> "Tensor":
         return self if self.dtype == np.float32 else Cast.apply(self, dtype=np.float32)
@@ -372,7 +445,7 @@ class Tensor:
         if self.dtype == dt:
             return self
         if dt.kind not in "fc":  # an integer/bool copy leaves the graph, like .long() (ints can not require grad)
-            return Tensor._make(self.data.astype(dt))
+            return Tensor._make(self._data.astype(dt))
         return Cast.apply(self, dtype=dt.type)
 
     def cpu(self) -> "Tensor":
@@ -384,23 +457,23 @@ class Tensor:
         return "cpu"
 
     def bool(self) -> "Tensor":
-        return Tensor._make(self.data.astype(bool))
+        return Tensor._make(self._data.astype(bool))
 
     def long(self) -> "Tensor":
-        return Tensor._make(self.data.astype(np.int64))
+        return Tensor._make(self._data.astype(np.int64))
 
     def contiguous(self) -> "Tensor":
         """A C-ordered copy if needed. NumPy reshapes anything, so this only matters for speed."""
-        return self if self.data.flags.c_contiguous else Contiguous.apply(self)
+        return self if self._data.flags.c_contiguous else Contiguous.apply(self)
 
     def clone(self) -> "Tensor":
         return Contiguous.apply(self)
 
     def __repr__(self) -> str:
-        body = np.array2string(self.data, separator=", ", precision=4, prefix="tensor(")
+        body = np.array2string(self._data, separator=", ", precision=4, prefix="tensor(")
         extra = ""
-        if self.data.dtype not in (np.dtype(_default_dtype), np.dtype(np.int64), np.dtype(bool)):
-            extra += f", dtype={self.data.dtype}"
+        if self._data.dtype not in (np.dtype(_default_dtype), np.dtype(np.int64), np.dtype(bool)):
+            extra += f", dtype={self._data.dtype}"
         if self._op is not None:
             extra += f", grad_fn=<{self._op.__name__}Backward>"
         elif self.requires_grad:
@@ -410,15 +483,15 @@ class Tensor:
     __hash__ = object.__hash__
 
     def __bool__(self) -> bool:
-        if self.data.size != 1:
+        if self._data.size != 1:
             raise ValueError(f"the truth value of a tensor with shape {self.shape} is ambiguous; use .any() or .all()")
-        return bool(self.data)
+        return bool(self._data)
 
     def any(self) -> bool:
-        return bool(self.data.any())
+        return bool(self._data.any())
 
     def all(self) -> bool:
-        return bool(self.data.all())
+        return bool(self._data.all())
 
     # --- autograd -----------------------------------------------------------------------------
     def backward(self, gradient=None) -> None:
@@ -432,16 +505,16 @@ class Tensor:
             raise RuntimeError("backward(): this tensor does not require grad and has no graph "
                                "(did you create it under no_grad(), or forget requires_grad=True?)")
         if gradient is None:
-            if self.data.size != 1:
+            if self._data.size != 1:
                 raise ValueError(f"backward() without a gradient needs a scalar output, got shape {self.shape}; "
                                  "reduce it first (e.g. loss.mean()) or pass gradient= of that shape")
-            seed = np.array(1, dtype=self.data.dtype)  # d(self)/d(self) = 1
-            if seed.shape != self.data.shape:  # (1,) or (1, 1) rather than a 0-d scalar
-                seed = seed.reshape(self.data.shape)
+            seed = np.array(1, dtype=self._data.dtype)  # d(self)/d(self) = 1
+            if seed.shape != self._data.shape:  # (1,) or (1, 1) rather than a 0-d scalar
+                seed = seed.reshape(self._data.shape)
         else:
             # Not copied: no backward writes into the gradient it receives, and `handed` below makes sure
             # the caller's array is never stored as a .grad (a later += would write into it).
-            seed = np.asarray(gradient.data if isinstance(gradient, Tensor) else gradient, dtype=self.data.dtype)
+            seed = np.asarray(gradient._data if isinstance(gradient, Tensor) else gradient, dtype=self._data.dtype)
             if seed.shape != self.shape:
                 raise ValueError(f"backward(gradient): gradient has shape {seed.shape} but the output has shape {self.shape}")
 
@@ -487,7 +560,7 @@ class Tensor:
                     continue
                 if type(pg) is not np.ndarray:  # a NumPy scalar (e.g. from a full reduction)
                     pg = np.asarray(pg)
-                shape = parent.data.shape
+                shape = parent._data.shape
                 if pg.shape != shape:  # (checked first: most gradients already have the input's shape)
                     pg = unbroadcast(pg, shape)
                     if pg.shape != shape:
@@ -515,15 +588,15 @@ class Tensor:
         or views of `grad`, never a saved array.) ``handed`` holds the ids of arrays already stored as
         some ``.grad`` in this backward pass.
         """
-        if g.dtype != self.data.dtype:
-            g = g.astype(self.data.dtype)
-        if self.grad is not None:
-            self.grad += g
+        if g.dtype != self._data.dtype:
+            g = g.astype(self._data.dtype)
+        if self._grad is not None:
+            self._grad._data += g
             return g
         owner = g if g.base is None else g.base
         fresh = g.flags.writeable and owner.flags.owndata and id(owner) not in handed
-        self.grad = g if fresh else g.copy()
-        handed.add(id(owner) if fresh else id(self.grad))
+        self._grad = Tensor._make(g if fresh else g.copy())
+        handed.add(id(owner) if fresh else id(self._grad._data))
         return g
 
     # --- arithmetic (broadcasting like NumPy) -------------------------------------------------
@@ -549,6 +622,10 @@ class Tensor:
                                  "(sizes must match or be 1, aligned from the right)") from None
             raise
 
+    def __iadd__(self, o): return self._iop(o, "+", Tensor.add_, Add)
+    def __isub__(self, o): return self._iop(o, "-", Tensor.sub_, Sub)
+    def __imul__(self, o): return self._iop(o, "*", Tensor.mul_, Mul)
+    def __itruediv__(self, o): return self._iop(o, "/", Tensor.div_, Div)
     def __add__(self, o): return self._binary(Add, o)
     def __radd__(self, o): return self._binary(Add, o, True)
     def __sub__(self, o): return self._binary(Sub, o)
@@ -565,8 +642,8 @@ class Tensor:
 
     # comparisons: bool tensors, outside the graph
     def _cmp(self, other, fn) -> "Tensor":
-        other = other.data if isinstance(other, Tensor) else other
-        return Tensor._make(fn(self.data, other))
+        other = other._data if isinstance(other, Tensor) else other
+        return Tensor._make(fn(self._data, other))
 
     def __eq__(self, o): return self._cmp(o, np.equal)  # type: ignore[override]
     def __ne__(self, o): return self._cmp(o, np.not_equal)  # type: ignore[override]
@@ -574,7 +651,7 @@ class Tensor:
     def __le__(self, o): return self._cmp(o, np.less_equal)
     def __gt__(self, o): return self._cmp(o, np.greater)
     def __ge__(self, o): return self._cmp(o, np.greater_equal)
-    def __invert__(self): return Tensor._make(~self.data)
+    def __invert__(self): return Tensor._make(~self._data)
     def __and__(self, o): return self._cmp(o, np.logical_and)
     def __or__(self, o): return self._cmp(o, np.logical_or)
 
@@ -592,7 +669,7 @@ class Tensor:
 
     def masked_fill(self, mask, value: float) -> "Tensor":
         """Where ``mask`` is True, put ``value``; elsewhere keep self. (PyTorch's meaning.)"""
-        m = np.asarray(mask.data if isinstance(mask, Tensor) else mask)
+        m = np.asarray(mask._data if isinstance(mask, Tensor) else mask)
         if m.dtype != bool:
             raise TypeError(f"masked_fill expects a bool mask (True = fill), got dtype {m.dtype}; "
                             "build one with a comparison, e.g. mask == 0")
@@ -678,11 +755,11 @@ class Tensor:
 
     def argmin(self, dim=None, keepdim: bool = False) -> "Tensor":
         d = _norm_dims(dim, self.ndim, "argmin")
-        return Tensor._make(np.argmin(self.data, axis=d, keepdims=keepdim))
+        return Tensor._make(np.argmin(self._data, axis=d, keepdims=keepdim))
 
     def argmax(self, dim=None, keepdim: bool = False) -> "Tensor":
         d = _norm_dims(dim, self.ndim, "argmax")
-        return Tensor._make(np.argmax(self.data, axis=d, keepdims=keepdim))
+        return Tensor._make(np.argmax(self._data, axis=d, keepdims=keepdim))
 
     def softmax(self, dim: int) -> "Tensor":
         return Softmax.apply(self, dim=_norm_dim(dim, self.ndim, "softmax"))
@@ -819,9 +896,9 @@ class Tensor:
                                "x = x.masked_fill(mask, value) or tinyattn.where(cond, a, b) (new tensors the "
                                "graph can differentiate), or assign under tinyattn.no_grad()")
         idx = _index_arg(idx)
-        value = value.data if isinstance(value, Tensor) else value
+        value = value._data if isinstance(value, Tensor) else value
         try:
-            self.data[idx] = value
+            self._data[idx] = value
         except (IndexError, ValueError, TypeError, OverflowError) as e:
             raise type(e)(f"x[...] = value on a tensor of shape {self.shape} and dtype {self.dtype}: {e}") from None
 
@@ -835,7 +912,7 @@ class MinMax(NamedTuple):
 def _promote(a: Tensor, b: Tensor, op) -> tuple:
     """PyTorch's promotion for mixed ints and floats: the int side takes the float side's dtype, and
     int / int gives the default float dtype (NumPy alone would give float64 in both cases)."""
-    fa, fb = a.data.dtype.kind == "f", b.data.dtype.kind == "f"
+    fa, fb = a._data.dtype.kind == "f", b._data.dtype.kind == "f"
     if fa == fb:
         if not fa and op is Div:
             return a.to(_default_dtype), b.to(_default_dtype)
@@ -848,7 +925,7 @@ def _index_arg(idx):
     if isinstance(idx, tuple):
         return tuple(_index_arg(i) for i in idx)
     if isinstance(idx, Tensor):
-        return idx.data
+        return idx._data
     if isinstance(idx, list):
         return np.asarray(idx)
     return idx
@@ -884,7 +961,7 @@ def _gather_where(shape: tuple, dim: int, index) -> tuple:
     Every dim but ``dim`` is indexed by its own position (np.indices), ``dim`` by ``index``:
     out[i, j, k] = a[i, index[i, j, k], k] for dim=1.
     """
-    idx = np.asarray(index.data if isinstance(index, Tensor) else index)
+    idx = np.asarray(index._data if isinstance(index, Tensor) else index)
     d = _norm_dim(dim, len(shape), "gather")
     if idx.dtype.kind not in "iu":
         raise TypeError(f"gather: index must hold integer positions (e.g. int64), got dtype {idx.dtype}")
@@ -1518,7 +1595,7 @@ def stack(tensors, dim: int = 0) -> Tensor:
 
 def where(condition, a, b) -> Tensor:
     """Elementwise ``a if condition else b`` (condition is bool, gets no gradient)."""
-    c = np.asarray(condition.data if isinstance(condition, Tensor) else condition)
+    c = np.asarray(condition._data if isinstance(condition, Tensor) else condition)
     if c.dtype != bool:
         raise TypeError(f"where: condition must be bool, got dtype {c.dtype}")
     like = a if isinstance(a, Tensor) else b if isinstance(b, Tensor) else None
@@ -1625,7 +1702,7 @@ def topk(input, k: int, dim: int = -1, largest: bool = True, sorted: bool = True
     if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or not 0 <= k <= x.shape[d]:
         raise ValueError(f"topk: k={k!r} is out of range for dim {dim} of size {x.shape[d]} (shape {x.shape}); "
                          f"k must be an int in 0..{x.shape[d]}")
-    order = np.argsort(x.data, axis=d, kind="stable")  # ascending along d
+    order = np.argsort(x._data, axis=d, kind="stable")  # ascending along d
     if largest:
         order = np.flip(order, axis=d)
     indices = np.take(order, np.arange(k), axis=d)  # the first k along d

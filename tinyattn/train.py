@@ -73,7 +73,7 @@ class SequenceModel(nn.Module):
 
     def embed(self, idx: Tensor | np.ndarray) -> Tensor:
         """Token ids (B, T) -> embeddings (B, T, C), checking ids and length at the surface."""
-        idx = idx.data if isinstance(idx, Tensor) else np.asarray(idx)
+        idx = idx._data if isinstance(idx, Tensor) else np.asarray(idx)
         if idx.ndim != 2 or not np.issubdtype(idx.dtype, np.integer):
             raise ValueError(f"{type(self).__name__} expects integer token ids of shape (B, T), "
                              f"got {idx.dtype} array of shape {idx.shape}")
@@ -115,7 +115,7 @@ class SequenceModel(nn.Module):
             maps = []
             for block in self.blocks:
                 x, w = block(x, return_weights=True)  # (B, T, C), (B, H, T, T)
-                maps.append(np.array(w.data))  # (B, H, T, T)
+                maps.append(np.array(w._data))  # (B, H, T, T)
         return maps
 
     def extra_repr(self) -> str:
@@ -130,7 +130,7 @@ def _as_batch(item: Any) -> Batch:
     if isinstance(item, Batch):
         return item
     if isinstance(item, (tuple, list)) and len(item) == 2:
-        inputs, targets = (np.asarray(a.data if isinstance(a, Tensor) else a) for a in item)
+        inputs, targets = (np.asarray(a._data if isinstance(a, Tensor) else a) for a in item)
         if inputs.shape != targets.shape or inputs.ndim != 2:
             raise ValueError(f"a batch must be (inputs, targets) of the same shape (B, T), "
                              f"got {inputs.shape} and {targets.shape}")
@@ -152,7 +152,7 @@ def loss_and_accuracy(model: nn.Module, batch: Batch) -> tuple[Tensor, float]:
     logits, targets = _scored(model(batch.inputs), batch)
     loss = F.cross_entropy(logits, targets, ignore_index=IGNORE)
     keep = targets != IGNORE
-    pred = logits.data.argmax(axis=-1)
+    pred = logits._data.argmax(axis=-1)
     return loss, float((pred[keep] == targets[keep]).mean())
 
 
@@ -169,7 +169,7 @@ def evaluate(model: nn.Module, batches: Iterable[Batch] | Batch) -> float:
                 batch = _as_batch(item)
                 logits, targets = _scored(model(batch.inputs), batch)
                 keep = targets != IGNORE
-                correct += int((logits.data.argmax(axis=-1)[keep] == targets[keep]).sum())
+                correct += int((logits._data.argmax(axis=-1)[keep] == targets[keep]).sum())
                 total += int(keep.sum())
     finally:
         model.train(was_training)

@@ -28,7 +28,7 @@ __all__ = [
 def _as_tensor(x: Any, fn: str, name: str = "input") -> Tensor:
     """Accept a Tensor or anything array-like; reject what can not be a float tensor."""
     t = x if isinstance(x, Tensor) else Tensor(x)
-    if t.data.dtype.kind != "f":  # (np.issubdtype(dtype, np.floating), ten times cheaper on the hot path)
+    if t._data.dtype.kind != "f":  # (np.issubdtype(dtype, np.floating), ten times cheaper on the hot path)
         raise TypeError(f"{fn} expects a floating-point {name}, got dtype {t.dtype}")
     return t
 
@@ -196,7 +196,7 @@ def linear(x: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     """y = x @ weight.T + bias: x (..., in), weight (out, in) (PyTorch's layout), bias (out,) -> (..., out)."""
     x = _as_tensor(x, "linear", "x")
     weight = _as_tensor(weight, "linear", "weight")
-    x_shape, w_shape = x.data.shape, weight.data.shape  # (the arrays' shapes: no property calls on this hot path)
+    x_shape, w_shape = x._data.shape, weight._data.shape  # (the arrays' shapes: no property calls on this hot path)
     if len(w_shape) != 2:
         raise ValueError(f"linear: weight must be 2-D (out_features, in_features), got shape {w_shape}")
     if not x_shape or x_shape[-1] != w_shape[1]:
@@ -205,8 +205,8 @@ def linear(x: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     if bias is None:
         return _Linear.apply(x, weight)
     bias = _as_tensor(bias, "linear", "bias")
-    if bias.data.shape != (w_shape[0],):
-        raise ValueError(f"linear: bias must have shape (out_features,) = ({w_shape[0]},), got {bias.data.shape}")
+    if bias._data.shape != (w_shape[0],):
+        raise ValueError(f"linear: bias must have shape (out_features,) = ({w_shape[0]},), got {bias._data.shape}")
     return _Linear.apply(x, weight, bias)
 
 
@@ -348,11 +348,11 @@ def cross_entropy(logits: Tensor, targets: Any, ignore_index: int = -100, reduct
     logits = _as_tensor(logits, "cross_entropy", "logits")
     if reduction not in ("mean", "sum", "none"):
         raise ValueError(f"cross_entropy: reduction must be 'mean', 'sum' or 'none', got {reduction!r}")
-    t = np.asarray(targets.data if isinstance(targets, Tensor) else targets)
+    t = np.asarray(targets._data if isinstance(targets, Tensor) else targets)
     if t.dtype.kind not in "iu":  # signed or unsigned ints (np.issubdtype(t.dtype, np.integer), but cheaper)
         raise TypeError(f"cross_entropy expects integer class ids as targets, got dtype {t.dtype} "
                         "(targets are indices, not probabilities; convert with .long())")
-    shape = logits.data.shape
+    shape = logits._data.shape
     if not shape or t.shape != shape[:-1]:
         raise ValueError(f"cross_entropy: logits have shape {shape}, so targets must have shape "
                          f"{shape[:-1]} (logits.shape[:-1], classes last), got {t.shape}")
@@ -399,7 +399,7 @@ def mse_loss(input: Tensor, target: Any, reduction: str = "mean") -> Tensor:
 
 def one_hot(tensor: Any, num_classes: int = -1) -> Tensor:
     """Class ids (...) -> int64 (..., num_classes) with a 1 at each id; num_classes=-1 means max id + 1."""
-    ids = np.asarray(tensor.data if isinstance(tensor, Tensor) else tensor)
+    ids = np.asarray(tensor._data if isinstance(tensor, Tensor) else tensor)
     if ids.dtype.kind not in "iu":
         raise TypeError(f"one_hot expects integer class ids, got dtype {ids.dtype} (convert with .long())")
     if isinstance(num_classes, bool) or not isinstance(num_classes, (int, np.integer)) or num_classes < -1:

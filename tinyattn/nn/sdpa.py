@@ -60,7 +60,7 @@ def _check_qkv(q, k, v, batch: bool = True) -> tuple[Tensor, Tensor, Tensor, tup
 
 def _mask_array(mask, name: str, full: tuple, dims: str = "the attention scores' shape (..., T, S)") -> np.ndarray:
     """The mask's array, after checking it broadcasts to the scores' shape ``full`` (``dims`` names it)."""
-    m = np.asarray(mask.data if isinstance(mask, Tensor) else mask)
+    m = np.asarray(mask._data if isinstance(mask, Tensor) else mask)
     try:
         ok = np.broadcast_shapes(m.shape, full) == full
     except ValueError:
@@ -204,7 +204,7 @@ def _sdpa(q: Tensor, k: Tensor, v: Tensor, keep=None, bias=None, scale: float = 
     if isinstance(bias, Tensor) and bias.requires_grad:
         return _SDPA.apply(q, k, v, bias, keep=keep, scale=scale, dropout_p=dropout_p)
     if isinstance(bias, Tensor):
-        bias = bias.data
+        bias = bias._data
     return _SDPA.apply(q, k, v, bias=bias, keep=keep, scale=scale, dropout_p=dropout_p)
 
 

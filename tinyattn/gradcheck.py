@@ -70,7 +70,7 @@ def gradcheck(fn: Callable, inputs, eps: float = 1e-6, atol: float = 1e-5, rtol:
         t.grad = None
     for o, r in zip(outs, upstream):
         if o.requires_grad:
-            o.backward(r.astype(o.dtype))
+            o.backward(r.astype(o.dtype), retain_graph=True)  # the outputs may share a graph
     analytic = [np.zeros(t.shape) if t.grad is None else t.grad._data.astype(np.float64) for _, t in checked]
     for (_, t), g in zip(checked, saved):
         t.grad = g

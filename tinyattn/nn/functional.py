@@ -139,12 +139,13 @@ class _Dropout(Function):
     """y = x * mask, mask = keep / (1 - p);  dx = g * mask"""
     @staticmethod
     def forward(ctx, x, mask):
-        ctx.mask = mask  # a constant (not an input), so it lives on ctx
+        ctx.save_for_backward(mask)
         return x * mask
 
     @staticmethod
     def backward(ctx, g):
-        return g * ctx.mask
+        (mask,) = ctx.saved_tensors
+        return g * mask
 
 
 def dropout(x: Tensor, p: float = 0.5, training: bool = True) -> Tensor:
@@ -223,10 +224,10 @@ class _LayerNorm(Function):
         var = np.mean(xhat * xhat, axis=axes, keepdims=True)  # biased variance, as PyTorch's forward
         rstd = 1.0 / np.sqrt(var + eps)  # (..., 1, ..., 1)
         xhat *= rstd  # in place: the centred copy becomes xhat
-        ctx.save_for_backward(xhat, rstd)
         weight = affine[0] if has_weight else None
         bias = affine[-1] if len(affine) > has_weight else None
-        ctx.axes, ctx.weight, ctx.has_weight = axes, weight, has_weight
+        ctx.save_for_backward(xhat, rstd, weight)
+        ctx.axes, ctx.has_weight = axes, has_weight
         if weight is None and bias is None:
             return xhat
         y = xhat * weight if weight is not None else xhat.copy()
@@ -236,8 +237,8 @@ class _LayerNorm(Function):
 
     @staticmethod
     def backward(ctx, g):
-        xhat, rstd = ctx.saved_tensors
-        axes, w = ctx.axes, ctx.weight
+        xhat, rstd, w = ctx.saved_tensors
+        axes = ctx.axes
         lead = tuple(range(g.ndim - len(axes)))  # the dims w and b were broadcast over
         gh = g * w if w is not None else g  # gradient w.r.t. xhat
         # xhat = (x - mean) * rstd depends on x directly, through the mean and through rstd:
@@ -302,8 +303,8 @@ class _CrossEntropy(Function):
         losses = logp.reshape(-1).take(flat)  # (N,) log-probabilities of the targets (negated below)
         if keep is not None:
             losses *= keep  # ignored rows score 0
-        ctx.save_for_backward(logp)
-        ctx.flat, ctx.keep, ctx.n_valid, ctx.reduction, ctx.shape = flat, keep, n_valid, reduction, logits.shape
+        ctx.save_for_backward(logp, flat, keep)
+        ctx.n_valid, ctx.reduction, ctx.shape = n_valid, reduction, logits.shape
         if reduction == "none":
             return -losses.reshape(logits.shape[:-1])  # (N,) -> logits' leading dims, e.g. (B, T)
         total = -losses.sum()  # (exactly the sum of the negated entries: negation is exact)
@@ -311,9 +312,9 @@ class _CrossEntropy(Function):
 
     @staticmethod
     def backward(ctx, g):
-        (logp,) = ctx.saved_tensors
+        logp, flat, keep = ctx.saved_tensors
         grad = np.exp(logp)  # (N, C) softmax probabilities
-        grad.reshape(-1)[ctx.flat] -= 1  # minus the one-hot target (grad is fresh, so reshape(-1) is a view)
+        grad.reshape(-1)[flat] -= 1  # minus the one-hot target (grad is fresh, so reshape(-1) is a view)
         if ctx.reduction == "none":
             row_w = g.reshape(-1, 1)  # (N, 1): each row has its own upstream gradient
         elif ctx.reduction == "mean":
@@ -321,8 +322,8 @@ class _CrossEntropy(Function):
         else:
             row_w = g
         grad *= row_w
-        if ctx.keep is not None:
-            grad *= ctx.keep[:, None]  # ignored rows get no gradient
+        if keep is not None:
+            grad *= keep[:, None]  # ignored rows get no gradient
         return grad if grad.shape == ctx.shape else grad.reshape(ctx.shape)  # (N, C) -> logits' shape, e.g. (B, T, C)
 
 

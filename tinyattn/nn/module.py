@@ -52,14 +52,12 @@ class Module:
         object.__setattr__(self, "training", True)
 
     # ---------------------------------------------------------------- registration
-    # A registered part lives in its registry (_parameters, _buffers or _modules: ordered, walked by
-    # parameters(), state_dict(), ...) and, as a plain copy of the reference, in the instance __dict__,
-    # so that `self.weight` in forward is an ordinary attribute lookup. (Found through __getattr__ it
-    # would cost Python an AttributeError first, about 20x slower.) Every write goes through _register.
+    # A registered part lives only in its registry (_parameters, _buffers or _modules: ordered, walked
+    # by parameters(), state_dict(), ...), as in PyTorch: `self.weight` is found by __getattr__, so
+    # `m._parameters['weight'] = p` and `m.weight = p` can never disagree.
     def _register(self, registry: str, name: str, value: Any) -> None:
-        """Put `value` under `name` in one registry, keeping the attribute in __dict__ the same object."""
+        """Put `value` under `name` in one registry."""
         self.__dict__[registry][name] = value
-        self.__dict__[name] = value
 
     def __setattr__(self, name: str, value: Any) -> None:
         params = self.__dict__.get("_parameters")
@@ -96,9 +94,7 @@ class Module:
         self.__dict__.get("_non_persistent", set()).discard(name)  # a re-registered buffer starts persistent
 
     def __getattr__(self, name: str) -> Any:
-        # Only called when normal lookup fails: registered parts are found in __dict__ first. This also
-        # finds a name added to a registry directly (module._parameters['w'] = p); to REPLACE a registered
-        # part, assign the attribute or use register_parameter / register_buffer / add_module.
+        # Only called when normal lookup fails, which is always the case for registered parts.
         for registry in ("_parameters", "_buffers", "_modules"):
             d = self.__dict__.get(registry)
             if d is not None and name in d:
@@ -113,7 +109,6 @@ class Module:
             d = self.__dict__.get(registry)
             if d is not None and name in d:
                 del d[name]
-                self.__dict__.pop(name, None)
                 return
         object.__delattr__(self, name)
 

@@ -301,3 +301,18 @@ def test_attribute_and_registry_always_name_the_same_object():
     assert clone.head.weight is not net.head.weight
     net.load_state_dict({k: np.full(v.shape, 2.0) for k, v in net.state_dict().items()})
     assert np.all(net.head.weight.numpy() == 2.0) and net.head.weight is net.emb.weight
+
+
+def test_a_part_written_into_its_registry_is_what_the_attribute_and_parameters_give():
+    # No attribute mirror to go stale: the registry is the only place a part lives (as in PyTorch).
+    lin = nn.Linear(2, 3)
+    new = nn.Parameter(np.ones((3, 2)))
+    lin._parameters["weight"] = new
+    assert lin.weight is new
+    assert next(lin.parameters()) is new
+    np.testing.assert_array_equal(lin(tinyattn.tensor(np.ones((1, 2)))).numpy() - lin.bias.numpy(), [[2.0, 2.0, 2.0]])
+    lin.weight = nn.Parameter(np.zeros((3, 2)))
+    assert lin._parameters["weight"] is lin.weight and "weight" not in vars(lin)
+    del lin.weight
+    with pytest.raises(AttributeError):
+        lin.weight

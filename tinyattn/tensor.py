@@ -164,8 +164,8 @@ class Tensor:
         self._counter = [0]         # the version counter: in-place ops add 1 (views share the list)
         self._rg = False            # requires_grad
         self._op = None             # the Function that made this tensor (None: a leaf)
-        self._ctx = None            # what that op's forward kept for its backward
-        self._parents = ()          # the op's input tensors
+        self._ctx = None            # what that op's forward kept for its backward (freed by backward)
+        self._parents = ()          # the op's input tensors (dropped by backward, with the ctx)
         self._retain = False        # keep .grad on a non-leaf (retain_grad)
 
     @staticmethod

@@ -37,7 +37,7 @@ def ones(*shape, dtype=None, requires_grad: bool = False, device=None) -> Tensor
 def _fill_dtype(value):
     """The dtype ``full`` infers from its fill value, as PyTorch: bool -> bool, int -> int64, float -> default."""
     if isinstance(value, Tensor):
-        value = value.data
+        value = value._data
     if isinstance(value, (np.ndarray, np.generic)):
         return value.dtype
     if isinstance(value, bool):

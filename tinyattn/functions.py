@@ -52,7 +52,7 @@ def stack(tensors, dim: int = 0) -> Tensor:
 
 def where(condition, a, b) -> Tensor:
     """Elementwise ``a if condition else b`` (condition is bool, gets no gradient)."""
-    c = np.asarray(condition.data if isinstance(condition, Tensor) else condition)
+    c = np.asarray(condition._data if isinstance(condition, Tensor) else condition)
     if c.dtype != bool:
         raise TypeError(f"where: condition must be bool, got dtype {c.dtype}")
     dt = result_type(a, b)  # PyTorch's promotion: float32 with int64 is float32, x with 0.5 keeps x's float dtype

@@ -30,7 +30,7 @@ __all__ = [
 def _as_tensor(x: Any, fn: str, name: str = "input") -> Tensor:
     """Accept a Tensor or anything array-like; reject what can not be a float tensor."""
     t = x if isinstance(x, Tensor) else Tensor(x)
-    if t.data.dtype.kind != "f":  # (np.issubdtype(dtype, np.floating), ten times cheaper on the hot path)
+    if t._data.dtype.kind != "f":  # (np.issubdtype(dtype, np.floating), ten times cheaper on the hot path)
         raise TypeError(f"{fn} expects a floating-point {name}, got dtype {t.dtype}")
     return t
 
@@ -155,12 +155,13 @@ class _Dropout(Function):
     """y = x * mask, mask = keep / (1 - p);  dx = g * mask"""
     @staticmethod
     def forward(ctx, x, mask):
-        ctx.mask = mask  # a constant (not an input), so it lives on ctx
+        ctx.save_for_backward(mask)
         return x * mask
 
     @staticmethod
     def backward(ctx, g):
-        return g * ctx.mask
+        (mask,) = ctx.saved_tensors
+        return g * mask
 
 
 def dropout(x: Tensor, p: float = 0.5, training: bool = True) -> Tensor:
@@ -212,7 +213,7 @@ def linear(x: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     """y = x @ weight.T + bias: x (..., in), weight (out, in) (PyTorch's layout), bias (out,) -> (..., out)."""
     x = _as_tensor(x, "linear", "x")
     weight = _as_tensor(weight, "linear", "weight")
-    x_shape, w_shape = x.data.shape, weight.data.shape  # (the arrays' shapes: no property calls on this hot path)
+    x_shape, w_shape = x._data.shape, weight._data.shape  # (the arrays' shapes: no property calls on this hot path)
     if len(w_shape) != 2:
         raise ValueError(f"linear: weight must be 2-D (out_features, in_features), got shape {w_shape}")
     if not x_shape or x_shape[-1] != w_shape[1]:
@@ -221,8 +222,8 @@ def linear(x: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     if bias is None:
         return _Linear.apply(x, weight)
     bias = _as_tensor(bias, "linear", "bias")
-    if bias.data.shape != (w_shape[0],):
-        raise ValueError(f"linear: bias must have shape (out_features,) = ({w_shape[0]},), got {bias.data.shape}")
+    if bias._data.shape != (w_shape[0],):
+        raise ValueError(f"linear: bias must have shape (out_features,) = ({w_shape[0]},), got {bias._data.shape}")
     return _Linear.apply(x, weight, bias)
 
 
@@ -268,10 +269,10 @@ class _LayerNorm(Function):
         with np.errstate(over="ignore", invalid="ignore"):  # squares past the float range: see _rstd_of_huge_rows; NaN rows stay NaN
             xhat, rstd = _centre_and_rstd(x, axes, eps)
         xhat *= rstd  # in place: the centred copy becomes xhat
-        ctx.save_for_backward(xhat, rstd)
         weight = affine[0] if has_weight else None
         bias = affine[-1] if len(affine) > has_weight else None
-        ctx.axes, ctx.weight, ctx.has_weight = axes, weight, has_weight
+        ctx.save_for_backward(xhat, rstd, weight)
+        ctx.axes, ctx.has_weight = axes, has_weight
         if weight is None and bias is None:
             return xhat
         y = xhat * weight if weight is not None else xhat.copy()
@@ -281,8 +282,8 @@ class _LayerNorm(Function):
 
     @staticmethod
     def backward(ctx, g):
-        xhat, rstd = ctx.saved_tensors
-        axes, w = ctx.axes, ctx.weight
+        xhat, rstd, w = ctx.saved_tensors
+        axes = ctx.axes
         lead = tuple(range(g.ndim - len(axes)))  # the dims w and b were broadcast over
         gh = g * w if w is not None else g  # gradient w.r.t. xhat
         # xhat = (x - mean) * rstd depends on x directly, through the mean and through rstd:
@@ -347,8 +348,8 @@ class _CrossEntropy(Function):
         losses = logp.reshape(-1).take(flat)  # (N,) log-probabilities of the targets (negated below)
         if keep is not None:
             losses *= keep  # ignored rows score 0
-        ctx.save_for_backward(logp)
-        ctx.flat, ctx.keep, ctx.n_valid, ctx.reduction, ctx.shape = flat, keep, n_valid, reduction, logits.shape
+        ctx.save_for_backward(logp, flat, keep)
+        ctx.n_valid, ctx.reduction, ctx.shape = n_valid, reduction, logits.shape
         if reduction == "none":
             return -losses.reshape(logits.shape[:-1])  # (N,) -> logits' leading dims, e.g. (B, T)
         total = -losses.sum()  # (exactly the sum of the negated entries: negation is exact)
@@ -356,9 +357,9 @@ class _CrossEntropy(Function):
 
     @staticmethod
     def backward(ctx, g):
-        (logp,) = ctx.saved_tensors
+        logp, flat, keep = ctx.saved_tensors
         grad = np.exp(logp)  # (N, C) softmax probabilities
-        grad.reshape(-1)[ctx.flat] -= 1  # minus the one-hot target (grad is fresh, so reshape(-1) is a view)
+        grad.reshape(-1)[flat] -= 1  # minus the one-hot target (grad is fresh, so reshape(-1) is a view)
         if ctx.reduction == "none":
             row_w = g.reshape(-1, 1)  # (N, 1): each row has its own upstream gradient
         elif ctx.reduction == "mean":
@@ -366,8 +367,8 @@ class _CrossEntropy(Function):
         else:
             row_w = g
         grad *= row_w
-        if ctx.keep is not None:
-            grad *= ctx.keep[:, None]  # ignored rows get no gradient
+        if keep is not None:
+            grad *= keep[:, None]  # ignored rows get no gradient
         return grad if grad.shape == ctx.shape else grad.reshape(ctx.shape)  # (N, C) -> logits' shape, e.g. (B, T, C)
 
 
@@ -390,11 +391,11 @@ def cross_entropy(logits: Tensor, targets: Any, ignore_index: int = -100, reduct
     logits = _as_tensor(logits, "cross_entropy", "logits")
     if reduction not in ("mean", "sum", "none"):
         raise ValueError(f"cross_entropy: reduction must be 'mean', 'sum' or 'none', got {reduction!r}")
-    t = np.asarray(targets.data if isinstance(targets, Tensor) else targets)
+    t = np.asarray(targets._data if isinstance(targets, Tensor) else targets)
     if t.dtype.kind not in "iu":  # signed or unsigned ints (np.issubdtype(t.dtype, np.integer), but cheaper)
         raise TypeError(f"cross_entropy expects integer class ids as targets, got dtype {t.dtype} "
                         "(targets are indices, not probabilities; convert with .long())")
-    shape = logits.data.shape
+    shape = logits._data.shape
     if not shape or t.shape != shape[:-1]:
         raise ValueError(f"cross_entropy: logits have shape {shape}, so targets must have shape "
                          f"{shape[:-1]} (logits.shape[:-1], classes last), got {t.shape}")
@@ -440,7 +441,7 @@ def mse_loss(input: Tensor, target: Any, reduction: str = "mean") -> Tensor:
 
 def one_hot(tensor: Any, num_classes: int = -1) -> Tensor:
     """Class ids (...) -> int64 (..., num_classes) with a 1 at each id; num_classes=-1 means max id + 1."""
-    ids = np.asarray(tensor.data if isinstance(tensor, Tensor) else tensor)
+    ids = np.asarray(tensor._data if isinstance(tensor, Tensor) else tensor)
     if ids.dtype.kind not in "iu":
         raise TypeError(f"one_hot expects integer class ids, got dtype {ids.dtype} (convert with .long())")
     if isinstance(num_classes, bool) or not isinstance(num_classes, (int, np.integer)) or num_classes < -1:

@@ -45,7 +45,7 @@ class Linear(Module):
 
     def forward(self, x: Tensor) -> Tensor:
         x = _as_tensor(x)
-        shape = x.data.shape
+        shape = x._data.shape
         if not shape or shape[-1] != self.in_features:
             raise ValueError(f"Linear expected input with last dim in_features={self.in_features}, "
                              f"got shape {shape}")
@@ -66,7 +66,7 @@ class Embedding(Module):
         self.weight = Parameter(w.astype(get_default_dtype()))
 
     def forward(self, idx: Any) -> Tensor:
-        ids = np.asarray(idx.data if isinstance(idx, Tensor) else idx)
+        ids = np.asarray(idx._data if isinstance(idx, Tensor) else idx)
         if not np.issubdtype(ids.dtype, np.integer):
             raise TypeError(f"Embedding expects integer token ids, got dtype {ids.dtype} "
                             "(ids index rows of the table; convert with .long())")

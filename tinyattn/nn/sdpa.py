@@ -169,7 +169,7 @@ def _sdpa(q: Tensor, k: Tensor, v: Tensor, keep=None, bias=None, scale: float = 
     if isinstance(bias, Tensor) and bias.requires_grad:
         return _SDPA.apply(q, k, v, bias, keep=keep, scale=scale, dropout_p=dropout_p)
     if isinstance(bias, Tensor):
-        bias = bias.data
+        bias = bias._data
     return _SDPA.apply(q, k, v, bias=bias, keep=keep, scale=scale, dropout_p=dropout_p)
 
 

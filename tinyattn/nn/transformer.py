@@ -48,7 +48,7 @@ def _token_ids(idx, name: str, vocab_size: int) -> np.ndarray:
     """idx as an int ndarray (B, T), checked: 2-D, integer, every id in [0, vocab_size)."""
     if idx is None or isinstance(idx, str):
         raise TypeError(f"{name} must be integer token ids of shape (B, T), got {type(idx).__name__}")
-    ids = np.asarray(idx.data if isinstance(idx, Tensor) else idx)
+    ids = np.asarray(idx._data if isinstance(idx, Tensor) else idx)
     if ids.ndim != 2:
         raise ValueError(f"{name} must be token ids of shape (B, T), got shape {ids.shape}")
     if ids.size and not np.issubdtype(ids.dtype, np.integer):
@@ -80,7 +80,7 @@ def _real_tokens(ids: np.ndarray, lengths, pad_id: int | None, name: str) -> np.
     """(B, T) bool, True on real tokens, from ``lengths`` (if given) or ``pad_id``; None if neither."""
     B, T = ids.shape
     if lengths is not None:
-        lengths = np.asarray(lengths.data if isinstance(lengths, Tensor) else lengths)
+        lengths = np.asarray(lengths._data if isinstance(lengths, Tensor) else lengths)
         if lengths.shape != (B,) or not np.issubdtype(lengths.dtype, np.integer):
             raise ValueError(f"{name}: lengths must be {B} integers (one per sequence), got "
                              f"shape {lengths.shape} dtype {lengths.dtype}")
@@ -243,16 +243,16 @@ class TransformerLM(Module):
             with no_grad():
                 cache = self.new_cache() if use_cache else None
                 out = ids
-                logits = self(ids, kv_cache=cache).data[:, -1]  # (B, V): the prompt in one pass
+                logits = self(ids, kv_cache=cache)._data[:, -1]  # (B, V): the prompt in one pass
                 for step in range(max_new_tokens):
                     nxt = _pick_next(logits, temperature, top_k)  # (B,)
                     out = np.concatenate([out, nxt[:, None]], axis=1)  # (B, T + step + 1)
                     if step == max_new_tokens - 1:
                         break
                     if use_cache:
-                        logits = self(nxt[:, None], kv_cache=cache).data[:, -1]  # feed 1 token: (B, 1) -> (B, V)
+                        logits = self(nxt[:, None], kv_cache=cache)._data[:, -1]  # feed 1 token: (B, 1) -> (B, V)
                     else:
-                        logits = self(out).data[:, -1]  # recompute everything: (B, T') -> (B, V)
+                        logits = self(out)._data[:, -1]  # recompute everything: (B, T') -> (B, V)
         finally:
             self.train(was_training)
         return Tensor(out)
@@ -406,7 +406,7 @@ class Seq2SeqTransformer(Module):
                 cache = [KVCache() for _ in self.decoder] if use_cache else None
                 for _ in range(max_new_tokens):
                     feed = out[:, -1:] if use_cache else out  # (B, 1) or (B, t)
-                    logits = self.decode(feed, memory, src_mask, kv_cache=cache).data[:, -1]  # (B, V)
+                    logits = self.decode(feed, memory, src_mask, kv_cache=cache)._data[:, -1]  # (B, V)
                     out = np.concatenate([out, logits.argmax(axis=-1)[:, None]], axis=1)
         finally:
             self.train(was_training)

@@ -365,8 +365,7 @@ class Tensor:
     def to(self, dtype) -> "Tensor":
         """Cast to ``dtype``; ``to('cpu')`` is accepted and changes nothing (NumPy is the device)."""
         if isinstance(dtype, str) and dtype.split(":")[0] in ("cpu", "cuda", "mps"):
-            if dtype.split(":")[0] != "cpu":
-                raise ValueError(f"Tensor.to({dtype!r}): tinyattn runs on the CPU with NumPy; use 'cpu' (or nothing)")
+            _device(dtype, "Tensor.to")  # (a tinyattn.device is a str too)
             return self
         dt = np.dtype(dtype)
         if self.dtype == dt:
@@ -1428,10 +1427,22 @@ def tensor(data: Any, requires_grad: bool = False, dtype=None, device=None) -> T
     return Tensor(data, requires_grad=requires_grad, dtype=dtype)
 
 
-def _device(device) -> None:
-    """PyTorch code passes device= everywhere; here every tensor lives in NumPy on the CPU."""
-    if device is not None and str(device).split(":")[0] != "cpu":
-        raise ValueError(f"device={device!r}: tinyattn runs on the CPU with NumPy; use device='cpu' or leave it out")
+def _device(device, who: str = "device") -> None:
+    """PyTorch code passes device= everywhere; here every tensor lives in NumPy on the CPU.
+
+    Other devices get the errors a CPU-only PyTorch raises, so ``'cuda' if torch.cuda.is_available() else 'cpu'``
+    is the one idiom that works in both.
+    """
+    kind = "cpu" if device is None else str(device).split(":")[0]
+    if kind == "cpu":
+        return
+    if kind == "cuda":
+        raise AssertionError(f"Torch not compiled with CUDA enabled ({who}={str(device)!r}: tinyattn runs on the CPU "
+                             "with NumPy; pick the device with 'cuda' if torch.cuda.is_available() else 'cpu')")
+    if kind == "mps":
+        raise RuntimeError(f"PyTorch is not linked with support for mps devices ({who}={str(device)!r}: "
+                           "tinyattn runs on the CPU with NumPy)")
+    raise RuntimeError(f"Expected one of cpu, cuda, mps device type at start of device string: {device}")
 
 
 def _factory(arr: np.ndarray, requires_grad: bool) -> Tensor:

@@ -14,7 +14,7 @@ from typing import Any, Callable, NamedTuple
 
 import numpy as np
 
-from tinyattn.tensor import Tensor, get_default_dtype
+from tinyattn.tensor import Tensor, _device, get_default_dtype
 
 __all__ = ["Parameter", "Module", "Sequential", "ModuleList"]
 
@@ -235,8 +235,7 @@ class Module:
         PyTorch code also writes ``model.to(device)``: 'cpu' is accepted and changes nothing (NumPy is the device).
         """
         if isinstance(dtype, str) and dtype.split(":")[0] in ("cpu", "cuda", "mps"):
-            if dtype.split(":")[0] != "cpu":
-                raise ValueError(f"Module.to({dtype!r}): tinyattn runs on the CPU with NumPy; use 'cpu' (or nothing)")
+            _device(dtype, "Module.to")  # (a tinyattn.device is a str too)
             return self
         try:
             dtype = np.dtype(dtype)

@@ -99,6 +99,20 @@ def test_kl_div_values_and_reductions():
     assert got == pytest.approx(sum(rows) / 2, rel=1e-14)
 
 
+def test_kl_div_zero_target_terms_are_zero_even_where_the_input_is_minus_inf():
+    with np.errstate(divide="ignore"):
+        x = tinyattn.tensor(np.log([[0.0, 0.5, 0.5]]), requires_grad=True)  # log 0 = -inf
+    p = tinyattn.tensor([[0.0, 0.25, 0.75]], dtype=np.float64)
+    loss = F.kl_div(x, p, reduction="sum")
+    want = 0.25 * math.log(0.25 / 0.5) + 0.75 * math.log(0.75 / 0.5)
+    assert loss.item() == pytest.approx(want, rel=1e-14)
+    loss.backward()
+    np.testing.assert_allclose(np.asarray(x.grad), [[0.0, -0.25, -0.75]], rtol=1e-15)  # d/dx of -p x
+    with np.errstate(divide="ignore"):
+        log_p = tinyattn.tensor(np.log(p.numpy()))
+    assert F.kl_div(x, log_p, reduction="sum", log_target=True).item() == pytest.approx(want, rel=1e-14)
+
+
 def test_kl_div_gradcheck_in_input_and_target():
     tinyattn.manual_seed(1)
     x = tinyattn.randn(3, 4, dtype=np.float64).log_softmax(-1).detach().requires_grad_()

@@ -169,3 +169,19 @@ def test_scheduler_arguments_are_checked(make, match):
         make(make_opt(momentum=0.9))
     with pytest.raises(TypeError, match="expects a tinyattn.optim Optimizer"):
         sched.StepLR("not an optimizer", 1)
+
+
+def test_a_dummy_optimizer_subclass_with_only_param_groups_can_be_scheduled():
+    class Dummy(optim.Optimizer):
+        def __init__(self):  # never calls Optimizer.__init__: just the groups a scheduler writes
+            self.param_groups = [{"lr": 0.5}]
+
+        def step(self):
+            pass
+
+    opt = Dummy()
+    s = sched.StepLR(opt, step_size=1, gamma=0.5)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        s.step()
+    assert opt.param_groups[0]["lr"] == 0.25 and opt.param_groups[0]["initial_lr"] == 0.5

@@ -436,12 +436,14 @@ def kl_div(input: Tensor, target: Any, reduction: str = "mean", log_target: bool
     if input.shape != target.shape:
         raise ValueError(f"kl_div: input has shape {input.shape} but target has shape {target.shape}; "
                          "they must match (input: log-probabilities, target: probabilities, same layout)")
+    # Where the target probability is 0 the term is 0, whatever the input (even -inf: PyTorch gives NaN there):
+    # both logs are replaced by 0 at those places, so no 0 * inf is ever formed.
     if log_target:
-        # a log-target of -inf is a probability of 0 and contributes 0 (PyTorch gives NaN there)
-        pointwise = target.exp() * (target.masked_fill(target == -math.inf, 0.0) - input)
+        zero = target == -math.inf
+        pointwise = target.exp() * (target.masked_fill(zero, 0.0) - input.masked_fill(zero, 0.0))
     else:
-        # 0 log 0 = 0 (and no NaN): where the target is 0 the log is taken of 1 instead
-        pointwise = target * (target.masked_fill(target <= 0, 1.0).log() - input)
+        zero = target <= 0
+        pointwise = target * (target.masked_fill(zero, 1.0).log() - input.masked_fill(zero, 0.0))
     if reduction == "none":
         return pointwise
     if reduction == "sum":

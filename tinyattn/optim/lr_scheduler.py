@@ -61,7 +61,8 @@ class LRScheduler:
     def _initial_step(self) -> None:
         """The constructor's step: sets the rates for the first optimizer step (last_epoch becomes 0)."""
         self._step_count = 0
-        self._opt_steps_at_start = self.optimizer._step_count
+        # (getattr: a subclass that never ran Optimizer.__init__, e.g. a dummy for evaluation, has no count)
+        self._opt_steps_at_start = getattr(self.optimizer, "_step_count", None)
         self.step()
 
     def get_lr(self) -> list[float]:  # pragma: no cover
@@ -73,7 +74,8 @@ class LRScheduler:
 
     def step(self) -> None:
         """Move to the next step of the schedule and write its rates into the optimizer (after optimizer.step())."""
-        if self._step_count == 1 and self.optimizer._step_count == self._opt_steps_at_start:
+        if self._step_count == 1 and self._opt_steps_at_start is not None \
+                and getattr(self.optimizer, "_step_count", None) == self._opt_steps_at_start:
             warnings.warn("lr_scheduler.step() was called before optimizer.step(): call optimizer.step() first, "
                           "or the first value of the schedule is skipped", UserWarning, stacklevel=2)
         self._step_count += 1

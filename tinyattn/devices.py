@@ -7,6 +7,8 @@ device is allowed, as in a CPU-only PyTorch; putting a tensor on it raises PyTor
 """
 from __future__ import annotations
 
+from .checks import device as _check
+
 __all__ = ["device"]
 
 _KINDS = ("cpu", "cuda", "mps", "meta")
@@ -48,8 +50,7 @@ class device(str):  # noqa: N801  (PyTorch's spelling)
             f"device(type='{self._type}', index={self._index})"
 
     def __enter__(self) -> device:  # `with torch.device('cpu'):` sets the default device; here it always is
-        from .tensor import _device
-        _device(self, "with device")
+        _check(self, "with device")
         return self
 
     def __exit__(self, *exc: object) -> None:

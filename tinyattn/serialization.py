@@ -22,7 +22,8 @@ from typing import Any, BinaryIO
 import numpy as np
 
 from .nn.module import Parameter
-from .tensor import Tensor, _device
+from .checks import device as _device
+from .tensor import Tensor
 
 __all__ = ["save", "load"]
 

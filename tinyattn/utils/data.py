@@ -19,8 +19,9 @@ from typing import Any
 
 import numpy as np
 
-from ..tensor import Tensor, get_rng, stack
-from ..tensor import tensor as _tensor
+from ..factories import tensor as _tensor
+from ..functions import stack
+from ..tensor import Tensor, get_rng
 
 __all__ = ["Dataset", "TensorDataset", "Subset", "Sampler", "SequentialSampler", "RandomSampler", "BatchSampler",
            "DataLoader", "default_collate", "random_split"]

@@ -145,6 +145,12 @@ def test_load_state_dict_refuses_mismatched_groups():
         optim.SGD([a], lr=0.1).load_state_dict(sd)
     with pytest.raises(ValueError, match="keys 'state' and 'param_groups'"):
         optim.SGD([a], lr=0.1).load_state_dict({"lr": 0.1})
+    bad = optim.SGD([a], lr=0.1).state_dict()
+    bad["param_groups"][0]["lr"] = float("inf")
+    fresh = optim.SGD([a], lr=0.1)
+    with pytest.raises(ValueError, match="lr must be a finite number >= 0, got inf"):
+        fresh.load_state_dict(bad)
+    assert fresh.param_groups[0]["lr"] == 0.1  # nothing was written
     opt = optim.Adam([b])
     b.grad = np.ones(2)
     opt.step()

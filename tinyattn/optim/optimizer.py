@@ -105,7 +105,10 @@ class Optimizer:
         self.param_groups.append(group)
 
     def _check_group(self, group: dict[str, Any]) -> None:
-        """Raise a clear ValueError for an option out of range (subclasses check more)."""
+        """Raise a clear ValueError for an option out of range (subclasses check more).
+
+        Run when a group is added or loaded; step() checks the lr again, the option schedules change.
+        """
         group["lr"] = check_number(group["lr"], "lr", type(self).__name__)
 
     def zero_grad(self, set_to_none: bool = True) -> None:
@@ -123,7 +126,9 @@ class Optimizer:
     def step(self) -> None:
         """Update every parameter that has a gradient, with its group's current options."""
         for group in self.param_groups:
-            self._check_group(group)  # a schedule or a learner may have edited it since the last step
+            lr = group["lr"]  # a schedule or a learner may have edited it since the last step: check again
+            if type(lr) is not float or not 0.0 <= lr < math.inf:  # (the cheap test first; NaN fails it too)
+                group["lr"] = check_number(lr, "lr", type(self).__name__)
             for p in group["params"]:
                 if p.grad is None:
                     continue  # it took no part in the loss
@@ -179,11 +184,13 @@ class Optimizer:
                 if isinstance(v, np.ndarray) and v.shape != params[i].shape:
                     raise ValueError(f"{name}.load_state_dict: state '{k}' of parameter {i} has shape "
                                      f"{v.shape}, the parameter has shape {params[i].shape}")
+        merged = [{**mine, **{k: v for k, v in theirs.items() if k != "params"}}
+                  for mine, theirs in zip(self.param_groups, saved)]
+        for group in merged:
+            self._check_group(group)  # the saved options obey the same rules as the constructor's
         # every check passed: now write (the saved params lists are indices, ours stay the Parameters)
-        for mine, theirs in zip(self.param_groups, saved):
-            for k, v in theirs.items():
-                if k != "params":
-                    mine[k] = tuple(v) if k == "betas" else v
+        for mine, group in zip(self.param_groups, merged):
+            mine.update(group)
         self.state = defaultdict(dict)
         for i, s in state.items():
             self.state[params[i]] = {k: (np.array(v, dtype=params[i].dtype) if isinstance(v, np.ndarray) else v)

@@ -10,7 +10,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
 from ..tensor import Tensor
-from .module import Module, Parameter, _check_index
+from .module import Module, Parameter, _check_index, _list_item
 
 __all__ = ["ModuleDict", "ParameterList", "ParameterDict"]
 
@@ -55,6 +55,24 @@ class _DictOf(Module):
 
     _registry = ""  # "_modules" or "_parameters"
     _holds = ""  # what a forward would call, for the error message
+
+    def __init__(self, values: Mapping[str, Any] | Iterable[tuple[str, Any]] | None = None) -> None:
+        super().__init__()
+        if values is not None:
+            self.update(values)
+
+    def _checked(self, key: str, value: Any) -> Any:  # pragma: no cover
+        raise NotImplementedError
+
+    def _add(self, key: str, value: Any) -> None:  # pragma: no cover
+        raise NotImplementedError
+
+    def __setitem__(self, key: str, value: Any) -> None:
+        value = self._checked(key, value)
+        if key in self._store():
+            self._register(self._registry, key, value)  # replaced where it stands, as in a dict
+        else:
+            self._add(_check_key(self, key), value)
 
     def _store(self) -> dict[str, Any]:
         return self.__dict__[self._registry]
@@ -112,17 +130,15 @@ class ModuleDict(_DictOf):
     _registry, _holds = "_modules", "`self.layers['proj'](x)`"
 
     def __init__(self, modules: Mapping[str, Module] | Iterable[tuple[str, Module]] | None = None) -> None:
-        super().__init__()
-        if modules is not None:
-            self.update(modules)
+        super().__init__(modules)
 
-    def __setitem__(self, key: str, module: Module) -> None:
+    def _checked(self, key: str, module: Any) -> Module:
         if not isinstance(module, Module):
             raise TypeError(f"ModuleDict holds Modules, got {type(module).__name__} for key {key!r}")
-        if key in self._modules:
-            self._register("_modules", key, module)  # replaced where it stands, as in a dict
-        else:
-            self.add_module(_check_key(self, key), module)
+        return module
+
+    def _add(self, key: str, module: Module) -> None:
+        self.add_module(key, module)
 
 
 class ParameterList(Module):
@@ -145,10 +161,7 @@ class ParameterList(Module):
         return self
 
     def __getitem__(self, idx: int | slice) -> Parameter | ParameterList:
-        items = list(self._parameters.values())
-        if isinstance(idx, slice):
-            return ParameterList(items[idx])
-        return items[_check_index(idx, len(items), "ParameterList")]
+        return _list_item(self, self._parameters, idx)
 
     def __setitem__(self, idx: int, value: Tensor) -> None:
         i = _check_index(idx, len(self), "ParameterList")
@@ -173,15 +186,13 @@ class ParameterDict(_DictOf):
     _registry, _holds = "_parameters", "`x * self.gains['alpha']`"
 
     def __init__(self, parameters: Mapping[str, Tensor] | Iterable[tuple[str, Tensor]] | None = None) -> None:
-        super().__init__()
-        if parameters is not None:
-            self.update(parameters)
+        super().__init__(parameters)
 
-    def __setitem__(self, key: str, value: Tensor) -> None:
-        if key in self._parameters:
-            self._register("_parameters", key, _as_parameter(value, "ParameterDict"))  # keeps its place
-        else:
-            self.register_parameter(_check_key(self, key), _as_parameter(value, "ParameterDict"))
+    def _checked(self, key: str, value: Any) -> Parameter:
+        return _as_parameter(value, "ParameterDict")
+
+    def _add(self, key: str, value: Parameter) -> None:
+        self.register_parameter(key, value)
 
     def extra_repr(self) -> str:
         return _describe(self._parameters)

@@ -4,12 +4,18 @@ import math
 import numpy as np
 import pytest
 
+import tinyattn
 import tinyattn.nn as nn
 from tinyattn import optim
 
 
 def param(values):
     return nn.Parameter(np.array(values, dtype=np.float64))
+
+
+def grad(values):
+    """A gradient to assign to .grad: a float64 Tensor, like the parameters."""
+    return tinyattn.tensor(np.array(values, dtype=np.float64))
 
 
 def test_groups_take_their_own_options_and_fill_the_rest_from_defaults():
@@ -26,7 +32,7 @@ def test_groups_take_their_own_options_and_fill_the_rest_from_defaults():
 def test_each_group_steps_with_its_own_lr_and_decay():
     a, b = param([1.0, -2.0]), param([4.0])
     opt = optim.SGD([{"params": [a], "weight_decay": 0.5}, {"params": [b], "lr": 0.1}], lr=0.01)
-    a.grad, b.grad = np.array([1.0, 1.0]), np.array([2.0])
+    a.grad, b.grad = grad([1.0, 1.0]), grad([2.0])
     opt.step()
     # a: w - 0.01 (g + 0.5 w) = [1 - 0.01*1.5, -2 - 0.01*0] ; b: 4 - 0.1*2
     np.testing.assert_allclose(a.numpy(), [1 - 0.015, -2.0], rtol=1e-15)
@@ -38,7 +44,7 @@ def test_editing_group_lr_between_steps_changes_the_next_step():
     opt = optim.SGD([w], lr=1.0)
     for lr in (1.0, 0.5, 0.0, 2.0):
         opt.param_groups[0]["lr"] = lr
-        w.grad = np.array([1.0])
+        w.grad = grad([1.0])
         opt.step()
     assert w.numpy()[0] == -(1.0 + 0.5 + 0.0 + 2.0)
 
@@ -47,7 +53,7 @@ def test_edited_bad_lr_is_refused_at_the_next_step():
     w = param([0.0])
     opt = optim.Adam([w])
     opt.param_groups[0]["lr"] = float("nan")
-    w.grad = np.array([1.0])
+    w.grad = grad([1.0])
     with pytest.raises(ValueError, match="lr must be a finite number >= 0, got nan"):
         opt.step()
     assert w.numpy()[0] == 0.0  # nothing was written
@@ -95,12 +101,11 @@ def test_optimizer_numbers_are_checked(make, match):
 def test_zero_grad_set_to_none_false_zeroes_in_place():
     w = param([1.0, 2.0])
     opt = optim.SGD([w], lr=0.1)
-    g = np.array([3.0, 4.0])
+    g = grad([3.0, 4.0])
     w.grad = g
     opt.zero_grad(set_to_none=False)
-    assert w.grad is not None
-    np.testing.assert_array_equal(np.asarray(w.grad), [0.0, 0.0])
-    np.testing.assert_array_equal(g, [0.0, 0.0])  # the same array, zeroed
+    assert w.grad is g  # the same gradient tensor, zeroed in place
+    np.testing.assert_array_equal(g.numpy(), [0.0, 0.0])
     opt.zero_grad()
     assert w.grad is None
 
@@ -108,7 +113,7 @@ def test_zero_grad_set_to_none_false_zeroes_in_place():
 def test_state_dict_has_pytorchs_layout_and_numbers_parameters_across_groups():
     a, b, c = param([1.0]), param([2.0, 3.0]), param([4.0])
     opt = optim.SGD([{"params": [a, b]}, {"params": [c], "lr": 0.5}], lr=0.1, momentum=0.9)
-    a.grad, c.grad = np.array([1.0]), np.array([2.0])  # b has no gradient: it gets no state
+    a.grad, c.grad = grad([1.0]), grad([2.0])  # b has no gradient: it gets no state
     opt.step()
     sd = opt.state_dict()
     assert [g["params"] for g in sd["param_groups"]] == [[0, 1], [2]]
@@ -122,7 +127,7 @@ def test_state_dict_has_pytorchs_layout_and_numbers_parameters_across_groups():
 def test_load_state_dict_restores_group_options_and_momentum():
     a, b = param([1.0]), param([2.0])
     opt = optim.SGD([{"params": [a]}, {"params": [b], "lr": 0.5}], lr=0.1, momentum=0.5)
-    a.grad, b.grad = np.array([1.0]), np.array([1.0])
+    a.grad, b.grad = grad([1.0]), grad([1.0])
     opt.step()  # buffers are [1], [1]
     sd = opt.state_dict()
     a2, b2 = param(a.numpy()), param(b.numpy())
@@ -130,7 +135,7 @@ def test_load_state_dict_restores_group_options_and_momentum():
     opt2.load_state_dict(sd)
     assert [g["lr"] for g in opt2.param_groups] == [0.1, 0.5]
     assert opt2.param_groups[1]["params"] == [b2]
-    a2.grad, b2.grad = np.array([1.0]), np.array([1.0])
+    a2.grad, b2.grad = grad([1.0]), grad([1.0])
     opt2.step()  # buf = 0.5 * 1 + 1 = 1.5;  w -= lr * 1.5
     np.testing.assert_allclose(a2.numpy(), [1.0 - 0.1 - 0.1 * 1.5], rtol=1e-15)
     np.testing.assert_allclose(b2.numpy(), [2.0 - 0.5 - 0.5 * 1.5], rtol=1e-15)
@@ -152,7 +157,7 @@ def test_load_state_dict_refuses_mismatched_groups():
         fresh.load_state_dict(bad)
     assert fresh.param_groups[0]["lr"] == 0.1  # nothing was written
     opt = optim.Adam([b])
-    b.grad = np.ones(2)
+    b.grad = grad([1.0, 1.0])
     opt.step()
     with pytest.raises(ValueError, match=r"has shape \(2,\), the parameter has shape \(1,\)"):
         optim.Adam([a]).load_state_dict(opt.state_dict())
@@ -162,7 +167,7 @@ def test_adam_state_holds_step_and_running_averages():
     w = param([0.0])
     opt = optim.Adam([w], lr=0.1, betas=(0.5, 0.75))
     for g in (2.0, -2.0):
-        w.grad = np.array([g])
+        w.grad = grad([g])
         opt.step()
     s = opt.state[w]
     assert s["step"] == 2

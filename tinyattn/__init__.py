@@ -19,6 +19,11 @@ from .gradcheck import GradcheckError, gradcheck, numerical_grad
 from . import masks  # noqa: F401
 from . import nn  # noqa: F401  (so `torch.nn.Linear` works with `import tinyattn as torch`)
 from . import optim  # noqa: F401
+from . import utils  # noqa: F401  (torch.utils.data)
+from . import amp, backends, cuda  # noqa: F401  (a CPU-only PyTorch's answers)
+from .amp import autocast  # noqa: F401
+from .devices import device  # noqa: F401
+from .serialization import load, save  # noqa: F401
 
 import numpy as _np
 
@@ -40,5 +45,8 @@ __all__ = [
     "set_default_dtype", "sigmoid", "softmax", "sqrt", "stack", "tanh", "tensor", "topk", "tril", "triu", "where",
     "zeros", "zeros_like",
 ]
+
+# the PyTorch surface that training scripts touch: data loading, checkpoints, devices
+__all__ += ["amp", "autocast", "backends", "cuda", "device", "load", "save", "utils"]
 
 __version__ = "0.1.0"

@@ -420,8 +420,12 @@ class Tensor:
     def to(self, dtype) -> "Tensor":
         """Cast to ``dtype``; ``to('cpu')`` is accepted and changes nothing (NumPy is the device)."""
         if isinstance(dtype, str) and dtype.split(":")[0] in ("cpu", "cuda", "mps"):
-            if dtype.split(":")[0] != "cpu":
-                raise ValueError(f"Tensor.to({dtype!r}): tinyattn runs on the CPU with NumPy; use 'cpu' (or nothing)")
+            kind = dtype.split(":")[0]  # (a tinyattn.device is a str too)
+            if kind != "cpu":  # a CPU-only PyTorch's errors (the full rule is tinyattn.checks.device)
+                raise (AssertionError if kind == "cuda" else RuntimeError)(
+                    ("Torch not compiled with CUDA enabled" if kind == "cuda" else
+                     "PyTorch is not linked with support for mps devices")
+                    + f" (Tensor.to={dtype!r}: tinyattn runs on the CPU with NumPy)")
             return self
         dt = np.dtype(dtype)
         if self.dtype == dt:

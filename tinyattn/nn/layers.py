@@ -80,10 +80,10 @@ class LazyLinear(Linear):
 
     def forward(self, x: Tensor) -> Tensor:
         x = _as_tensor(x)
-        if not x.data.shape or x.data.shape[-1] == 0:
+        if not x.shape or x.shape[-1] == 0:
             raise ValueError(f"LazyLinear needs an input with a non-empty last dim (its in_features), "
-                             f"got shape {x.data.shape}")
-        self.in_features = x.data.shape[-1]
+                             f"got shape {x.shape}")
+        self.in_features = x.shape[-1]
         self.weight.data = _uniform_init((self.out_features, self.in_features), self.in_features)
         if self.bias is not None:
             self.bias.data = _uniform_init((self.out_features,), self.in_features)

@@ -12,6 +12,7 @@ from .tensor import (
 )
 from .tensor import _max as max, _min as min, _sum as sum  # noqa: F401,A004  (torch.max/min/sum; not in __all__)
 from .gradcheck import GradcheckError, gradcheck, numerical_grad
+from .special import erf
 from . import masks  # noqa: F401
 from . import nn  # noqa: F401  (so `torch.nn.Linear` works with `import tinyattn as torch`)
 from . import optim  # noqa: F401
@@ -30,7 +31,7 @@ bool = _np.bool_  # noqa: A001
 # shadow the builtins.
 __all__ = [
     "Function", "GradcheckError", "Tensor", "allclose", "arange", "argmax", "bmm", "cat", "double", "enable_grad",
-    "exp", "float32", "float64", "full", "get_default_dtype", "get_rng", "gradcheck", "int32", "int64",
+    "erf", "exp", "float32", "float64", "full", "get_default_dtype", "get_rng", "gradcheck", "int32", "int64",
     "is_grad_enabled", "log", "log_softmax", "long", "manual_seed", "masks", "matmul", "mean", "multinomial", "nn",
     "no_grad", "numerical_grad", "ones", "ones_like", "optim", "rand", "randint", "randn", "randperm", "relu",
     "set_default_dtype", "sigmoid", "softmax", "sqrt", "stack", "tanh", "tensor", "topk", "tril", "triu", "where",

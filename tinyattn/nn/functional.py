@@ -21,7 +21,7 @@ from ..tensor import ReLU as _ReLU  # the op (nn.ReLU is the module)
 
 __all__ = [
     "softmax", "log_softmax", "relu", "sigmoid", "tanh", "silu", "gelu", "dropout", "linear", "layer_norm",
-    "cross_entropy", "mse_loss", "one_hot",
+    "cross_entropy", "mse_loss", "one_hot", "pad",
     "attention", "scaled_dot_product_attention", "linear_attention", "flash_attention",
 ]
 
@@ -423,3 +423,4 @@ def one_hot(tensor: Any, num_classes: int = -1) -> Tensor:
 # ----------------------------------------------------------------------------------------------
 from .sdpa import attention, scaled_dot_product_attention, linear_attention  # noqa: E402,F401
 from .flash import flash_attention  # noqa: E402,F401
+from .padding import pad  # noqa: E402,F401

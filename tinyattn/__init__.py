@@ -8,8 +8,10 @@ from .tensor import (
     Function, Tensor, enable_grad, float32, float64, get_default_dtype, get_rng, is_grad_enabled, manual_seed,
     matmul, no_grad, set_default_dtype,
 )
-from .factories import arange, full, ones, ones_like, tensor, zeros, zeros_like
-from .sampling import multinomial, rand, randint, randn, randperm
+from .factories import (
+    arange, empty, eye, from_numpy, full, linspace, meshgrid, ones, ones_like, tensor, zeros, zeros_like,
+)
+from .sampling import multinomial, normal, rand, randint, randn, randperm
 from .functions import (
     allclose, argmax, bmm, cat, exp, log, log_softmax, mean, relu, sigmoid, softmax, sqrt, stack, tanh, topk, tril,
     triu, where,
@@ -28,7 +30,7 @@ from .dtypes import (  # noqa: F401,A004
 )
 # torch.pow, torch.sin, torch.transpose, ...: the top-level function of each Tensor method
 from .functions import (  # noqa: F401,A004
-    abs, amax, amin, argmin, chunk, clamp, clip, cos, cumsum, flatten, gather, masked_fill, neg, permute, pow,
+    abs, amax, amin, argmin, chunk, clamp, clip, cos, cumsum, flatten, gather, masked_fill, neg, nonzero, permute, pow,
     repeat_interleave, reshape, sin, split, square, squeeze, std, transpose, unbind, unsqueeze, var,
 )
 
@@ -45,7 +47,7 @@ __all__ = [
     "ShortTensor", "bfloat16", "float16", "half", "int8", "int16", "short", "uint8",
     "amax", "amin", "argmin", "chunk", "clamp", "clip", "cos", "cumsum", "flatten", "gather", "masked_fill", "neg",
     "permute", "repeat_interleave", "reshape", "sin", "split", "square", "squeeze", "std", "transpose", "unbind",
-    "unsqueeze", "var",
+    "unsqueeze", "var", "empty", "eye", "from_numpy", "linspace", "meshgrid", "nonzero", "normal",
 ]
 
 __version__ = "0.1.0"

@@ -192,3 +192,8 @@ def unbind(input, dim: int = 0) -> tuple: return _t(input).unbind(dim)
 def repeat_interleave(input, repeats: int, dim: int | None = None) -> Tensor:
     """Each element ``repeats`` times along ``dim`` (flattened first when dim is None)."""
     return _t(input).repeat_interleave(repeats, dim)
+
+
+def nonzero(input, as_tuple: bool = False):
+    """The indices of the nonzero entries: (N, ndim) int64, or one 1-D tensor per dim with as_tuple=True."""
+    return _t(input).nonzero(as_tuple=as_tuple)

@@ -426,6 +426,14 @@ class Tensor:
             raise ValueError(f"repeat: sizes must be >= 0, got {reps}")
         return Repeat.apply(self, reps=reps)
 
+    def nonzero(self, as_tuple: bool = False):
+        """Where the tensor is nonzero: an int64 (N, ndim) tensor of indices, one row per entry (in
+        C order), or with as_tuple=True one 1-D index tensor per dim (usable as ``x[...]``)."""
+        where = np.nonzero(self.data)
+        if as_tuple:
+            return tuple(Tensor._make(w.astype(np.int64, copy=False)) for w in where)
+        return Tensor._make(np.stack(where, axis=1).astype(np.int64, copy=False).reshape(-1, self.ndim))
+
     def new_tensor(self, data, dtype=None, requires_grad: bool = False, device=None) -> "Tensor":
         """A new tensor holding (a copy of) ``data``, with this tensor's dtype unless ``dtype`` is given."""
         if device is not None:

@@ -147,3 +147,32 @@ def test_mlp_step_child_process_reports_one_measurement():
     assert out.returncode == 0, out.stderr
     r = json.loads(out.stdout.strip().splitlines()[-1])
     assert r["ms_t"] > 0 and r["ms_np"] > 0 and r["err"] < 1e-5 and (r["width"], r["batch"]) == (64, 16)
+
+
+def test_torch_comparison_is_optional_and_skips_cleanly_without_torch(monkeypatch, capsys):
+    from benchmarks import OPTIONAL_BENCHMARKS, torch_cpu
+    assert "torch_cpu" in OPTIONAL_BENCHMARKS and "torch_cpu" not in BENCHMARKS
+    monkeypatch.setattr(torch_cpu.importlib.util, "find_spec", lambda name: None)  # as if torch were not installed
+    assert not torch_cpu.available()
+    assert torch_cpu.run(quick=True) == []
+    assert "torch is not importable" in capsys.readouterr().out
+
+
+def test_gpt_model_code_trains_on_tinyattn():
+    """The benchmark's GPT, written against PyTorch's API, runs on tinyattn and learns a fixed batch."""
+    import tinyattn
+    from benchmarks.gpt_model import GPTConfig, build
+    cfg = GPTConfig(vocab_size=7, block_size=8, n_layer=2, n_head=2, n_embd=16)
+    tinyattn.manual_seed(0)
+    model = build(tinyattn)(cfg)
+    assert model.wte.weight.shape == (7, 16) and model.h[0].c_attn.weight.shape == (48, 16)
+    idx = tinyattn.randint(0, 7, (4, 8))
+    opt = tinyattn.optim.AdamW(model.parameters(), lr=1e-2)
+    losses = []
+    for _ in range(15):
+        loss = model(idx, idx)  # copy task: predict the token itself
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        losses.append(loss.item())
+    assert abs(losses[0] - np.log(7)) < 0.5 and losses[-1] < 0.5 * losses[0]

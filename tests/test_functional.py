@@ -98,6 +98,15 @@ def test_gelu_exact_gradcheck_across_erf_pieces():
     assert F.gelu(tinyattn.tensor(np.array([-40.0]))).item() == 0.0  # -x Phi(-x) underflows cleanly, no NaN
 
 
+def test_gelu_float32_is_the_exact_value_rounded():
+    x64 = np.random.default_rng(5).standard_normal(50_000) * 3  # several blocks of the vectorized erf
+    ref = np.array([v * 0.5 * (1 + math.erf(v / math.sqrt(2))) for v in x64])
+    got = F.gelu(tinyattn.tensor(x64.astype(np.float32))).data
+    assert got.dtype == np.float32
+    # the float32 input is itself x64 rounded, so allow for that (|d gelu / dx| <= 1.13) and a few ulp of output
+    assert np.all(np.abs(got - ref) <= 1.2 * np.abs(x64) * 2 ** -24 + 4 * np.spacing(np.abs(ref).astype(np.float32)))
+
+
 def test_gelu_keeps_float32_and_rejects_bad_mode():
     x = tinyattn.randn(4)
     assert F.gelu(x).dtype == np.float32

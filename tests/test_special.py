@@ -6,6 +6,7 @@ import pytest
 
 import tinyattn
 from tinyattn.gradcheck import gradcheck
+from tinyattn import special
 from tinyattn.special import erf_array
 
 
@@ -40,11 +41,28 @@ def test_erf_float32_rounds_like_math_erf():
     assert _ulps(got, ref).max() <= 1
 
 
-def test_erf_special_values():
-    got = erf_array(np.array([0.0, -0.0, np.inf, -np.inf, np.nan, 1e-310, 27.0, -100.0]))
+def test_float32_rational_fit_is_good_to_a_small_fraction_of_a_float32_ulp():
+    # the fitted x P(x^2) / Q(x^2) alone, in float64 (no float32 rounding): relative error <= 2.1e-9 measured
+    x = np.linspace(1e-6, 4.0, 400_001)
+    ref = np.array([math.erf(v) for v in x])
+    rel = np.abs(_rational64(x) - ref) / ref
+    assert rel.max() < 3e-9  # a float32 ulp is 6e-8 relative at most: this is under 0.05 of one
+
+
+def _rational64(x):
+    u = x * x
+    return x * np.polyval(special._P32[::-1], u) / np.polyval(special._Q32[::-1], u)
+
+
+@pytest.mark.parametrize("dt", [np.float64, np.float32])
+def test_erf_special_values(dt):
+    got = erf_array(np.array([0.0, -0.0, np.inf, -np.inf, np.nan, 1e-310 if dt == np.float64 else 1e-40, 27.0, -100.0],
+                             dtype=dt))
+    assert got.dtype == dt
     assert got[0] == 0.0 and not np.signbit(got[0]) and got[1] == 0.0 and np.signbit(got[1])
     assert got[2] == 1.0 and got[3] == -1.0 and np.isnan(got[4])
-    assert got[5] == pytest.approx(2 / math.sqrt(math.pi) * 1e-310, rel=1e-6)
+    assert got[5] == pytest.approx(2 / math.sqrt(math.pi) * float(np.array(1e-310 if dt == np.float64 else 1e-40, dt)),
+                                   rel=1e-6)
     assert got[6] == 1.0 and got[7] == -1.0
     assert erf_array(np.array([[0.3, 2.0]])).shape == (1, 2)  # shape kept
 

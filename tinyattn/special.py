@@ -11,10 +11,20 @@ erf. The line is cut in three, and each piece has its own rational function R = 
 and erf(x) = sign(x) (1 - erfc(|x|)) outside the first piece. exp(-x^2) is taken as
 exp(-s^2) exp(-(x - s)(x + s)) with s = x rounded down to a multiple of 1/16: s^2 is then exact,
 so the rounding error of x^2 (which exp would magnify by up to x^2 = 16 times) never arises.
-Against ``math.erf`` on a dense grid this is within 1 ulp in float64 (the test measures it).
+Against ``math.erf`` on a dense grid (tests/test_special.py) it is within 1 ulp for 99.7% of the
+points, 1 ulp for |x| >= 1, 2 ulp below 0.46875, and at most 5 ulp just above 0.46875, where
+erf = 1 - erfc has half the ulp of erfc (Cody's fit there is itself good to about 0.3 ulp of erfc).
 
-float32 input is computed in float64 and rounded once at the end, so it is correctly rounded
-nearly everywhere; that costs two casts, and is still much faster than ``math.erf`` per element.
+float32 needs only 24 bits, and GELU calls erf on every activation of a model, so float32 (and
+float16) input takes a cheaper road: one rational function for the whole of |x| <= 4,
+erf(x) = x P(x^2) / Q(x^2) with P of degree 6 and Q of degree 5 (fitted for this file by weighted
+least squares against erf on [0, 4]; max relative error 2.1e-9, 0.04 float32 ulp), and erf = +-1
+beyond (erf(4) rounds to 1 in float32). It is evaluated in float64 and rounded once, so it is within
+1 ulp of math.erf in float32; no exp, no branches, about 25 array operations.
+
+Both are computed block by block (_BLOCK elements at a time): each of their dozens of array
+operations then works on data already in the CPU cache instead of streaming the whole array through
+memory again (on (8, 128, 512) float32 this made the float32 road about 3x faster).
 """
 from __future__ import annotations
 
@@ -36,6 +46,12 @@ _P = (3.05326634961232344e-1, 3.60344899949804439e-1, 1.25781726111229246e-1, 1.
 _P5 = 1.63153871373020978e-2
 _Q = (2.56852019228982242e00, 1.87295284992346725e00, 5.27905102951428412e-1, 6.05183413124413191e-2,
       2.33520497626869185e-3)
+# float32's single rational function, in u = x^2, lowest power first: erf(x) = x P(u) / Q(u) for |x| <= 4.
+_P32 = (1.1283791693680842, 0.18520697286517218, 0.05431701193931918, 0.0038497143681529046,
+        0.00037959423905448755, 4.684289282793944e-06, -1.3199932455506554e-08)
+_Q32 = (1.0, 0.49746881967940587, 0.11395961491075603, 0.01546224462046098, 0.0013075713564272766,
+        6.31060093535824e-05)
+_BLOCK = 16384  # elements per block: 128 KiB of float64, a few such arrays fit in a core's L2 cache
 _A_MINUS_B = tuple(a - b for a, b in zip(_A, _B))  # R1 - 1 = (P1 - Q1) / Q1
 _INV_SQRT_PI = 5.6418958354775628695e-1
 
@@ -73,19 +89,15 @@ def _erf_small(z: np.ndarray) -> np.ndarray:
     return z + z * _ratio(z * z, _A4 - 1.0, _A_MINUS_B, _B)
 
 
-def erf_array(x) -> np.ndarray:
-    """erf(x) elementwise for a float array (float32 in, float32 out; float64 within 1 ulp of math.erf)."""
-    x = np.asarray(x)
-    if x.dtype.kind != "f":
-        x = x.astype(np.float64)
-    z = x.astype(np.float64, copy=False)
+def _erf_cody(z: np.ndarray) -> np.ndarray:
+    """erf of a 1-D float64 block, by Cody's three pieces."""
     y = np.abs(z)
     out = np.empty_like(z)
     small = y <= 0.46875  # (the NaN entries fall in no piece: they are put back at the end)
     mid = (y > 0.46875) & (y <= 4.0)
     big = y > 4.0
     if small.all():  # common in tests and for small activations: skip the masks altogether
-        return _erf_small(z).astype(x.dtype, copy=False)
+        return _erf_small(z)
     if small.any():
         out[small] = _erf_small(z[small])
     if mid.any():
@@ -104,7 +116,40 @@ def erf_array(x) -> np.ndarray:
     nan = ~(small | mid | big)
     if nan.any():
         out[nan] = np.nan
-    return out.astype(x.dtype, copy=False)
+    return out
+
+
+def _erf_rational(x: np.ndarray) -> np.ndarray:
+    """erf of a 1-D float32/float16 block to float32 accuracy: x P(x^2) / Q(x^2), in float64, clipped to [-1, 1]."""
+    z = np.clip(x, -4.0, 4.0).astype(np.float64)  # erf(+-4) already rounds to +-1 in float32 (NaN stays NaN)
+    u = z * z
+    num = u * _P32[-1]
+    num += _P32[-2]
+    for c in _P32[-3::-1]:  # Horner, in place
+        num *= u
+        num += c
+    den = u * _Q32[-1]
+    den += _Q32[-2]
+    for c in _Q32[-3::-1]:
+        den *= u
+        den += c
+    num *= z
+    num /= den
+    return np.clip(num, -1.0, 1.0, out=num)
+
+
+def erf_array(x) -> np.ndarray:
+    """erf(x) elementwise for a float array, same shape and dtype (ints become float64); within 1 ulp of
+    math.erf in float32, and as measured by the tests in float64."""
+    x = np.asarray(x)
+    if x.dtype.kind != "f":
+        x = x.astype(np.float64)
+    piece = _erf_cody if x.dtype == np.float64 else _erf_rational
+    flat = x.reshape(-1)
+    out = np.empty(flat.shape, dtype=x.dtype)
+    for i in range(0, flat.size, _BLOCK):
+        out[i:i + _BLOCK] = piece(flat[i:i + _BLOCK])
+    return out.reshape(x.shape)
 
 
 class Erf(Function):

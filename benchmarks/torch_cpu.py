@@ -1,7 +1,9 @@
 """tinyattn against PyTorch on the CPU: optional, run only where ``import torch`` works (torch is not a dependency).
 
 Two comparisons, float32, both libraries on ONE thread (NumPy's BLAS and torch's intra-op pool), in
-one process with their repeats interleaved:
+one process with their repeats interleaved, timed in CPU time (``time.process_time``): with one
+thread on each side that is the time the work takes, without the waits for a core that other
+processes on a shared machine add to wall time:
 
 * MultiHeadAttention forward+backward at the shapes of the ``mha`` benchmark, against the same four
   projections around ``torch.nn.functional.scaled_dot_product_attention`` (PyTorch's fused kernel);
@@ -14,6 +16,7 @@ checked to agree, so they really do the same work.
 from __future__ import annotations
 
 import importlib.util
+import time
 
 import numpy as np
 
@@ -144,7 +147,8 @@ def _run(torch, quick: bool) -> list[Row]:
     for B, T, d, h in (QUICK_SHAPES if quick else SHAPES):
         ours, theirs, err = _mha_pair(torch, B, T, d, h)
         st: dict = {}
-        t = compare({"tinyattn": ours, "torch": theirs}, repeat=repeat, warmup=warmup, min_time=min_time, stats=st)
+        t = compare({"tinyattn": ours, "torch": theirs}, repeat=repeat, warmup=warmup, min_time=min_time, stats=st,
+                    clock=time.process_time)
         rows.append(Row("torch_cpu", f"MultiHeadAttention (B,T,d,h)=({B},{T},{d},{h}) float32 vs torch SDPA",
                         "fwd+bwd ms", t["tinyattn"] * 1e3, t["torch"] * 1e3, ratio=t["tinyattn"] / t["torch"],
                         ratio_name="tinyattn / torch", target=None if quick else "<= 1.25",
@@ -154,7 +158,8 @@ def _run(torch, quick: bool) -> list[Row]:
     batch = 2 if quick else BATCH
     ours, theirs, err, n_params = _gpt_pair(torch, cfg, batch)
     st = {}
-    t = compare({"tinyattn": ours, "torch": theirs}, repeat=repeat, warmup=warmup, min_time=min_time, stats=st)
+    t = compare({"tinyattn": ours, "torch": theirs}, repeat=repeat, warmup=warmup, min_time=min_time, stats=st,
+                    clock=time.process_time)
     rows.append(Row("torch_cpu", f"nanoGPT-sized step: {cfg.n_layer} layers, {cfg.n_head} heads, width {cfg.n_embd}, "
                                  f"block {cfg.block_size}, batch {batch}, AdamW, float32", "step ms",
                     t["tinyattn"] * 1e3, t["torch"] * 1e3, ratio=t["tinyattn"] / t["torch"],

@@ -99,19 +99,18 @@ def _gpt_pair(torch, cfg: GPTConfig, batch: int):
     idx_a, tgt_a = tinyattn.tensor(idx), tinyattn.tensor(tgt)
     idx_t, tgt_t = torch.from_numpy(idx), torch.from_numpy(tgt)
 
-    def tinyattn_step():
-        loss = ours(idx_a, tgt_a)
-        opt_a.zero_grad()
+    def train_step(model, opt, idx, tgt):  # the same lines for both libraries
+        loss = model(idx, tgt)
+        opt.zero_grad()
         loss.backward()
-        opt_a.step()
+        opt.step()
         return loss
 
+    def tinyattn_step():
+        return train_step(ours, opt_a, idx_a, tgt_a)
+
     def torch_step():
-        loss = theirs(idx_t, tgt_t)
-        opt_t.zero_grad()
-        loss.backward()
-        opt_t.step()
-        return loss
+        return train_step(theirs, opt_t, idx_t, tgt_t)
 
     la, lt = float(tinyattn_step().item()), float(torch_step().item())
     grads_a = dict(ours.named_parameters())

@@ -1,7 +1,7 @@
 """tinyattn: attention from scratch in NumPy, with PyTorch's names.
 
 ``import tinyattn as torch`` and ``import tinyattn.nn.functional as F`` run textbook PyTorch
-attention code unchanged. Everything here is a re-export (plus PyTorch's dtype names); the code
+attention code unchanged. Everything here is a re-export; the code
 lives in the submodules.
 """
 from .tensor import (

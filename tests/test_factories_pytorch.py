@@ -8,7 +8,7 @@ from tinyattn.gradcheck import gradcheck
 
 def test_empty_is_a_zero_tensor_of_the_shape_and_dtype():
     e = torch.empty(2, 3)
-    assert e.shape == (2, 3) and e.dtype == np.float32 and not e.data.any()
+    assert e.shape == (2, 3) and e.dtype == np.float32 and not e.numpy().any()
     assert torch.empty((4,), dtype=torch.long).dtype == np.int64
     assert torch.empty(2, requires_grad=True).requires_grad
 

@@ -30,9 +30,9 @@ def _run(monkeypatch, block_elements, q, k, v, **kw):
                                 {"attn_mask": np.tril(np.ones((37, 40), bool), 3)}])
 def test_blocked_path_equals_plain_path(monkeypatch, kw):
     q, k, v = _qkv(2, 3, 37, 40, 8)  # 37 query rows: the last block is a partial one
-    assert sdpa._block_rows(q.data, k.data, v.data, None) is None  # this size runs plain by default
+    assert sdpa._block_rows(q.numpy(), k.numpy(), v.numpy(), None) is None  # this size runs plain by default
     monkeypatch.setattr(sdpa, "_BLOCK_ELEMENTS", 2 * 3 * 40 * 16)
-    assert sdpa._block_rows(q.data, k.data, v.data, None) == 16  # ...and blocked (3 blocks) when told to
+    assert sdpa._block_rows(q.numpy(), k.numpy(), v.numpy(), None) == 16  # ...and blocked (3 blocks) when told to
     plain_out, plain_grads = _run(monkeypatch, 1 << 40, q, k, v, **kw)
     blk_out, blk_grads = _run(monkeypatch, 2 * 3 * 40 * 16, q, k, v, **kw)
     np.testing.assert_allclose(blk_out, plain_out, rtol=1e-12, atol=1e-14)
@@ -43,7 +43,7 @@ def test_blocked_path_equals_plain_path(monkeypatch, kw):
 def test_blocked_path_gradcheck(monkeypatch):
     monkeypatch.setattr(sdpa, "_BLOCK_ELEMENTS", 1)  # the smallest blocks: 16 rows
     q, k, v = _qkv(1, 2, 35, 6, 4, seed=1)
-    assert sdpa._block_rows(q.data, k.data, v.data, None) == 16
+    assert sdpa._block_rows(q.numpy(), k.numpy(), v.numpy(), None) == 16
     assert gradcheck(lambda a, b, c: F.scaled_dot_product_attention(a, b, c, is_causal=True), [q, k, v])
 
 

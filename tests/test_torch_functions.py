@@ -16,13 +16,13 @@ def t64(*shape):
 
 def test_sin_cos_values_and_gradcheck():
     x = t64(3, 4)
-    np.testing.assert_allclose(torch.sin(x).data, np.sin(x.data), rtol=1e-15)
-    np.testing.assert_allclose(x.cos().data, np.cos(x.data), rtol=1e-15)
+    np.testing.assert_allclose(torch.sin(x).numpy(), np.sin(x.numpy()), rtol=1e-15)
+    np.testing.assert_allclose(x.cos().numpy(), np.cos(x.numpy()), rtol=1e-15)
     assert gradcheck(torch.sin, [x]) and gradcheck(torch.cos, [x])
     # the sinusoidal positional encoding, written the way tutorials write it
     pos = torch.arange(0, 6).unsqueeze(1)  # (T, 1)
     div = torch.exp(torch.arange(0, 4, 2) * -(math.log(10000.0) / 4))  # (C/2,)
-    np.testing.assert_allclose(torch.sin(pos * div).data, np.sin(np.arange(6)[:, None] * 10000.0 ** (-np.arange(0, 4, 2) / 4)),
+    np.testing.assert_allclose(torch.sin(pos * div).numpy(), np.sin(np.arange(6)[:, None] * 10000.0 ** (-np.arange(0, 4, 2) / 4)),
                                rtol=1e-6)
 
 
@@ -34,7 +34,7 @@ def test_sin_cos_values_and_gradcheck():
 def test_top_level_functions_are_the_methods(name, args):
     x = t64(3, 4)
     method = {"neg": lambda a: -a, "square": lambda a: a * a}.get(name) or (lambda a: getattr(a, name)(*args))
-    np.testing.assert_array_equal(getattr(torch, name)(x, *args).data, method(x).data)
+    np.testing.assert_array_equal(getattr(torch, name)(x, *args).numpy(), method(x).numpy())
     assert gradcheck(lambda a: getattr(torch, name)(a, *args), [x])
 
 
@@ -43,12 +43,12 @@ def test_top_level_functions_that_return_several_tensors_or_indices():
     assert [p.shape for p in torch.split(x, 3, dim=0)] == [(3, 3), (1, 3)]
     assert [p.shape for p in torch.chunk(x, 2, dim=1)] == [(4, 2), (4, 1)]
     assert len(torch.unbind(x, 1)) == 3
-    np.testing.assert_array_equal(torch.argmin(x, 0).data, x.data.argmin(0))
+    np.testing.assert_array_equal(torch.argmin(x, 0).numpy(), x.numpy().argmin(0))
     idx = torch.tensor([[0], [2], [1], [0]])
-    np.testing.assert_array_equal(torch.gather(x, 1, idx).data, np.take_along_axis(x.data, idx.data, 1))
+    np.testing.assert_array_equal(torch.gather(x, 1, idx).numpy(), np.take_along_axis(x.numpy(), idx.numpy(), 1))
     filled = torch.masked_fill(x, x > 0, 0.0)
-    assert (filled.data <= 0).all()
-    np.testing.assert_allclose(torch.pow(x, 2).data, x.data ** 2)
+    assert (filled.numpy() <= 0).all()
+    np.testing.assert_allclose(torch.pow(x, 2).numpy(), x.numpy() ** 2)
 
 
 def test_dtype_names_are_numpy_types():
@@ -73,7 +73,7 @@ def test_typed_tensor_constructors():
     assert ids.dtype == np.int64 and ids.tolist() == [[0, 1, 2]]
     assert torch.FloatTensor([1, 2]).dtype == np.float32 and torch.ByteTensor([1]).dtype == np.uint8
     z = torch.LongTensor(2, 3)
-    assert z.shape == (2, 3) and z.dtype == np.int64 and not z.data.any()
+    assert z.shape == (2, 3) and z.dtype == np.int64 and not z.numpy().any()
     assert torch.FloatTensor().shape == (0,)
 
 
@@ -88,7 +88,7 @@ def test_type_with_names_dtypes_and_constructors():
         x.type("torch.FancyTensor")
     # annotated-transformer's mask: a uint8 upper triangle, compared with 0
     mask = torch.triu(torch.ones(1, 3, 3), diagonal=1).type(torch.uint8) == 0
-    assert mask.dtype == np.bool_ and mask.data[0].tolist() == [[True, False, False], [True, True, False], [True, True, True]]
+    assert mask.dtype == np.bool_ and mask.numpy()[0].tolist() == [[True, False, False], [True, True, False], [True, True, True]]
 
 
 def test_type_as_and_its_gradient():
@@ -105,7 +105,7 @@ def test_type_as_and_its_gradient():
 def test_repeat_tiles_like_np_tile_with_gradcheck(shape, reps):
     x = t64(*shape)
     y = x.repeat(*reps)
-    np.testing.assert_array_equal(y.data, np.tile(x.data, reps))
+    np.testing.assert_array_equal(y.numpy(), np.tile(x.numpy(), reps))
     assert x.repeat(reps).shape == y.shape  # a tuple works too
     assert gradcheck(lambda a: a.repeat(*reps), [x])
 

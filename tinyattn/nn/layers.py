@@ -172,9 +172,9 @@ class ReLU(Module):
 
 
 class GELU(Module):
-    """x Phi(x) elementwise; approximate='tanh' (GPT-2's; default here, PyTorch's is 'none') or 'none' (erf)."""
+    """x Phi(x) elementwise; approximate='none' (exact, via erf; the default, as in PyTorch) or 'tanh' (GPT-2's)."""
 
-    def __init__(self, approximate: str = "tanh") -> None:
+    def __init__(self, approximate: str = "none") -> None:
         super().__init__()
         if approximate not in ("tanh", "none"):
             raise ValueError(f"GELU: approximate must be 'tanh' or 'none', got {approximate!r}")

@@ -125,7 +125,7 @@ def _pick_next(logits: np.ndarray, temperature: float, top_k: int | None) -> np.
 class TransformerBlock(Module):
     """Pre-LN block: x = x + attn(ln1(x)); [x = x + cross(ln_c(x), context)]; x = x + ffn(ln2(x)).
 
-    x (B, T, d_model) -> (B, T, d_model). FFN: Linear(d_model, d_ff) -> GELU -> Linear(d_ff, d_model),
+    x (B, T, d_model) -> (B, T, d_model). FFN: Linear(d_model, d_ff) -> GELU (tanh form) -> Linear(d_ff, d_model),
     d_ff = 4 * d_model by default. causal/window/n_kv_heads configure the self-attention;
     cross_attention=True adds a second attention whose keys/values come from ``context``.
     rope=True gives the self-attention rotary position embeddings (never the cross-attention).
@@ -147,7 +147,9 @@ class TransformerBlock(Module):
             self.cross = MultiHeadAttention(d_model, n_heads, n_kv_heads=n_kv_heads, dropout=dropout,
                                             backend=backend)
         self.ln2 = LayerNorm(d_model)
-        self.ffn = Sequential(Linear(d_model, d_ff), GELU(), Linear(d_ff, d_model))
+        # GELU's tanh form, as in GPT-2: a GPT-2 checkpoint loaded into these blocks needs it to give its
+        # numbers, and so do the course's trained models (nn.GELU() alone is the exact form, as in PyTorch).
+        self.ffn = Sequential(Linear(d_model, d_ff), GELU(approximate="tanh"), Linear(d_ff, d_model))
         self.drop = Dropout(dropout)  # on each sublayer's output, before it joins the residual stream
 
     def extra_repr(self) -> str:

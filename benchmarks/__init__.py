@@ -6,4 +6,5 @@ Run them all with ``python -m benchmarks`` (or ``tinyattn bench``); ``--quick`` 
 """
 from __future__ import annotations
 
-BENCHMARKS = ("engine_overhead", "mlp_step", "mha", "matmul_roofline", "flash_memory", "demo_throughput")
+BENCHMARKS = ("engine_overhead", "mlp_step", "mha", "matmul_roofline", "flash_memory", "demo_throughput",
+              "gpt2_forward")

@@ -36,6 +36,14 @@ def _show(tokens: list[str]) -> str:
     return " ".join(repr(t) for t in tokens)
 
 
+def _text(tok, ids) -> str:
+    """Decoded text; an id past the tokenizer's vocabulary (a config may have more embedding rows) shows as <id N>."""
+    ids = [int(i) for i in ids]
+    if all(i < tok.vocab_size for i in ids):
+        return tok.decode(ids)
+    return "".join(tok.decode([i]) if i < tok.vocab_size else f"<id {i}>" for i in ids)
+
+
 def _report_heads(title: str, scores: np.ndarray, baseline: float) -> None:
     L, H = scores.shape
     order = np.argsort(scores, axis=None)[::-1]  # every (layer, head), best first
@@ -54,9 +62,10 @@ def run(args) -> int:
     ids = tok.encode(args.text)
     if not ids:
         raise ValueError("--text gave no tokens: give some text")
-    if len(ids) + args.new_tokens > model.max_len:
-        raise ValueError(f"--text is {len(ids)} tokens; with --new-tokens {args.new_tokens} that is more than "
-                         f"the model's {model.max_len} positions")
+    if len(ids) > model.max_len:
+        raise ValueError(f"--text is {len(ids)} tokens, more than the model's {model.max_len} positions")
+    # The last generated token is never fed back, so a T-token text leaves room for max_len - T + 1 new ones.
+    n_new = min(args.new_tokens, model.max_len - len(ids) + 1)
     labels = tok.convert_ids_to_tokens(ids)
     print(f"{len(ids)} tokens ('Ġ' stands for a space): {_show(labels)}")
 
@@ -66,9 +75,10 @@ def run(args) -> int:
     p /= p.sum()
     print(f"top {args.top} next tokens:")
     for i in np.argsort(p)[::-1][:args.top]:
-        print(f"  {tok.decode([int(i)])!r:>16}  p = {p[i]:.3f}")
-    out = model.generate(np.array([ids]), args.new_tokens, temperature=0).numpy()[0]
-    print(f"greedy continuation ({args.new_tokens} tokens): {tok.decode(out[len(ids):])!r}")
+        print(f"  {_text(tok, [i])!r:>16}  p = {p[i]:.3f}")
+    out = model.generate(np.array([ids]), n_new, temperature=0).numpy()[0]
+    room = "" if n_new == args.new_tokens else f", all the model's {model.max_len} positions allow"
+    print(f"greedy continuation ({n_new} tokens{room}): {_text(tok, out[len(ids):])!r}")
 
     from ..viz import head_view, plot_attention_grid
 

@@ -10,7 +10,7 @@ import os
 
 import numpy as np
 
-from ..tensor import manual_seed, no_grad
+from .. import manual_seed, no_grad
 from .gpt2 import load_gpt2
 from .heads import attention_weights, induction_scores, previous_token_scores, repeated_random_tokens
 

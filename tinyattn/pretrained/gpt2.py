@@ -20,7 +20,7 @@ import os
 import numpy as np
 
 from ..nn import TransformerLM
-from ..tensor import get_default_dtype, get_rng
+from .. import get_default_dtype, get_rng
 
 __all__ = ["load_gpt2", "read_config", "read_weights", "to_tinyattn_state"]
 

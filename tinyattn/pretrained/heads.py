@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..tensor import get_rng, no_grad
+from .. import get_rng, no_grad
 
 __all__ = ["attention_weights", "previous_token_scores", "induction_scores", "repeated_random_tokens"]
 

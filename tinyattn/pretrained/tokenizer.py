@@ -18,7 +18,7 @@ import os
 
 import numpy as np
 
-from ..tensor import Tensor
+from .. import Tensor
 
 __all__ = ["GPT2Tokenizer", "load_tokenizer"]
 

@@ -18,6 +18,7 @@ import tokenizers
 
 import tinyattn
 from tinyattn.cli import main as cli_main
+from tinyattn.gradcheck import gradcheck
 from tinyattn.pretrained import (attention_weights, induction_scores, load_gpt2, previous_token_scores,
                                  repeated_random_tokens)
 from tinyattn.viz import head_view
@@ -293,6 +294,18 @@ def test_head_scores_find_planted_heads():
     assert ind[1, 0] == 1.0 and ind[0, 0] == 0.0
     seq = repeated_random_tokens(50, n, bos=7)
     assert seq[0] == 7 and np.array_equal(seq[1:1 + n], seq[1 + n:]) and 7 not in seq[1:] and len(set(seq[1:])) == n
+
+
+def test_gradients_through_the_tied_head_and_a_float_head_mask(float64):
+    """The tied matrix gets the gradient of both its uses (lookup and head); a float head_mask gets its own."""
+    lm = tinyattn.nn.TransformerLM(9, 8, 2, 2, 6, positional="learned", gelu="tanh", layer_norm_eps=1e-3,
+                                   tie_weights=True)
+    assert lm.head.weight is lm.tok_emb.weight
+    ids = np.array([[1, 4, 4, 8, 0], [2, 3, 7, 7, 5]])
+    hm = tinyattn.tensor(np.array([[1.0, 0.5], [0.25, 1.0]]), requires_grad=True)
+    params = list(lm.parameters())
+    assert sum(p is lm.tok_emb.weight for p in params) == 1  # one Parameter, listed once for the optimizer
+    assert gradcheck(lambda *ps: lm(ids, head_mask=hm), params + [hm])
 
 
 # ---------------------------------------------------------------------------- tokenizer

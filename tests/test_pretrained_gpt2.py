@@ -454,7 +454,7 @@ def test_integer_weights_are_refused(ckpt):
     folder, _, w = ckpt
     w["ln_f.bias"] = np.zeros(12, dtype=np.int32)
     _rewrite_weights(folder, w)
-    with pytest.raises(ValueError, match="'ln_f.bias' has dtype int32; expected floats"):
+    with pytest.raises(ValueError, match="'ln_f.bias' has dtype I32; expected floats"):
         load_gpt2(folder)
 
 

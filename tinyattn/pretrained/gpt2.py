@@ -19,10 +19,10 @@ import os
 
 import numpy as np
 
-from ..nn import TransformerLM
 from .. import get_default_dtype, get_rng
+from ..nn import TransformerLM
 
-__all__ = ["load_gpt2", "read_config", "read_weights", "to_tinyattn_state"]
+__all__ = ["load_gpt2", "read_config", "build_model"]
 
 _SIZES = ("vocab_size", "n_positions", "n_embd", "n_layer", "n_head")
 # Hugging Face's names for GPT-2's activation -> nn.GELU's `approximate`.
@@ -31,13 +31,13 @@ _GELU = {"gelu_new": "tanh", "gelu_pytorch_tanh": "tanh", "gelu": "none"}
 _BUFFERS = (".attn.bias", ".attn.masked_bias")
 
 
-def _need_safetensors():
+def _safe_open():
     try:
-        import safetensors.numpy
+        from safetensors import safe_open
     except ImportError:
         raise ImportError("loading GPT-2 weights needs the 'safetensors' package: "
                           "pip install -e \".[pretrained]\" (or pip install safetensors)") from None
-    return safetensors.numpy
+    return safe_open
 
 
 def read_config(folder: str) -> dict:
@@ -74,19 +74,26 @@ def read_config(folder: str) -> dict:
     return cfg
 
 
-def read_weights(folder: str) -> dict[str, np.ndarray]:
-    """model.safetensors as {GPT-2 name: array}, without the 'transformer.' prefix some checkpoints add."""
+_FLOATS = {"F16": "float16", "F32": "float32", "F64": "float64"}  # safetensors' names NumPy can read
+
+
+def _open_weights(folder: str):
+    """model.safetensors, opened: only its header is read now; tensors are read when asked for."""
     path = os.path.join(folder, "model.safetensors")
     if not os.path.isfile(path):
         extra = " (this folder has PyTorch's pytorch_model.bin; fetch the .safetensors file instead)" \
             if os.path.isfile(os.path.join(folder, "pytorch_model.bin")) else ""
         raise FileNotFoundError(f"{folder} has no model.safetensors{extra}")
-    st = _need_safetensors()
+    safe_open = _safe_open()
     try:
-        raw = st.load_file(path)
-    except Exception as e:  # a truncated file, a header that is not JSON, a dtype NumPy lacks (bfloat16)
+        return safe_open(path, framework="np")
+    except Exception as e:  # a truncated file, a header that is not JSON, ...
         raise ValueError(f"{path} could not be read as safetensors: {e}") from None
-    return {k.removeprefix("transformer."): v for k, v in raw.items() if not k.endswith(_BUFFERS)}
+
+
+def _names(f) -> dict[str, str]:
+    """{GPT-2 name: key in the file}: some checkpoints put 'transformer.' in front; mask buffers are left out."""
+    return {k.removeprefix("transformer."): k for k in f.keys() if not k.endswith(_BUFFERS)}
 
 
 def _expected_shapes(cfg: dict) -> dict[str, tuple]:
@@ -110,55 +117,66 @@ def _expected_shapes(cfg: dict) -> dict[str, tuple]:
     return shapes
 
 
-def _check_weights(weights: dict, cfg: dict, where: str) -> None:
+def _check_weights(f, names: dict, cfg: dict, where: str) -> None:
+    """Names, shapes and dtypes from the file's header, against the config, before any tensor is read."""
     expected = _expected_shapes(cfg)
-    missing = [k for k in expected if k not in weights]
+    missing = [k for k in expected if k not in names]
     if missing:
         more = f" and {len(missing) - 5} more" if len(missing) > 5 else ""
         raise ValueError(f"{where} is missing weights {missing[:5]}{more} (for n_layer={cfg['n_layer']})")
-    unexpected = [k for k in weights if k not in expected and k != "lm_head.weight"]
+    unexpected = [k for k in names if k not in expected and k != "lm_head.weight"]
     if unexpected:
         raise ValueError(f"{where} has weights a GPT-2 with this config does not have: {unexpected[:5]} "
                          f"(n_layer={cfg['n_layer']} in config.json)")
-    for k, shape in expected.items():
-        if tuple(weights[k].shape) != shape:
-            raise ValueError(f"{where}: {k!r} has shape {tuple(weights[k].shape)} but config.json "
-                             f"(n_embd={cfg['n_embd']}, vocab_size={cfg['vocab_size']}, "
-                             f"n_positions={cfg['n_positions']}) needs {shape}")
-        if weights[k].dtype.kind != "f":
-            raise ValueError(f"{where}: {k!r} has dtype {weights[k].dtype}; expected floats")
-    if "lm_head.weight" in weights and tuple(weights["lm_head.weight"].shape) != expected["wte.weight"]:
-        raise ValueError(f"{where}: 'lm_head.weight' has shape {tuple(weights['lm_head.weight'].shape)} "
-                         f"but needs {expected['wte.weight']}")
+    expected.setdefault("lm_head.weight", expected["wte.weight"])  # a tied head, stored anyway: same shape
+    for k, key in names.items():
+        info = f.get_slice(key)
+        shape, dtype = tuple(info.get_shape()), info.get_dtype()
+        if shape != expected[k]:
+            raise ValueError(f"{where}: {k!r} has shape {shape} but config.json (n_embd={cfg['n_embd']}, "
+                             f"vocab_size={cfg['vocab_size']}, n_positions={cfg['n_positions']}) needs {expected[k]}")
+        if dtype not in _FLOATS:
+            raise ValueError(f"{where}: {k!r} has dtype {dtype}; expected floats NumPy can read "
+                             f"({', '.join(_FLOATS)}; BF16 has no NumPy dtype)")
 
 
-def to_tinyattn_state(weights: dict[str, np.ndarray], cfg: dict) -> dict[str, np.ndarray]:
-    """GPT-2's names and layout -> TransformerLM's state_dict keys, each matrix as nn.Linear's (out, in)."""
-    C = cfg["n_embd"]
-    state = {"tok_emb.weight": weights["wte.weight"],  # (V, C): the same in both
-             "pos.weight": weights["wpe.weight"]}  # (P, C): learned positions, one row per position
-    for i in range(cfg["n_layer"]):
-        h, b = f"h.{i}.", f"blocks.{i}."
-        # c_attn computes x @ [W_q | W_k | W_v] + [b_q | b_k | b_v]: cut the (C, 3C) matrix into three (C, C).
-        w_q, w_k, w_v = np.split(weights[h + "attn.c_attn.weight"], [C, 2 * C], axis=1)  # each (C, C) (in, out)
-        b_q, b_k, b_v = np.split(weights[h + "attn.c_attn.bias"], [C, 2 * C])  # each (C,)
-        state.update({
-            b + "ln1.weight": weights[h + "ln_1.weight"], b + "ln1.bias": weights[h + "ln_1.bias"],
-            b + "attn.W_q.weight": w_q.T, b + "attn.W_q.bias": b_q,  # .T: Conv1D (in, out) -> Linear (out, in)
-            b + "attn.W_k.weight": w_k.T, b + "attn.W_k.bias": b_k,
-            b + "attn.W_v.weight": w_v.T, b + "attn.W_v.bias": b_v,
-            b + "attn.W_o.weight": weights[h + "attn.c_proj.weight"].T, b + "attn.W_o.bias": weights[h + "attn.c_proj.bias"],
-            b + "ln2.weight": weights[h + "ln_2.weight"], b + "ln2.bias": weights[h + "ln_2.bias"],
-            b + "ffn.0.weight": weights[h + "mlp.c_fc.weight"].T, b + "ffn.0.bias": weights[h + "mlp.c_fc.bias"],
-            b + "ffn.2.weight": weights[h + "mlp.c_proj.weight"].T, b + "ffn.2.bias": weights[h + "mlp.c_proj.bias"],
-        })
-    state.update({"ln_f.weight": weights["ln_f.weight"], "ln_f.bias": weights["ln_f.bias"]})
-    if cfg.get("tie_word_embeddings", True):
-        state["head.weight"] = weights["wte.weight"]  # the tied head: logits = h @ wte^T
-    else:
-        state["head.weight"] = weights["lm_head.weight"]
-        state["head.bias"] = np.zeros(cfg["vocab_size"], dtype=weights["lm_head.weight"].dtype)  # GPT-2's has none
+def _embedding_state(get) -> dict[str, np.ndarray]:
+    return {"tok_emb.weight": get("wte.weight"),  # (V, C): the same in both
+            "pos.weight": get("wpe.weight")}  # (P, C): learned positions, one row per position
+
+
+def _block_state(get, i: int, C: int) -> dict[str, np.ndarray]:
+    """Block i: GPT-2's names and Conv1D (in, out) layout -> TransformerBlock's keys and nn.Linear's (out, in)."""
+    h, b = f"h.{i}.", f"blocks.{i}."
+    # c_attn computes x @ [W_q | W_k | W_v] + [b_q | b_k | b_v]: cut the (C, 3C) matrix into three (C, C).
+    w_q, w_k, w_v = np.split(get(h + "attn.c_attn.weight"), [C, 2 * C], axis=1)  # each (C, C) (in, out)
+    b_q, b_k, b_v = np.split(get(h + "attn.c_attn.bias"), [C, 2 * C])  # each (C,)
+    return {
+        b + "ln1.weight": get(h + "ln_1.weight"), b + "ln1.bias": get(h + "ln_1.bias"),
+        b + "attn.W_q.weight": w_q.T, b + "attn.W_q.bias": b_q,  # .T: Conv1D (in, out) -> Linear (out, in)
+        b + "attn.W_k.weight": w_k.T, b + "attn.W_k.bias": b_k,
+        b + "attn.W_v.weight": w_v.T, b + "attn.W_v.bias": b_v,
+        b + "attn.W_o.weight": get(h + "attn.c_proj.weight").T, b + "attn.W_o.bias": get(h + "attn.c_proj.bias"),
+        b + "ln2.weight": get(h + "ln_2.weight"), b + "ln2.bias": get(h + "ln_2.bias"),
+        b + "ffn.0.weight": get(h + "mlp.c_fc.weight").T, b + "ffn.0.bias": get(h + "mlp.c_fc.bias"),
+        b + "ffn.2.weight": get(h + "mlp.c_proj.weight").T, b + "ffn.2.bias": get(h + "mlp.c_proj.bias"),
+    }
+
+
+def _final_state(get, cfg: dict) -> dict[str, np.ndarray]:
+    state = {"ln_f.weight": get("ln_f.weight"), "ln_f.bias": get("ln_f.bias")}
+    if not cfg.get("tie_word_embeddings", True):  # the tied head is tok_emb.weight itself: nothing to copy
+        state["head.weight"] = get("lm_head.weight")
+        state["head.bias"] = np.zeros(cfg["vocab_size"])  # GPT-2's head has no bias
     return state
+
+
+def _parts(get, cfg: dict):
+    """The model's state in pieces: the embeddings, each block, then the final LayerNorm (and an untied head)."""
+    yield _embedding_state(get)
+    for i in range(cfg["n_layer"]):
+        yield _block_state(get, i, cfg["n_embd"])
+    yield _final_state(get, cfg)
 
 
 def _dtype(dtype):
@@ -211,9 +229,21 @@ def load_gpt2(path, dtype=None):
     if tokenizer.vocab_size > cfg["vocab_size"]:
         raise ValueError(f"{folder}: the tokenizer has {tokenizer.vocab_size} tokens but config.json has "
                          f"vocab_size={cfg['vocab_size']}: some ids would have no embedding")
-    weights = read_weights(folder)
-    _check_weights(weights, cfg, os.path.join(folder, "model.safetensors"))
-    model = build_model(cfg, dtype)
-    model.load_state_dict(to_tinyattn_state(weights, cfg))  # copies (and casts) into the model's own arrays
+    where = os.path.join(folder, "model.safetensors")
+    with _open_weights(folder) as f:
+        names = _names(f)
+        _check_weights(f, names, cfg, where)
+        model = build_model(cfg, dtype)
+
+        def get(name: str) -> np.ndarray:
+            return f.get_tensor(names[name])
+
+        # Part by part, so only one block's arrays are ever held next to the model (not a second copy of it all).
+        loaded = set()
+        for part in _parts(get, cfg):
+            model.load_state_dict(part, strict=False)  # copies (and casts) into the model's own arrays
+            loaded |= set(part)
+    left = {name for name, _ in model.named_parameters()} - loaded  # a tied head.weight is listed as tok_emb.weight
+    assert not left, f"load_gpt2 left {sorted(left)} unset"  # the mapping covers every parameter by construction
     model.config = dict(cfg)
     return model, tokenizer

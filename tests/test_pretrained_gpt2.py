@@ -472,6 +472,50 @@ def test_merge_of_unknown_symbols(ckpt):
         load_gpt2(ckpt[0])
 
 
+def test_bfloat16_weights_are_refused_by_name(ckpt):
+    """BF16 has no NumPy dtype; the file is written by hand (8-byte header length, JSON header, raw bytes)."""
+    folder, _, w = ckpt
+    header, blobs, at = {}, [], 0
+    for k, v in w.items():
+        raw = v.tobytes() if k != "ln_f.bias" else (v.view(np.uint32) >> 16).astype(np.uint16).tobytes()
+        header[k] = {"dtype": "F32" if k != "ln_f.bias" else "BF16", "shape": list(v.shape),
+                     "data_offsets": [at, at + len(raw)]}
+        blobs.append(raw)
+        at += len(raw)
+    text = json.dumps(header).encode()
+    with open(os.path.join(folder, "model.safetensors"), "wb") as f:
+        f.write(len(text).to_bytes(8, "little") + text + b"".join(blobs))
+    with pytest.raises(ValueError, match="'ln_f.bias' has dtype BF16; expected floats NumPy can read"):
+        load_gpt2(folder)
+
+
+@pytest.mark.parametrize("name, content, message", [
+    ("vocab.json", "{not json", "vocab.json is not valid JSON"),
+    ("vocab.json", '{"a": "0"}', "vocab.json must map each token"),
+    ("merges.txt", "#version: 0.2\nĠ t h\n", "merges.txt line 2: a merge is two symbols separated by one space"),
+])
+def test_malformed_vocabulary(ckpt, name, content, message):
+    with open(os.path.join(ckpt[0], name), "w", encoding="utf-8") as f:
+        f.write(content)
+    with pytest.raises(ValueError, match=message):
+        load_gpt2(ckpt[0])
+
+
+def test_malformed_tokenizer_json(tmp_path):
+    folder, _, _ = write_checkpoint(tmp_path / "m", tokenizer="json")
+    with open(os.path.join(folder, "tokenizer.json"), "w") as f:
+        f.write('{"model": 3}')
+    with pytest.raises(ValueError, match="tokenizer.json could not be read as a Hugging Face tokenizer"):
+        load_gpt2(folder)
+
+
+def test_config_that_is_not_an_object(ckpt):
+    with open(os.path.join(ckpt[0], "config.json"), "w") as f:
+        f.write("[1, 2]")
+    with pytest.raises(ValueError, match="must hold a JSON object, got list"):
+        load_gpt2(ckpt[0])
+
+
 def test_bad_dtype(ckpt):
     with pytest.raises(ValueError, match="dtype must be float32 or float64"):
         load_gpt2(ckpt[0], dtype=np.int64)

@@ -137,13 +137,13 @@ class TransformerBlock(Module):
     cross_attention=True adds a second attention whose keys/values come from ``context``.
     rope=True gives the self-attention rotary position embeddings (never the cross-attention).
     layer_norm_eps: every LayerNorm's eps (GPT-2 checkpoints give theirs in the config).
-    gelu: the FFN's GELU, 'tanh' (GPT-2's "gelu_new") or 'none' (exact erf); None = nn.GELU's default.
+    gelu: the FFN's GELU, 'tanh' (GPT-2's "gelu_new", the default here) or 'none' (the exact erf form).
     """
 
     def __init__(self, d_model: int, n_heads: int, d_ff: int | None = None, causal: bool = False,
                  n_kv_heads: int | None = None, window: int | None = None, dropout: float = 0.0,
                  cross_attention: bool = False, backend: str = "sdpa", rope: bool = False,
-                 layer_norm_eps: float = 1e-5, gelu: str | None = None) -> None:
+                 layer_norm_eps: float = 1e-5, gelu: str = "tanh") -> None:
         super().__init__()
         d_model = _positive_int("d_model", d_model)
         d_ff = 4 * d_model if d_ff is None else _positive_int("d_ff", d_ff)
@@ -157,8 +157,7 @@ class TransformerBlock(Module):
             self.cross = MultiHeadAttention(d_model, n_heads, n_kv_heads=n_kv_heads, dropout=dropout,
                                             backend=backend)
         self.ln2 = LayerNorm(d_model, eps=layer_norm_eps)
-        act = GELU() if gelu is None else GELU(approximate=gelu)
-        self.ffn = Sequential(Linear(d_model, d_ff), act, Linear(d_ff, d_model))
+        self.ffn = Sequential(Linear(d_model, d_ff), GELU(approximate=gelu), Linear(d_ff, d_model))
         self.drop = Dropout(dropout)  # on each sublayer's output, before it joins the residual stream
 
     def extra_repr(self) -> str:
@@ -201,7 +200,7 @@ class TransformerLM(Module):
     def __init__(self, vocab_size: int, d_model: int, n_heads: int, n_layers: int, max_len: int,
                  d_ff: int | None = None, n_kv_heads: int | None = None, window: int | None = None,
                  dropout: float = 0.0, positional: str = "sinusoidal", backend: str = "sdpa",
-                 layer_norm_eps: float = 1e-5, gelu: str | None = None, tie_weights: bool = False) -> None:
+                 layer_norm_eps: float = 1e-5, gelu: str = "tanh", tie_weights: bool = False) -> None:
         super().__init__()
         self.vocab_size = _positive_int("vocab_size", vocab_size)
         self.n_layers = _positive_int("n_layers", n_layers)

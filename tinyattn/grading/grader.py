@@ -22,7 +22,7 @@ from . import static
 from .exercises import EXERCISES, Exercise, get
 from .learner import resolve_isolation
 from .mistakes import hint
-from .runner import grade_exercise, submission_files
+from .runner import MAX_SOURCE, grade_exercise, submission_files
 
 SEED_ENV = "TINYATTN_GRADE_SEED"
 DEFAULT_TIMEOUT = 60.0
@@ -101,22 +101,25 @@ def _single(ex: Exercise, status: str, name: str, message: str, seconds: float =
 
 
 def grade_file(path: Path, ex: Exercise, seed: int, timeout: float = DEFAULT_TIMEOUT, isolation: str = "auto",
-               hide: tuple[str, ...] = ()) -> ExerciseResult:
-    """Grade one submitted file for one exercise, judging in this process. Never raises."""
+               hide: tuple[str, ...] = (), files: dict[str, str] | None = None) -> ExerciseResult:
+    """Grade one submitted file for one exercise, judging in this process. Never raises.
+
+    `files`: the submission folder's sources as read before any learner code ran (read now if None).
+    """
     start = time.perf_counter()
     try:
-        return _grade_file(Path(path), ex, seed, timeout, isolation, hide, start)
+        return _grade_file(Path(path), ex, seed, timeout, isolation, hide, start, files)
     except Exception as e:  # noqa: BLE001 - the grader must report, never crash
         return _single(ex, "error", "grader", f"the grader failed on this exercise: {type(e).__name__}: {e}",
                        time.perf_counter() - start)
 
 
 def _grade_file(path: Path, ex: Exercise, seed: int, timeout: float, isolation: str, hide: tuple[str, ...],
-                start: float) -> ExerciseResult:
-    if not path.is_file():
+                start: float, files: dict[str, str] | None) -> ExerciseResult:
+    if files is None and not path.is_file() or files is not None and path.name not in files:
         return _single(ex, "error", "file exists", f"{path} not found (expected {ex.filename} in {path.parent})")
     try:
-        files = submission_files(path)
+        files = submission_files(path) if files is None else files
         problems = static.check_source(files[path.name], ex, str(path))
     except SyntaxError as e:
         return _single(ex, "error", "parses", f"syntax error in {path.name}, line {e.lineno}: {e.msg}")
@@ -142,6 +145,35 @@ def default_jobs() -> int:
     return max(1, os.cpu_count() or 1)
 
 
+def _snapshot(folder: Path) -> dict[str, str] | None:
+    """Every readable .py file in `folder` by name (None when the folder can not be listed)."""
+    try:
+        paths = sorted(folder.glob("*.py"))
+    except OSError:
+        return None
+    out = {}
+    for p in paths:
+        try:
+            out[p.name] = p.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError):
+            pass
+    return out
+
+
+def _files_for(path: Path, snapshot: dict[str, str] | None) -> dict[str, str] | None:
+    """The exercise's file first, then its siblings up to the size limit; None: read it later (to report why)."""
+    if snapshot is None or path.name not in snapshot:
+        return None
+    files, size = {path.name: snapshot[path.name]}, 0
+    for name, text in snapshot.items():
+        if name != path.name:
+            size += len(text)
+            if size > MAX_SOURCE:
+                break
+            files[name] = text
+    return files
+
+
 def _grade_task(task) -> ExerciseResult:
     return grade_file(*task)
 
@@ -159,6 +191,36 @@ def protect_memory() -> None:
         pass
 
 
+def scrub_own_cmdline(secret: str) -> None:
+    """Overwrite `secret` in this process's original argv and environment memory (what
+    /proc/<pid>/cmdline and /proc/<pid>/environ show), so `--seed N` or $TINYATTN_GRADE_SEED=N
+    can not be read there by another process. Linux only; a no-op elsewhere."""
+    if not secret or not sys.platform.startswith("linux"):
+        return
+    try:
+        with open("/proc/self/stat", "rb") as f:
+            fields = f.read().rsplit(b")", 1)[1].split()
+        # fields after the name: state is 3rd overall; arg_start..env_end are the 48th..51st
+        spans = [(int(fields[45]), int(fields[46])), (int(fields[47]), int(fields[48]))]
+        key = secret.encode()
+
+        def scrub(word: bytes) -> bytes:
+            if word == key or word.endswith(b"=" + key) and (word.startswith(b"--seed=")
+                                                             or word.startswith(SEED_ENV.encode() + b"=")):
+                return word[:len(word) - len(key)] + b"x" * len(key)
+            return word
+        with open("/proc/self/mem", "r+b", buffering=0) as mem:
+            for start, end in spans:
+                mem.seek(start)
+                area = mem.read(end - start)
+                new = b"\0".join(scrub(w) for w in area.split(b"\0"))
+                if new != area:
+                    mem.seek(start)
+                    mem.write(new)
+    except (OSError, ValueError, IndexError):
+        pass
+
+
 def run_tasks(tasks: list[tuple[Path, Exercise]], seed: int, timeout: float, jobs: int | None,
               on_done=None, isolation: str = "auto", hide: tuple[str, ...] = ()) -> list[ExerciseResult]:
     """Grade (file, exercise) pairs on `jobs` judge processes; results in the order given."""
@@ -166,7 +228,14 @@ def run_tasks(tasks: list[tuple[Path, Exercise]], seed: int, timeout: float, job
     isolation = resolve_isolation(isolation)
     for ex in dict.fromkeys(t[1] for t in tasks):
         checks_pkg.load(ex.id)               # every check in memory before any submission runs
-    full = [(Path(p), ex, seed, timeout, isolation, tuple(str(h) for h in hide)) for p, ex in tasks]
+    # every submission is read now, before any of them runs: no learner's code can change another's files
+    snapshots: dict[Path, dict[str, str] | None] = {}
+    for p, _ in tasks:
+        p = Path(p)
+        if p.parent not in snapshots:
+            snapshots[p.parent] = _snapshot(p.parent)
+    full = [(Path(p), ex, seed, timeout, isolation, tuple(str(h) for h in hide),
+             _files_for(Path(p), snapshots[Path(p).parent])) for p, ex in tasks]
     results: list[ExerciseResult] = []
     if jobs == 1:
         for task, f in zip(tasks, full):

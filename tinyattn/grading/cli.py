@@ -50,7 +50,7 @@ def grade_parser() -> argparse.ArgumentParser:
     p = _Parser(prog="tinyattn grade", description="Grade an exercises folder: each exercise in its own process, "
                 "fresh random inputs each run (unless --seed), known mistakes named with a hint.")
     p.add_argument("path", nargs="?", default=None, metavar="PATH", help="folder with the exNN_*.py files "
-                   "(default: exercises/)")
+                   "(default: the nearest exercises/ in this folder or above)")
     p.add_argument("--only", nargs="+", action="extend", type=_exercise_id, metavar="exNN",
                    help=f"grade only these exercises ({', '.join(BY_ID)})")
     p.add_argument("--json", metavar="FILE", help="also write the results as JSON")
@@ -117,7 +117,9 @@ def _single(args) -> int:
 
     if args.csv:
         return _usage("--csv needs --batch DIR")
-    path = Path(args.path or "exercises")
+    from .notebook import find_exercises
+    # no PATH: the nearest exercises/ here or above (a notebook's kernel starts in notebooks/)
+    path = Path(args.path) if args.path else (find_exercises() or Path("exercises"))
     if path.is_file():                         # e.g. `tinyattn grade exercises/ex04_attention.py`
         ex_id = path.name[:4]
         hint = f"tinyattn grade {path.parent} --only {ex_id}" if ex_id in BY_ID else "tinyattn grade FOLDER"

@@ -1,6 +1,6 @@
 """The learner's process: it loads ONE submission and runs the calls the judge asks for.
 
-    python -I child.py CONFIG_JSON      (started by tinyattn.grading.learner, never by hand)
+    python -I -c "$(cat child.py)" CONFIG_JSON      (started by tinyattn.grading.learner, never by hand)
 
 It holds no reference, expected value, seed or verdict: the judge sends inputs over stdin and
 reads plain data back on stdout (see wire.py), so nothing this process does can write a grade.
@@ -302,8 +302,7 @@ class Learner:
 
 def main() -> None:
     cfg = json.loads(sys.argv[1])
-    with open(cfg["wire"], encoding="utf-8") as f:
-        wire_source = f.read()              # read now: in the sandbox the grader's folder is about to vanish
+    wire_source = cfg["wire"]               # the text of wire.py: this process reads no file of the grader's
     if cfg.get("sandbox"):
         enter_sandbox(cfg)
     if cfg.get("probe"):

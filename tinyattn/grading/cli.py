@@ -60,10 +60,11 @@ def grade_parser() -> argparse.ArgumentParser:
                    help="seconds per exercise before it counts as a timeout (default: 60)")
     p.add_argument("--jobs", type=_positive_int, default=None, metavar="N",
                    help="exercises graded in parallel (default: the number of CPUs)")
-    p.add_argument("--isolation", choices=("auto", "sandbox", "process"), default="auto",
+    p.add_argument("--isolation", choices=("auto", "sandbox", "user", "process"), default="auto",
                    help="where the learner's code runs: 'sandbox' (Linux user/PID/network/mount namespaces), "
-                   "'process' (a plain child process) or 'auto' (the sandbox where it works, with a warning "
-                   "where it does not; the default)")
+                   "'user' (a child process as user nobody; the grader must be root), 'process' (a plain "
+                   "child process) or 'auto' (the sandbox where it works, else 'user' as root, else "
+                   "'process', with a warning; the default)")
     p.add_argument("--batch", metavar="DIR", help="instructor mode: grade every sub-folder of DIR (one per learner)")
     p.add_argument("--csv", metavar="FILE", help="with --batch: write one row of points per learner")
     p.add_argument("-q", "--quiet", action="store_true", help="one line per exercise, no details")
@@ -99,10 +100,12 @@ def grade_main(argv: list[str]) -> int:
 def _isolation(requested: str) -> str:
     from .learner import resolve_isolation, sandbox_problem
     isolation = resolve_isolation(requested)
-    if isolation == "process" and requested == "auto":
+    if isolation != "sandbox" and requested == "auto":
+        who = "as user nobody, which can read any world-readable file" if isolation == "user" else \
+            "as you, which can read any file you can"
         print(f"tinyattn grade: warning: no sandbox on this machine ({sandbox_problem()}); each exercise runs "
-              "in a plain child process, which can read any file this user can. For grades of record use "
-              "Linux with user namespaces, or the Docker recipe in exercises/README.md.", file=sys.stderr)
+              f"in a plain child process {who}. For grades of record use Linux with user namespaces, or the "
+              "Docker recipe in exercises/README.md.", file=sys.stderr)
     return isolation
 
 

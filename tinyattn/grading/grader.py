@@ -36,7 +36,7 @@ class ExerciseResult:
     max_points: int
     checks: list[dict] = field(default_factory=list)   # {"name", "passed", "message", "mistake"}
     seconds: float = 0.0
-    isolation: str = "none"        # sandbox | process (where the learner's code ran) | none (it never ran)
+    isolation: str = "none"        # sandbox | user | process (where the learner's code ran) | none (never ran)
     stdout: str = ""               # what the learner's code printed (truncated)
 
     @property
@@ -75,7 +75,7 @@ class GradeReport:
     def isolation(self) -> str:
         """The weakest isolation any exercise ran under ('sandbox' only when all did)."""
         used = {e.isolation for e in self.exercises} - {"none"}
-        return "process" if "process" in used else ("sandbox" if used else "none")
+        return next((i for i in ("process", "user", "sandbox") if i in used), "none")
 
     def to_json(self) -> dict:
         return {"total": self.total, "max": self.max, "seed": self.seed, "isolation": self.isolation,

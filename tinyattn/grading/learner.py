@@ -11,6 +11,8 @@ Isolation ("isolation" in every result):
   tests and learners' folders hidden, a private tmpfs, nested namespace, no capabilities). Ending
   the `unshare` process ends the PID namespace and with it every process the submission started,
   `setsid` or not.
+* "user": as "process" below, but the grader is root, so the learner's process runs as nobody
+  (uid 65534): it can not read the grader's memory or write files; it can read world-readable ones.
 * "process": a plain child process in its own session (no namespaces on this machine: macOS,
   Docker's default seccomp profile, or unprivileged user namespaces turned off). It still never
   holds the references or the seed, but it can read files the grader's user can read, so
@@ -39,10 +41,19 @@ from . import wire
 
 HERE = Path(__file__).resolve().parent
 CHILD, WIRE = str(HERE / "child.py"), str(HERE / "wire.py")
+NOBODY = 65534
 PACKAGE_ROOT = str(HERE.parents[1])                     # the folder that holds tinyattn/
-ISOLATIONS = ("auto", "sandbox", "process")
+ISOLATIONS = ("auto", "sandbox", "user", "process")
 STDERR_KEEP = 16 * 1024                                 # bytes of the child's stderr kept (its tail)
 LIMITS = {"RLIMIT_AS": 4 << 30, "RLIMIT_FSIZE": 64 << 20, "RLIMIT_NOFILE": 256, "RLIMIT_CORE": 0}
+@lru_cache(maxsize=None)
+def _source(path: str) -> str:
+    with open(path, encoding="utf-8") as f:
+        return f.read()
+
+
+# the child runs from its source text: it reads no file of the grader's (which may be unreadable to it)
+CHILD_CMD = [sys.executable, "-I", "-c", _source(CHILD)]
 UNSHARE = ["unshare", "--user", "--map-root-user", "--pid", "--fork", "--kill-child", "--net", "--mount",
            "--mount-proc", "--"]
 
@@ -107,8 +118,8 @@ def sandbox_problem() -> str | None:
     if shutil.which("unshare") is None:
         return "the `unshare` command (util-linux) is not installed"
     try:
-        cfg = {**sandbox_config(), "sandbox": True, "probe": True, "wire": WIRE, "workdir": "/"}
-        proc = subprocess.run(UNSHARE + [sys.executable, "-I", CHILD, json.dumps(cfg)], capture_output=True,
+        cfg = {**sandbox_config(), "sandbox": True, "probe": True, "wire": "", "workdir": "/"}
+        proc = subprocess.run(UNSHARE + CHILD_CMD + [json.dumps(cfg)], capture_output=True,
                               timeout=20, env=_env("/"))
     except (OSError, subprocess.SubprocessError) as e:
         return f"unshare failed: {e}"
@@ -118,18 +129,36 @@ def sandbox_problem() -> str | None:
     return None
 
 
+@lru_cache(maxsize=1)
+def user_problem() -> str | None:
+    """None when this (root) grader can run Python with NumPy as nobody, else why not."""
+    if not (hasattr(os, "geteuid") and os.geteuid() == 0):
+        return "the grader is not root"
+    try:
+        proc = subprocess.run([sys.executable, "-I", "-c", f"import sys; sys.path[:0] = {[PACKAGE_ROOT]!r}; "
+                               "import numpy, tinyattn"], capture_output=True, timeout=30, env=_env("/"), cwd="/",
+                              user=NOBODY, group=NOBODY, extra_groups=[])
+    except (OSError, subprocess.SubprocessError) as e:
+        return f"nobody can not run {sys.executable}: {e}"
+    return None if proc.returncode == 0 else "nobody can not import numpy and tinyattn"
+
+
 def resolve_isolation(requested: str = "auto") -> str:
     """'sandbox' or 'process'; ValueError when 'sandbox' was asked for and can not be had."""
     if requested not in ISOLATIONS:
         raise ValueError(f"isolation must be one of {', '.join(ISOLATIONS)}, got {requested!r}")
     if requested == "process":
         return "process"
+    if requested == "user":
+        if user_problem() is not None:
+            raise ValueError(f"--isolation user is not available here: {user_problem()}")
+        return "user"
     problem = sandbox_problem()
     if problem is None:
         return "sandbox"
     if requested == "sandbox":
         raise ValueError(f"--isolation sandbox is not available here: {problem}")
-    return "process"
+    return "user" if user_problem() is None else "process"
 
 
 def _env(home: str) -> dict[str, str]:
@@ -150,8 +179,30 @@ def _set_subreaper() -> bool:
         return False
 
 
+def _children(pid: int) -> set[int] | None:
+    """pid's children from /proc/<pid>/task/*/children (None where the kernel does not offer it)."""
+    try:
+        out = set()
+        for tid in os.listdir(f"/proc/{pid}/task"):
+            with open(f"/proc/{pid}/task/{tid}/children") as f:
+                out |= {int(c) for c in f.read().split()}
+        return out
+    except (OSError, ValueError):
+        return None
+
+
 def _descendants(root: int) -> set[int]:
     """Every process whose parent chain reaches `root` (Linux /proc; empty elsewhere)."""
+    if _children(root) is None:
+        return _descendants_by_scan(root)
+    found, frontier = set(), {root}
+    while frontier:
+        frontier = set().union(*[_children(p) or set() for p in frontier]) - found
+        found |= frontier
+    return found
+
+
+def _descendants_by_scan(root: int) -> set[int]:
     parent = {}
     for entry in os.listdir("/proc") if os.path.isdir("/proc") else []:
         if entry.isdigit():
@@ -176,21 +227,27 @@ class LearnerProcess:
         self._stderr_size = 0
         self.stdout_parts: list[str] = []
         self.names: list[str] = []
-        self._tmp, self._before = None, set()
+        self._tmp, self._before, self._stuck = None, set(), False
+        user = {}
         if isolation == "sandbox":
             cfg = {**sandbox_config(hide), "sandbox": True}
             cfg["workdir"] = os.path.join(cfg["tmp"], "work")
-            cmd = UNSHARE + [sys.executable, "-I", CHILD]
+            cmd = UNSHARE + CHILD_CMD
         else:
             self._tmp = tempfile.mkdtemp(prefix="tinyattn-learner-")
             cfg = {"workdir": self._tmp}
-            cmd = [sys.executable, "-I", CHILD]
+            cmd = CHILD_CMD
+            if isolation == "user":                       # root without namespaces: the learner runs as nobody
+                os.chown(self._tmp, NOBODY, NOBODY)
+                user = {"user": NOBODY, "group": NOBODY, "extra_groups": []}
             _set_subreaper()
             self._before = _descendants(os.getpid())     # ours already: never killed at the end
-        cfg.update(wire=WIRE, path=[PACKAGE_ROOT], limits=LIMITS)
+        # CPU seconds: the wall-clock deadline is the real limit; this one also stops a forked spinner
+        cpu = max(1, int(deadline - time.monotonic()) + 5)
+        cfg.update(wire=_source(WIRE), path=[PACKAGE_ROOT], limits={**LIMITS, "RLIMIT_CPU": cpu})
         self.proc = subprocess.Popen(cmd + [json.dumps(cfg)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                      stderr=subprocess.PIPE, env=_env(cfg["workdir"] if self._tmp else cfg["tmp"]),
-                                     cwd=self._tmp or "/", start_new_session=True)
+                                     cwd=self._tmp or "/", start_new_session=True, **user)
         self._reader = threading.Thread(target=self._read_stderr, daemon=True)
         self._reader.start()
 
@@ -204,6 +261,7 @@ class LearnerProcess:
     def _wait_readable(self) -> None:
         left = self.deadline - time.monotonic()
         if left <= 0 or not select.select([self.proc.stdout], [], [], left)[0]:
+            self._stuck = True
             raise LearnerTimeout()
 
     def request(self, msg: dict) -> dict:
@@ -260,10 +318,11 @@ class LearnerProcess:
     def close(self) -> None:
         """Stop the process and everything it started. Never raises."""
         try:
-            if self.proc.poll() is None:
+            if self.proc.poll() is None and not self._stuck:
                 try:
                     wire.write_message(self.proc.stdin.fileno(), {"op": "bye"})
-                except OSError:
+                    self.proc.wait(timeout=0.5)               # it leaves at once (os._exit), threads or not
+                except (OSError, subprocess.TimeoutExpired):
                     pass
             for _ in range(3):
                 try:

@@ -17,7 +17,7 @@ import struct
 
 import numpy as np
 
-MAX_MESSAGE = 1 << 30            # bytes: a reply larger than this is a protocol error, not a memory blow-up
+MAX_MESSAGE = 256 << 20          # bytes: a reply larger than this is a protocol error, not a memory blow-up
 KINDS = "biufc"                  # bool, int, uint, float, complex: the only dtypes that cross the pipe
 _LEN = struct.Struct(">Q")
 

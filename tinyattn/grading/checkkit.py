@@ -221,6 +221,21 @@ def as_array(x: Any, what: str) -> np.ndarray:
     return x
 
 
+def copy_into(t: Any, value: np.ndarray) -> None:
+    """Write `value` into a Tensor's (or Parameter's) array in place, in whichever process it lives:
+    how a check sets a learner module's weights (e.g. `copy_into(m.W_q.weight, W)`)."""
+    from .learner import RemoteTensor
+    if isinstance(t, RemoteTensor):
+        t.copy_into(value)
+        return
+    for attr in ("_data", "data"):
+        a = getattr(t, attr, None)
+        if isinstance(a, np.ndarray):
+            np.copyto(a, value)
+            return
+    raise CheckFailed(f"expected a tinyattn Tensor, got {type(t).__name__}")
+
+
 def as_tuple(x: Any, n: int, what: str) -> tuple:
     if not isinstance(x, (tuple, list)) or len(x) != n:
         got = f"a {type(x).__name__} of length {len(x)}" if isinstance(x, (tuple, list)) else type(x).__name__

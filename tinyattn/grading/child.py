@@ -299,6 +299,29 @@ class Learner:
         except BaseException as e:  # noqa: BLE001
             return {"raised": describe(e, self.path)}
 
+    def setattr(self, msg: dict) -> dict:
+        """obj.name = value (e.g. a parameter's .grad = None before a backward pass)."""
+        try:
+            setattr(self.refs[int(msg["ref"])], str(msg["name"]), msg["value"])
+            return {"ok": None}
+        except BaseException as e:  # noqa: BLE001
+            return {"raised": describe(e, self.path)}
+
+    def items(self, msg: dict) -> dict:
+        """list(obj): e.g. the parameters a module's .parameters() yields."""
+        try:
+            return {"ok": list(self.refs[int(msg["ref"])])}
+        except BaseException as e:  # noqa: BLE001
+            return {"raised": describe(e, self.path)}
+
+    def copyto(self, msg: dict) -> dict:
+        """Write an array into a Tensor's data in place (the grader choosing a module's weights)."""
+        try:
+            self.np.copyto(tensor_array(self.refs[int(msg["ref"])]), msg["value"])
+            return {"ok": None}
+        except BaseException as e:  # noqa: BLE001
+            return {"raised": describe(e, self.path)}
+
 
 def main() -> None:
     cfg = json.loads(sys.argv[1])
@@ -324,7 +347,8 @@ def main() -> None:
     wire = types.ModuleType("tinyattn_grading_wire")
     exec(compile(wire_source, "wire.py", "exec"), wire.__dict__)
     learner = Learner(cfg, wire)
-    handlers = {"load": learner.load, "call": learner.call, "getattr": learner.getattr}
+    handlers = {"load": learner.load, "call": learner.call, "getattr": learner.getattr, "setattr": learner.setattr,
+                "list": learner.items, "copyto": learner.copyto}
     while True:
         try:
             msg = wire.read_message(rfd, hook=learner.decode_hook)

@@ -392,19 +392,34 @@ class Remote:
         return reply["ok"]
 
     def __setattr__(self, name, value):
-        raise AttributeError("learner objects are read-only from the judge")
+        _answer(self._proc.request({"op": "setattr", "ref": self._ref, "name": name, "value": value}),
+                f"setting {self.type_name}.{name}")
+
+    def __iter__(self):
+        return iter(_answer(self._proc.request({"op": "list", "ref": self._ref}), f"iterating a {self.type_name}"))
+
+    def __call__(self, *args, **kwargs):
+        return _answer(self._proc.request({"op": "call", "ref": self._ref, "args": list(args), "kwargs": kwargs}),
+                       self.type_name)
 
     def __repr__(self) -> str:
         return f"<learner's {self.type_name}>"
 
 
 class RemoteTensor(Remote):
-    """A learner's Tensor: its data came back as a plain array; .grad, .backward etc. are requests."""
+    """A learner's Tensor: its data came back as a plain array (a copy: write with `copy_into`);
+    .grad, .backward etc. are requests."""
 
     def __init__(self, proc, ref, data, requires_grad):
         super().__init__(proc, ref, ["tinyattn.tensor.Tensor"], False)
         object.__setattr__(self, "data", data)
+        object.__setattr__(self, "_data", data)
         object.__setattr__(self, "requires_grad", requires_grad)
+
+    def copy_into(self, value) -> None:
+        """np.copyto(this tensor's array, value), done in the learner's process."""
+        _answer(self._proc.request({"op": "copyto", "ref": self._ref, "value": value}), "writing a Tensor")
+        self.data[...] = value
 
     @property
     def shape(self) -> tuple:
@@ -422,6 +437,19 @@ class RemoteFunction:
 
     def __init__(self, proc: LearnerProcess, name: str):
         self.proc, self.name = proc, name
+
+
+def _answer(reply: dict, label: str):
+    """reply['ok'], or the learner's exception as the checks' StudentRaised / StudentNotImplemented."""
+    if "raised" not in reply:
+        return reply["ok"]
+    from .checkkit import StudentNotImplemented, StudentRaised
+    r = reply["raised"] if isinstance(reply["raised"], dict) else {}
+    msg, where = str(r.get("message", ""))[:2000], str(r.get("where", ""))[:400]
+    if r.get("kind") == "not_implemented":
+        raise StudentNotImplemented(msg or f"{label} is not implemented yet")
+    name = ([str(t) for t in r.get("types", [])] or ["Exception"])[0]
+    raise StudentRaised(f"{label} raised {name}: {msg}{where}", rebuild_exception(r))
 
 
 def rebuild_exception(raised: dict) -> BaseException:

@@ -39,13 +39,14 @@ class ForbiddenImport(ImportError):
 class ImportGuard:
     """Refuses the modules no exercise may use (a courtesy for honest mistakes: the sandbox is the wall)."""
 
-    def __init__(self, blocked):
-        self.blocked = tuple(blocked)
+    def __init__(self, blocked, rule=""):
+        self.blocked, self.rule = tuple(blocked), rule
 
     def find_spec(self, fullname, path=None, target=None):
         for b in self.blocked:
             if fullname == b or fullname.startswith(b + "."):
-                raise ForbiddenImport(f"importing {fullname} is not allowed in the exercises")
+                raise ForbiddenImport(f"importing {fullname} is not allowed" + (f": {self.rule}" if self.rule else
+                                                                                 " in the exercises"))
         return None
 
 
@@ -242,7 +243,7 @@ class Learner:
             import tinyattn
             tinyattn.manual_seed(int(msg["init_seed"]))      # nn.Linear's initial weights (not the grading seed)
             tinyattn.set_default_dtype(np.float64)           # float64 parameters: exact comparisons
-        sys.meta_path.insert(0, ImportGuard(msg["blocked"]))
+        sys.meta_path.insert(0, ImportGuard(msg["blocked"], str(msg.get("rule", ""))))
         module = types.ModuleType(msg["module"])
         module.__file__ = os.path.join(work, msg["main"])
         sys.modules[msg["module"]] = module

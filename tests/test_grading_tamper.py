@@ -50,6 +50,31 @@ def tampered(tmp_path_factory):
     return {f.name: r for f, r in zip(files, results)}
 
 
+# without namespaces (macOS, Docker) the learner's process can read files, so these hold only in the
+# sandbox: reading the references or solutions, importing an installed framework, reading /proc
+NEEDS_SANDBOX = {"reach_answers_ex13.py", "framework_ex02.py", "seed_hunter_ex13.py"}
+
+
+@pytest.fixture(scope="module")
+def plain_process(tmp_path_factory):
+    """The same submissions in a plain child process: what must hold even without a sandbox."""
+    tmp = tmp_path_factory.mktemp("tamper_process")
+    files = sorted(f for f in TAMPER.glob("*_ex[0-9][0-9].py") if f.name not in NEEDS_SANDBOX)
+    tasks = [(_as_exercise(tmp / f.stem, f), get(f.stem[-4:])) for f in files]
+    results = run_tasks(tasks, SEED, TIMEOUT, default_jobs(), isolation="process")
+    return {f.name: r for f, r in zip(files, results)}
+
+
+def test_without_a_sandbox_the_judge_still_decides(plain_process, tampered):
+    assert all(r.isolation == "process" for r in plain_process.values())
+    for name, r in plain_process.items():
+        if name in HONEST:
+            assert r.status == "passed", r.checks
+        else:
+            assert r.status == tampered[name].status != "passed" and r.points == 0, (name, r.checks)
+    test_no_process_outlives_the_grader(plain_process)       # the setsid grandchild is found and killed
+
+
 def test_every_fixture_is_graded(tampered):
     assert len(tampered) >= 10 and all(r.isolation == ISOLATION for r in tampered.values())
 

@@ -22,7 +22,7 @@ from pathlib import Path
 
 from . import static
 from .exercises import BY_ID, get
-from .grader import DEFAULT_TIMEOUT, ExerciseResult, _single, grade_file, resolve_seed
+from .grader import DEFAULT_TIMEOUT, ExerciseResult, GradeReport, _single, grade_file, resolve_seed
 from .mistakes import hint
 from .runner import grade_exercise
 
@@ -44,23 +44,11 @@ def find_exercises(start: str | os.PathLike | None = None) -> Path | None:
     return None
 
 
-class CheckReport:
-    """The result of `check(...)`: `.results` (one ExerciseResult per exercise), `.points`, `.max_points`."""
+class CheckReport(GradeReport):
+    """The result of `check(...)`: a GradeReport that shows itself (HTML in Jupyter, text elsewhere)."""
 
-    def __init__(self, results: list[ExerciseResult], where: str):
-        self.results, self.where = results, where
-
-    @property
-    def points(self) -> int:
-        return sum(r.points for r in self.results)
-
-    @property
-    def max_points(self) -> int:
-        return sum(r.max_points for r in self.results)
-
-    @property
-    def passed(self) -> bool:
-        return all(r.status == "passed" for r in self.results)
+    results = property(lambda self: self.exercises)
+    points, max_points, passed = GradeReport.total, GradeReport.max, GradeReport.all_passed
 
     # ---- plain text ---------------------------------------------------------------------------
     def __str__(self) -> str:
@@ -229,4 +217,4 @@ def check(*exercises: str, path: str | os.PathLike | None = None, seed: int | No
                 results.append(grade_file(folder / ex.filename, ex, seed, timeout))
         except Exception as e:  # noqa: BLE001 - a report, never an exception
             results.append(_single(ex, "error", "grader", f"{type(e).__name__}: {e}"))
-    return CheckReport(results, str(folder) if folder else "")
+    return CheckReport(str(folder) if folder else "", seed, results)

@@ -332,6 +332,7 @@ def main() -> None:
     if cfg.get("probe"):
         os._exit(0)
     sys.path[:0] = cfg.get("path", [])      # the folder that holds tinyattn (-I left PYTHONPATH out)
+    sys.path += [p for p in cfg.get("path_last", []) if p not in sys.path]       # and NumPy's
     set_limits(cfg.get("limits", {}))
     os.makedirs(cfg["workdir"], exist_ok=True)
     os.chdir(cfg["workdir"])

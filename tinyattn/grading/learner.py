@@ -76,10 +76,16 @@ def _under(path: str, folder: str) -> bool:
     return path == folder or path.startswith(folder.rstrip("/") + "/")
 
 
+def _numpy_site() -> str:
+    """The folder NumPy is installed in (the user site when it came from `pip install --user`)."""
+    import numpy
+    return os.path.dirname(os.path.dirname(os.path.realpath(numpy.__file__)))
+
+
 def _site_dirs() -> list[str]:
     dirs = list(getattr(site, "getsitepackages", lambda: [])())
     import sysconfig
-    dirs += [sysconfig.get_paths()["purelib"], sysconfig.get_paths()["platlib"]]
+    dirs += [sysconfig.get_paths()["purelib"], sysconfig.get_paths()["platlib"], _numpy_site()]
     return [d for d in dict.fromkeys(os.path.realpath(d) for d in dirs) if os.path.isdir(d)]
 
 
@@ -244,7 +250,9 @@ class LearnerProcess:
             self._before = _descendants(os.getpid())     # ours already: never killed at the end
         # CPU seconds: the wall-clock deadline is the real limit; this one also stops a forked spinner
         cpu = max(1, int(deadline - time.monotonic()) + 5)
-        cfg.update(wire=_source(WIRE), path=[PACKAGE_ROOT], limits={**LIMITS, "RLIMIT_CPU": cpu})
+        # -I leaves out PYTHONPATH and the user site: tinyattn's folder first, NumPy's wherever it is
+        cfg.update(wire=_source(WIRE), path=[PACKAGE_ROOT], path_last=[_numpy_site()],
+                   limits={**LIMITS, "RLIMIT_CPU": cpu})
         self.proc = subprocess.Popen(cmd + [json.dumps(cfg)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                      stderr=subprocess.PIPE, env=_env(cfg["workdir"] if self._tmp else cfg["tmp"]),
                                      cwd=self._tmp or "/", start_new_session=True, **user)

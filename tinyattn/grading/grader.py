@@ -37,7 +37,7 @@ class ExerciseResult:
     checks: list[dict] = field(default_factory=list)   # {"name", "passed", "message", "mistake"}
     seconds: float = 0.0
     isolation: str = "none"        # sandbox | user | process (where the learner's code ran) | none (never ran)
-    stdout: str = ""               # what the learner's code printed (truncated)
+    stdout: str = ""               # the end of what the learner's code printed (4 KiB at most, from a line start)
 
     @property
     def mistakes(self) -> list[str]:
@@ -49,8 +49,11 @@ class ExerciseResult:
         for c in self.checks:
             msg = c["message"] + (f" Hint ({c['mistake']}): {hint(c['mistake'])}" if c.get("mistake") else "")
             checks.append({"name": c["name"], "passed": bool(c["passed"]), "message": msg, "mistake": c.get("mistake")})
-        return {"id": self.id, "status": self.status, "points": self.points, "max_points": self.max_points,
-                "checks": checks, "isolation": self.isolation}
+        out = {"id": self.id, "status": self.status, "points": self.points, "max_points": self.max_points,
+               "checks": checks, "isolation": self.isolation}
+        if self.stdout:
+            out["stdout"] = self.stdout
+        return out
 
 
 @dataclass

@@ -45,6 +45,7 @@ NOBODY = 65534
 PACKAGE_ROOT = str(HERE.parents[1])                     # the folder that holds tinyattn/
 ISOLATIONS = ("auto", "sandbox", "user", "process")
 STDERR_KEEP = 16 * 1024                                 # bytes of the child's stderr kept (its tail)
+STDOUT_TAIL = 4096                                      # characters of the learner's printing kept for the report
 LIMITS = {"RLIMIT_AS": 4 << 30, "RLIMIT_FSIZE": 64 << 20, "RLIMIT_NOFILE": 256, "RLIMIT_CORE": 0}
 @lru_cache(maxsize=None)
 def _source(path: str) -> str:
@@ -231,7 +232,7 @@ class LearnerProcess:
         self.isolation, self.deadline = isolation, deadline
         self.stderr: deque[bytes] = deque()
         self._stderr_size = 0
-        self.stdout_parts: list[str] = []
+        self._printed = ""
         self.names: list[str] = []
         self._tmp, self._before, self._stuck = None, set(), False
         user = {}
@@ -284,8 +285,8 @@ class LearnerProcess:
         if not isinstance(reply, dict) or not ("ok" in reply or "raised" in reply):
             raise LearnerDied("the exercise's process sent something that is not a reply")
         out = reply.get("stdout")
-        if isinstance(out, str) and out and sum(map(len, self.stdout_parts)) < 20_000:
-            self.stdout_parts.append(out)
+        if isinstance(out, str) and out:
+            self._printed = (self._printed + out)[-(STDOUT_TAIL + 1):]
         return reply
 
     def _death(self) -> str:
@@ -303,7 +304,12 @@ class LearnerProcess:
 
     @property
     def stdout(self) -> str:
-        return "".join(self.stdout_parts)
+        """The end of what the learner's code printed: its last STDOUT_TAIL characters, from a line start."""
+        text = self._printed
+        if len(text) > STDOUT_TAIL:
+            text = text[-STDOUT_TAIL:]
+            text = text[text.index("\n") + 1:] if "\n" in text else text
+        return text
 
     # ---- values crossing the pipe ------------------------------------------------------------------
     def _encode(self, obj, enc):

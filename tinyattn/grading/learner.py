@@ -228,8 +228,11 @@ def _descendants_by_scan(root: int) -> set[int]:
 class LearnerProcess:
     """One submission's process for one exercise."""
 
-    def __init__(self, isolation: str, deadline: float, hide: tuple[str, ...] = ()):
-        self.isolation, self.deadline = isolation, deadline
+    def __init__(self, isolation: str, timeout: float, hide: tuple[str, ...] = ()):
+        """timeout: seconds the learner's code may take in all, counted while the judge waits for it
+        (the judge's own work, e.g. finite differences of the reference, does not count)."""
+        self.isolation, self.left = isolation, float(timeout)
+        self.deadline = time.monotonic() + self.left
         self.stderr: deque[bytes] = deque()
         self._stderr_size = 0
         self._printed = ""
@@ -250,7 +253,7 @@ class LearnerProcess:
             _set_subreaper()
             self._before = _descendants(os.getpid())     # ours already: never killed at the end
         # CPU seconds: the wall-clock deadline is the real limit; this one also stops a forked spinner
-        cpu = max(1, int(deadline - time.monotonic()) + 5)
+        cpu = max(1, int(timeout) + 5)
         # -I leaves out PYTHONPATH and the user site: tinyattn's folder first, NumPy's wherever it is
         cfg.update(wire=_source(WIRE), path=[PACKAGE_ROOT], path_last=[_numpy_site()],
                    limits={**LIMITS, "RLIMIT_CPU": cpu})
@@ -275,6 +278,8 @@ class LearnerProcess:
 
     def request(self, msg: dict) -> dict:
         """Send one request and return the reply (a dict with 'ok' or 'raised', 'stdout', ...)."""
+        start = time.monotonic()
+        self.deadline = start + self.left
         try:
             wire.write_message(self.proc.stdin.fileno(), msg, hook=self._encode)
             reply = wire.read_message(self.proc.stdout.fileno(), hook=self._decode, wait=self._wait_readable)
@@ -282,6 +287,8 @@ class LearnerProcess:
             raise LearnerDied(self._death()) from None
         except wire.ProtocolError as e:
             raise LearnerDied(f"the exercise's process sent something that is not a reply ({e})") from None
+        finally:
+            self.left -= time.monotonic() - start
         if not isinstance(reply, dict) or not ("ok" in reply or "raised" in reply):
             raise LearnerDied("the exercise's process sent something that is not a reply")
         out = reply.get("stdout")

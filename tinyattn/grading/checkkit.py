@@ -209,10 +209,8 @@ def as_array(x: Any, what: str) -> np.ndarray:
     from .learner import Remote, RemoteTensor
     if isinstance(x, RemoteTensor):
         x = x.data                      # a learner's Tensor: its data came back as a plain array (ex08)
-    elif not isinstance(x, (np.ndarray, Remote)):
-        data = getattr(x, "data", None)
-        if isinstance(data, np.ndarray) and hasattr(x, "backward"):
-            x = data                    # a tinyattn Tensor (in-process tests)
+    elif not isinstance(x, (np.ndarray, Remote)) and hasattr(x, "backward") and callable(getattr(x, "numpy", None)):
+        x = x.numpy()                   # a tinyattn Tensor (in-process tests)
     if isinstance(x, np.generic):
         x = np.asarray(x)
     if not isinstance(x, np.ndarray) or type(x) is not np.ndarray and isinstance(x, Remote):

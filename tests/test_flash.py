@@ -118,7 +118,7 @@ def test_flash_errors():
     q, k, v = _qkv(rng, (2,), 4, 4)
     with pytest.raises(ValueError, match=r"q has shape \(2, 4, 4\) but k has shape \(2, 4, 5\)"):
         flash_attention(q, tinyattn.tensor(rng.standard_normal((2, 4, 5))), v)
-    with pytest.raises(ValueError, match="block_size must be a positive int, got 0"):
+    with pytest.raises(ValueError, match="flash_attention: block_size must be a positive int, got block_size=0"):
         flash_attention(q, k, v, block_size=0)
     keep = np.ones((4, 4), dtype=bool)
     keep[2] = False

@@ -143,8 +143,10 @@ def test_dropout_rejects_p_outside_unit_interval(p):
 
 
 def test_dropout_rejects_non_number_p():
-    with pytest.raises(TypeError, match="number"):
+    with pytest.raises(TypeError, match=r"dropout: p must be a probability in \[0, 1\), got p='0.5' \(str\)"):
         F.dropout(tinyattn.randn(2), p="0.5")
+    with pytest.raises(ValueError, match=r"dropout: p must be a probability in \[0, 1\), got p=1.0$"):
+        F.dropout(tinyattn.randn(2), p=1.0)
 
 
 # ---------------------------------------------------------------- linear

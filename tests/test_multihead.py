@@ -237,8 +237,10 @@ def test_kv_cache_keep_last_and_reset():
     assert cache.held == 0 and cache.nbytes == 0 and cache.seq_len == 5
     cache.update(k[:, :, :1], k[:, :, :1])
     assert (cache.seq_len, cache.held) == (6, 1)
-    for bad in (-1, 1.5, True, None):
-        with pytest.raises(ValueError, match="keep_last: n must be an int >= 0"):
+    with pytest.raises(ValueError, match="keep_last: n must be an int >= 0, got n=-1"):
+        cache.keep_last(-1)
+    for bad in (1.5, True, None):  # not ints (bool is not an int here)
+        with pytest.raises(TypeError, match="keep_last: n must be an int >= 0, got n="):
             cache.keep_last(bad)
     cache.reset()
     assert (cache.seq_len, cache.held, cache.nbytes) == (0, 0, 0)

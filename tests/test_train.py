@@ -187,11 +187,11 @@ def test_bad_arguments_give_one_line_errors():
                    "max_len is 128; build the model with max_len >= 201")
     with pytest.raises(ValueError, match="sequence length 201 is longer than the model's max_len=128"):
         model(task.batch(1, rng=0).inputs)
-    with pytest.raises(ValueError, match="steps must be >= 1, got -5"):
+    with pytest.raises(ValueError, match="steps must be a positive int, got steps=-5"):
         fit(model, make_task("copy"), steps=-5, progress=False)
     with pytest.raises(ValueError, match="unknown model kind 'lstm'; choose from: attention, rnn, gru"):
         SequenceModel("lstm", 5)
-    with pytest.raises(ValueError, match="d_model must be >= 1, got 0"):
+    with pytest.raises(ValueError, match="d_model must be a positive int, got d_model=0"):
         SequenceModel("gru", 5, d_model=0)
     with pytest.raises(ValueError, match="inputs reveal later targets"):
         fit(SequenceModel("attention", 16, causal=False), make_task("induction"), progress=False)

@@ -236,7 +236,7 @@ def test_generate_mode_and_length_limits():
         lm(_ids((1, 3)), kv_cache=cache)
     with pytest.raises(ValueError, match="top_k must be None or an int in \\[1, vocab_size=7\\]"):
         lm.generate(prompt, 2, top_k=8)
-    with pytest.raises(ValueError, match="temperature must be >= 0"):
+    with pytest.raises(ValueError, match="temperature must be a number >= 0, got temperature=-1.0"):
         lm.generate(prompt, 2, temperature=-1.0)
 
 

@@ -9,7 +9,7 @@ Read it in this order:
    version counter, the in-place methods, and the methods that call the ops.
 3. The ops, each next to its derivative.
 
-This module imports only ``tinyattn.autograd`` from the package (everything else imports it).
+This module imports only ``autograd``, ``checks`` and ``fastnp`` from the package (everything else imports it).
 """
 from __future__ import annotations
 
@@ -18,8 +18,9 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from tinyattn import autograd
+from tinyattn import autograd, checks
 from tinyattn.autograd import Context, Function, enable_grad, is_grad_enabled, no_grad, unbroadcast  # noqa: F401
+from tinyattn.fastnp import max_keepdims
 
 float32 = np.float32
 float64 = np.float64
@@ -59,19 +60,6 @@ def get_rng() -> np.random.Generator:
     return _rng
 
 
-def max_keepdims(a: np.ndarray, axis: int) -> np.ndarray:
-    """``a.max(axis, keepdims=True)``: the same numbers, several times faster when ``axis`` is last and short.
-
-    NumPy reduces a short contiguous last axis row by row, without SIMD: for a (4096, 16) array that
-    is about 10x slower than the elementwise maximum of the 16 columns of a transposed copy, which is
-    what this does for last axes of up to 32 entries (softmax over a few classes, or over the keys
-    of a short sequence). A maximum does not depend on the order it is taken in.
-    """
-    n = a.shape[axis] if a.ndim else 0
-    if 1 < n <= 32 and axis in (-1, a.ndim - 1) and a.size >= 16 * n:
-        cols = np.ascontiguousarray(a.reshape(-1, n).T)  # (n, rows): row i of `a` is column i here
-        return cols.max(axis=0).reshape(*a.shape[:-1], 1)  # (rows,) -> (..., 1)
-    return a.max(axis=axis, keepdims=True)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -103,16 +91,22 @@ def _as_array(data, dtype=None) -> np.ndarray:
 def _norm_dim(dim: int, ndim: int, op: str) -> int:
     if not isinstance(dim, (int, np.integer)):
         raise TypeError(f"{op}: dim must be an int, got {type(dim).__name__}")
-    if not -ndim <= dim < max(ndim, 1):
+    n = max(ndim, 1)  # a 0-d tensor takes dim 0 and -1, as in PyTorch
+    if not -n <= dim < n:
         raise IndexError(f"{op}: dim={dim} is out of range for a tensor with {ndim} dims")
-    return int(dim) % max(ndim, 1)
+    return int(dim) % n
 
 
 def _norm_dims(dim, ndim: int, op: str):
     if dim is None:
         return None
     if isinstance(dim, (tuple, list)):
-        return tuple(_norm_dim(d, ndim, op) for d in dim)
+        if not dim:  # dim=() means every dim, as in PyTorch
+            return None
+        dims = tuple(_norm_dim(d, ndim, op) for d in dim)
+        if len(set(dims)) != len(dims):
+            raise ValueError(f"{op}: dim={tuple(dim)} names a dim more than once (a tensor with {ndim} dims)")
+        return dims
     return _norm_dim(dim, ndim, op)
 
 
@@ -330,8 +324,10 @@ class Tensor:
                 value = value(self._data)
             if index is None:
                 np.copyto(self._data, value, casting="same_kind", where=where)
-            else:
-                self._data[index] = value
+            else:  # PyTorch's indexing: an int selects first (a view), then the array indices are placed
+                steps = _pytorch_index_steps(index, self.ndim)
+                target = self._data[steps[0]] if len(steps) == 2 else self._data
+                target[steps[-1]] = value
         except (IndexError, ValueError, TypeError, OverflowError) as e:
             raise type(e)(f"{op} on a tensor of shape {self.shape} and dtype {self.dtype}: {e}") from None
         self._counter[0] += 1
@@ -481,17 +477,24 @@ class Tensor:
 
     # --- arithmetic (broadcasting like NumPy) -------------------------------------------------
     def _lift(self, other) -> "Tensor":
-        """Python numbers take this tensor's float dtype, so `x32 * 0.5` stays float32."""
+        """A Python number becomes a 0-d tensor of the dtype the pair promotes to (``result_type``), so
+        `x32 * 0.5` stays float32 and `i32 + 1` stays int32."""
         if isinstance(other, Tensor):
             return other
-        if isinstance(other, (int, float)) and not isinstance(other, bool) and np.issubdtype(self.dtype, np.floating):
-            return Tensor._make(np.asarray(other, dtype=self.dtype))
+        if isinstance(other, (bool, int, float)):
+            return Tensor._make(np.asarray(other, dtype=result_type(self, other)))
         return Tensor(other)
 
     def _binary(self, op, other, reverse=False) -> "Tensor":
-        other = self._lift(other)
+        if isinstance(other, Tensor) and other._data.dtype == self._data.dtype:
+            dt = self._data.dtype  # the common case: nothing to promote
+        else:
+            dt = result_type(self, other)
+            other = self._lift(other)
         a, b = (other, self) if reverse else (self, other)
-        a, b = _promote(a, b, op)
+        if op is Div and dt.kind in "biu":  # int / int is a float division, in the default float dtype
+            dt = np.dtype(_default_dtype)
+        a, b = (x if x.dtype == dt else x.to(dt) for x in (a, b))
         try:
             return op.apply(a, b)
         except ValueError:
@@ -523,7 +526,11 @@ class Tensor:
     # comparisons: bool tensors, outside the graph
     def _cmp(self, other, fn) -> "Tensor":
         other = other._data if isinstance(other, Tensor) else other
-        return Tensor._make(fn(self._data, other))
+        try:
+            return Tensor._make(fn(self._data, other))
+        except ValueError:
+            raise ValueError(f"{fn.__name__}: shapes {self.shape} and {np.shape(other)} do not broadcast "
+                             "(sizes must match or be 1, aligned from the right)") from None
 
     def __eq__(self, o): return self._cmp(o, np.equal)  # type: ignore[override]
     def __ne__(self, o): return self._cmp(o, np.not_equal)  # type: ignore[override]
@@ -531,7 +538,10 @@ class Tensor:
     def __le__(self, o): return self._cmp(o, np.less_equal)
     def __gt__(self, o): return self._cmp(o, np.greater)
     def __ge__(self, o): return self._cmp(o, np.greater_equal)
-    def __invert__(self): return Tensor._make(~self._data)
+    def __invert__(self):
+        if self.dtype.kind not in "biu":
+            raise TypeError(f"~x needs a bool (logical not) or integer (bitwise not) tensor, got dtype {self.dtype}")
+        return Tensor._make(~self._data)
     def __and__(self, o): return self._cmp(o, np.logical_and)
     def __or__(self, o): return self._cmp(o, np.logical_or)
 
@@ -551,6 +561,8 @@ class Tensor:
     def masked_fill(self, mask, value: float) -> "Tensor":
         """Where ``mask`` is True, put ``value``; elsewhere keep self. (PyTorch's meaning.)"""
         m, _ = self._fill_args(mask, value, "masked_fill")
+        if isinstance(value, Tensor) and value.requires_grad:  # a learned fill value gets its gradient
+            return Where.apply(value.to(self.dtype), self, cond=np.broadcast_to(m, self.shape))
         return MaskedFill.apply(self, mask=m, value=value)
 
     def _fill_args(self, mask, value, op: str) -> tuple:
@@ -564,6 +576,8 @@ class Tensor:
                 raise ValueError
         except ValueError:
             raise ValueError(f"{op}: mask of shape {m.shape} does not broadcast to the tensor's shape {self.shape}") from None
+        if isinstance(value, Tensor) and value.ndim:
+            raise ValueError(f"{op}: value must be a number or a 0-d tensor, got shape {value.shape}")
         v = value.item() if isinstance(value, Tensor) else value
         if self.dtype.kind in "iub" and isinstance(v, float) and not float(v).is_integer():
             raise TypeError(f"{op}: a {self.dtype} tensor can not hold {v}; make the scores float first "
@@ -624,7 +638,7 @@ class Tensor:
     def mean(self, dim=None, keepdim: bool = False) -> "Tensor":
         d = _norm_dims(dim, self.ndim, "mean")
         n = _n_reduced(self.shape, d)
-        return Sum.apply(self, dim=d, keepdim=keepdim) * (1.0 / max(n, 1))
+        return Sum.apply(self, dim=d, keepdim=keepdim) * (1.0 / n if n else math.nan)  # the mean of nothing is NaN
 
     def var(self, dim=None, keepdim: bool = False, correction: int = 1) -> "Tensor":
         """sum((x - mean)^2) / (N - correction), as PyTorch (correction=1 is the unbiased estimate)."""
@@ -644,18 +658,27 @@ class Tensor:
     def max(self, dim: int | None = None, keepdim: bool = False):
         """The largest element (whole tensor); with ``dim``, PyTorch's ``(values, indices)`` pair along it."""
         if dim is None:
-            return self.amax()
-        return MinMax(self.amax(dim, keepdim), self.argmax(dim, keepdim))
+            return self.amax()  # (the gradient is shared among ties, as torch.max() without dim)
+        return self._pick(dim, keepdim, self.argmax(dim, keepdim=True))
 
     def min(self, dim: int | None = None, keepdim: bool = False):
         """The smallest element (whole tensor); with ``dim``, PyTorch's ``(values, indices)`` pair along it."""
         if dim is None:
             return self.amin()
-        return MinMax(self.amin(dim, keepdim), self.argmin(dim, keepdim))
+        return self._pick(dim, keepdim, self.argmin(dim, keepdim=True))
+
+    def _pick(self, dim: int, keepdim: bool, index: "Tensor") -> MinMax:
+        """max/min along dim: the values are gathered at ``index``, so with ties the whole gradient goes
+        to the entry whose index is returned, as in PyTorch."""
+        if self.ndim == 0:
+            return MinMax(self, Tensor._make(np.zeros((), dtype=np.int64)))
+        d = _norm_dim(dim, self.ndim, "max/min")
+        values = self.gather(d, index)
+        return MinMax(values, index) if keepdim else MinMax(values.squeeze(d), index.squeeze(d))
 
     def std(self, dim=None, keepdim: bool = False, correction: int = 1) -> "Tensor":
-        """sqrt(var(dim, correction)), as PyTorch."""
-        return self.var(dim=dim, keepdim=keepdim, correction=correction).sqrt()
+        """sqrt(var(dim, correction)), as PyTorch (a constant slice has std 0 and gradient 0, not NaN)."""
+        return StdFromVar.apply(self.var(dim=dim, keepdim=keepdim, correction=correction))
 
     def argmin(self, dim=None, keepdim: bool = False) -> "Tensor":
         d = _norm_dims(dim, self.ndim, "argmin")
@@ -666,10 +689,16 @@ class Tensor:
         return Tensor._make(np.argmax(self._data, axis=d, keepdims=keepdim))
 
     def softmax(self, dim: int) -> "Tensor":
-        return Softmax.apply(self, dim=_norm_dim(dim, self.ndim, "softmax"))
+        d = _norm_dim(dim, self.ndim, "softmax")
+        if self.ndim and self.shape[d] == 0:  # nothing to normalise: an empty result, as in PyTorch
+            return Contiguous.apply(self)
+        return Softmax.apply(self, dim=d)
 
     def log_softmax(self, dim: int) -> "Tensor":
-        return LogSoftmax.apply(self, dim=_norm_dim(dim, self.ndim, "log_softmax"))
+        d = _norm_dim(dim, self.ndim, "log_softmax")
+        if self.ndim and self.shape[d] == 0:
+            return Contiguous.apply(self)
+        return LogSoftmax.apply(self, dim=d)
 
     # --- shape ops ----------------------------------------------------------------------------
     def reshape(self, *shape) -> "Tensor":
@@ -686,10 +715,16 @@ class Tensor:
         if self.ndim == 0:
             return self.reshape(1)
         s, e = _norm_dim(start_dim, self.ndim, "flatten"), _norm_dim(end_dim, self.ndim, "flatten")
-        return self.reshape(*self.shape[:s], -1, *self.shape[e + 1:])
+        if s > e:
+            raise ValueError(f"flatten: start_dim {start_dim} comes after end_dim {end_dim} (dims {s} and {e} of "
+                             f"shape {self.shape}); the dims start_dim..end_dim are merged, so start_dim <= end_dim")
+        # the merged size written out: -1 can not be inferred when another dim is 0
+        return self.reshape(*self.shape[:s], math.prod(self.shape[s:e + 1]), *self.shape[e + 1:])
 
     def transpose(self, dim0: int, dim1: int) -> "Tensor":
         d0, d1 = _norm_dim(dim0, self.ndim, "transpose"), _norm_dim(dim1, self.ndim, "transpose")
+        if self.ndim == 0:  # a 0-d tensor takes dim 0 or -1, as in PyTorch, and has nothing to swap
+            return self
         axes = list(range(self.ndim))
         axes[d0], axes[d1] = axes[d1], axes[d0]
         return Permute.apply(self, axes=tuple(axes))
@@ -709,6 +744,8 @@ class Tensor:
         if dim is None:
             return self.reshape(*[n for n in self.shape if n != 1])
         d = _norm_dim(dim, self.ndim, "squeeze")
+        if self.ndim == 0:  # dim 0 or -1 of a 0-d tensor: nothing to remove
+            return self
         return self if self.shape[d] != 1 else self.reshape(*self.shape[:d], *self.shape[d + 1:])
 
     def expand(self, *shape) -> "Tensor":
@@ -727,19 +764,17 @@ class Tensor:
 
     def repeat_interleave(self, repeats: int, dim: int | None = None) -> "Tensor":
         """Repeat each element ``repeats`` times along ``dim``: [a, b] -> [a, a, b, b] (GQA uses this on heads)."""
-        if not isinstance(repeats, (int, np.integer)) or repeats < 1:
-            raise ValueError(f"repeat_interleave: repeats must be a positive int, got {repeats!r}")
+        repeats = checks.positive_int("repeats", repeats, "repeat_interleave")
         if dim is None:
             return self.flatten().repeat_interleave(repeats, 0)
-        return RepeatInterleave.apply(self, repeats=int(repeats), dim=_norm_dim(dim, self.ndim, "repeat_interleave"))
+        return RepeatInterleave.apply(self, repeats=repeats, dim=_norm_dim(dim, self.ndim, "repeat_interleave"))
 
     def split(self, split_size, dim: int = 0) -> tuple:
         """Pieces of ``split_size`` along dim (the last may be smaller), or of the sizes in a list (as PyTorch)."""
         d = _norm_dim(dim, self.ndim, "split")
         n = self.shape[d]
         if isinstance(split_size, (int, np.integer)) and not isinstance(split_size, bool):
-            if split_size <= 0:
-                raise ValueError(f"split: split_size must be a positive int, got {split_size}")
+            split_size = checks.positive_int("split_size", split_size, "split")
             sizes = [min(split_size, n - i) for i in range(0, n, split_size)]
         else:
             sizes = [int(s) for s in split_size]
@@ -775,15 +810,17 @@ class Tensor:
 
     def chunk(self, chunks: int, dim: int = 0) -> tuple:
         """``chunks`` pieces along dim of size ceil(n / chunks) (fewer if n is small), as PyTorch."""
-        if isinstance(chunks, bool) or not isinstance(chunks, (int, np.integer)) or chunks <= 0:
-            raise ValueError(f"chunk: chunks must be a positive int, got {chunks!r}")
+        chunks = checks.positive_int("chunks", chunks, "chunk")
         n = self.shape[_norm_dim(dim, self.ndim, "chunk")]
         return self.split(max(1, -(-n // chunks)), dim)
 
     def __getitem__(self, idx) -> "Tensor":
         idx = _index_arg(idx)
         try:
-            return GetItem.apply(self, idx=idx)
+            out = self
+            for step in _pytorch_index_steps(idx, self.ndim):
+                out = GetItem.apply(out, idx=step)
+            return out
         except IndexError as e:
             raise IndexError(f"indexing a tensor of shape {self.shape}: {e}") from None
 
@@ -807,15 +844,58 @@ class MinMax(NamedTuple):
     indices: Tensor
 
 
-def _promote(a: Tensor, b: Tensor, op) -> tuple:
-    """PyTorch's promotion for mixed ints and floats: the int side takes the float side's dtype, and
-    int / int gives the default float dtype (NumPy alone would give float64 in both cases)."""
-    fa, fb = a._data.dtype.kind == "f", b._data.dtype.kind == "f"
-    if fa == fb:
-        if not fa and op is Div:
-            return a.to(_default_dtype), b.to(_default_dtype)
-        return a, b
-    return (a.to(b.dtype), b) if fb else (a, b.to(a.dtype))
+def promote_types(a, b) -> np.dtype:
+    """PyTorch's promotion of two dtypes: NumPy's, except that an int or bool with a float gives that
+    float (NumPy widens int64 with float32 to float64; PyTorch keeps float32)."""
+    a, b = np.dtype(a), np.dtype(b)
+    if (a.kind == "f") != (b.kind == "f"):
+        return a if a.kind == "f" else b
+    return np.promote_types(a, b)
+
+
+def _combine(higher, lower):
+    """Join two promotion groups (PyTorch's rule): ``lower`` counts only if it is of a higher category
+    (bool < int < float) than ``higher``."""
+    if higher is None or lower is None:
+        return lower if higher is None else higher
+    if higher.kind == "f":
+        return higher
+    if higher.kind == "b" or lower.kind == "f":
+        return promote_types(higher, lower)
+    return higher
+
+
+def result_type(*operands) -> np.dtype:
+    """The dtype PyTorch gives an op on these tensors and Python numbers.
+
+    Tensors with dims decide among themselves. A 0-d tensor, then a Python number, counts only when it
+    is of a higher category (bool < int < float) than all of those: float32 + a 0-d float64 tensor is
+    float32, int32 + 1 is int32, but int32 + 0.5 is the default float dtype and a bool tensor + 1 is int64.
+    """
+    dims = zero = wrapped = None
+    for x in operands:
+        if isinstance(x, Tensor):
+            dt = x._data.dtype
+            if x._data.ndim:
+                dims = dt if dims is None else promote_types(dims, dt)
+            else:
+                zero = dt if zero is None else promote_types(zero, dt)
+        else:
+            if isinstance(x, bool):
+                dt = np.dtype(bool)
+            elif isinstance(x, int):
+                dt = np.dtype(np.int64)
+            elif isinstance(x, float):
+                dt = np.dtype(_default_dtype)
+            else:  # an array, a NumPy scalar, a list: it becomes a tensor and counts as one
+                arr = _as_array(x)
+                if arr.ndim:
+                    dims = arr.dtype if dims is None else promote_types(dims, arr.dtype)
+                else:
+                    zero = arr.dtype if zero is None else promote_types(zero, arr.dtype)
+                continue
+            wrapped = dt if wrapped is None else promote_types(wrapped, dt)
+    return _combine(dims, _combine(zero, wrapped))
 
 
 def _index_arg(idx):
@@ -827,6 +907,44 @@ def _index_arg(idx):
     if isinstance(idx, list):
         return np.asarray(idx)
     return idx
+
+
+def _is_int_index(i) -> bool:
+    return (isinstance(i, (int, np.integer)) and not isinstance(i, (bool, np.bool_))) or \
+        (isinstance(i, np.ndarray) and i.ndim == 0 and i.dtype.kind in "iu")
+
+
+def _pytorch_index_steps(idx, ndim: int) -> tuple:
+    """The index as one or two NumPy indexing steps that give PyTorch's result shape.
+
+    PyTorch reads an int as a select: its dim goes away first, and only then are the array indices
+    placed (where the first of them stood if they are adjacent, at the front if a slice, None or a
+    non-empty Ellipsis separates them). NumPy counts the int as one more array index, so on shape
+    (2, 3, 4) ``x[0, :, [1, 2]]`` is (2, 3) in NumPy and (3, 2) in PyTorch. When ints and arrays are
+    mixed, step 1 applies the ints (and slices and None) and step 2 the arrays.
+    """
+    items = idx if isinstance(idx, tuple) else (idx,)
+    if not (any(_is_int_index(i) for i in items) and any(isinstance(i, np.ndarray) and i.ndim for i in items)):
+        return (idx,)
+    if sum(i is Ellipsis for i in items) > 1:
+        return (idx,)  # NumPy's error says it
+    used = sum(i.ndim if isinstance(i, np.ndarray) and i.dtype == bool else 1 for i in items
+               if i is not None and i is not Ellipsis)  # the dims the index names (a bool mask names its ndim)
+    expanded = []
+    for i in items:
+        expanded += [slice(None)] * max(ndim - used, 0) if i is Ellipsis else [i]
+    n_dims = lambda i: i.ndim if isinstance(i, np.ndarray) and i.dtype == bool else 1  # noqa: E731
+    first, second = [], []
+    for i in expanded:
+        if _is_int_index(i):
+            first.append(i)  # selected away in step 1
+        elif i is None or isinstance(i, slice):
+            first.append(i)
+            second.append(slice(None))  # the dim step 1 made (None) or cut (slice), kept whole
+        else:  # an array index: step 1 keeps its dims whole
+            first += [slice(None)] * n_dims(i)
+            second.append(i)
+    return tuple(first), tuple(second)
 
 
 def _infer_shape(shape: tuple, old: tuple, op: str) -> tuple:
@@ -936,18 +1054,21 @@ class Mul(Function):
 
 
 class Div(Function):
-    """a / b;  da = g / b, db = -g a / b^2"""
+    """a / b;  da = g / b, db = -g a / b^2 = -(g / b) (a / b)"""
     @staticmethod
     def forward(ctx, a, b):
-        ctx.save_for_backward(a, b)
-        return a / b
+        out = a / b
+        ctx.save_for_backward(b, out)
+        return out
 
     @staticmethod
     def backward(ctx, g):
-        a, b = ctx.saved_tensors
-        ga = g / b if ctx.needs_input_grad[0] else None
-        gb = -g * a / (b * b) if ctx.needs_input_grad[1] else None
-        return ga, gb
+        b, out = ctx.saved_tensors
+        g_over_b = g / b  # da, and half of db
+        # db as (g / b) * (a / b), never g * a / (b * b): b * b leaves the float range long before the
+        # answer does (float32, b = 1e-23: b * b = 0 and db = -inf; b = 1e20: b * b = inf and db = -0).
+        gb = -g_over_b * out if ctx.needs_input_grad[1] else None
+        return (g_over_b if ctx.needs_input_grad[0] else None), gb
 
 
 class Pow(Function):
@@ -1006,13 +1127,9 @@ class MatMul(Function):
         if ctx.needs_input_grad[1]:
             if b2.ndim == 2:
                 # x (B, T, k) @ W (k, m): fold the batch into rows -> one (k, m) GEMM, no (B, k, m) temporary
-                a_rows, g_rows = a2.reshape(-1, a2.shape[-1]), g2.reshape(-1, g2.shape[-1])  # (N, k), (N, m)
-                if b2.flags.f_contiguous and not b2.flags.c_contiguous:
-                    # b is W.T (a transposed weight): build the gradient as (m, k) so that after
-                    # Permute's backward the weight's gradient is C-ordered like the weight itself.
-                    gb = (g_rows.T @ a_rows).T
-                else:
-                    gb = a_rows.T @ g_rows
+                N = math.prod(a2.shape[:-1])  # (written out: reshape(-1, 0) can not infer N when k = 0)
+                a_rows, g_rows = a2.reshape(N, a2.shape[-1]), g2.reshape(N, g2.shape[-1])  # (N, k), (N, m)
+                gb = a_rows.T @ g_rows  # (k, N) @ (N, m) -> (k, m)
             else:
                 gb = unbroadcast(np.swapaxes(a2, -1, -2) @ g2, b2.shape)  # (..., k, m)
             gb = gb.reshape(b.shape)
@@ -1078,6 +1195,21 @@ class Sqrt(Function):
         return g / (2 * y)
 
 
+class StdFromVar(Function):
+    """sqrt(v) for a variance v;  dv = g / (2 sqrt(v)), and 0 where v = 0 (PyTorch's choice: no NaN)"""
+    @staticmethod
+    def forward(ctx, v):
+        y = np.sqrt(v)
+        ctx.save_for_backward(y)
+        return y
+
+    @staticmethod
+    def backward(ctx, g):
+        (y,) = ctx.saved_tensors
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return np.where(y == 0, 0, g / (2 * y)).astype(g.dtype, copy=False)
+
+
 class Tanh(Function):
     """tanh(a);  da = g (1 - tanh(a)^2)"""
     @staticmethod
@@ -1093,18 +1225,24 @@ class Tanh(Function):
 
 
 class Sigmoid(Function):
-    """sigmoid(a) = 1 / (1 + exp(-a));  da = g s (1 - s)"""
+    """sigmoid(a) = 1 / (1 + exp(-a));  da = g s (1 - s) = g e / (1 + e)^2 with e = exp(-|a|)"""
     @staticmethod
     def forward(ctx, a):
-        # Written via tanh so it never overflows: sigmoid(a) = (1 + tanh(a/2)) / 2.
-        y = 0.5 * (1 + np.tanh(0.5 * a))
-        ctx.save_for_backward(y)
-        return y
+        # Both branches through e = exp(-|a|), which lies in (0, 1] and so never overflows:
+        # sigmoid(a) = 1 / (1 + e) for a >= 0 and e / (1 + e) for a < 0. The second keeps its relative
+        # accuracy far into the tail (sigmoid(-40) = 4.2e-18, where 1 - (1 - tiny) would give 0), so
+        # log(sigmoid(a)) stays about a instead of -inf. The numerator, 1 or e, is max(e, a >= 0):
+        # one vectorised maximum instead of a masked copy (which measured several times slower).
+        e = np.exp(-np.abs(a))
+        ctx.save_for_backward(e)
+        return np.maximum(e, a >= 0) / (1 + e)
 
     @staticmethod
     def backward(ctx, g):
-        (y,) = ctx.saved_tensors
-        return g * y * (1 - y)
+        (e,) = ctx.saved_tensors
+        d = 1 + e
+        # s (1 - s) from e, not from s: once s rounds to 1 (a > 37 in float64) s (1 - s) is 0, e / d^2 is not.
+        return g * e / (d * d)
 
 
 class ReLU(Function):
@@ -1225,17 +1363,28 @@ class Clamp(Function):
         return g * inside
 
 
-def _check_all_masked(m: np.ndarray, dim: int, op: str) -> None:
+def _check_all_masked(m: np.ndarray, dim: int, op: str, first_row: int = 0) -> None:
     """A row of only -inf has no softmax (0/0); a row with NaN or +inf has none either.
-    Say which rows instead of returning NaN. (``m`` is the row max: one cheap check covers both.)"""
+    Say which rows instead of returning NaN. (``m`` is the row max: one cheap check covers both.)
+
+    The one NaN rule of every softmax in tinyattn: F.softmax, log_softmax, F.attention, sdpa, flash
+    attention and so every MultiHeadAttention backend raise here, naming the rows (at most five).
+    ``first_row``: where ``m``'s rows start along the last row axis (flash attention checks one tile of
+    queries at a time), so the rows named are those of the whole input."""
     if np.isfinite(m).all():
         return
     row_max = np.squeeze(m, axis=dim)
+
+    def named(bad: np.ndarray) -> list[tuple[int, ...]]:
+        found = np.argwhere(bad)[:5]
+        found[:, -1] += first_row
+        return [tuple(int(i) for i in r) for r in found]
+
     if np.isneginf(row_max).any():
-        rows = [tuple(int(i) for i in r) for r in np.argwhere(np.isneginf(row_max))[:5]]
+        rows = named(np.isneginf(row_max))
         raise ValueError(f"{op}: every entry is -inf in row(s) {rows} (along dim {dim}); "
                          "a fully masked row has no softmax. Keep at least one key per query.")
-    rows = [tuple(int(i) for i in r) for r in np.argwhere(~np.isfinite(row_max))[:5]]
+    rows = named(~np.isfinite(row_max))
     raise ValueError(f"{op}: row(s) {rows} (along dim {dim}) contain NaN or +inf, so their softmax is NaN; "
                      "look for an overflow or a division by zero upstream")
 

@@ -76,23 +76,41 @@ def test_gelu_tanh_matches_formula_and_gradcheck():
     x = t64(3, 5, scale=2.0)
     xd = x.numpy()
     ref = 0.5 * xd * (1 + np.tanh(math.sqrt(2 / math.pi) * (xd + 0.044715 * xd ** 3)))
-    np.testing.assert_allclose(F.gelu(x).numpy(), ref, rtol=1e-12)
-    assert gradcheck(F.gelu, [x])
+    np.testing.assert_allclose(F.gelu(x, approximate="tanh").numpy(), ref, rtol=1e-12)
+    assert gradcheck(lambda a: F.gelu(a, approximate="tanh"), [x])
 
 
-def test_gelu_erf_matches_formula_and_gradcheck():
-    x = t64(3, 5, scale=2.0)
+def test_gelu_default_is_exact_erf_form_with_gradcheck():
+    x = t64(4, 6, scale=2.5)
     ref = np.array([v * 0.5 * (1 + math.erf(v / math.sqrt(2))) for v in x.numpy().ravel()]).reshape(x.shape)
-    np.testing.assert_allclose(F.gelu(x, approximate="none").numpy(), ref, rtol=1e-12)
-    assert gradcheck(lambda a: F.gelu(a, approximate="none"), [x])
-    # the tanh form is a close approximation of the exact one
-    assert np.max(np.abs(F.gelu(x).numpy() - ref)) < 1e-3
+    np.testing.assert_allclose(F.gelu(x).numpy(), ref, rtol=1e-14, atol=1e-300)  # PyTorch's default: exact
+    np.testing.assert_array_equal(F.gelu(x).numpy(), F.gelu(x, approximate="none").numpy())
+    assert gradcheck(F.gelu, [x])
+    # the tanh form is a close approximation of the exact one, but a different function
+    gap = np.max(np.abs(F.gelu(x, approximate="tanh").numpy() - ref))
+    assert 1e-6 < gap < 1e-3
+
+
+def test_gelu_exact_gradcheck_across_erf_pieces():
+    # x / sqrt(2) in each of the erf's three pieces (|z| <= 0.47, 0.47..4, > 4), both signs
+    x = tinyattn.tensor(np.array([-7.3, -5.9, -3.1, -1.2, -0.4, 0.05, 0.6, 0.7, 2.2, 5.0, 6.1, 9.0]), requires_grad=True)
+    assert gradcheck(F.gelu, [x])
+    assert F.gelu(tinyattn.tensor(np.array([-40.0]))).item() == 0.0  # -x Phi(-x) underflows cleanly, no NaN
+
+
+def test_gelu_float32_is_the_exact_value_rounded():
+    x64 = np.random.default_rng(5).standard_normal(50_000) * 3  # several blocks of the vectorized erf
+    ref = np.array([v * 0.5 * (1 + math.erf(v / math.sqrt(2))) for v in x64])
+    got = F.gelu(tinyattn.tensor(x64.astype(np.float32))).numpy()
+    assert got.dtype == np.float32
+    # the float32 input is itself x64 rounded, so allow for that (|d gelu / dx| <= 1.13) and a few ulp of output
+    assert np.all(np.abs(got - ref) <= 1.2 * np.abs(x64) * 2 ** -24 + 4 * np.spacing(np.abs(ref).astype(np.float32)))
 
 
 def test_gelu_keeps_float32_and_rejects_bad_mode():
     x = tinyattn.randn(4)
     assert F.gelu(x).dtype == np.float32
-    assert F.gelu(x, approximate="none").dtype == np.float32
+    assert F.gelu(x, approximate="tanh").dtype == np.float32
     with pytest.raises(ValueError, match="approximate"):
         F.gelu(x, approximate="fast")
 

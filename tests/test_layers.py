@@ -171,9 +171,12 @@ def test_dropout_module_deterministic_and_validates_p():
 def test_relu_and_gelu_modules_match_functional(float64):
     x = t64(3, 4)
     np.testing.assert_array_equal(nn.ReLU()(x).numpy(), np.maximum(x.numpy(), 0))
-    np.testing.assert_array_equal(nn.GELU()(x).numpy(), F.gelu(x).numpy())
-    np.testing.assert_array_equal(nn.GELU("none")(x).numpy(), F.gelu(x, approximate="none").numpy())
+    np.testing.assert_array_equal(nn.GELU()(x).numpy(), F.gelu(x, approximate="none").numpy())  # PyTorch's default
+    np.testing.assert_array_equal(nn.GELU("tanh")(x).numpy(), F.gelu(x, approximate="tanh").numpy())
+    assert not np.array_equal(nn.GELU()(x).numpy(), nn.GELU("tanh")(x).numpy())
+    assert repr(nn.GELU()) == "GELU(approximate='none')"
     assert gradcheck(nn.GELU(), [x])
+    assert gradcheck(nn.GELU(approximate="tanh"), [x])
     with pytest.raises(ValueError, match="approximate"):
         nn.GELU("erf")
     assert list(nn.ReLU().parameters()) == [] and repr(nn.ReLU()) == "ReLU()"

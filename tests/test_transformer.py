@@ -59,6 +59,7 @@ def test_block_layout_is_pre_ln_with_4x_ffn():
     assert {"ln1.weight", "ln2.weight", "attn.W_q.weight", "ffn.0.weight", "ffn.2.weight"} <= names
     assert block.ffn[0].weight.shape == (32, 8) and block.ffn[2].weight.shape == (8, 32)
     assert not any(n.startswith(("cross", "ln_c")) for n in names)
+    assert block.ffn[1].approximate == "tanh"  # GPT-2's GELU, so GPT-2 weights give GPT-2's numbers
 
 
 def test_block_is_a_residual_of_its_sublayers(float64):

@@ -14,6 +14,7 @@ from typing import Any, Callable, NamedTuple
 
 import numpy as np
 
+from tinyattn.checks import device as _device
 from tinyattn.tensor import Tensor, get_default_dtype
 
 __all__ = ["Parameter", "Module", "Sequential", "ModuleList"]
@@ -230,8 +231,7 @@ class Module:
         PyTorch code also writes ``model.to(device)``: 'cpu' is accepted and changes nothing (NumPy is the device).
         """
         if isinstance(dtype, str) and dtype.split(":")[0] in ("cpu", "cuda", "mps"):
-            if dtype.split(":")[0] != "cpu":
-                raise ValueError(f"Module.to({dtype!r}): tinyattn runs on the CPU with NumPy; use 'cpu' (or nothing)")
+            _device(dtype, "Module.to")  # (a tinyattn.device is a str too)
             return self
         try:
             dtype = np.dtype(dtype)
@@ -402,10 +402,7 @@ class ModuleList(Module):
         return self
 
     def __getitem__(self, idx: int | slice) -> Module | ModuleList:
-        items = list(self._modules.values())
-        if isinstance(idx, slice):
-            return ModuleList(items[idx])
-        return items[_check_index(idx, len(items), "ModuleList")]
+        return _list_item(self, self._modules, idx)
 
     def __setitem__(self, idx: int, module: Module) -> None:
         i = _check_index(idx, len(self), "ModuleList")
@@ -421,6 +418,14 @@ class ModuleList(Module):
 
     def forward(self, *args: Any, **kwargs: Any) -> Any:
         raise NotImplementedError("ModuleList has no forward: loop over it, e.g. `for block in self.blocks: x = block(x)`")
+
+
+def _list_item(container: Module, store: dict[str, Any], idx: int | slice) -> Any:
+    """container[idx] for the list-shaped containers: one entry, or a new container of the same kind for a slice."""
+    items = list(store.values())
+    if isinstance(idx, slice):
+        return type(container)(items[idx])
+    return items[_check_index(idx, len(items), type(container).__name__)]
 
 
 def _check_index(idx: int, n: int, name: str) -> int:

@@ -82,10 +82,27 @@ def _run_grading(name: str, rest: list[str]) -> int:
     return int(fn(rest) or 0)
 
 
+def _checkout_root(start: str) -> str | None:
+    """The nearest folder at or above ``start`` that holds benchmarks/__main__.py (a source checkout), or None."""
+    here = os.path.abspath(start)
+    while True:
+        if os.path.isfile(os.path.join(here, "benchmarks", "__main__.py")):
+            return here
+        parent = os.path.dirname(here)
+        if parent == here:
+            return None
+        here = parent
+
+
 def _run_bench(rest: list[str]) -> int:
-    if not os.path.isfile(os.path.join("benchmarks", "__main__.py")):
-        return _fail(f"no benchmarks/__main__.py in {os.getcwd()}; run `tinyattn bench` from the repository root")
-    return subprocess.call([sys.executable, "-m", "benchmarks", *rest])
+    # The benchmarks compare tinyattn with plain NumPy and write benchmarks/RESULTS.md: they belong to
+    # the repository, not to the installed package, so `pip install tinyattn` alone has none to run.
+    root = _checkout_root(os.getcwd())
+    if root is None:
+        return _fail(f"no benchmarks/__main__.py in {os.getcwd()} or any folder above it: `tinyattn bench` runs "
+                     "the benchmarks/ folder of a tinyattn source checkout, which the installed package does not "
+                     "include. Clone the repository and run `tinyattn bench` inside it")
+    return subprocess.call([sys.executable, "-m", "benchmarks", *rest], cwd=root)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

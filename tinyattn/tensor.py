@@ -749,6 +749,9 @@ class Tensor:
         if self.ndim == 0:
             return self.reshape(1)
         s, e = _norm_dim(start_dim, self.ndim, "flatten"), _norm_dim(end_dim, self.ndim, "flatten")
+        if s > e:
+            raise ValueError(f"flatten: start_dim {start_dim} comes after end_dim {end_dim} (dims {s} and {e} of "
+                             f"shape {self.shape}); the dims start_dim..end_dim are merged, so start_dim <= end_dim")
         # the merged size written out: -1 can not be inferred when another dim is 0
         return self.reshape(*self.shape[:s], math.prod(self.shape[s:e + 1]), *self.shape[e + 1:])
 
@@ -1075,18 +1078,21 @@ class Mul(Function):
 
 
 class Div(Function):
-    """a / b;  da = g / b, db = -g a / b^2"""
+    """a / b;  da = g / b, db = -g a / b^2 = -(g / b) (a / b)"""
     @staticmethod
     def forward(ctx, a, b):
-        ctx.save_for_backward(a, b)
-        return a / b
+        out = a / b
+        ctx.save_for_backward(b, out)
+        return out
 
     @staticmethod
     def backward(ctx, g):
-        a, b = ctx.saved_tensors
-        ga = g / b if ctx.needs_input_grad[0] else None
-        gb = -g * a / (b * b) if ctx.needs_input_grad[1] else None
-        return ga, gb
+        b, out = ctx.saved_tensors
+        g_over_b = g / b  # da, and half of db
+        # db as (g / b) * (a / b), never g * a / (b * b): b * b leaves the float range long before the
+        # answer does (float32, b = 1e-23: b * b = 0 and db = -inf; b = 1e20: b * b = inf and db = -0).
+        gb = -g_over_b * out if ctx.needs_input_grad[1] else None
+        return (g_over_b if ctx.needs_input_grad[0] else None), gb
 
 
 class Pow(Function):
@@ -1243,18 +1249,24 @@ class Tanh(Function):
 
 
 class Sigmoid(Function):
-    """sigmoid(a) = 1 / (1 + exp(-a));  da = g s (1 - s)"""
+    """sigmoid(a) = 1 / (1 + exp(-a));  da = g s (1 - s) = g e / (1 + e)^2 with e = exp(-|a|)"""
     @staticmethod
     def forward(ctx, a):
-        # Written via tanh so it never overflows: sigmoid(a) = (1 + tanh(a/2)) / 2.
-        y = 0.5 * (1 + np.tanh(0.5 * a))
-        ctx.save_for_backward(y)
-        return y
+        # Both branches through e = exp(-|a|), which lies in (0, 1] and so never overflows:
+        # sigmoid(a) = 1 / (1 + e) for a >= 0 and e / (1 + e) for a < 0. The second keeps its relative
+        # accuracy far into the tail (sigmoid(-40) = 4.2e-18, where 1 - (1 - tiny) would give 0), so
+        # log(sigmoid(a)) stays about a instead of -inf. The numerator, 1 or e, is max(e, a >= 0):
+        # one vectorised maximum instead of a masked copy (which measured several times slower).
+        e = np.exp(-np.abs(a))
+        ctx.save_for_backward(e)
+        return np.maximum(e, a >= 0) / (1 + e)
 
     @staticmethod
     def backward(ctx, g):
-        (y,) = ctx.saved_tensors
-        return g * y * (1 - y)
+        (e,) = ctx.saved_tensors
+        d = 1 + e
+        # s (1 - s) from e, not from s: once s rounds to 1 (a > 37 in float64) s (1 - s) is 0, e / d^2 is not.
+        return g * e / (d * d)
 
 
 class ReLU(Function):
@@ -1374,17 +1386,28 @@ class Clamp(Function):
         return g * ctx.inside
 
 
-def _check_all_masked(m: np.ndarray, dim: int, op: str) -> None:
+def _check_all_masked(m: np.ndarray, dim: int, op: str, first_row: int = 0) -> None:
     """A row of only -inf has no softmax (0/0); a row with NaN or +inf has none either.
-    Say which rows instead of returning NaN. (``m`` is the row max: one cheap check covers both.)"""
+    Say which rows instead of returning NaN. (``m`` is the row max: one cheap check covers both.)
+
+    The one NaN rule of every softmax in tinyattn: F.softmax, log_softmax, F.attention, sdpa, flash
+    attention and so every MultiHeadAttention backend raise here, naming the rows (at most five).
+    ``first_row``: where ``m``'s rows start along the last row axis (flash attention checks one tile of
+    queries at a time), so the rows named are those of the whole input."""
     if np.isfinite(m).all():
         return
     row_max = np.squeeze(m, axis=dim)
+
+    def named(bad: np.ndarray) -> list[tuple[int, ...]]:
+        found = np.argwhere(bad)[:5]
+        found[:, -1] += first_row
+        return [tuple(int(i) for i in r) for r in found]
+
     if np.isneginf(row_max).any():
-        rows = [tuple(int(i) for i in r) for r in np.argwhere(np.isneginf(row_max))[:5]]
+        rows = named(np.isneginf(row_max))
         raise ValueError(f"{op}: every entry is -inf in row(s) {rows} (along dim {dim}); "
                          "a fully masked row has no softmax. Keep at least one key per query.")
-    rows = [tuple(int(i) for i in r) for r in np.argwhere(~np.isfinite(row_max))[:5]]
+    rows = named(~np.isfinite(row_max))
     raise ValueError(f"{op}: row(s) {rows} (along dim {dim}) contain NaN or +inf, so their softmax is NaN; "
                      "look for an overflow or a division by zero upstream")
 

@@ -20,7 +20,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import checks
-from ..tensor import Function, Tensor, get_rng
+from ..tensor import Function, Tensor, _check_all_masked, get_rng
 from ..masks import check_rows
 from .sdpa import _check_qkv, _default_scale
 
@@ -87,6 +87,8 @@ class _FlashAttention(Function):
                 dead = np.zeros((*batch, T), dtype=bool)
                 dead[..., i0:i1] = l[..., 0] == 0
                 check_rows(dead, (*batch, T, S))
+            # NaN or +inf in a score row: the same error as every other softmax, naming the row
+            _check_all_masked(m, -1, "flash_attention", first_row=i0)
             o[..., i0:i1, :] = acc / l  # (..., Br, d_v)
             lse[..., i0:i1, :] = m + np.log(l)  # (..., Br, 1)
         ctx.save_for_backward(q, k, v, o, lse)
@@ -159,6 +161,7 @@ def flash_attention(q, k, v, is_causal: bool = False, scale: float | None = None
     flash-attn library (>= 2.1) aligns bottom-right instead when T != S; MultiHeadAttention's KV-cache
     path asks for bottom-right explicitly. Tiles entirely above the causal diagonal are skipped.
     Memory: no (T, S) array in forward or backward; the backward recomputes each tile.
+    NaN or +inf in a row of scores raises ValueError naming the row, as scaled_dot_product_attention does.
     """
     q, k, v, _ = _check_qkv(q, k, v)
     block_size = checks.positive_int("block_size", block_size, "flash_attention")

@@ -21,7 +21,7 @@ from ..tensor import Function, Tensor, get_rng
 from ..tensor import ReLU as _ReLU  # the op (nn.ReLU is the module)
 
 __all__ = [
-    "softmax", "log_softmax", "relu", "sigmoid", "tanh", "silu", "gelu", "dropout", "linear", "layer_norm",
+    "softmax", "log_softmax", "relu", "sigmoid", "logsigmoid", "tanh", "silu", "gelu", "dropout", "linear", "layer_norm",
     "cross_entropy", "mse_loss", "one_hot",
     "attention", "scaled_dot_product_attention", "linear_attention", "flash_attention",
 ]
@@ -60,6 +60,28 @@ def relu(x: Tensor) -> Tensor:
 def sigmoid(x: Tensor) -> Tensor:
     """1 / (1 + exp(-x)) elementwise (never overflows)."""
     return _as_tensor(x, "sigmoid").sigmoid()
+
+
+class _LogSigmoid(Function):
+    """log sigmoid(x) = min(x, 0) - log1p(exp(-|x|));  dx = g sigmoid(-x)"""
+    @staticmethod
+    def forward(ctx, x):
+        # log(sigmoid(x)) computed as written loses everything once sigmoid(x) underflows (x < -745 in
+        # float64, -104 in float32: log(0) = -inf). This form never leaves the range: exp(-|x|) <= 1.
+        e = np.exp(-np.abs(x))
+        ctx.save_for_backward(x < 0, e)
+        return np.minimum(x, 0) - np.log1p(e)
+
+    @staticmethod
+    def backward(ctx, g):
+        neg, e = ctx.saved_tensors
+        # sigmoid(-x) = 1 / (1 + e) for x < 0 and e / (1 + e) for x >= 0, both accurate in the tail
+        return g * np.where(neg, 1, e) / (1 + e)
+
+
+def logsigmoid(x: Tensor) -> Tensor:
+    """log(sigmoid(x)) elementwise, without underflow: about x for very negative x, about -exp(-x) for large x."""
+    return _LogSigmoid.apply(_as_tensor(x, "logsigmoid"))
 
 
 def tanh(x: Tensor) -> Tensor:
@@ -207,15 +229,44 @@ def linear(x: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
 # ----------------------------------------------------------------------------------------------
 # layer norm
 # ----------------------------------------------------------------------------------------------
+def _centre_and_rstd(x: np.ndarray, axes: tuple, eps: float) -> tuple[np.ndarray, np.ndarray]:
+    """(x - mean, 1 / sqrt(var + eps)) over ``axes``, accurate on near-constant rows and on huge ones."""
+    xhat = x - x.mean(axis=axes, keepdims=True)  # (..., *normalized_shape), centred
+    # x - mean is exact where x is close to the mean, so what error remains is the rounding of the
+    # mean itself (a unit in the last place: 0.001 at 1e4 in float32). On a near-constant row
+    # that error is the whole signal; the mean of the centred row measures it, and we take it off.
+    # (Without this, 768 copies of 1e4 + 0.3 normalised to 0.295 instead of 0.)
+    xhat -= xhat.mean(axis=axes, keepdims=True)
+    var = np.mean(xhat * xhat, axis=axes, keepdims=True)  # biased variance, as PyTorch's forward
+    if np.isfinite(var).all():
+        rstd = 1.0 / np.sqrt(var + eps)  # (..., 1, ..., 1)
+    else:
+        rstd = _rstd_of_huge_rows(xhat, var, axes, eps)
+    return xhat, rstd
+
+
+def _rstd_of_huge_rows(xc: np.ndarray, var: np.ndarray, axes: tuple, eps: float) -> np.ndarray:
+    """1 / sqrt(var + eps) where the squares of the centred rows ``xc`` overflowed (|x| > ~1e19 in float32).
+
+    Such a row is scaled by s = max |xc| first: 1 / sqrt(var + eps) = 1 / (s sqrt(mean((xc/s)^2) + eps/s^2)).
+    Before this, var was inf and every output of the row was silently 0. Rows with NaN stay NaN.
+    """
+    huge = np.isinf(var)  # (..., 1, ..., 1); NaN rows are not inf and keep their NaN
+    s = np.where(huge, np.abs(xc).max(axis=axes, keepdims=True), 1).astype(xc.dtype)
+    u = xc / s  # |u| <= 1 in the huge rows
+    # s * s may overflow to inf (the caller ignores that warning), and eps / inf = 0 is then right
+    scaled = 1.0 / (s * np.sqrt(np.mean(u * u, axis=axes, keepdims=True) + eps / (s * s)))
+    return np.where(huge, scaled, 1.0 / np.sqrt(var + eps)).astype(xc.dtype)
+
+
 class _LayerNorm(Function):
     """y = xhat * w + b, xhat = (x - mean) / sqrt(var + eps) over the last n dims;
     dx = rstd (gh - mean(gh) - xhat mean(gh xhat)) with gh = g w;  dw = sum g xhat;  db = sum g"""
     @staticmethod
     def forward(ctx, x, *affine, n, eps, has_weight):
         axes = tuple(range(x.ndim - n, x.ndim))  # the normalized (trailing) dims
-        xhat = x - x.mean(axis=axes, keepdims=True)  # (..., *normalized_shape), centred
-        var = np.mean(xhat * xhat, axis=axes, keepdims=True)  # biased variance, as PyTorch's forward
-        rstd = 1.0 / np.sqrt(var + eps)  # (..., 1, ..., 1)
+        with np.errstate(over="ignore", invalid="ignore"):  # squares past the float range: see _rstd_of_huge_rows; NaN rows stay NaN
+            xhat, rstd = _centre_and_rstd(x, axes, eps)
         xhat *= rstd  # in place: the centred copy becomes xhat
         ctx.save_for_backward(xhat, rstd)
         weight = affine[0] if has_weight else None
@@ -360,6 +411,9 @@ def cross_entropy(logits: Tensor, targets: Any, ignore_index: int = -100, reduct
         where = tuple(int(j) for j in np.unravel_index(i, shape[:-1]))
         raise ValueError(f"cross_entropy: target {int(t[i])} at position {where} is out of range for "
                          f"C={C} classes (valid: 0..{C - 1}, or ignore_index={ignore_index})")
+    if reduction == "mean" and t.size == 0:
+        raise ValueError(f"cross_entropy: empty batch (logits shape {shape}): the mean over zero targets is "
+                         "undefined (PyTorch returns nan); use reduction='sum' (0) or 'none', or skip the batch")
     if reduction == "mean" and n_valid == 0:
         raise ValueError(f"cross_entropy: every target equals ignore_index={ignore_index}, so the mean is over "
                          "zero targets (undefined); use reduction='sum' or skip this batch")

@@ -19,7 +19,7 @@ import numpy as np
 from .. import checks
 from ..masks import as_keep, check_rows, mask_array
 from ..fastnp import max_keepdims
-from ..tensor import Function, Tensor, get_rng
+from ..tensor import Function, Tensor, _check_all_masked, get_rng
 
 __all__ = ["attention", "scaled_dot_product_attention", "linear_attention"]
 
@@ -123,7 +123,9 @@ class _SDPA(Function):
                 s = np.array(np.broadcast_to(s, np.broadcast_shapes(s.shape, keep.shape)))
             np.copyto(s, -np.inf, where=~keep)  # (..., T, S): exp(-inf) = 0 below
         # softmax along the keys, in place: p = exp(s - max) / sum(exp(s - max))
-        s -= max_keepdims(s, -1)  # the row max cancels; subtracting it keeps exp() <= 1
+        m = max_keepdims(s, -1)  # (..., T, 1)
+        _check_all_masked(m, -1, "scaled_dot_product_attention")  # NaN or +inf in a row: raise, naming it
+        s -= m  # the row max cancels; subtracting it keeps exp() <= 1
         np.exp(s, out=s)
         s /= s.sum(axis=-1, keepdims=True)
         p = s  # (..., T, S)
@@ -188,6 +190,9 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p: f
       on dim -3, as PyTorch), so query head h uses key/value head h // (H/H_kv).
     A query row whose every key is masked raises ValueError naming the row. PyTorch does not raise: its
       sdpa (2.13) returns zeros for such a row, older versions NaN; either hides a mask bug.
+    A row of scores holding NaN or +inf (from a NaN or inf in query or key, or in a float attn_mask)
+      raises ValueError naming the row, exactly as F.softmax, F.attention and F.flash_attention do
+      (PyTorch returns NaN there). A NaN in value reaches only the outputs that read it, on every path.
     """
     q, k, v, _ = _check_qkv(query, key, value, batch=not enable_gqa)
     if enable_gqa:

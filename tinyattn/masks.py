@@ -100,7 +100,7 @@ def padding_mask(lengths, T: int) -> np.ndarray:
 # ----------------------------------------------------------------------------------------------
 def mask_array(mask, name: str, full: tuple, dims: str = "the attention scores' shape (..., T, S)") -> np.ndarray:
     """The mask's array, after checking it broadcasts to the scores' shape ``full`` (``dims`` names it)."""
-    m = np.asarray(mask.data if isinstance(mask, Tensor) else mask)
+    m = np.asarray(mask._data if isinstance(mask, Tensor) else mask)
     try:
         ok = np.broadcast_shapes(m.shape, full) == full
     except ValueError:

@@ -57,7 +57,7 @@ class SequenceModel(nn.Module):
 
     def embed(self, idx: Tensor | np.ndarray) -> Tensor:
         """Token ids (B, T) -> embeddings (B, T, C), checking ids and length at the surface."""
-        idx = idx.data if isinstance(idx, Tensor) else np.asarray(idx)
+        idx = idx._data if isinstance(idx, Tensor) else np.asarray(idx)
         if idx.ndim != 2 or not np.issubdtype(idx.dtype, np.integer):
             raise ValueError(f"{type(self).__name__} expects integer token ids of shape (B, T), "
                              f"got {idx.dtype} array of shape {idx.shape}")
@@ -99,7 +99,7 @@ class SequenceModel(nn.Module):
             maps = []
             for block in self.blocks:
                 x, w = block(x, return_weights=True)  # (B, T, C), (B, H, T, T)
-                maps.append(np.array(w.data))  # (B, H, T, T)
+                maps.append(np.array(w._data))  # (B, H, T, T)
         return maps
 
     def extra_repr(self) -> str:

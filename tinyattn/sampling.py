@@ -90,3 +90,29 @@ def multinomial(input, num_samples: int, replacement: bool = False) -> Tensor:
             keys = rng.exponential(size=rows.shape) / rows  # weight 0 -> key inf: never among the smallest
         out = np.argsort(keys, axis=1, kind="stable")[:, :num_samples]
     return Tensor._make(out.astype(np.int64).reshape(w.shape[:-1] + (num_samples,)))
+
+
+def normal(mean=0.0, std=1.0, size=None, dtype=None, requires_grad: bool = False, device=None) -> Tensor:
+    """Normal samples mean + std * N(0, 1), as torch.normal: ``normal(mean, std, size)`` with numbers,
+    or ``normal(mean_tensor, std_tensor)`` with one draw per element of their broadcast shape."""
+    _device(device)
+    m, s = _as_array(mean), _as_array(std)
+    if m.dtype.kind not in "iuf" or s.dtype.kind not in "iuf":
+        raise TypeError(f"normal: mean and std must be numbers or float tensors, got dtypes {m.dtype} and {s.dtype}")
+    if (s < 0).any():
+        raise ValueError(f"normal: std must be >= 0, got {std if s.ndim == 0 else 'a tensor with negative entries'}")
+    if size is not None:
+        if m.ndim or s.ndim:
+            raise ValueError("normal: give size= only with a number mean and std (with tensors the shape is theirs)")
+        shape = _new_shape((size,) if isinstance(size, (int, np.integer)) else (tuple(size),))
+    else:
+        try:
+            shape = np.broadcast_shapes(m.shape, s.shape)
+        except ValueError:
+            raise ValueError(f"normal: mean {m.shape} and std {s.shape} do not broadcast") from None
+    floats = [a.dtype for a in (m, s) if a.dtype.kind == "f" and a.ndim]  # a tensor's float dtype wins
+    dt = np.dtype(dtype or (floats[0] if floats else get_default_dtype())).type
+    z = get_rng().standard_normal(shape, dtype=dt)
+    z *= s.astype(dt)
+    z += m.astype(dt)
+    return Tensor(z, requires_grad=requires_grad)

@@ -36,7 +36,7 @@ def _as_batch(item: Any) -> Batch:
     if isinstance(item, Batch):
         return item
     if isinstance(item, (tuple, list)) and len(item) == 2:
-        inputs, targets = (np.asarray(a.data if isinstance(a, Tensor) else a) for a in item)
+        inputs, targets = (np.asarray(a._data if isinstance(a, Tensor) else a) for a in item)
         if inputs.shape != targets.shape or inputs.ndim != 2:
             raise ValueError(f"a batch must be (inputs, targets) of the same shape (B, T), "
                              f"got {inputs.shape} and {targets.shape}")
@@ -58,7 +58,7 @@ def loss_and_accuracy(model: nn.Module, batch: Batch) -> tuple[Tensor, float]:
     logits, targets = _scored(model(batch.inputs), batch)
     loss = F.cross_entropy(logits, targets, ignore_index=IGNORE)
     keep = targets != IGNORE
-    pred = logits.data.argmax(axis=-1)
+    pred = logits._data.argmax(axis=-1)
     return loss, float((pred[keep] == targets[keep]).mean())
 
 
@@ -75,7 +75,7 @@ def evaluate(model: nn.Module, batches: Iterable[Batch] | Batch) -> float:
                 batch = _as_batch(item)
                 logits, targets = _scored(model(batch.inputs), batch)
                 keep = targets != IGNORE
-                correct += int((logits.data.argmax(axis=-1)[keep] == targets[keep]).sum())
+                correct += int((logits._data.argmax(axis=-1)[keep] == targets[keep]).sum())
                 total += int(keep.sum())
     finally:
         model.train(was_training)

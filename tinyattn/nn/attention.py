@@ -98,7 +98,7 @@ class KVCache:
     @property
     def nbytes(self) -> int:
         """Bytes held by the cached keys and values."""
-        return 0 if self.k is None else self.k.data.nbytes + self.v.data.nbytes
+        return 0 if self.k is None else self.k._data.nbytes + self.v._data.nbytes
 
     def reset(self) -> None:
         """Forget everything (start a new sequence)."""
@@ -176,7 +176,7 @@ class MultiHeadAttention(Module):
             raise ValueError(f"head_mask has shape {hm.shape} but there are n_heads={self.n_heads} heads: "
                              f"expected ({self.n_heads},)")
         if not np.issubdtype(hm.dtype, np.floating):
-            return Tensor(hm.data.astype(dtype))  # bool / 0-1 ints: constants
+            return Tensor(hm._data.astype(dtype))  # bool / 0-1 ints: constants
         return hm if hm.dtype == dtype else hm.to(dtype)  # a float mask may require grad (head importance)
 
     # ------------------------------------------------------------------ forward

@@ -10,6 +10,7 @@ Shapes: x (..., C) means "any leading dims, features last", e.g. (B, T, C).
 from __future__ import annotations
 
 import math
+import warnings
 from collections.abc import Sequence
 from typing import Any
 
@@ -17,12 +18,13 @@ import numpy as np
 
 from .. import checks
 from ..fastnp import max_keepdims
+from ..special import blockwise, erf_block
 from ..tensor import Function, Tensor, get_rng
 from ..tensor import ReLU as _ReLU  # the op (nn.ReLU is the module)
 
 __all__ = [
     "softmax", "log_softmax", "relu", "sigmoid", "logsigmoid", "tanh", "silu", "gelu", "dropout", "linear", "layer_norm",
-    "cross_entropy", "mse_loss", "one_hot",
+    "cross_entropy", "mse_loss", "kl_div", "one_hot", "pad",
     "attention", "scaled_dot_product_attention", "linear_attention", "flash_attention",
 ]
 
@@ -30,7 +32,7 @@ __all__ = [
 def _as_tensor(x: Any, fn: str, name: str = "input") -> Tensor:
     """Accept a Tensor or anything array-like; reject what can not be a float tensor."""
     t = x if isinstance(x, Tensor) else Tensor(x)
-    if t.data.dtype.kind != "f":  # (np.issubdtype(dtype, np.floating), ten times cheaper on the hot path)
+    if t._data.dtype.kind != "f":  # (np.issubdtype(dtype, np.floating), ten times cheaper on the hot path)
         raise TypeError(f"{fn} expects a floating-point {name}, got dtype {t.dtype}")
     return t
 
@@ -101,7 +103,6 @@ def silu(x: Tensor) -> Tensor:
 _SQRT_2_OVER_PI = math.sqrt(2.0 / math.pi)
 _INV_SQRT_2 = 1.0 / math.sqrt(2.0)
 _INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
-_erf = np.frompyfunc(math.erf, 1, 1)  # NumPy has no erf; math.erf elementwise (slow, but exact)
 
 
 class _GELUTanh(Function):
@@ -123,22 +124,25 @@ class _GELUErf(Function):
     """y = x Phi(x), Phi(x) = (1 + erf(x / sqrt 2)) / 2;  dx = g [Phi(x) + x phi(x)]"""
     @staticmethod
     def forward(ctx, x):
-        cdf = (0.5 * (1 + _erf(x * _INV_SQRT_2))).astype(x.dtype)
+        # NumPy has no erf: special.py's vectorized one, fused with the rest of Phi block by block
+        erf = erf_block(x.dtype)
+        cdf = blockwise(lambda xb: 0.5 + 0.5 * erf(xb * _INV_SQRT_2), x, dtype=x.dtype)  # Phi(x)
         ctx.save_for_backward(x, cdf)
         return x * cdf
 
     @staticmethod
     def backward(ctx, g):
         x, cdf = ctx.saved_tensors
-        pdf = _INV_SQRT_2PI * np.exp(-0.5 * (x * x))
-        return g * (cdf + x * pdf)
+        # (block by block: five array operations on data that stays in the cache, not five trips through memory)
+        return blockwise(lambda xb, cb, gb: gb * (cb + xb * (_INV_SQRT_2PI * np.exp(-0.5 * (xb * xb)))),
+                         x, cdf, g, dtype=g.dtype)
 
 
-def gelu(x: Tensor, approximate: str = "tanh") -> Tensor:
-    """GELU(x) = x Phi(x); approximate='tanh' (GPT-2's formula) or 'none' (exact, via erf).
+def gelu(x: Tensor, approximate: str = "none") -> Tensor:
+    """GELU(x) = x Phi(x), Phi the standard normal CDF: 'none' (exact, via erf; PyTorch's default) or 'tanh'.
 
-    The default differs from PyTorch on purpose: 'tanh' here, 'none' in torch (they differ by up to ~5e-4).
-    Pass ``approximate`` explicitly when numbers must match PyTorch's.
+    approximate='tanh' is GPT-2's formula, x/2 (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))), within
+    about 5e-4 of the exact one; models trained with it (GPT-2) need it to give their numbers.
     """
     x = _as_tensor(x, "gelu")
     if approximate == "tanh":
@@ -155,12 +159,13 @@ class _Dropout(Function):
     """y = x * mask, mask = keep / (1 - p);  dx = g * mask"""
     @staticmethod
     def forward(ctx, x, mask):
-        ctx.mask = mask  # a constant (not an input), so it lives on ctx
+        ctx.save_for_backward(mask)
         return x * mask
 
     @staticmethod
     def backward(ctx, g):
-        return g * ctx.mask
+        (mask,) = ctx.saved_tensors
+        return g * mask
 
 
 def dropout(x: Tensor, p: float = 0.5, training: bool = True) -> Tensor:
@@ -212,7 +217,7 @@ def linear(x: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     """y = x @ weight.T + bias: x (..., in), weight (out, in) (PyTorch's layout), bias (out,) -> (..., out)."""
     x = _as_tensor(x, "linear", "x")
     weight = _as_tensor(weight, "linear", "weight")
-    x_shape, w_shape = x.data.shape, weight.data.shape  # (the arrays' shapes: no property calls on this hot path)
+    x_shape, w_shape = x._data.shape, weight._data.shape  # (the arrays' shapes: no property calls on this hot path)
     if len(w_shape) != 2:
         raise ValueError(f"linear: weight must be 2-D (out_features, in_features), got shape {w_shape}")
     if not x_shape or x_shape[-1] != w_shape[1]:
@@ -221,8 +226,8 @@ def linear(x: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     if bias is None:
         return _Linear.apply(x, weight)
     bias = _as_tensor(bias, "linear", "bias")
-    if bias.data.shape != (w_shape[0],):
-        raise ValueError(f"linear: bias must have shape (out_features,) = ({w_shape[0]},), got {bias.data.shape}")
+    if bias._data.shape != (w_shape[0],):
+        raise ValueError(f"linear: bias must have shape (out_features,) = ({w_shape[0]},), got {bias._data.shape}")
     return _Linear.apply(x, weight, bias)
 
 
@@ -268,10 +273,10 @@ class _LayerNorm(Function):
         with np.errstate(over="ignore", invalid="ignore"):  # squares past the float range: see _rstd_of_huge_rows; NaN rows stay NaN
             xhat, rstd = _centre_and_rstd(x, axes, eps)
         xhat *= rstd  # in place: the centred copy becomes xhat
-        ctx.save_for_backward(xhat, rstd)
         weight = affine[0] if has_weight else None
         bias = affine[-1] if len(affine) > has_weight else None
-        ctx.axes, ctx.weight, ctx.has_weight = axes, weight, has_weight
+        ctx.save_for_backward(xhat, rstd, weight)
+        ctx.axes, ctx.has_weight = axes, has_weight
         if weight is None and bias is None:
             return xhat
         y = xhat * weight if weight is not None else xhat.copy()
@@ -281,8 +286,8 @@ class _LayerNorm(Function):
 
     @staticmethod
     def backward(ctx, g):
-        xhat, rstd = ctx.saved_tensors
-        axes, w = ctx.axes, ctx.weight
+        xhat, rstd, w = ctx.saved_tensors
+        axes = ctx.axes
         lead = tuple(range(g.ndim - len(axes)))  # the dims w and b were broadcast over
         gh = g * w if w is not None else g  # gradient w.r.t. xhat
         # xhat = (x - mean) * rstd depends on x directly, through the mean and through rstd:
@@ -347,8 +352,8 @@ class _CrossEntropy(Function):
         losses = logp.reshape(-1).take(flat)  # (N,) log-probabilities of the targets (negated below)
         if keep is not None:
             losses *= keep  # ignored rows score 0
-        ctx.save_for_backward(logp)
-        ctx.flat, ctx.keep, ctx.n_valid, ctx.reduction, ctx.shape = flat, keep, n_valid, reduction, logits.shape
+        ctx.save_for_backward(logp, flat, keep)
+        ctx.n_valid, ctx.reduction, ctx.shape = n_valid, reduction, logits.shape
         if reduction == "none":
             return -losses.reshape(logits.shape[:-1])  # (N,) -> logits' leading dims, e.g. (B, T)
         total = -losses.sum()  # (exactly the sum of the negated entries: negation is exact)
@@ -356,9 +361,9 @@ class _CrossEntropy(Function):
 
     @staticmethod
     def backward(ctx, g):
-        (logp,) = ctx.saved_tensors
+        logp, flat, keep = ctx.saved_tensors
         grad = np.exp(logp)  # (N, C) softmax probabilities
-        grad.reshape(-1)[ctx.flat] -= 1  # minus the one-hot target (grad is fresh, so reshape(-1) is a view)
+        grad.reshape(-1)[flat] -= 1  # minus the one-hot target (grad is fresh, so reshape(-1) is a view)
         if ctx.reduction == "none":
             row_w = g.reshape(-1, 1)  # (N, 1): each row has its own upstream gradient
         elif ctx.reduction == "mean":
@@ -366,8 +371,8 @@ class _CrossEntropy(Function):
         else:
             row_w = g
         grad *= row_w
-        if ctx.keep is not None:
-            grad *= ctx.keep[:, None]  # ignored rows get no gradient
+        if keep is not None:
+            grad *= keep[:, None]  # ignored rows get no gradient
         return grad if grad.shape == ctx.shape else grad.reshape(ctx.shape)  # (N, C) -> logits' shape, e.g. (B, T, C)
 
 
@@ -380,21 +385,28 @@ def _check_row_max(m: np.ndarray) -> None:
                          "maximum (all -inf, or +inf/NaN present), so its softmax is undefined")
 
 
-def cross_entropy(logits: Tensor, targets: Any, ignore_index: int = -100, reduction: str = "mean") -> Tensor:
+def cross_entropy(logits: Tensor, targets: Any, ignore_index: int = -100, reduction: str = "mean",
+                  weight: Tensor | None = None, label_smoothing: float = 0.0) -> Tensor:
     """Softmax cross entropy from raw scores: logits (N, C) or (B, T, C), targets (N,) or (B, T) class ids.
 
     Unlike PyTorch, the class dim is always LAST (so (B, T, C) needs no transpose); flattening with
     ``logits.view(-1, C), targets.view(-1)`` works in both libraries. Targets equal to ``ignore_index``
     score nothing. reduction: 'mean' (over the scored targets), 'sum', or 'none' (shape of targets).
+    As in PyTorch (pass these two by name):
+    weight (C,): row i's loss is scaled by weight[t_i], and 'mean' divides by the sum of those weights.
+    label_smoothing e in [0, 1]: the target is (1 - e) onehot(t_i) + e / C instead of onehot(t_i).
     """
     logits = _as_tensor(logits, "cross_entropy", "logits")
     if reduction not in ("mean", "sum", "none"):
         raise ValueError(f"cross_entropy: reduction must be 'mean', 'sum' or 'none', got {reduction!r}")
-    t = np.asarray(targets.data if isinstance(targets, Tensor) else targets)
+    if isinstance(label_smoothing, bool) or not isinstance(label_smoothing, (int, float, np.floating)) \
+            or not 0.0 <= label_smoothing <= 1.0:
+        raise ValueError(f"cross_entropy: label_smoothing must be a number in [0, 1], got {label_smoothing!r}")
+    t = np.asarray(targets._data if isinstance(targets, Tensor) else targets)
     if t.dtype.kind not in "iu":  # signed or unsigned ints (np.issubdtype(t.dtype, np.integer), but cheaper)
         raise TypeError(f"cross_entropy expects integer class ids as targets, got dtype {t.dtype} "
                         "(targets are indices, not probabilities; convert with .long())")
-    shape = logits.data.shape
+    shape = logits._data.shape
     if not shape or t.shape != shape[:-1]:
         raise ValueError(f"cross_entropy: logits have shape {shape}, so targets must have shape "
                          f"{shape[:-1]} (logits.shape[:-1], classes last), got {t.shape}")
@@ -417,7 +429,76 @@ def cross_entropy(logits: Tensor, targets: Any, ignore_index: int = -100, reduct
     if reduction == "mean" and n_valid == 0:
         raise ValueError(f"cross_entropy: every target equals ignore_index={ignore_index}, so the mean is over "
                          "zero targets (undefined); use reduction='sum' or skip this batch")
-    return _CrossEntropy.apply(logits, targets=t, keep=keep, n_valid=n_valid, reduction=reduction)
+    if weight is None and not label_smoothing:
+        return _CrossEntropy.apply(logits, targets=t, keep=keep, n_valid=n_valid, reduction=reduction)
+    return _weighted_cross_entropy(logits, t, keep, weight, float(label_smoothing), reduction)
+
+
+def _weighted_cross_entropy(logits: Tensor, t: np.ndarray, keep: np.ndarray | None, weight: Any,
+                            smoothing: float, reduction: str) -> Tensor:
+    """cross_entropy with class weights and/or label smoothing, written with Tensor ops (autograd does backward).
+
+    Row i: loss_i = (1 - e) w[t_i] (-log p_i[t_i]) + (e / C) sum_c w_c (-log p_i[c]), p_i = softmax(z_i).
+    """
+    C = logits.shape[-1]
+    N = t.size
+    if weight is None:
+        w = np.ones(C, dtype=logits.dtype)
+    else:
+        w = np.asarray(weight, dtype=logits.dtype)
+        if w.shape != (C,) or not np.all(np.isfinite(w)):
+            raise ValueError(f"cross_entropy: weight must be a finite 1-D tensor with one entry per class, "
+                             f"shape ({C},); got shape {w.shape}")
+    w_t = w[t] if keep is None else w[t] * keep  # (N,) each row's weight; 0 for ignored rows
+    logp = logits.reshape(N, C).log_softmax(-1)  # (N, C)
+    loss = logp[np.arange(N), t] * (-(1.0 - smoothing) * w_t)  # (N,)
+    if smoothing:
+        row_keep = np.ones(N, dtype=logits.dtype) if keep is None else keep.astype(logits.dtype)
+        loss = loss + (logp * w).sum(-1) * (-(smoothing / C) * row_keep)  # (N, C) -> (N,)
+    if reduction == "none":
+        return loss.reshape(logits.shape[:-1])  # (N,) -> logits' leading dims, e.g. (B, T)
+    if reduction == "sum":
+        return loss.sum()
+    total_weight = float(w_t.sum())
+    if total_weight == 0:
+        raise ValueError("cross_entropy: the scored targets' weights sum to 0, so the weighted mean is "
+                         "undefined; use reduction='sum'")
+    return loss.sum() / total_weight
+
+
+def kl_div(input: Tensor, target: Any, reduction: str = "mean", log_target: bool = False) -> Tensor:
+    """KL divergence sum target (log target - input), with input the LOG-probabilities, as PyTorch's F.kl_div.
+
+    input and target of one shape (..., C). log_target=False: target holds probabilities (a 0 entry
+    contributes 0); log_target=True: target holds log-probabilities. reduction: 'batchmean' (the sum
+    divided by input.shape[0]: the KL per example, what the maths means), 'sum', 'none' (elementwise),
+    or 'mean' (divided by the number of ELEMENTS; PyTorch's default, kept for compatibility, and warned about).
+    """
+    input = _as_tensor(input, "kl_div")
+    target = _as_tensor(target, "kl_div", "target")
+    if reduction not in ("mean", "batchmean", "sum", "none"):
+        raise ValueError(f"kl_div: reduction must be 'batchmean', 'sum', 'none' or 'mean', got {reduction!r}")
+    if input.shape != target.shape:
+        raise ValueError(f"kl_div: input has shape {input.shape} but target has shape {target.shape}; "
+                         "they must match (input: log-probabilities, target: probabilities, same layout)")
+    # Where the target probability is 0 the term is 0, whatever the input (even -inf: PyTorch gives NaN there):
+    # both logs are replaced by 0 at those places, so no 0 * inf is ever formed.
+    if log_target:
+        zero = target == -math.inf
+        pointwise = target.exp() * (target.masked_fill(zero, 0.0) - input.masked_fill(zero, 0.0))
+    else:
+        zero = target <= 0
+        pointwise = target * (target.masked_fill(zero, 1.0).log() - input.masked_fill(zero, 0.0))
+    if reduction == "none":
+        return pointwise
+    if reduction == "sum":
+        return pointwise.sum()
+    if reduction == "batchmean":
+        return pointwise.sum() / (input.shape[0] if input.shape else 1)
+    warnings.warn("kl_div: reduction='mean' divides by the number of elements, not by the batch size; "
+                  "reduction='batchmean' gives the KL divergence per example (PyTorch warns the same)",
+                  UserWarning, stacklevel=2)
+    return pointwise.mean()
 
 
 def mse_loss(input: Tensor, target: Any, reduction: str = "mean") -> Tensor:
@@ -440,7 +521,7 @@ def mse_loss(input: Tensor, target: Any, reduction: str = "mean") -> Tensor:
 
 def one_hot(tensor: Any, num_classes: int = -1) -> Tensor:
     """Class ids (...) -> int64 (..., num_classes) with a 1 at each id; num_classes=-1 means max id + 1."""
-    ids = np.asarray(tensor.data if isinstance(tensor, Tensor) else tensor)
+    ids = np.asarray(tensor._data if isinstance(tensor, Tensor) else tensor)
     if ids.dtype.kind not in "iu":
         raise TypeError(f"one_hot expects integer class ids, got dtype {ids.dtype} (convert with .long())")
     if isinstance(num_classes, bool) or not isinstance(num_classes, (int, np.integer)) or num_classes < -1:
@@ -462,3 +543,4 @@ def one_hot(tensor: Any, num_classes: int = -1) -> Tensor:
 # ----------------------------------------------------------------------------------------------
 from .sdpa import attention, scaled_dot_product_attention, linear_attention  # noqa: E402,F401
 from .flash import flash_attention  # noqa: E402,F401
+from .padding import pad  # noqa: E402,F401

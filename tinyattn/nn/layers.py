@@ -17,7 +17,7 @@ from ..tensor import Tensor, get_default_dtype, get_rng
 from . import functional as F
 from .module import Module, Parameter
 
-__all__ = ["Linear", "Embedding", "LayerNorm", "Dropout", "ReLU", "GELU", "Identity"]
+__all__ = ["Linear", "LazyLinear", "Embedding", "LayerNorm", "Dropout", "ReLU", "GELU", "Identity"]
 
 
 def _as_tensor(x: Any) -> Tensor:
@@ -35,17 +35,15 @@ class Linear(Module):
         super().__init__()
         self.in_features = checks.positive_int("in_features", in_features, "Linear")
         self.out_features = checks.positive_int("out_features", out_features, "Linear")
-        bound = 1.0 / math.sqrt(self.in_features)
-        dt, rng = get_default_dtype(), get_rng()
-        self.weight = Parameter(rng.uniform(-bound, bound, (self.out_features, self.in_features)).astype(dt))
+        self.weight = Parameter(_uniform_init((self.out_features, self.in_features), self.in_features))
         if bias:
-            self.bias = Parameter(rng.uniform(-bound, bound, (self.out_features,)).astype(dt))
+            self.bias = Parameter(_uniform_init((self.out_features,), self.in_features))
         else:
             self.register_parameter("bias", None)
 
     def forward(self, x: Tensor) -> Tensor:
         x = _as_tensor(x)
-        shape = x.data.shape
+        shape = x._data.shape
         if not shape or shape[-1] != self.in_features:
             raise ValueError(f"Linear expected input with last dim in_features={self.in_features}, "
                              f"got shape {shape}")
@@ -53,6 +51,44 @@ class Linear(Module):
 
     def extra_repr(self) -> str:
         return f"in_features={self.in_features}, out_features={self.out_features}, bias={self.bias is not None}"
+
+
+def _uniform_init(shape: tuple[int, ...], fan_in: int) -> np.ndarray:
+    """U(-1/sqrt(fan_in), 1/sqrt(fan_in)) in the default dtype, from tinyattn.manual_seed's generator."""
+    bound = 1.0 / math.sqrt(fan_in)
+    return get_rng().uniform(-bound, bound, shape).astype(get_default_dtype())
+
+
+class LazyLinear(Linear):
+    """A Linear whose in_features is read from the first input it sees: LazyLinear(out_features, bias=True).
+
+    Until then its weight has shape (out_features, 0). The first forward draws the weights (the same
+    init as Linear, from the generator at that moment), fills in the existing Parameter objects, so an
+    optimizer built earlier still holds them, and turns the module into a plain Linear.
+    """
+
+    def __init__(self, out_features: int, bias: bool = True) -> None:
+        Module.__init__(self)
+        self.in_features = 0
+        self.out_features = checks.positive_int("out_features", out_features, "LazyLinear")
+        dt = get_default_dtype()
+        self.weight = Parameter(np.zeros((self.out_features, 0), dtype=dt))
+        if bias:
+            self.bias = Parameter(np.zeros((self.out_features,), dtype=dt))
+        else:
+            self.register_parameter("bias", None)
+
+    def forward(self, x: Tensor) -> Tensor:
+        x = _as_tensor(x)
+        if not x.shape or x.shape[-1] == 0:
+            raise ValueError(f"LazyLinear needs an input with a non-empty last dim (its in_features), "
+                             f"got shape {x.shape}")
+        self.in_features = x.shape[-1]
+        self.weight.data = _uniform_init((self.out_features, self.in_features), self.in_features)
+        if self.bias is not None:
+            self.bias.data = _uniform_init((self.out_features,), self.in_features)
+        self.__class__ = Linear  # initialised: from now on exactly a Linear (as PyTorch's lazy modules do)
+        return self.forward(x)
 
 
 class Embedding(Module):
@@ -66,7 +102,7 @@ class Embedding(Module):
         self.weight = Parameter(w.astype(get_default_dtype()))
 
     def forward(self, idx: Any) -> Tensor:
-        ids = np.asarray(idx.data if isinstance(idx, Tensor) else idx)
+        ids = np.asarray(idx._data if isinstance(idx, Tensor) else idx)
         if not np.issubdtype(ids.dtype, np.integer):
             raise TypeError(f"Embedding expects integer token ids, got dtype {ids.dtype} "
                             "(ids index rows of the table; convert with .long())")
@@ -136,9 +172,9 @@ class ReLU(Module):
 
 
 class GELU(Module):
-    """x Phi(x) elementwise; approximate='tanh' (GPT-2's; default here, PyTorch's is 'none') or 'none' (erf)."""
+    """x Phi(x) elementwise; approximate='none' (exact, via erf; the default, as in PyTorch) or 'tanh' (GPT-2's)."""
 
-    def __init__(self, approximate: str = "tanh") -> None:
+    def __init__(self, approximate: str = "none") -> None:
         super().__init__()
         if approximate not in ("tanh", "none"):
             raise ValueError(f"GELU: approximate must be 'tanh' or 'none', got {approximate!r}")

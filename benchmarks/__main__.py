@@ -76,6 +76,11 @@ _ABOUT = """\
 - **flash_memory**: `flash_attention` against `scaled_dot_product_attention` (which holds the (T, T)
   scores), forward+backward, one head, d=64, float32; each T in its own process; peak memory is
   `tracemalloc`'s peak of NumPy's allocations during the call (inputs excluded).
+- **gpt2_forward**: a full-size GPT-2 (124M: 12 layers, 12 heads, 768 wide, 50257 tokens) with random
+  weights, written as a Hugging Face checkpoint folder and read back by `tinyattn.pretrained.load_gpt2`
+  in a fresh process: a 20-token forward (batch 1, float32) under `no_grad` and with the graph recorded,
+  its CPU time, greedy generation of 20 tokens with the KV cache, the load time, `tracemalloc`'s peak
+  during one forward, and the process's peak resident memory. Target: the forward in under 1 s.
 - **demo_throughput**: training tokens per second of `tinyattn demo`'s three models (2-block attention,
   GRU, tanh RNN; d_model 32, batch 32) on first-token recall; a step is forward, loss, backward, gradient
   clipping and AdamW.

@@ -129,46 +129,51 @@ class TransformerBlock(Module):
     d_ff = 4 * d_model by default. causal/window/n_kv_heads configure the self-attention;
     cross_attention=True adds a second attention whose keys/values come from ``context``.
     rope=True gives the self-attention rotary position embeddings (never the cross-attention).
+    layer_norm_eps: every LayerNorm's eps (GPT-2 checkpoints give theirs in the config).
+    gelu: the FFN's GELU, 'tanh' (GPT-2's "gelu_new", the default here) or 'none' (the exact erf form).
     """
 
     def __init__(self, d_model: int, n_heads: int, d_ff: int | None = None, causal: bool = False,
                  n_kv_heads: int | None = None, window: int | None = None, dropout: float = 0.0,
-                 cross_attention: bool = False, backend: str = "sdpa", rope: bool = False) -> None:
+                 cross_attention: bool = False, backend: str = "sdpa", rope: bool = False,
+                 layer_norm_eps: float = 1e-5, gelu: str = "tanh") -> None:
         super().__init__()
         d_model = checks.positive_int("d_model", d_model)
         d_ff = 4 * d_model if d_ff is None else checks.positive_int("d_ff", d_ff)
         self.d_model, self.d_ff, self.causal, self.cross_attention = d_model, d_ff, bool(causal), bool(cross_attention)
-        self.ln1 = LayerNorm(d_model)
+        self.ln1 = LayerNorm(d_model, eps=layer_norm_eps)
         self.attn = MultiHeadAttention(d_model, n_heads, n_kv_heads=n_kv_heads, dropout=dropout,
                                        window=window, backend=backend, rope=rope)
         if self.cross_attention:
-            self.ln_c = LayerNorm(d_model)
+            self.ln_c = LayerNorm(d_model, eps=layer_norm_eps)
             # No window here: every target position may look at the whole source.
             self.cross = MultiHeadAttention(d_model, n_heads, n_kv_heads=n_kv_heads, dropout=dropout,
                                             backend=backend)
-        self.ln2 = LayerNorm(d_model)
-        # GELU's tanh form, as in GPT-2: a GPT-2 checkpoint loaded into these blocks needs it to give its
-        # numbers, and so do the course's trained models (nn.GELU() alone is the exact form, as in PyTorch).
-        self.ffn = Sequential(Linear(d_model, d_ff), GELU(approximate="tanh"), Linear(d_ff, d_model))
+        self.ln2 = LayerNorm(d_model, eps=layer_norm_eps)
+        # GELU's tanh form by default, as in GPT-2: a GPT-2 checkpoint loaded into these blocks needs it to give
+        # its numbers, and so do the course's trained models (nn.GELU() alone is the exact form, as in PyTorch).
+        self.ffn = Sequential(Linear(d_model, d_ff), GELU(approximate=gelu), Linear(d_ff, d_model))
         self.drop = Dropout(dropout)  # on each sublayer's output, before it joins the residual stream
 
     def extra_repr(self) -> str:
         return f"causal={self.causal}" + (", cross_attention=True" if self.cross_attention else "")
 
     def forward(self, x: Tensor, context: Tensor | None = None, mask=None, context_mask=None,
-                kv_cache: KVCache | None = None, return_weights: bool = False):
+                kv_cache: KVCache | None = None, return_weights: bool = False, head_mask=None):
         """x (B, T, C) [, context (B, S, C)] -> (B, T, C) [, self-attention weights (B, H, T, S)].
 
         mask: keys x may attend in self-attention (bool, True = attend; e.g. a (B, 1, 1, T) padding mask).
         context_mask: the same for the cross-attention's keys, broadcastable to (B, H, T, S).
         kv_cache: this layer's KVCache when decoding token by token.
         return_weights: also return the self-attention weights (for plotting attention maps).
+        head_mask: (n_heads,) multiplies each self-attention head's output (0 switches a head off).
         """
         if self.cross_attention and context is None:
             raise ValueError("this TransformerBlock has cross_attention=True: pass context (B, S, d_model)")
         if not self.cross_attention and context is not None:
             raise ValueError("context given to a TransformerBlock built with cross_attention=False")
-        a = self.attn(self.ln1(x), mask=mask, is_causal=self.causal, kv_cache=kv_cache, return_weights=return_weights)
+        a = self.attn(self.ln1(x), mask=mask, is_causal=self.causal, kv_cache=kv_cache, return_weights=return_weights,
+                      head_mask=head_mask)
         a, weights = a if return_weights else (a, None)  # (B, T, C), (B, H, T, S) or None
         x = x + self.drop(a)
         if self.cross_attention:
@@ -183,11 +188,14 @@ class TransformerLM(Module):
 
     forward(idx (B, T) ints, kv_cache=None) -> logits (B, T, vocab_size); logits[:, t] predicts
     token t+1 from tokens 0..t only. kv_cache: a list of KVCache, one per layer (see ``new_cache``).
+    layer_norm_eps and gelu go to every block (see TransformerBlock); tie_weights=True makes the head
+    reuse the token embedding matrix, logits = h @ tok_emb.weight^T with no bias (GPT-2's lm_head).
     """
 
     def __init__(self, vocab_size: int, d_model: int, n_heads: int, n_layers: int, max_len: int,
                  d_ff: int | None = None, n_kv_heads: int | None = None, window: int | None = None,
-                 dropout: float = 0.0, positional: str = "sinusoidal", backend: str = "sdpa") -> None:
+                 dropout: float = 0.0, positional: str = "sinusoidal", backend: str = "sdpa",
+                 layer_norm_eps: float = 1e-5, gelu: str = "tanh", tie_weights: bool = False) -> None:
         super().__init__()
         self.vocab_size = checks.positive_int("vocab_size", vocab_size)
         self.n_layers = checks.positive_int("n_layers", n_layers)
@@ -198,27 +206,54 @@ class TransformerLM(Module):
         self.drop = Dropout(dropout)
         self.blocks = ModuleList([TransformerBlock(d_model, n_heads, d_ff, causal=True, n_kv_heads=n_kv_heads,
                                                    window=window, dropout=dropout, backend=backend,
-                                                   rope=positional == "rope")
+                                                   rope=positional == "rope", layer_norm_eps=layer_norm_eps,
+                                                   gelu=gelu)
                                   for _ in range(n_layers)])
-        self.ln_f = LayerNorm(d_model)
-        self.head = Linear(d_model, vocab_size)
+        self.ln_f = LayerNorm(d_model, eps=layer_norm_eps)
+        self.head = Linear(d_model, vocab_size, bias=not tie_weights)
+        if tie_weights:  # one Parameter under two names: a gradient from either use reaches it
+            self.head.weight = self.tok_emb.weight
 
     def new_cache(self) -> list[KVCache]:
         """An empty KV cache: one KVCache per layer."""
         return [KVCache() for _ in self.blocks]
 
-    def forward(self, idx, kv_cache: list[KVCache] | None = None) -> Tensor:
+    def forward(self, idx, kv_cache: list[KVCache] | None = None, return_weights: bool = False, head_mask=None):
+        """idx (B, T) -> logits (B, T, V) [, weights: a list over layers of (B, H, T, S)].
+
+        head_mask: (n_layers, n_heads), or (n_heads,) for every layer; 0 switches a head off.
+        """
         ids = _token_ids(idx, "idx", self.vocab_size)  # (B, T)
         if kv_cache is not None and len(kv_cache) != self.n_layers:
             raise ValueError(f"kv_cache has {len(kv_cache)} entries but the model has n_layers={self.n_layers}")
+        head_masks = self._layer_head_masks(head_mask)
         # With a cache the new tokens continue a sequence: their positions start after the cached ones.
         offset = 0 if kv_cache is None else kv_cache[0].seq_len
         _check_fits("TransformerLM", ids.shape[1], offset, self.max_len)
         x = self.tok_emb(Tensor(ids))  # (B, T) -> (B, T, C)
         x = self.drop(self.pos(x, offset=offset))  # (B, T, C)
+        weights = []
         for i, block in enumerate(self.blocks):
-            x = block(x, kv_cache=None if kv_cache is None else kv_cache[i])  # (B, T, C)
-        return self.head(self.ln_f(x))  # (B, T, C) -> (B, T, V)
+            x = block(x, kv_cache=None if kv_cache is None else kv_cache[i], return_weights=return_weights,
+                      head_mask=head_masks[i])  # (B, T, C)
+            if return_weights:
+                x, w = x
+                weights.append(w)  # (B, H, T, S)
+        logits = self.head(self.ln_f(x))  # (B, T, C) -> (B, T, V)
+        return (logits, weights) if return_weights else logits
+
+    def _layer_head_masks(self, head_mask) -> list:
+        """head_mask as one (n_heads,) mask (or None) per layer."""
+        if head_mask is None:
+            return [None] * self.n_layers
+        hm = head_mask if isinstance(head_mask, Tensor) else Tensor(np.asarray(head_mask))
+        H = self.blocks[0].attn.n_heads
+        if hm.shape == (H,):
+            return [hm] * self.n_layers
+        if hm.shape != (self.n_layers, H):
+            raise ValueError(f"head_mask has shape {hm.shape} but the model has n_layers={self.n_layers} layers of "
+                             f"n_heads={H} heads: expected ({self.n_layers}, {H}) or ({H},)")
+        return [hm[i] for i in range(self.n_layers)]  # row i: layer i's (n_heads,) mask
 
     def generate(self, idx, max_new_tokens: int, temperature: float = 1.0, top_k: int | None = None,
                  use_cache: bool = True) -> Tensor:

@@ -34,7 +34,7 @@ def test_plot_attention_axes_rows_queries_cols_keys(tmp_path):
 def test_plot_attention_accepts_a_tensor():
     w = tinyattn.tensor(_weights(4, 4))
     fig = viz.plot_attention(w)
-    np.testing.assert_allclose(fig.axes[0].images[0].get_array(), w.data)
+    np.testing.assert_allclose(fig.axes[0].images[0].get_array(), w.numpy())
 
 
 def test_plot_attention_errors():

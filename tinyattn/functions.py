@@ -10,7 +10,9 @@ from collections.abc import Iterable, Sequence
 
 import numpy as np
 
-from .tensor import Cat, MinMax, Stack, Tensor, Where, _as_array, _norm_dim, matmul
+from functools import reduce
+
+from .tensor import Cat, MinMax, Stack, Tensor, Where, _as_array, _norm_dim, matmul, promote_types, result_type
 
 
 def _t(x) -> Tensor:
@@ -23,7 +25,8 @@ def _tensors(seq, op: str) -> list:
     ts = [x if isinstance(x, Tensor) else Tensor(x) for x in seq]
     if not ts:
         raise ValueError(f"{op} needs at least one tensor")
-    return ts
+    dt = reduce(promote_types, (t.dtype for t in ts))  # float32 with int64 is float32, as in PyTorch
+    return [t if t.dtype == dt else t.to(dt) for t in ts]
 
 
 def cat(tensors, dim: int = 0) -> Tensor:
@@ -49,12 +52,11 @@ def stack(tensors, dim: int = 0) -> Tensor:
 
 def where(condition, a, b) -> Tensor:
     """Elementwise ``a if condition else b`` (condition is bool, gets no gradient)."""
-    c = np.asarray(condition.data if isinstance(condition, Tensor) else condition)
+    c = np.asarray(condition._data if isinstance(condition, Tensor) else condition)
     if c.dtype != bool:
         raise TypeError(f"where: condition must be bool, got dtype {c.dtype}")
-    like = a if isinstance(a, Tensor) else b if isinstance(b, Tensor) else None
-    a = like._lift(a) if like is not None else Tensor(a)
-    b = like._lift(b) if like is not None else Tensor(b)
+    dt = result_type(a, b)  # PyTorch's promotion: float32 with int64 is float32, x with 0.5 keeps x's float dtype
+    a, b = (x.to(dt) if isinstance(x, Tensor) else Tensor._make(np.asarray(_as_array(x), dtype=dt)) for x in (a, b))
     try:
         np.broadcast_shapes(c.shape, a.shape, b.shape)
     except ValueError:

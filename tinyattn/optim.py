@@ -1,7 +1,7 @@
 """Optimizers: SGD (with momentum), Adam, AdamW, and gradient-norm clipping.
 
 The update rules are PyTorch's documented algorithms, line for line, so a learner can
-check one against the other. Every update works in place on ``p.data`` (the Parameter
+check one against the other. Every update works in place on ``p._data`` (the Parameter
 object itself never changes, so a Module and its optimizer keep pointing at the same
 thing) and skips parameters whose ``.grad`` is None (they took no part in the loss).
 """
@@ -46,16 +46,16 @@ class Optimizer:
             if set_to_none:
                 p.grad = None
             elif p.grad is not None:
-                p.grad = np.zeros_like(p.data)
+                p.grad.zero_()
 
     def step(self) -> None:
         """Update every parameter that has a gradient."""
         for p, state in zip(self.params, self.state):
-            g = p.grad
-            if g is None:
+            if p.grad is None:
                 continue
-            if g.shape != p.data.shape:
-                raise ValueError(f"{type(self).__name__}.step: a parameter of shape {p.data.shape} "
+            g = p.grad._data
+            if g.shape != p._data.shape:
+                raise ValueError(f"{type(self).__name__}.step: a parameter of shape {p._data.shape} "
                                  f"has a gradient of shape {g.shape}")
             self._update(p, g, state)
 
@@ -109,7 +109,7 @@ class SGD(Optimizer):
 
     def _update(self, p: Tensor, g: np.ndarray, state: dict[str, Any]) -> None:
         if self.weight_decay:
-            g = g + self.weight_decay * p.data  # L2 penalty wd/2 |p|^2 has gradient wd p
+            g = g + self.weight_decay * p._data  # L2 penalty wd/2 |p|^2 has gradient wd p
         if self.momentum:
             buf = state.get("momentum_buffer")
             if buf is None:
@@ -118,7 +118,7 @@ class SGD(Optimizer):
                 buf *= self.momentum
                 buf += g
             g = g + self.momentum * buf if self.nesterov else buf
-        p.data -= self.lr * g
+        p._data -= self.lr * g
 
 
 class Adam(Optimizer):
@@ -140,15 +140,15 @@ class Adam(Optimizer):
 
     def _decay(self, p: Tensor, g: np.ndarray) -> np.ndarray:
         """Adam: weight decay joins the gradient (and so gets rescaled by the adaptive denominator)."""
-        return g + self.weight_decay * p.data if self.weight_decay else g
+        return g + self.weight_decay * p._data if self.weight_decay else g
 
     def _update(self, p: Tensor, g: np.ndarray, state: dict[str, Any]) -> None:
         g = self._decay(p, g)
         b1, b2 = self.betas
         if not state:
             state["step"] = 0
-            state["exp_avg"] = np.zeros_like(p.data)  # m: running mean of g
-            state["exp_avg_sq"] = np.zeros_like(p.data)  # v: running mean of g^2
+            state["exp_avg"] = np.zeros_like(p._data)  # m: running mean of g
+            state["exp_avg_sq"] = np.zeros_like(p._data)  # v: running mean of g^2
         state["step"] += 1
         t, m, v = state["step"], state["exp_avg"], state["exp_avg_sq"]
         m *= b1
@@ -162,7 +162,7 @@ class Adam(Optimizer):
         step += self.eps
         np.divide(m, step, out=step)  # m / (sqrt(v_hat) + eps)
         step *= self.lr / (1 - b1 ** t)  # m_hat's correction folded into the step size (a scalar)
-        p.data -= step
+        p._data -= step
 
 
 class AdamW(Adam):
@@ -175,7 +175,7 @@ class AdamW(Adam):
     def _decay(self, p: Tensor, g: np.ndarray) -> np.ndarray:
         """AdamW: shrink the weights directly; the gradient is left alone (Loshchilov & Hutter, 2019)."""
         if self.weight_decay:
-            p.data *= 1 - self.lr * self.weight_decay
+            p._data *= 1 - self.lr * self.weight_decay
         return g
 
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from . import checks
 from .checks import device as _device
 from .tensor import Tensor, _as_array, _new_shape, get_default_dtype, get_rng
 
@@ -51,9 +52,7 @@ def randint(low: int, high: int | None = None, size: tuple = (), dtype=np.int64,
 def randperm(n: int, dtype=np.int64, device=None) -> Tensor:
     """A random permutation of 0..n-1 (int64)."""
     _device(device)
-    n = _int_arg(n, "n", "randperm")
-    if n < 0:
-        raise ValueError(f"randperm: n must be >= 0, got {n}")
+    n = checks.nonneg_int("n", n, "randperm")
     return Tensor._make(get_rng().permutation(n).astype(dtype, copy=False))
 
 
@@ -66,11 +65,9 @@ def multinomial(input, num_samples: int, replacement: bool = False) -> Tensor:
     w = np.asarray(_as_array(input), dtype=np.float64)
     if w.ndim not in (1, 2) or w.shape[-1] == 0:
         raise ValueError(f"multinomial: weights must be 1-D (C,) or 2-D (N, C) with C >= 1, got shape {w.shape}")
-    num_samples = _int_arg(num_samples, "num_samples", "multinomial")
+    num_samples = checks.positive_int("num_samples", num_samples, "multinomial")
     rows = w.reshape(-1, w.shape[-1])  # (N, C)
     C = rows.shape[1]
-    if num_samples < 1:
-        raise ValueError(f"multinomial: num_samples must be >= 1, got {num_samples}")
     bad = ~np.isfinite(rows) | (rows < 0)  # (N, C)
     if bad.any():
         raise ValueError(f"multinomial: weights must be finite and >= 0; row(s) {np.flatnonzero(bad.any(axis=1))[:5].tolist()} "

@@ -60,7 +60,7 @@ def layer_color(n_layers: int) -> str:
 def _np(x: ArrayLike, name: str) -> np.ndarray:
     """A Tensor or array-like as a float ndarray (a Tensor's .data, detached)."""
     if not isinstance(x, np.ndarray) and hasattr(x, "data") and isinstance(getattr(x, "data"), np.ndarray):
-        x = x.data  # a tinyattn.Tensor
+        x = x._data  # a tinyattn.Tensor
     try:
         a = np.asarray(x, dtype=np.float64)
     except (TypeError, ValueError) as e:

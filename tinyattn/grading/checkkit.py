@@ -167,9 +167,8 @@ class Session:
 
 def as_array(x: Any, what: str) -> np.ndarray:
     """x as an ndarray, or CheckFailed saying what came instead (Tensors are unwrapped)."""
-    data = getattr(x, "data", None)
-    if not isinstance(x, np.ndarray) and isinstance(data, np.ndarray) and hasattr(x, "backward"):
-        x = data                        # a tinyattn Tensor (ex08)
+    if not isinstance(x, np.ndarray) and hasattr(x, "backward") and callable(getattr(x, "numpy", None)):
+        x = x.numpy()                   # a tinyattn Tensor (ex08)
     if isinstance(x, np.generic):
         x = np.asarray(x)
     if not isinstance(x, np.ndarray):

@@ -15,7 +15,9 @@ from typing import Any
 
 import numpy as np
 
-from ..tensor import Function, Tensor, get_rng, max_keepdims
+from .. import checks
+from ..fastnp import max_keepdims
+from ..tensor import Function, Tensor, get_rng
 from ..tensor import ReLU as _ReLU  # the op (nn.ReLU is the module)
 
 __all__ = [
@@ -28,7 +30,7 @@ __all__ = [
 def _as_tensor(x: Any, fn: str, name: str = "input") -> Tensor:
     """Accept a Tensor or anything array-like; reject what can not be a float tensor."""
     t = x if isinstance(x, Tensor) else Tensor(x)
-    if t.data.dtype.kind != "f":  # (np.issubdtype(dtype, np.floating), ten times cheaper on the hot path)
+    if t._data.dtype.kind != "f":  # (np.issubdtype(dtype, np.floating), ten times cheaper on the hot path)
         raise TypeError(f"{fn} expects a floating-point {name}, got dtype {t.dtype}")
     return t
 
@@ -149,24 +151,17 @@ def gelu(x: Tensor, approximate: str = "tanh") -> Tensor:
 # ----------------------------------------------------------------------------------------------
 # dropout
 # ----------------------------------------------------------------------------------------------
-def _check_p(p: Any, fn: str = "dropout") -> float:
-    if isinstance(p, bool) or not isinstance(p, (int, float, np.floating, np.integer)):
-        raise TypeError(f"{fn}: p must be a number in [0, 1), got {type(p).__name__}")
-    if not 0.0 <= p < 1.0:
-        raise ValueError(f"{fn}: p is the probability of dropping a unit and must be in [0, 1), got p={p}")
-    return float(p)
-
-
 class _Dropout(Function):
     """y = x * mask, mask = keep / (1 - p);  dx = g * mask"""
     @staticmethod
     def forward(ctx, x, mask):
-        ctx.mask = mask  # a constant (not an input), so it lives on ctx
+        ctx.save_for_backward(mask)
         return x * mask
 
     @staticmethod
     def backward(ctx, g):
-        return g * ctx.mask
+        (mask,) = ctx.saved_tensors
+        return g * mask
 
 
 def dropout(x: Tensor, p: float = 0.5, training: bool = True) -> Tensor:
@@ -175,7 +170,7 @@ def dropout(x: Tensor, p: float = 0.5, training: bool = True) -> Tensor:
     Scaling at training time keeps E[y] = x, so evaluation (training=False) is the identity.
     The mask is drawn from ``tinyattn.manual_seed``'s generator: same seed, same mask.
     """
-    p = _check_p(p)
+    p = checks.probability("p", p, "dropout")
     x = _as_tensor(x, "dropout")
     if not training or p == 0.0:
         return x
@@ -218,7 +213,7 @@ def linear(x: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     """y = x @ weight.T + bias: x (..., in), weight (out, in) (PyTorch's layout), bias (out,) -> (..., out)."""
     x = _as_tensor(x, "linear", "x")
     weight = _as_tensor(weight, "linear", "weight")
-    x_shape, w_shape = x.data.shape, weight.data.shape  # (the arrays' shapes: no property calls on this hot path)
+    x_shape, w_shape = x._data.shape, weight._data.shape  # (the arrays' shapes: no property calls on this hot path)
     if len(w_shape) != 2:
         raise ValueError(f"linear: weight must be 2-D (out_features, in_features), got shape {w_shape}")
     if not x_shape or x_shape[-1] != w_shape[1]:
@@ -227,8 +222,8 @@ def linear(x: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     if bias is None:
         return _Linear.apply(x, weight)
     bias = _as_tensor(bias, "linear", "bias")
-    if bias.data.shape != (w_shape[0],):
-        raise ValueError(f"linear: bias must have shape (out_features,) = ({w_shape[0]},), got {bias.data.shape}")
+    if bias._data.shape != (w_shape[0],):
+        raise ValueError(f"linear: bias must have shape (out_features,) = ({w_shape[0]},), got {bias._data.shape}")
     return _Linear.apply(x, weight, bias)
 
 
@@ -274,10 +269,10 @@ class _LayerNorm(Function):
         with np.errstate(over="ignore", invalid="ignore"):  # squares past the float range: see _rstd_of_huge_rows; NaN rows stay NaN
             xhat, rstd = _centre_and_rstd(x, axes, eps)
         xhat *= rstd  # in place: the centred copy becomes xhat
-        ctx.save_for_backward(xhat, rstd)
         weight = affine[0] if has_weight else None
         bias = affine[-1] if len(affine) > has_weight else None
-        ctx.axes, ctx.weight, ctx.has_weight = axes, weight, has_weight
+        ctx.save_for_backward(xhat, rstd, weight)
+        ctx.axes, ctx.has_weight = axes, has_weight
         if weight is None and bias is None:
             return xhat
         y = xhat * weight if weight is not None else xhat.copy()
@@ -287,8 +282,8 @@ class _LayerNorm(Function):
 
     @staticmethod
     def backward(ctx, g):
-        xhat, rstd = ctx.saved_tensors
-        axes, w = ctx.axes, ctx.weight
+        xhat, rstd, w = ctx.saved_tensors
+        axes = ctx.axes
         lead = tuple(range(g.ndim - len(axes)))  # the dims w and b were broadcast over
         gh = g * w if w is not None else g  # gradient w.r.t. xhat
         # xhat = (x - mean) * rstd depends on x directly, through the mean and through rstd:
@@ -353,8 +348,8 @@ class _CrossEntropy(Function):
         losses = logp.reshape(-1).take(flat)  # (N,) log-probabilities of the targets (negated below)
         if keep is not None:
             losses *= keep  # ignored rows score 0
-        ctx.save_for_backward(logp)
-        ctx.flat, ctx.keep, ctx.n_valid, ctx.reduction, ctx.shape = flat, keep, n_valid, reduction, logits.shape
+        ctx.save_for_backward(logp, flat, keep)
+        ctx.n_valid, ctx.reduction, ctx.shape = n_valid, reduction, logits.shape
         if reduction == "none":
             return -losses.reshape(logits.shape[:-1])  # (N,) -> logits' leading dims, e.g. (B, T)
         total = -losses.sum()  # (exactly the sum of the negated entries: negation is exact)
@@ -362,9 +357,9 @@ class _CrossEntropy(Function):
 
     @staticmethod
     def backward(ctx, g):
-        (logp,) = ctx.saved_tensors
+        logp, flat, keep = ctx.saved_tensors
         grad = np.exp(logp)  # (N, C) softmax probabilities
-        grad.reshape(-1)[ctx.flat] -= 1  # minus the one-hot target (grad is fresh, so reshape(-1) is a view)
+        grad.reshape(-1)[flat] -= 1  # minus the one-hot target (grad is fresh, so reshape(-1) is a view)
         if ctx.reduction == "none":
             row_w = g.reshape(-1, 1)  # (N, 1): each row has its own upstream gradient
         elif ctx.reduction == "mean":
@@ -372,8 +367,8 @@ class _CrossEntropy(Function):
         else:
             row_w = g
         grad *= row_w
-        if ctx.keep is not None:
-            grad *= ctx.keep[:, None]  # ignored rows get no gradient
+        if keep is not None:
+            grad *= keep[:, None]  # ignored rows get no gradient
         return grad if grad.shape == ctx.shape else grad.reshape(ctx.shape)  # (N, C) -> logits' shape, e.g. (B, T, C)
 
 
@@ -386,9 +381,6 @@ def _check_row_max(m: np.ndarray) -> None:
                          "maximum (all -inf, or +inf/NaN present), so its softmax is undefined")
 
 
-_UNSIGNED = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}  # the unsigned int type of each width
-
-
 def cross_entropy(logits: Tensor, targets: Any, ignore_index: int = -100, reduction: str = "mean") -> Tensor:
     """Softmax cross entropy from raw scores: logits (N, C) or (B, T, C), targets (N,) or (B, T) class ids.
 
@@ -399,28 +391,24 @@ def cross_entropy(logits: Tensor, targets: Any, ignore_index: int = -100, reduct
     logits = _as_tensor(logits, "cross_entropy", "logits")
     if reduction not in ("mean", "sum", "none"):
         raise ValueError(f"cross_entropy: reduction must be 'mean', 'sum' or 'none', got {reduction!r}")
-    t = np.asarray(targets.data if isinstance(targets, Tensor) else targets)
+    t = np.asarray(targets._data if isinstance(targets, Tensor) else targets)
     if t.dtype.kind not in "iu":  # signed or unsigned ints (np.issubdtype(t.dtype, np.integer), but cheaper)
         raise TypeError(f"cross_entropy expects integer class ids as targets, got dtype {t.dtype} "
                         "(targets are indices, not probabilities; convert with .long())")
-    shape = logits.data.shape
+    shape = logits._data.shape
     if not shape or t.shape != shape[:-1]:
         raise ValueError(f"cross_entropy: logits have shape {shape}, so targets must have shape "
                          f"{shape[:-1]} (logits.shape[:-1], classes last), got {t.shape}")
     C = shape[-1]
     t = t.reshape(-1)  # (N,)
     keep, n_valid = None, t.size  # the common case: nothing ignored, no masking work
-    # 0 <= t < C in one pass: seen as unsigned ints of the same width, negative ids become huge numbers
-    in_range = t.size == 0 or t.view(_UNSIGNED[t.dtype.itemsize]).max() < C
-    # ignore_index (-100 by default) can only be among the targets if some are outside 0..C-1, or if it is a class id
-    may_ignore = not in_range or 0 <= ignore_index < C
-    if may_ignore and ignore_index in t:
+    if ignore_index in t:
         keep = t != ignore_index  # (N,) True = scored
         n_valid = int(np.count_nonzero(keep))
         t = np.where(keep, t, 0)  # ignored rows point at class 0 for the lookup, then get weight 0
-        in_range = t.size == 0 or t.view(_UNSIGNED[t.dtype.itemsize]).max() < C
-    if not in_range:
-        i = int(np.argmax((t < 0) | (t >= C)))
+    bad = (t < 0) | (t >= C)  # (N,)
+    if bad.any():
+        i = int(np.argmax(bad))
         where = tuple(int(j) for j in np.unravel_index(i, shape[:-1]))
         raise ValueError(f"cross_entropy: target {int(t[i])} at position {where} is out of range for "
                          f"C={C} classes (valid: 0..{C - 1}, or ignore_index={ignore_index})")
@@ -453,7 +441,7 @@ def mse_loss(input: Tensor, target: Any, reduction: str = "mean") -> Tensor:
 
 def one_hot(tensor: Any, num_classes: int = -1) -> Tensor:
     """Class ids (...) -> int64 (..., num_classes) with a 1 at each id; num_classes=-1 means max id + 1."""
-    ids = np.asarray(tensor.data if isinstance(tensor, Tensor) else tensor)
+    ids = np.asarray(tensor._data if isinstance(tensor, Tensor) else tensor)
     if ids.dtype.kind not in "iu":
         raise TypeError(f"one_hot expects integer class ids, got dtype {ids.dtype} (convert with .long())")
     if isinstance(num_classes, bool) or not isinstance(num_classes, (int, np.integer)) or num_classes < -1:

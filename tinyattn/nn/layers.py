@@ -12,17 +12,12 @@ from typing import Any
 
 import numpy as np
 
+from .. import checks
 from ..tensor import Tensor, get_default_dtype, get_rng
 from . import functional as F
 from .module import Module, Parameter
 
 __all__ = ["Linear", "Embedding", "LayerNorm", "Dropout", "ReLU", "GELU", "Identity"]
-
-
-def _positive_int(value: Any, name: str, cls: str) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value <= 0:
-        raise ValueError(f"{cls}: {name} must be a positive int, got {value!r}")
-    return int(value)
 
 
 def _as_tensor(x: Any) -> Tensor:
@@ -38,8 +33,8 @@ class Linear(Module):
 
     def __init__(self, in_features: int, out_features: int, bias: bool = True) -> None:
         super().__init__()
-        self.in_features = _positive_int(in_features, "in_features", "Linear")
-        self.out_features = _positive_int(out_features, "out_features", "Linear")
+        self.in_features = checks.positive_int("in_features", in_features, "Linear")
+        self.out_features = checks.positive_int("out_features", out_features, "Linear")
         bound = 1.0 / math.sqrt(self.in_features)
         dt, rng = get_default_dtype(), get_rng()
         self.weight = Parameter(rng.uniform(-bound, bound, (self.out_features, self.in_features)).astype(dt))
@@ -50,7 +45,7 @@ class Linear(Module):
 
     def forward(self, x: Tensor) -> Tensor:
         x = _as_tensor(x)
-        shape = x.data.shape
+        shape = x._data.shape
         if not shape or shape[-1] != self.in_features:
             raise ValueError(f"Linear expected input with last dim in_features={self.in_features}, "
                              f"got shape {shape}")
@@ -65,13 +60,13 @@ class Embedding(Module):
 
     def __init__(self, num_embeddings: int, embedding_dim: int) -> None:
         super().__init__()
-        self.num_embeddings = _positive_int(num_embeddings, "num_embeddings", "Embedding")
-        self.embedding_dim = _positive_int(embedding_dim, "embedding_dim", "Embedding")
+        self.num_embeddings = checks.positive_int("num_embeddings", num_embeddings, "Embedding")
+        self.embedding_dim = checks.positive_int("embedding_dim", embedding_dim, "Embedding")
         w = get_rng().standard_normal((self.num_embeddings, self.embedding_dim))
         self.weight = Parameter(w.astype(get_default_dtype()))
 
     def forward(self, idx: Any) -> Tensor:
-        ids = np.asarray(idx.data if isinstance(idx, Tensor) else idx)
+        ids = np.asarray(idx._data if isinstance(idx, Tensor) else idx)
         if not np.issubdtype(ids.dtype, np.integer):
             raise TypeError(f"Embedding expects integer token ids, got dtype {ids.dtype} "
                             "(ids index rows of the table; convert with .long())")
@@ -95,12 +90,11 @@ class LayerNorm(Module):
         super().__init__()
         shape = (normalized_shape,) if isinstance(normalized_shape, (int, np.integer)) else tuple(normalized_shape)
         for n in shape:
-            _positive_int(n, "every entry of normalized_shape", "LayerNorm")
+            checks.positive_int("every entry of normalized_shape", n, "LayerNorm")
         if not shape:
             raise ValueError("LayerNorm: normalized_shape must name at least one dim")
-        if not eps > 0:
-            raise ValueError(f"LayerNorm: eps must be > 0, got {eps}")
-        self.normalized_shape, self.eps = tuple(int(n) for n in shape), float(eps)
+        eps = checks.number("eps", eps, "LayerNorm", above=0)
+        self.normalized_shape, self.eps = tuple(int(n) for n in shape), eps
         if elementwise_affine:
             self.weight = Parameter(np.ones(self.normalized_shape, dtype=get_default_dtype()))
             self.bias = Parameter(np.zeros(self.normalized_shape, dtype=get_default_dtype()))
@@ -125,7 +119,7 @@ class Dropout(Module):
 
     def __init__(self, p: float = 0.5) -> None:
         super().__init__()
-        self.p = F._check_p(p, "Dropout")
+        self.p = checks.probability("p", p, "Dropout")
 
     def forward(self, x: Tensor) -> Tensor:
         return F.dropout(x, self.p, self.training)

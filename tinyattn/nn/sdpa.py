@@ -16,7 +16,10 @@ import math
 
 import numpy as np
 
-from ..tensor import Function, Tensor, _check_all_masked, get_rng, max_keepdims
+from .. import checks
+from ..masks import as_keep, check_rows, mask_array
+from ..fastnp import max_keepdims
+from ..tensor import Function, Tensor, _check_all_masked, get_rng
 
 __all__ = ["attention", "scaled_dot_product_attention", "linear_attention"]
 
@@ -49,6 +52,9 @@ def _check_qkv(q, k, v, batch: bool = True) -> tuple[Tensor, Tensor, Tensor, tup
                          "must match (one value per key)")
     if k.shape[-2] == 0:
         raise ValueError(f"k has shape {k.shape}: no keys to attend to (S = 0)")
+    if q.shape[-1] == 0:
+        raise ValueError(f"q has shape {q.shape}: queries and keys of size d_k = 0 have no scores to compare "
+                         "(and the default scale 1/sqrt(d_k) is infinite)")
     if not batch:
         return q, k, v, ()
     try:
@@ -58,62 +64,13 @@ def _check_qkv(q, k, v, batch: bool = True) -> tuple[Tensor, Tensor, Tensor, tup
     return q, k, v, tuple(batch)
 
 
-def _mask_array(mask, name: str, full: tuple, dims: str = "the attention scores' shape (..., T, S)") -> np.ndarray:
-    """The mask's array, after checking it broadcasts to the scores' shape ``full`` (``dims`` names it)."""
-    m = np.asarray(mask.data if isinstance(mask, Tensor) else mask)
-    try:
-        ok = np.broadcast_shapes(m.shape, full) == full
-    except ValueError:
-        ok = False
-    if not ok:
-        raise ValueError(f"{name} has shape {m.shape}, which does not broadcast to {dims} = {full}")
-    return m
-
-
-def _keep_from_01(m: np.ndarray, name: str) -> np.ndarray:
-    """A bool or 0/1 mask as bool: True/1 = may attend.
-
-    Any other number is refused: PyTorch's other convention is an *additive* float mask (0 = attend,
-    -inf = blocked), and reading that one as 0/1 would silently swap attended and blocked keys.
-    """
-    if m.dtype == bool:
-        return m
-    if not (np.issubdtype(m.dtype, np.integer) or np.issubdtype(m.dtype, np.floating)):
-        raise TypeError(f"{name} must be bool or 0/1 numbers (True/1 = attend), got dtype {m.dtype}")
-    odd = m[(m != 0) & (m != 1)]
-    if odd.size:
-        raise ValueError(f"{name} must be bool or 0/1 (True/1 = attend), but it holds {odd.flat[0].item()}: an "
-                         "additive float mask (0 = attend, -inf = blocked) means the opposite here. Pass the "
-                         "bool mask (True = attend), or give the additive one to "
-                         "F.scaled_dot_product_attention(attn_mask=...)")
-    return m != 0
-
-
-def _check_rows(dead: np.ndarray, full: tuple) -> None:
-    """Raise if any query row has no key left: its softmax would be 0/0 = NaN.
-
-    ``dead`` is bool, broadcastable to ``full[:-1]`` = (..., T): True where every key is masked.
-    """
-    if not dead.any():
-        return
-    rows = np.argwhere(np.broadcast_to(dead, full[:-1]))
-    shown = [tuple(int(i) for i in r) for r in rows[:5]]
-    more = f" and {len(rows) - 5} more" if len(rows) > 5 else ""
-    raise ValueError(f"attention rows {shown}{more} have every key masked: softmax over no keys is 0/0 = NaN "
-                     f"(rows are indices into (..., T) = {full[:-1]}). Every query needs at least one key it may "
-                     "attend to: check the mask, the padding lengths, or a causal mask with more queries than keys")
-
-
 def _default_scale(d_k: int, scale: float | None) -> float:
     # Why 1/sqrt(d_k): if the entries of q and k have variance 1, the dot product q.k is a sum of d_k
     # such products and has variance d_k. Dividing by sqrt(d_k) brings the scores back to variance 1,
     # so the softmax does not saturate into a one-hot whose gradient is almost zero.
     if scale is None:
         return 1.0 / math.sqrt(d_k)
-    if isinstance(scale, bool) or not isinstance(scale, (int, float, np.integer, np.floating)):
-        raise TypeError(f"scale must be a number (or None for 1/sqrt(d_k) = {1.0 / math.sqrt(d_k):.4g}), "
-                        f"got {type(scale).__name__}")
-    return float(scale)
+    return checks.number("scale", scale)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -127,11 +84,17 @@ def attention(q, k, v, mask=None, scale: float | None = None) -> tuple[Tensor, T
     """
     q, k, v, batch = _check_qkv(q, k, v)
     full = (*batch, q.shape[-2], k.shape[-2])  # (..., T, S): the shape of the scores
-    scale = _default_scale(q.shape[-1], scale)  # 1/sqrt(d_k): keeps the scores at variance ~1 for any d_k
-    scores = (q @ k.transpose(-2, -1)) * scale  # (..., T, d_k) @ (..., d_k, S) -> (..., T, S)
+    keep = None
     if mask is not None:
-        keep = _keep_from_01(_mask_array(mask, "mask", full), "mask")  # (..., T, S) bool
-        _check_rows(~keep.any(axis=-1), full)
+        keep = as_keep(mask, full)  # (..., T, S) bool, True = may attend
+        check_rows(~keep.any(axis=-1), full)
+    return _attention(q, k, v, keep, _default_scale(q.shape[-1], scale))
+
+
+def _attention(q: Tensor, k: Tensor, v: Tensor, keep: np.ndarray | None, scale: float) -> tuple[Tensor, Tensor]:
+    """``attention`` on checked inputs: ``keep`` is bool (..., T, S) or None, every row with a key."""
+    scores = (q @ k.transpose(-2, -1)) * scale  # (..., T, d_k) @ (..., d_k, S) -> (..., T, S)
+    if keep is not None:
         scores = scores.masked_fill(~keep, float("-inf"))  # (..., T, S): exp(-inf) = 0, a masked key gets no weight
     weights = scores.softmax(dim=-1)  # (..., T, S): each row is a distribution over the S keys
     output = weights @ v  # (..., T, S) @ (..., S, d_v) -> (..., T, d_v): a weighted average of values
@@ -206,7 +169,7 @@ def _sdpa(q: Tensor, k: Tensor, v: Tensor, keep=None, bias=None, scale: float = 
     if isinstance(bias, Tensor) and bias.requires_grad:
         return _SDPA.apply(q, k, v, bias, keep=keep, scale=scale, dropout_p=dropout_p)
     if isinstance(bias, Tensor):
-        bias = bias.data
+        bias = bias._data
     return _SDPA.apply(q, k, v, bias=bias, keep=keep, scale=scale, dropout_p=dropout_p)
 
 
@@ -245,10 +208,7 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p: f
     q, k, v, batch = _check_qkv(q, k, v)
     T, S = q.shape[-2], k.shape[-2]
     full = (*batch, T, S)
-    if isinstance(dropout_p, bool) or not isinstance(dropout_p, (int, float, np.integer, np.floating)):
-        raise TypeError(f"dropout_p must be a number in [0, 1), got {type(dropout_p).__name__}")
-    if not 0.0 <= dropout_p < 1.0:
-        raise ValueError(f"dropout_p must be in [0, 1), got {dropout_p}")
+    dropout_p = checks.probability("dropout_p", dropout_p, "scaled_dot_product_attention")
     keep, bias = None, None
     if is_causal:
         if attn_mask is not None:
@@ -256,17 +216,17 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p: f
                              "to combine them, AND your bool mask with tinyattn.masks.causal_mask(T, S)")
         keep = np.tri(T, S, dtype=bool)  # (T, S): j <= i, top-left aligned like PyTorch
     elif attn_mask is not None:
-        m = _mask_array(attn_mask, "attn_mask", full)
+        m = mask_array(attn_mask, "attn_mask", full)
         if m.dtype == bool:
             keep = m  # (..., T, S) True = attend
         elif np.issubdtype(m.dtype, np.floating):
             bias = attn_mask if isinstance(attn_mask, Tensor) else m  # (..., T, S) added to the scores
-            _check_rows(np.isneginf(m).all(axis=-1), full)
+            check_rows(np.isneginf(m).all(axis=-1), full)
         else:
             raise TypeError(f"attn_mask must be bool (True = attend) or float (added to the scores), got dtype "
                             f"{m.dtype}; for a 0/1 mask use attn_mask=(mask != 0)")
     if keep is not None:
-        _check_rows(~keep.any(axis=-1), full)
+        check_rows(~keep.any(axis=-1), full)
     return _sdpa(q, k, v, keep=keep, bias=bias, scale=_default_scale(q.shape[-1], scale), dropout_p=dropout_p)
 
 

@@ -10,8 +10,11 @@ stably without learning-rate warm-up, which is why GPT-2 and most later models u
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
+from tinyattn import checks
 from tinyattn.functions import cat
 from tinyattn.tensor import Tensor, get_default_dtype, get_rng, no_grad
 
@@ -27,12 +30,6 @@ _POOLS = ("mean", "cls", "last")
 
 
 # ---------------------------------------------------------------------------- small helpers
-def _positive_int(name: str, value) -> int:
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)) or value <= 0:
-        raise ValueError(f"{name} must be a positive int, got {name}={value!r}")
-    return int(value)
-
-
 def _positions(kind: str, d_model: int, max_len: int) -> Module:
     """The position module added to the embeddings, named by ``kind``; each has forward(x, offset=0).
 
@@ -51,7 +48,7 @@ def _token_ids(idx, name: str, vocab_size: int) -> np.ndarray:
     """idx as an int ndarray (B, T), checked: 2-D, integer, every id in [0, vocab_size)."""
     if idx is None or isinstance(idx, str):
         raise TypeError(f"{name} must be integer token ids of shape (B, T), got {type(idx).__name__}")
-    ids = np.asarray(idx.data if isinstance(idx, Tensor) else idx)
+    ids = np.asarray(idx._data if isinstance(idx, Tensor) else idx)
     if ids.ndim != 2:
         raise ValueError(f"{name} must be token ids of shape (B, T), got shape {ids.shape}")
     if ids.size and not np.issubdtype(ids.dtype, np.integer):
@@ -83,7 +80,7 @@ def _real_tokens(ids: np.ndarray, lengths, pad_id: int | None, name: str) -> np.
     """(B, T) bool, True on real tokens, from ``lengths`` (if given) or ``pad_id``; None if neither."""
     B, T = ids.shape
     if lengths is not None:
-        lengths = np.asarray(lengths.data if isinstance(lengths, Tensor) else lengths)
+        lengths = np.asarray(lengths._data if isinstance(lengths, Tensor) else lengths)
         if lengths.shape != (B,) or not np.issubdtype(lengths.dtype, np.integer):
             raise ValueError(f"{name}: lengths must be {B} integers (one per sequence), got "
                              f"shape {lengths.shape} dtype {lengths.dtype}")
@@ -101,14 +98,10 @@ def _real_tokens(ids: np.ndarray, lengths, pad_id: int | None, name: str) -> np.
 
 
 def _check_sampling(max_new_tokens, temperature, top_k, vocab_size: int) -> None:
-    if isinstance(max_new_tokens, bool) or not isinstance(max_new_tokens, (int, np.integer)) or max_new_tokens < 0:
-        raise ValueError(f"max_new_tokens must be an int >= 0, got {max_new_tokens!r}")
-    if isinstance(temperature, bool) or not isinstance(temperature, (int, float, np.integer, np.floating)):
-        raise TypeError(f"temperature must be a number >= 0 (0 = greedy), got {type(temperature).__name__}")
-    if not np.isfinite(temperature) or temperature < 0:
-        raise ValueError(f"temperature must be >= 0 (0 = greedy), got temperature={temperature}")
-    if top_k is not None and (isinstance(top_k, bool) or not isinstance(top_k, (int, np.integer))
-                              or not 1 <= top_k <= vocab_size):
+    checks.nonneg_int("max_new_tokens", max_new_tokens)
+    if not math.isfinite(checks.number("temperature", temperature, at_least=0)):
+        raise ValueError(f"temperature must be finite (0 = greedy), got temperature={temperature}")
+    if top_k is not None and checks.positive_int("top_k", top_k) > vocab_size:
         raise ValueError(f"top_k must be None or an int in [1, vocab_size={vocab_size}], got top_k={top_k!r}")
 
 
@@ -142,8 +135,8 @@ class TransformerBlock(Module):
                  n_kv_heads: int | None = None, window: int | None = None, dropout: float = 0.0,
                  cross_attention: bool = False, backend: str = "sdpa", rope: bool = False) -> None:
         super().__init__()
-        d_model = _positive_int("d_model", d_model)
-        d_ff = 4 * d_model if d_ff is None else _positive_int("d_ff", d_ff)
+        d_model = checks.positive_int("d_model", d_model)
+        d_ff = 4 * d_model if d_ff is None else checks.positive_int("d_ff", d_ff)
         self.d_model, self.d_ff, self.causal, self.cross_attention = d_model, d_ff, bool(causal), bool(cross_attention)
         self.ln1 = LayerNorm(d_model)
         self.attn = MultiHeadAttention(d_model, n_heads, n_kv_heads=n_kv_heads, dropout=dropout,
@@ -194,10 +187,10 @@ class TransformerLM(Module):
                  d_ff: int | None = None, n_kv_heads: int | None = None, window: int | None = None,
                  dropout: float = 0.0, positional: str = "sinusoidal", backend: str = "sdpa") -> None:
         super().__init__()
-        self.vocab_size = _positive_int("vocab_size", vocab_size)
-        self.n_layers = _positive_int("n_layers", n_layers)
-        self.max_len = _positive_int("max_len", max_len)
-        self.d_model = _positive_int("d_model", d_model)
+        self.vocab_size = checks.positive_int("vocab_size", vocab_size)
+        self.n_layers = checks.positive_int("n_layers", n_layers)
+        self.max_len = checks.positive_int("max_len", max_len)
+        self.d_model = checks.positive_int("d_model", d_model)
         self.tok_emb = Embedding(vocab_size, d_model)
         self.pos = _positions(positional, d_model, max_len)
         self.drop = Dropout(dropout)
@@ -250,16 +243,16 @@ class TransformerLM(Module):
             with no_grad():
                 cache = self.new_cache() if use_cache else None
                 out = ids
-                logits = self(ids, kv_cache=cache).data[:, -1]  # (B, V): the prompt in one pass
+                logits = self(ids, kv_cache=cache)._data[:, -1]  # (B, V): the prompt in one pass
                 for step in range(max_new_tokens):
                     nxt = _pick_next(logits, temperature, top_k)  # (B,)
                     out = np.concatenate([out, nxt[:, None]], axis=1)  # (B, T + step + 1)
                     if step == max_new_tokens - 1:
                         break
                     if use_cache:
-                        logits = self(nxt[:, None], kv_cache=cache).data[:, -1]  # feed 1 token: (B, 1) -> (B, V)
+                        logits = self(nxt[:, None], kv_cache=cache)._data[:, -1]  # feed 1 token: (B, 1) -> (B, V)
                     else:
-                        logits = self(out).data[:, -1]  # recompute everything: (B, T') -> (B, V)
+                        logits = self(out)._data[:, -1]  # recompute everything: (B, T') -> (B, V)
         finally:
             self.train(was_training)
         return Tensor(out)
@@ -279,10 +272,10 @@ class TransformerClassifier(Module):
                  d_ff: int | None = None, pad_id: int | None = None, pool: str = "mean", dropout: float = 0.0,
                  positional: str = "sinusoidal", backend: str = "sdpa") -> None:
         super().__init__()
-        self.vocab_size = _positive_int("vocab_size", vocab_size)
-        self.max_len = _positive_int("max_len", max_len)
-        self.n_classes = _positive_int("n_classes", n_classes)
-        _positive_int("n_layers", n_layers)
+        self.vocab_size = checks.positive_int("vocab_size", vocab_size)
+        self.max_len = checks.positive_int("max_len", max_len)
+        self.n_classes = checks.positive_int("n_classes", n_classes)
+        checks.positive_int("n_layers", n_layers)
         if pool not in _POOLS:
             raise ValueError(f"pool must be one of {_POOLS}, got pool={pool!r}")
         if pad_id is not None and not 0 <= pad_id < vocab_size:
@@ -341,10 +334,10 @@ class Seq2SeqTransformer(Module):
                  d_ff: int | None = None, dropout: float = 0.0, src_pad_id: int | None = None,
                  n_kv_heads: int | None = None, positional: str = "sinusoidal", backend: str = "sdpa") -> None:
         super().__init__()
-        self.src_vocab = _positive_int("src_vocab", src_vocab)
-        self.tgt_vocab = _positive_int("tgt_vocab", tgt_vocab)
-        self.max_len = _positive_int("max_len", max_len)
-        self.n_layers = _positive_int("n_layers", n_layers)
+        self.src_vocab = checks.positive_int("src_vocab", src_vocab)
+        self.tgt_vocab = checks.positive_int("tgt_vocab", tgt_vocab)
+        self.max_len = checks.positive_int("max_len", max_len)
+        self.n_layers = checks.positive_int("n_layers", n_layers)
         self.src_pad_id = src_pad_id
         self.src_emb = Embedding(src_vocab, d_model)
         self.tgt_emb = Embedding(tgt_vocab, d_model)
@@ -398,9 +391,7 @@ class Seq2SeqTransformer(Module):
         The source is encoded once; with use_cache the decoder's self-attention keys/values are
         cached too (cross-attention re-projects the memory each step: simple, and cheap at this size).
         """
-        if isinstance(bos_id, bool) or not isinstance(bos_id, (int, np.integer)):
-            raise TypeError(f"bos_id must be an int token id in [0, {self.tgt_vocab - 1}], got {type(bos_id).__name__}")
-        if not 0 <= bos_id < self.tgt_vocab:
+        if checks.nonneg_int("bos_id", bos_id) >= self.tgt_vocab:
             raise ValueError(f"bos_id={bos_id} is outside the target vocabulary [0, {self.tgt_vocab - 1}]")
         _check_sampling(max_new_tokens, 0.0, None, self.tgt_vocab)
         if max_new_tokens > self.max_len:
@@ -415,7 +406,7 @@ class Seq2SeqTransformer(Module):
                 cache = [KVCache() for _ in self.decoder] if use_cache else None
                 for _ in range(max_new_tokens):
                     feed = out[:, -1:] if use_cache else out  # (B, 1) or (B, t)
-                    logits = self.decode(feed, memory, src_mask, kv_cache=cache).data[:, -1]  # (B, V)
+                    logits = self.decode(feed, memory, src_mask, kv_cache=cache)._data[:, -1]  # (B, V)
                     out = np.concatenate([out, logits.argmax(axis=-1)[:, None]], axis=1)
         finally:
             self.train(was_training)

@@ -18,7 +18,7 @@ def weights_of(m) -> list:
         lin = getattr(m, name, None)
         if not isinstance(lin, nn.Linear):
             raise CheckFailed(f"self.{name} should be an nn.Linear, got {type(lin).__name__}")
-        res += [np.asarray(lin.weight.data), None if lin.bias is None else np.asarray(lin.bias.data)]
+        res += [lin.weight.numpy(), None if lin.bias is None else lin.bias.numpy()]
     return res
 
 
@@ -29,7 +29,7 @@ def build(s: Session, C: int, H: int):
 def forward(s: Session, m, x: np.ndarray, mask=None) -> np.ndarray:
     t = tinyattn.tensor(x.copy(), requires_grad=False)
     out = s.invoke("MultiHeadAttention.forward", m, t, copy_inputs=False, **({} if mask is None else {"mask": mask}))
-    if not np.array_equal(t.data, x):
+    if not np.array_equal(t.numpy(), x):
         s.mutations.append("forward modified its input x in place")
     if not isinstance(out, tinyattn.Tensor):
         raise CheckFailed(f"forward should return a tinyattn Tensor, got {type(out).__name__}")
@@ -82,6 +82,7 @@ def _run(s: Session) -> None:
         s.invoke("out.backward(g)", out.backward, rng.standard_normal(out.shape), copy_inputs=False)
         for name in PROJECTIONS:
             g = getattr(m, name).weight.grad
+            g = None if g is None else g.numpy()
             if g is None or not np.isfinite(g).all() or not np.any(g):
                 raise CheckFailed(f"self.{name}.weight got no gradient: stay in Tensor ops (no .data / np.* "
                                   "in forward), or autograd can not reach the weights")

@@ -15,7 +15,7 @@ import pytest
 import tinyattn
 from tinyattn import nn
 from tinyattn.grading import checks as checks_pkg
-from tinyattn.grading.checkkit import FAILED, PASSED, Session
+from tinyattn.grading.checkkit import FAILED, MAX_MESSAGE, PASSED, Session
 
 SEEDS = (1, 2, 3)
 
@@ -317,7 +317,7 @@ def test_every_check_message_is_capped():
         raise ValueError("x" * 100_000)
 
     res = grade("ex01", 1, attention_scores=attention_scores)
-    assert all(len(r.message) <= 400 for r in res) and any("more characters" in r.message for r in res)
+    assert all(len(r.message) <= MAX_MESSAGE for r in res) and any("more characters" in r.message for r in res)
     assert all(r.state != PASSED for r in res if r.name != "does not modify its inputs")
 
 

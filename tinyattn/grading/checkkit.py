@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 
 PASSED, FAILED, NOT_IMPLEMENTED, ERROR, FORBIDDEN = "passed", "failed", "not_implemented", "error", "forbidden"
-MAX_MESSAGE = 400          # characters: a check's message is a sentence or two, never a wall of text
+MAX_MESSAGE = 600          # characters: a check's message is a sentence or two, never a wall of text
 # what a learner's exp raises when it overflows: math.exp(1000), or np.exp under np.seterr(all="raise")
 OVERFLOWS = ("OverflowError", "FloatingPointError")
 

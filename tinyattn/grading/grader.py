@@ -129,7 +129,7 @@ def _grade_file(path: Path, ex: Exercise, seed: int, timeout: float, start: floa
     except (UnicodeDecodeError, OSError) as e:
         return _single(ex, "error", "readable", f"can not read {path}: {e}")
     if problems:
-        return _single(ex, "forbidden", "allowed imports only", "; ".join(problems))
+        return _single(ex, "forbidden", "allowed imports only", "; ".join(problems) + ". " + static.rule(ex))
 
     # the result goes to a private folder; the learner's code runs in another, empty one
     with tempfile.TemporaryDirectory() as private, tempfile.TemporaryDirectory() as workdir:

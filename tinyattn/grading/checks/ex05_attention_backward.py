@@ -7,10 +7,10 @@ NAMES = ("dQ", "dK", "dV")
 
 def check_grads(s: Session, Q, K, V, dout, mask=None) -> None:
     args = (Q, K, V, dout) if mask is None else (Q, K, V, dout, mask)
+    got = as_tuple(s.call("attention_backward", *args), 3, "attention_backward")
     # the truth: d<dout, attention(Q, K, V)> / d(each input), by central differences in float64
     numeric = ref.attention_grads_numeric(Q, K, V, dout, mask)
     wrongs = wrong.attention_backward_variants(Q, K, V, dout, mask)
-    got = as_tuple(s.call("attention_backward", *args), 3, "attention_backward")
     for i, name in enumerate(NAMES):
         variants = {mid: [v[i] for v in outs] for mid, outs in wrongs.items()}
         expect_close(got[i], numeric[i], name, variants, rtol=1e-5, atol=1e-7, inputs=args[i:i + 1])

@@ -76,11 +76,12 @@ def forward(s: Session, m, x: np.ndarray, mask=None) -> np.ndarray:
 def check_values(s: Session, x, H, mask=None, what="forward(x)") -> None:
     C = x.shape[-1]
     W = random_weights(s.rng, C)
-    want, variants = ref.multihead(x, *W, H, mask), wrong.multihead_variants(x, *W, H, mask)
     m = build(s, C, H)
     expect_projections(m, C)
     load(m, W)
-    expect_close(forward(s, m, x, mask), want, what, variants, nonfinite_mistake="unstable_softmax", inputs=(x,))
+    got = forward(s, m, x, mask)
+    want, variants = ref.multihead(x, *W, H, mask), wrong.multihead_variants(x, *W, H, mask)
+    expect_close(got, want, what, variants, nonfinite_mistake="unstable_softmax", inputs=(x,))
 
 
 def backward(s: Session, m, x: np.ndarray, g: np.ndarray) -> dict[str, np.ndarray | None]:

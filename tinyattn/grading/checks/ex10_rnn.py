@@ -28,9 +28,9 @@ def run(s: Session) -> None:
     with s.check("rnn_backward: all five gradients match finite differences"):
         p = params(rng, B, T, D, H)
         hs, dhs = ref.rnn_forward(*p), rng.standard_normal((B, T, H))
+        got = as_tuple(s.call("rnn_backward", *p, hs, dhs), 5, "rnn_backward")
         numeric = ref.rnn_grads_numeric(*p, dhs)
         wrongs = wrong.rnn_backward_variants(*p, hs, dhs)
-        got = as_tuple(s.call("rnn_backward", *p, hs, dhs), 5, "rnn_backward")
         for i, name in enumerate(NAMES):
             variants = {mid: [w[i] for w in outs] for mid, outs in wrongs.items()}
             expect_close(got[i], numeric[i], name, variants, rtol=1e-5, atol=1e-7, inputs=p[i:i + 1])

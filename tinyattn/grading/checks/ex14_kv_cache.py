@@ -52,8 +52,8 @@ def run(s: Session) -> None:
     B, H, T, d, dv = distinct(rng, 5, 2, 7)
     q, k, v = (rng.standard_normal((B, H, T, n)) for n in (d, d, dv))
     with s.check("T decoding steps reproduce causal attention over the sequence"):
-        want, variants = ref.decode_sequence(q, k, v), wrong.decode_variants(q, k, v)
         got, _, _ = decode(s, q, k, v)
+        want, variants = ref.decode_sequence(q, k, v), wrong.decode_variants(q, k, v)
         expect_close(got, want, "the stacked outputs (B, H, T, d_v)", variants, nonfinite_mistake="unstable_softmax",
                      inputs=(q, k, v))
     with s.check("the cache grows by one step along axis 2"):
@@ -74,7 +74,7 @@ def run(s: Session) -> None:
     with s.check("large logits (scores in the thousands, mixed signs, spread inside rows) stay finite"):
         q, k = large_logits(rng, (B, H, T, d), (B, H, T, d))
         v = rng.standard_normal((B, H, T, dv))
-        want, variants = ref.decode_sequence(q, k, v), wrong.decode_variants(q, k, v)
         got, _, _ = decode(s, q, k, v)
+        want, variants = ref.decode_sequence(q, k, v), wrong.decode_variants(q, k, v)
         expect_close(got, want, "the stacked outputs (large logits)", variants, nonfinite_mistake="unstable_softmax",
                      inputs=(q, k, v))

@@ -62,6 +62,8 @@ def grade_parser() -> argparse.ArgumentParser:
                    help="exercises graded in parallel (default: the number of CPUs)")
     p.add_argument("--batch", metavar="DIR", help="instructor mode: grade every sub-folder of DIR (one per learner)")
     p.add_argument("--csv", metavar="FILE", help="with --batch: write one row of points per learner")
+    p.add_argument("--feedback", metavar="DIR", help="with --batch: write one text report per learner, "
+                   "DIR/<learner>.txt (without the private seed)")
     p.add_argument("-q", "--quiet", action="store_true", help="one line per exercise, no details")
     return p
 
@@ -90,8 +92,8 @@ def _single(args) -> int:
     from .grader import grade_folder, submission_folder
     from .report import format_report, write_json
 
-    if args.csv:
-        return _usage("--csv needs --batch DIR")
+    if args.csv or args.feedback:
+        return _usage(f"{'--csv' if args.csv else '--feedback'} needs --batch DIR")
     path = Path(args.path or "exercises")
     if path.is_file():                         # e.g. `tinyattn grade exercises/ex04_attention.py`
         ex_id = path.name[:4]
@@ -119,7 +121,7 @@ def _single(args) -> int:
 
 def _batch(args) -> int:
     from .grader import grade_batch
-    from .report import exercise_lines, write_csv
+    from .report import exercise_lines, write_csv, write_feedback
 
     if args.path:
         return _usage("give either PATH or --batch DIR, not both")
@@ -147,6 +149,12 @@ def _batch(args) -> int:
         except OSError as e:
             return _usage(f"can not write --csv {args.csv!r}: {e.strerror or e}")
         print(f"grades written to {args.csv}")
+    if args.feedback:
+        try:
+            paths = write_feedback(reports, names, args.feedback)
+        except OSError as e:
+            return _usage(f"can not write --feedback {args.feedback!r}: {e.strerror or e}")
+        print(f"{len(paths)} feedback reports written to {args.feedback}/")
     if args.json:
         import json
         with open(args.json, "w", encoding="utf-8") as f:

@@ -26,6 +26,7 @@ from .mistakes import hint
 
 SEED_ENV = "TINYATTN_GRADE_SEED"
 DEFAULT_TIMEOUT = 60.0
+STDOUT_CHUNKS = 4                                          # KiB of a learner's stdout kept for the report
 PACKAGE_ROOT = str(Path(__file__).resolve().parents[2])   # the folder that holds tinyattn/
 
 
@@ -37,6 +38,7 @@ class ExerciseResult:
     max_points: int
     checks: list[dict] = field(default_factory=list)   # {"name", "passed", "message", "mistake"}
     seconds: float = 0.0
+    stdout: str = ""               # the end of what the learner's code printed (a few KiB at most)
 
     @property
     def mistakes(self) -> list[str]:
@@ -48,8 +50,11 @@ class ExerciseResult:
         for c in self.checks:
             msg = c["message"] + (f" Hint ({c['mistake']}): {hint(c['mistake'])}" if c.get("mistake") else "")
             checks.append({"name": c["name"], "passed": bool(c["passed"]), "message": msg, "mistake": c.get("mistake")})
-        return {"id": self.id, "status": self.status, "points": self.points, "max_points": self.max_points,
-                "checks": checks}
+        out = {"id": self.id, "status": self.status, "points": self.points, "max_points": self.max_points,
+               "checks": checks}
+        if self.stdout:
+            out["stdout"] = self.stdout
+        return out
 
 
 @dataclass
@@ -138,12 +143,14 @@ def _grade_file(path: Path, ex: Exercise, seed: int, timeout: float, start: floa
         job = json.dumps({"exercise": ex.id, "file": str(path.resolve()), "seed": seed, "result": result_path,
                           "nonce": nonce})
         proc = subprocess.Popen([sys.executable, "-m", "tinyattn.grading.runner"], cwd=workdir, env=_child_env(),
-                                stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                                stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                 start_new_session=True)
         tail: deque[bytes] = deque(maxlen=16)                 # the last ~64 KiB of stderr, however much comes
-        reader = threading.Thread(target=lambda: [tail.append(b) for b in iter(lambda: proc.stderr.read(4096), b"")],
-                                  daemon=True)
-        reader.start()
+        printed: deque[bytes] = deque(maxlen=STDOUT_CHUNKS)   # the last few KiB of stdout (shown on failure)
+        readers = [threading.Thread(target=lambda q=q, f=f: [q.append(b) for b in iter(lambda: f.read(1024), b"")],
+                                    daemon=True) for q, f in ((tail, proc.stderr), (printed, proc.stdout))]
+        for reader in readers:
+            reader.start()
         try:
             proc.stdin.write(job.encode() + b"\n")
             proc.stdin.close()
@@ -154,13 +161,17 @@ def _grade_file(path: Path, ex: Exercise, seed: int, timeout: float, start: floa
         except subprocess.TimeoutExpired:
             _kill(proc)
             proc.wait()
-            reader.join(timeout=1.0)
-            return _single(ex, "timeout", "finishes in time",
-                           f"still running after {timeout:g} s and stopped: look for an infinite loop "
-                           "(a while loop whose condition never changes) or a very slow Python loop",
-                           time.perf_counter() - start)
+            for reader in readers:
+                reader.join(timeout=1.0)
+            res = _single(ex, "timeout", "finishes in time",
+                          f"still running after {timeout:g} s and stopped: look for an infinite loop "
+                          "(a while loop whose condition never changes) or a very slow Python loop",
+                          time.perf_counter() - start)
+            res.stdout = _printed(printed)
+            return res
         _kill(proc)                                           # anything the learner's code left running
-        reader.join(timeout=1.0)
+        for reader in readers:
+            reader.join(timeout=1.0)
         seconds = time.perf_counter() - start
         try:
             with open(result_path, encoding="utf-8") as f:
@@ -175,9 +186,20 @@ def _grade_file(path: Path, ex: Exercise, seed: int, timeout: float, start: floa
                    + (f"; last error line: {last}" if last else ""))
             if data is not None:
                 why = "the result file was not written by the grader's runner"
-            return _single(ex, "error", "reports a result", why, seconds)
+            res = _single(ex, "error", "reports a result", why, seconds)
+            res.stdout = _printed(printed)
+            return res
     status = data["status"]
-    return ExerciseResult(ex.id, status, ex.points if status == "passed" else 0, ex.points, data["checks"], seconds)
+    return ExerciseResult(ex.id, status, ex.points if status == "passed" else 0, ex.points, data["checks"], seconds,
+                          _printed(printed))
+
+
+def _printed(chunks) -> str:
+    """The learner's stdout as text: its last STDOUT_CHUNKS KiB, cut at a line start."""
+    text = b"".join(chunks).decode("utf-8", "replace")
+    if len(chunks) == STDOUT_CHUNKS and "\n" in text:
+        text = text[text.index("\n") + 1:]                  # the first line was cut in the middle
+    return text
 
 
 def select(only: list[str] | None) -> list[Exercise]:

@@ -168,7 +168,10 @@ def release_parser() -> argparse.ArgumentParser:
     p.add_argument("--solutions", default="solutions", metavar="DIR", help="default: solutions/")
     p.add_argument("--out", default="exercises", metavar="DIR", help="default: exercises/")
     p.add_argument("--check", action="store_true", help="write nothing; exit 1 if OUT is out of date")
-    p.add_argument("--force", action="store_true", help="overwrite exercise files a learner has already solved")
+    p.add_argument("--force", action="store_true", help="overwrite exercise files a learner has already solved "
+                   "(with --student: replace a non-empty OUT)")
+    p.add_argument("--student", metavar="OUT", help="instead: write the repository a student is given to OUT (no "
+                   "solutions/, no reference code; recorded answers for the feedback, the Classroom workflow)")
     return p
 
 
@@ -179,6 +182,9 @@ def release_main(argv: list[str]) -> int:
         args = release_parser().parse_args(argv)
     except SystemExit as e:
         return int(e.code or 0)
+    if args.student:
+        from .student import main_student
+        return main_student(args.student, force=args.force)
     if not os.path.isdir(args.solutions):
         print(f"tinyattn release: error: no folder {args.solutions!r} (run from the repository root)", file=sys.stderr)
         return 2

@@ -16,8 +16,10 @@ so one run of the solutions records everything a failing submission can ask for.
 """
 from __future__ import annotations
 
+import functools
 import hashlib
 import importlib
+import importlib.util
 import json
 from pathlib import Path
 from typing import Any
@@ -32,6 +34,7 @@ class FixtureMissing(LookupError):
     """The student fixtures hold no recorded answer for this call (inputs from an unrecorded seed)."""
 
 
+@functools.lru_cache(maxsize=None)
 def live() -> bool:
     """True when the reference implementation is installed (the instructor's repository)."""
     return importlib.util.find_spec(f"{__package__}.references") is not None

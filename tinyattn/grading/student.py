@@ -35,7 +35,8 @@ TOP_LEVEL = ("tinyattn", "notebooks", "tests", "benchmarks", "conftest.py", "pyp
 SKIP = ("__pycache__", "*.pyc", "*.egg-info", ".ipynb_checkpoints", ".pytest_cache")
 FIXTURES = "tinyattn/grading/fixtures"
 # tests that grade the solutions or call the references: the instructor's, not the student's
-INSTRUCTOR_TESTS = ("test_grading*.py", "test_release.py", "test_review_learner_errors.py", "grading_fixtures")
+INSTRUCTOR_TESTS = ("test_grading*.py", "test_release.py", "test_release_*.py", "test_review_learner_errors.py",
+                    "grading_fixtures")
 STUDENT_TESTS = ("test_grading_student.py",)      # ...except these, written to pass in both repositories
 
 
@@ -51,8 +52,9 @@ def _skipped(rel: str) -> bool:
 def _files(root: Path) -> list[str]:
     """The repository's files (git's list when it is a checkout: no build output, no scratch files)."""
     try:
-        listed = subprocess.run(["git", "-C", str(root), "ls-files", "-z"], capture_output=True, check=True,
-                                timeout=60).stdout.decode().split("\0")
+        # tracked files and new ones not yet committed, never what .gitignore names
+        listed = subprocess.run(["git", "-C", str(root), "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
+                                capture_output=True, check=True, timeout=60).stdout.decode().split("\0")
         return sorted(f for f in listed if f and (root / f).is_file())
     except (OSError, subprocess.SubprocessError):
         return sorted(p.relative_to(root).as_posix() for p in root.rglob("*") if p.is_file())

@@ -5,12 +5,16 @@ attention code unchanged. Everything here is a re-export (plus PyTorch's dtype n
 lives in the submodules.
 """
 from .tensor import (
-    Function, Tensor, allclose, arange, argmax, bmm, cat, enable_grad, exp, float32, float64, full,
-    get_default_dtype, get_rng, is_grad_enabled, log, log_softmax, manual_seed, matmul, mean, multinomial,
-    no_grad, ones, ones_like, rand, randint, randn, randperm, relu, set_default_dtype, sigmoid, softmax, sqrt,
-    stack, tanh, tensor, topk, tril, triu, where, zeros, zeros_like,
+    Function, Tensor, enable_grad, float32, float64, get_default_dtype, get_rng, is_grad_enabled, manual_seed,
+    matmul, no_grad, set_default_dtype,
 )
-from .tensor import _max as max, _min as min, _sum as sum  # noqa: F401,A004  (torch.max/min/sum; not in __all__)
+from .factories import arange, full, ones, ones_like, tensor, zeros, zeros_like
+from .sampling import multinomial, rand, randint, randn, randperm
+from .functions import (
+    allclose, argmax, bmm, cat, exp, log, log_softmax, mean, relu, sigmoid, softmax, sqrt, stack, tanh, topk, tril,
+    triu, where,
+)
+from .functions import max, min, sum  # noqa: F401,A004  (torch.max/min/sum; not in __all__)
 from .gradcheck import GradcheckError, gradcheck, numerical_grad
 from . import masks  # noqa: F401
 from . import nn  # noqa: F401  (so `torch.nn.Linear` works with `import tinyattn as torch`)

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import contextlib
 import math
-from collections.abc import Iterable, Sequence
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -618,11 +617,15 @@ class Tensor:
 
     def tril(self, diagonal: int = 0) -> "Tensor":
         """Keep the lower triangle (j <= i + diagonal) of the last two dims, zero the rest."""
-        return tril(self, diagonal)
+        if self.ndim < 2:
+            raise ValueError(f"tril needs at least 2 dims, got shape {self.shape}")
+        return Tri.apply(self, k=diagonal, upper=False)
 
     def triu(self, diagonal: int = 0) -> "Tensor":
         """Keep the upper triangle (j >= i + diagonal) of the last two dims, zero the rest."""
-        return triu(self, diagonal)
+        if self.ndim < 2:
+            raise ValueError(f"triu needs at least 2 dims, got shape {self.shape}")
+        return Tri.apply(self, k=diagonal, upper=True)
 
     def cumsum(self, dim: int) -> "Tensor":
         """y_i = x_0 + ... + x_i along ``dim``;  shape unchanged."""
@@ -633,8 +636,22 @@ class Tensor:
         return GetItem.apply(self, idx=_gather_where(self.shape, dim, index))
 
     def topk(self, k: int, dim: int = -1, largest: bool = True, sorted: bool = True) -> MinMax:
-        """The k largest (or smallest) entries along ``dim`` and where they are: ``(values, indices)``."""
-        return topk(self, k, dim, largest, sorted)
+        """The k largest (or smallest) entries along ``dim``: ``(values, indices)``, each of shape with dim -> k.
+
+        The values are ``self.gather(dim, indices)``, so the gradient flows to the picked entries only.
+        They always come sorted (best first); ``sorted=False`` is accepted and changes nothing.
+        """
+        if self.ndim == 0:
+            raise ValueError("topk needs a tensor with at least 1 dim, got a 0-d tensor")
+        d = _norm_dim(dim, self.ndim, "topk")
+        if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or not 0 <= k <= self.shape[d]:
+            raise ValueError(f"topk: k={k!r} is out of range for dim {dim} of size {self.shape[d]} (shape {self.shape}); "
+                             f"k must be an int in 0..{self.shape[d]}")
+        order = np.argsort(self.data, axis=d, kind="stable")  # ascending along d
+        if largest:
+            order = np.flip(order, axis=d)
+        indices = np.take(order, np.arange(k), axis=d)  # the first k along d
+        return MinMax(self.gather(d, indices), Tensor._make(indices))
 
     # --- reductions ---------------------------------------------------------------------------
     def sum(self, dim=None, keepdim: bool = False) -> "Tensor":
@@ -1417,286 +1434,3 @@ class Tri(Function):
     @staticmethod
     def backward(ctx, g):
         return np.triu(g, ctx.k) if ctx.upper else np.tril(g, ctx.k)
-
-
-# ----------------------------------------------------------------------------------------------
-# Top-level functions (torch.* names)
-# ----------------------------------------------------------------------------------------------
-def tensor(data: Any, requires_grad: bool = False, dtype=None, device=None) -> Tensor:
-    """Make a Tensor (same as ``Tensor(...)``)."""
-    _device(device)
-    return Tensor(data, requires_grad=requires_grad, dtype=dtype)
-
-
-def _device(device) -> None:
-    """PyTorch code passes device= everywhere; here every tensor lives in NumPy on the CPU."""
-    if device is not None and str(device).split(":")[0] != "cpu":
-        raise ValueError(f"device={device!r}: tinyattn runs on the CPU with NumPy; use device='cpu' or leave it out")
-
-
-def _factory(arr: np.ndarray, requires_grad: bool) -> Tensor:
-    return Tensor(arr, requires_grad=requires_grad)
-
-
-def zeros(*shape, dtype=None, requires_grad: bool = False, device=None) -> Tensor:
-    _device(device)
-    return _factory(np.zeros(_new_shape(shape), dtype=dtype or _default_dtype), requires_grad)
-
-
-def ones(*shape, dtype=None, requires_grad: bool = False, device=None) -> Tensor:
-    _device(device)
-    return _factory(np.ones(_new_shape(shape), dtype=dtype or _default_dtype), requires_grad)
-
-
-def full(shape, fill_value: float, dtype=None, requires_grad: bool = False, device=None) -> Tensor:
-    _device(device)
-    shape = (shape,) if isinstance(shape, (int, np.integer)) else tuple(shape)
-    return _factory(np.full(shape, fill_value, dtype=dtype or _default_dtype), requires_grad)
-
-
-def zeros_like(t: Tensor, dtype=None, requires_grad: bool = False) -> Tensor:
-    return _factory(np.zeros(np.shape(_as_array(t)), dtype=dtype or _as_array(t).dtype), requires_grad)
-
-
-def ones_like(t: Tensor, dtype=None, requires_grad: bool = False) -> Tensor:
-    return _factory(np.ones(np.shape(_as_array(t)), dtype=dtype or _as_array(t).dtype), requires_grad)
-
-
-def randn(*shape, dtype=None, requires_grad: bool = False, device=None) -> Tensor:
-    """Standard normal samples from the generator seeded by ``manual_seed``."""
-    _device(device)
-    dt = np.dtype(dtype or _default_dtype).type
-    return _factory(_rng.standard_normal(_new_shape(shape), dtype=dt), requires_grad)
-
-
-def rand(*shape, dtype=None, requires_grad: bool = False, device=None) -> Tensor:
-    """Uniform [0, 1) samples from the generator seeded by ``manual_seed``."""
-    _device(device)
-    dt = np.dtype(dtype or _default_dtype).type
-    return _factory(_rng.random(_new_shape(shape), dtype=dt), requires_grad)
-
-
-def arange(start, end=None, step=1, dtype=None, requires_grad: bool = False, device=None) -> Tensor:
-    """Like torch.arange: ints give int64, floats give the default dtype."""
-    _device(device)
-    if end is None:
-        start, end = 0, start
-    is_int = all(isinstance(v, (int, np.integer)) for v in (start, end, step))
-    dt = dtype or (np.int64 if is_int else _default_dtype)
-    return _factory(np.arange(start, end, step, dtype=dt), requires_grad)
-
-
-def _tensors(seq, op: str) -> list:
-    if isinstance(seq, Tensor) or not isinstance(seq, (Sequence, Iterable)):
-        raise TypeError(f"{op} expects a list or tuple of tensors, got {type(seq).__name__}")
-    ts = [x if isinstance(x, Tensor) else Tensor(x) for x in seq]
-    if not ts:
-        raise ValueError(f"{op} needs at least one tensor")
-    return ts
-
-
-def cat(tensors, dim: int = 0) -> Tensor:
-    """Join tensors along an existing dim; all other dims must match."""
-    ts = _tensors(tensors, "cat")
-    if any(t.ndim == 0 for t in ts):
-        raise ValueError(f"cat: a 0-d tensor (a scalar) can not be concatenated; got shapes {[tuple(x.shape) for x in ts]} "
-                         "(use stack to make a new dim)")
-    d = _norm_dim(dim, ts[0].ndim, "cat")
-    for t in ts[1:]:
-        if t.ndim != ts[0].ndim or any(a != b for i, (a, b) in enumerate(zip(t.shape, ts[0].shape)) if i != d):
-            raise ValueError(f"cat: shapes {[tuple(x.shape) for x in ts]} differ outside dim {dim}")
-    return Cat.apply(*ts, dim=d)
-
-
-def stack(tensors, dim: int = 0) -> Tensor:
-    """Join same-shaped tensors along a new dim."""
-    ts = _tensors(tensors, "stack")
-    if any(t.shape != ts[0].shape for t in ts):
-        raise ValueError(f"stack: all tensors need the same shape, got {[tuple(x.shape) for x in ts]}")
-    return Stack.apply(*ts, dim=_norm_dim(dim, ts[0].ndim + 1, "stack"))
-
-
-def where(condition, a, b) -> Tensor:
-    """Elementwise ``a if condition else b`` (condition is bool, gets no gradient)."""
-    c = np.asarray(condition.data if isinstance(condition, Tensor) else condition)
-    if c.dtype != bool:
-        raise TypeError(f"where: condition must be bool, got dtype {c.dtype}")
-    like = a if isinstance(a, Tensor) else b if isinstance(b, Tensor) else None
-    a = like._lift(a) if like is not None else Tensor(a)
-    b = like._lift(b) if like is not None else Tensor(b)
-    try:
-        np.broadcast_shapes(c.shape, a.shape, b.shape)
-    except ValueError:
-        raise ValueError(f"where: condition {c.shape}, a {a.shape} and b {b.shape} do not broadcast") from None
-    return Where.apply(a, b, cond=c)
-
-
-def tril(x, diagonal: int = 0) -> Tensor:
-    """Keep the lower triangle (j <= i + diagonal) of the last two dims, zero the rest."""
-    x = x if isinstance(x, Tensor) else Tensor(x)
-    if x.ndim < 2:
-        raise ValueError(f"tril needs at least 2 dims, got shape {x.shape}")
-    return Tri.apply(x, k=diagonal, upper=False)
-
-
-def triu(x, diagonal: int = 0) -> Tensor:
-    """Keep the upper triangle (j >= i + diagonal) of the last two dims, zero the rest."""
-    x = x if isinstance(x, Tensor) else Tensor(x)
-    if x.ndim < 2:
-        raise ValueError(f"triu needs at least 2 dims, got shape {x.shape}")
-    return Tri.apply(x, k=diagonal, upper=True)
-
-
-def _t(x) -> Tensor:
-    return x if isinstance(x, Tensor) else Tensor(x)
-
-
-def exp(x) -> Tensor: return _t(x).exp()
-def log(x) -> Tensor: return _t(x).log()
-def sqrt(x) -> Tensor: return _t(x).sqrt()
-def tanh(x) -> Tensor: return _t(x).tanh()
-def sigmoid(x) -> Tensor: return _t(x).sigmoid()
-def relu(x) -> Tensor: return _t(x).relu()
-def softmax(x, dim: int) -> Tensor: return _t(x).softmax(dim)
-def log_softmax(x, dim: int) -> Tensor: return _t(x).log_softmax(dim)
-
-
-# --- reductions and comparisons as torch.* functions (the Tensor methods do the work) --------
-def argmax(input, dim: int | None = None, keepdim: bool = False) -> Tensor:
-    """Index of the largest entry (of the flattened tensor, or along ``dim``); int64."""
-    return _t(input).argmax(dim, keepdim)
-
-
-def mean(input, dim=None, keepdim: bool = False) -> Tensor:
-    """sum(x) / N over ``dim`` (None = every element)."""
-    return _t(input).mean(dim, keepdim)
-
-
-# torch.max / torch.min / torch.sum live under private names so they never shadow Python's builtins
-# inside this module; tinyattn/__init__.py re-exports them as max, min and sum.
-def _max(input, dim: int | None = None, keepdim: bool = False):
-    """The largest entry; with ``dim``, the ``(values, indices)`` pair along it (as ``Tensor.max``)."""
-    return _t(input).max(dim, keepdim)
-
-
-def _min(input, dim: int | None = None, keepdim: bool = False):
-    """The smallest entry; with ``dim``, the ``(values, indices)`` pair along it (as ``Tensor.min``)."""
-    return _t(input).min(dim, keepdim)
-
-
-def _sum(input, dim=None, keepdim: bool = False) -> Tensor:
-    """sum(x) over ``dim`` (None = every element)."""
-    return _t(input).sum(dim, keepdim)
-
-
-_max.__name__, _min.__name__, _sum.__name__ = "max", "min", "sum"
-
-
-def allclose(input, other, rtol: float = 1e-5, atol: float = 1e-8, equal_nan: bool = False) -> bool:
-    """True when |input - other| <= atol + rtol |other| everywhere (a Python bool, as torch.allclose)."""
-    a, b = _as_array(input), _as_array(other)
-    try:
-        np.broadcast_shapes(a.shape, b.shape)
-    except ValueError:
-        raise ValueError(f"allclose: shapes {a.shape} and {b.shape} do not broadcast") from None
-    return bool(np.allclose(a, b, rtol=rtol, atol=atol, equal_nan=equal_nan))
-
-
-def bmm(input, mat2) -> Tensor:
-    """Batched matrix product: (B, n, m) @ (B, m, p) -> (B, n, p); no broadcasting (use matmul for that)."""
-    a, b = _t(input), _t(mat2)
-    if a.ndim != 3 or b.ndim != 3:
-        raise ValueError(f"bmm: both operands must be 3-D (B, n, m) and (B, m, p), got shapes {a.shape} and {b.shape}")
-    if a.shape[0] != b.shape[0]:
-        raise ValueError(f"bmm: batch sizes differ: {a.shape} has {a.shape[0]}, {b.shape} has {b.shape[0]}")
-    return matmul(a, b)
-
-
-def topk(input, k: int, dim: int = -1, largest: bool = True, sorted: bool = True) -> MinMax:
-    """The k largest (or smallest) entries along ``dim``: ``(values, indices)``, each of shape with dim -> k.
-
-    The values are ``input.gather(dim, indices)``, so the gradient flows to the picked entries only.
-    They always come sorted (best first); ``sorted=False`` is accepted and changes nothing.
-    """
-    x = _t(input)
-    if x.ndim == 0:
-        raise ValueError("topk needs a tensor with at least 1 dim, got a 0-d tensor")
-    d = _norm_dim(dim, x.ndim, "topk")
-    if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or not 0 <= k <= x.shape[d]:
-        raise ValueError(f"topk: k={k!r} is out of range for dim {dim} of size {x.shape[d]} (shape {x.shape}); "
-                         f"k must be an int in 0..{x.shape[d]}")
-    order = np.argsort(x.data, axis=d, kind="stable")  # ascending along d
-    if largest:
-        order = np.flip(order, axis=d)
-    indices = np.take(order, np.arange(k), axis=d)  # the first k along d
-    return MinMax(x.gather(d, indices), Tensor._make(indices))
-
-
-# --- random integers and sampling: all drawn from the one generator seeded by manual_seed ----
-def _int_arg(v, name: str, op: str) -> int:
-    if isinstance(v, bool) or not isinstance(v, (int, np.integer)):
-        raise TypeError(f"{op}: {name} must be an int, got {type(v).__name__}")
-    return int(v)
-
-
-def randint(low: int, high: int | None = None, size: tuple = (), dtype=np.int64, device=None) -> Tensor:
-    """Uniform integers in [low, high) of shape ``size``; ``randint(high, size)`` means low=0, as in PyTorch."""
-    _device(device)
-    if isinstance(high, (tuple, list)):  # randint(high, size)
-        if size != ():
-            raise TypeError(f"randint: got a size twice ({high} and {size}); use randint(high, size) or randint(low, high, size)")
-        low, high, size = 0, low, high
-    elif high is None:  # randint(high, size=...)
-        low, high = 0, low
-    low, high = _int_arg(low, "low", "randint"), _int_arg(high, "high", "randint")
-    if not isinstance(size, (tuple, list)):
-        raise TypeError(f"randint: size must be a tuple of ints such as (2, 3), got {type(size).__name__}")
-    if high <= low:
-        raise ValueError(f"randint: high={high} must be greater than low={low} (it draws from [low, high))")
-    return Tensor._make(_rng.integers(low, high, size=_new_shape(size), dtype=np.int64).astype(dtype, copy=False))
-
-
-def randperm(n: int, dtype=np.int64, device=None) -> Tensor:
-    """A random permutation of 0..n-1 (int64)."""
-    _device(device)
-    n = _int_arg(n, "n", "randperm")
-    if n < 0:
-        raise ValueError(f"randperm: n must be >= 0, got {n}")
-    return Tensor._make(_rng.permutation(n).astype(dtype, copy=False))
-
-
-def multinomial(input, num_samples: int, replacement: bool = False) -> Tensor:
-    """Category ids drawn with probability weight / row sum: weights (C,) or (N, C) -> int64 (num_samples,) or (N, num_samples).
-
-    Without replacement each category is drawn at most once (Efraimidis-Spirakis: every category
-    draws Exp(1) / weight, and the num_samples smallest keys win).
-    """
-    w = np.asarray(_as_array(input), dtype=np.float64)
-    if w.ndim not in (1, 2) or w.shape[-1] == 0:
-        raise ValueError(f"multinomial: weights must be 1-D (C,) or 2-D (N, C) with C >= 1, got shape {w.shape}")
-    num_samples = _int_arg(num_samples, "num_samples", "multinomial")
-    rows = w.reshape(-1, w.shape[-1])  # (N, C)
-    C = rows.shape[1]
-    if num_samples < 1:
-        raise ValueError(f"multinomial: num_samples must be >= 1, got {num_samples}")
-    bad = ~np.isfinite(rows) | (rows < 0)  # (N, C)
-    if bad.any():
-        raise ValueError(f"multinomial: weights must be finite and >= 0; row(s) {np.flatnonzero(bad.any(axis=1))[:5].tolist()} "
-                         "hold a negative, NaN or inf weight")
-    n_pos = (rows > 0).sum(axis=1)  # (N,)
-    if (n_pos == 0).any():
-        raise ValueError(f"multinomial: row(s) {np.flatnonzero(n_pos == 0)[:5].tolist()} sum to zero; "
-                         "every row needs at least one positive weight")
-    if not replacement and num_samples > n_pos.min():
-        raise ValueError(f"multinomial: num_samples={num_samples} without replacement, but a row has only "
-                         f"{int(n_pos.min())} categories with weight > 0 (of C={C}); pass replacement=True or draw fewer")
-    if replacement:
-        cdf = np.cumsum(rows, axis=1)
-        cdf /= cdf[:, -1:]  # (N, C), last column exactly 1
-        u = _rng.random((rows.shape[0], num_samples))  # (N, num_samples) in [0, 1)
-        out = np.stack([np.searchsorted(c, ui, side="right") for c, ui in zip(cdf, u)])
-    else:
-        with np.errstate(divide="ignore"):
-            keys = _rng.exponential(size=rows.shape) / rows  # weight 0 -> key inf: never among the smallest
-        out = np.argsort(keys, axis=1, kind="stable")[:, :num_samples]
-    return Tensor._make(out.astype(np.int64).reshape(w.shape[:-1] + (num_samples,)))

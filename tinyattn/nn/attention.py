@@ -14,7 +14,8 @@ import math
 import numpy as np
 
 from ..masks import causal_mask, sliding_window_mask
-from ..tensor import Tensor, cat
+from ..functions import cat
+from ..tensor import Tensor
 from .flash import _flash
 from .functional import dropout
 from .layers import Linear

@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from tinyattn.tensor import Tensor, cat, get_default_dtype, get_rng
+from tinyattn.functions import cat
+from tinyattn.tensor import Tensor, get_default_dtype, get_rng
 
 from .module import Module, Parameter
 

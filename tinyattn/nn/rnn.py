@@ -16,7 +16,8 @@ import math
 
 import numpy as np
 
-from tinyattn.tensor import Tensor, get_default_dtype, get_rng, stack
+from tinyattn.functions import stack
+from tinyattn.tensor import Tensor, get_default_dtype, get_rng
 
 from .module import Module, Parameter
 

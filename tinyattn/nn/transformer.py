@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from tinyattn.tensor import Tensor, cat, get_default_dtype, get_rng, no_grad
+from tinyattn.functions import cat
+from tinyattn.tensor import Tensor, get_default_dtype, get_rng, no_grad
 
 from .attention import KVCache, MultiHeadAttention
 from .layers import GELU, Dropout, Embedding, Identity, LayerNorm, Linear

@@ -1,0 +1,95 @@
+"""Random tensors and sampling, all drawn from the one generator seeded by ``manual_seed``.
+
+``randn``, ``rand``, ``randint``, ``randperm`` and ``multinomial`` (torch.* names): the same seed
+gives the same numbers.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .checks import device as _device
+from .tensor import Tensor, _as_array, _new_shape, get_default_dtype, get_rng
+
+
+def randn(*shape, dtype=None, requires_grad: bool = False, device=None) -> Tensor:
+    """Standard normal samples from the generator seeded by ``manual_seed``."""
+    _device(device)
+    dt = np.dtype(dtype or get_default_dtype()).type
+    return Tensor(get_rng().standard_normal(_new_shape(shape), dtype=dt), requires_grad=requires_grad)
+
+
+def rand(*shape, dtype=None, requires_grad: bool = False, device=None) -> Tensor:
+    """Uniform [0, 1) samples from the generator seeded by ``manual_seed``."""
+    _device(device)
+    dt = np.dtype(dtype or get_default_dtype()).type
+    return Tensor(get_rng().random(_new_shape(shape), dtype=dt), requires_grad=requires_grad)
+
+
+def _int_arg(v, name: str, op: str) -> int:
+    if isinstance(v, bool) or not isinstance(v, (int, np.integer)):
+        raise TypeError(f"{op}: {name} must be an int, got {type(v).__name__}")
+    return int(v)
+
+
+def randint(low: int, high: int | None = None, size: tuple = (), dtype=np.int64, device=None) -> Tensor:
+    """Uniform integers in [low, high) of shape ``size``; ``randint(high, size)`` means low=0, as in PyTorch."""
+    _device(device)
+    if isinstance(high, (tuple, list)):  # randint(high, size)
+        if size != ():
+            raise TypeError(f"randint: got a size twice ({high} and {size}); use randint(high, size) or randint(low, high, size)")
+        low, high, size = 0, low, high
+    elif high is None:  # randint(high, size=...)
+        low, high = 0, low
+    low, high = _int_arg(low, "low", "randint"), _int_arg(high, "high", "randint")
+    if not isinstance(size, (tuple, list)):
+        raise TypeError(f"randint: size must be a tuple of ints such as (2, 3), got {type(size).__name__}")
+    if high <= low:
+        raise ValueError(f"randint: high={high} must be greater than low={low} (it draws from [low, high))")
+    return Tensor._make(get_rng().integers(low, high, size=_new_shape(size), dtype=np.int64).astype(dtype, copy=False))
+
+
+def randperm(n: int, dtype=np.int64, device=None) -> Tensor:
+    """A random permutation of 0..n-1 (int64)."""
+    _device(device)
+    n = _int_arg(n, "n", "randperm")
+    if n < 0:
+        raise ValueError(f"randperm: n must be >= 0, got {n}")
+    return Tensor._make(get_rng().permutation(n).astype(dtype, copy=False))
+
+
+def multinomial(input, num_samples: int, replacement: bool = False) -> Tensor:
+    """Category ids drawn with probability weight / row sum: weights (C,) or (N, C) -> int64 (num_samples,) or (N, num_samples).
+
+    Without replacement each category is drawn at most once (Efraimidis-Spirakis: every category
+    draws Exp(1) / weight, and the num_samples smallest keys win).
+    """
+    w = np.asarray(_as_array(input), dtype=np.float64)
+    if w.ndim not in (1, 2) or w.shape[-1] == 0:
+        raise ValueError(f"multinomial: weights must be 1-D (C,) or 2-D (N, C) with C >= 1, got shape {w.shape}")
+    num_samples = _int_arg(num_samples, "num_samples", "multinomial")
+    rows = w.reshape(-1, w.shape[-1])  # (N, C)
+    C = rows.shape[1]
+    if num_samples < 1:
+        raise ValueError(f"multinomial: num_samples must be >= 1, got {num_samples}")
+    bad = ~np.isfinite(rows) | (rows < 0)  # (N, C)
+    if bad.any():
+        raise ValueError(f"multinomial: weights must be finite and >= 0; row(s) {np.flatnonzero(bad.any(axis=1))[:5].tolist()} "
+                         "hold a negative, NaN or inf weight")
+    n_pos = (rows > 0).sum(axis=1)  # (N,)
+    if (n_pos == 0).any():
+        raise ValueError(f"multinomial: row(s) {np.flatnonzero(n_pos == 0)[:5].tolist()} sum to zero; "
+                         "every row needs at least one positive weight")
+    if not replacement and num_samples > n_pos.min():
+        raise ValueError(f"multinomial: num_samples={num_samples} without replacement, but a row has only "
+                         f"{int(n_pos.min())} categories with weight > 0 (of C={C}); pass replacement=True or draw fewer")
+    rng = get_rng()
+    if replacement:
+        cdf = np.cumsum(rows, axis=1)
+        cdf /= cdf[:, -1:]  # (N, C), last column exactly 1
+        u = rng.random((rows.shape[0], num_samples))  # (N, num_samples) in [0, 1)
+        out = np.stack([np.searchsorted(c, ui, side="right") for c, ui in zip(cdf, u)])
+    else:
+        with np.errstate(divide="ignore"):
+            keys = rng.exponential(size=rows.shape) / rows  # weight 0 -> key inf: never among the smallest
+        out = np.argsort(keys, axis=1, kind="stable")[:, :num_samples]
+    return Tensor._make(out.astype(np.int64).reshape(w.shape[:-1] + (num_samples,)))

@@ -81,6 +81,15 @@ def test_no_line_of_a_solution_reaches_the_student(student):
             assert not hidden & lines, (path, sorted(hidden & lines)[:3])
 
 
+def test_the_student_readmes_point_nowhere_near_the_answers(student):
+    for readme in (student / "README.md", student / "exercises" / "README.md"):
+        text = readme.read_text()
+        assert "solutions/" not in text and "--batch" not in text and "python -m pytest" in (
+            student / "README.md").read_text()
+        assert ", ".join(map(str, SEEDS)) in text
+    assert "## Rules the grader enforces" in (student / "exercises" / "README.md").read_text()
+
+
 def test_the_instructors_tests_stay_behind(student):
     shipped = {p.name for p in (student / "tests").iterdir()}
     assert "test_grading_student.py" in shipped and "conftest.py" in shipped
@@ -92,13 +101,14 @@ def test_the_instructors_tests_stay_behind(student):
 
 GRADE = """
 import json, sys
-from tinyattn.grading import oracle
-from tinyattn.grading.grader import grade_folder
+from tinyattn.grading import EXERCISES, oracle
+from tinyattn.grading.runner import grade_in_process
 assert not oracle.live()
 out = {}
 for name, folder, seed in json.load(sys.stdin):
-    r = grade_folder(folder, seed=seed)
-    out[name] = [r.total, r.max, [e.status for e in r.exercises]]
+    results = [grade_in_process(ex.id, f"{folder}/{ex.filename}", seed) for ex in EXERCISES]
+    out[name] = [sum(ex.points for ex, r in zip(EXERCISES, results) if r["status"] == "passed"),
+                 sum(ex.points for ex in EXERCISES), [r["status"] for r in results]]
 print(json.dumps(out))
 """
 

@@ -102,6 +102,15 @@ def record_fixtures(solutions: Path, out_dir: Path, seeds: tuple[int, ...] = ora
     return counts
 
 
+INSTRUCTOR_PART = "## Self-study or classroom"
+STUDENT_TAIL = """## Submitting
+
+Push your work: the Classroom workflow (`.github/workflows/classroom.yml`) runs
+`tinyattn grade --only exNN` for each exercise, worth that exercise's points. This copy grades
+with answers recorded for the seeds {seeds}; your instructor may grade again with other
+inputs, so write code that is right, not code that matches the recorded answers.
+"""
+
 STUDENT_README = """# tinyattn: build attention yourself
 
 Your copy of the tinyattn course: a from-scratch NumPy framework for attention (`tinyattn/`), nine
@@ -165,8 +174,11 @@ def build_student(out: str | Path, root: str | Path | None = None, seeds: tuple[
             (out / "exercises").mkdir(exist_ok=True)
             (out / "exercises" / rel).write_text(text, encoding="utf-8")
     readme = root / "exercises" / "README.md"
-    if readme.is_file():
-        shutil.copy2(readme, out / "exercises" / "README.md")
+    if readme.is_file():                    # up to the instructor's part (solutions/, batch grading, maintainers)
+        text = readme.read_text(encoding="utf-8")
+        cut = text.find(INSTRUCTOR_PART)
+        tail = STUDENT_TAIL.format(seeds=", ".join(map(str, seeds)))
+        (out / "exercises" / "README.md").write_text((text[:cut] if cut >= 0 else text) + tail, encoding="utf-8")
     (out / WORKFLOW).parent.mkdir(parents=True, exist_ok=True)
     (out / WORKFLOW).write_text(autograding_workflow(), encoding="utf-8")
     (out / "README.md").write_text(STUDENT_README.format(seeds=", ".join(map(str, seeds))), encoding="utf-8")

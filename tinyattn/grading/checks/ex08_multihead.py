@@ -11,7 +11,7 @@ import tinyattn
 from tinyattn import nn
 from tinyattn.gradcheck import numerical_grad
 
-from ..checkkit import CheckFailed, Session, array_of, distinct, expect_close, expect_raises
+from ..checkkit import CheckFailed, Session, array_of, copy_into, distinct, expect_close, expect_raises
 from ..oracle import ref, wrong
 
 PROJECTIONS = ("W_q", "W_k", "W_v", "W_o")
@@ -60,7 +60,7 @@ def load(m, W: list[np.ndarray]) -> None:
     for i, name in enumerate(PROJECTIONS):
         lin = getattr(m, name)
         for param, value in ((lin.weight, W[2 * i]), (lin.bias, W[2 * i + 1])):
-            np.copyto(array_of(param), value)
+            copy_into(param, value)
 
 
 def forward(s: Session, m, x: np.ndarray, mask=None) -> np.ndarray:

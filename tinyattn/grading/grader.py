@@ -80,25 +80,19 @@ class GradeReport:
 
 
 def resolve_seed(seed: int | None) -> int:
-    """--seed, else $TINYATTN_GRADE_SEED, else a fresh random seed (so hard-coded answers fail).
-
-    A student release grades with recorded answers, so only its recorded seeds exist there: the
-    default is one of them at random, and any other seed is a usage error naming them."""
-    from . import oracle
-    recorded = None if oracle.live() else oracle.FIXTURE_SEEDS
-    if seed is None:
-        env = os.environ.get(SEED_ENV, "").strip()
-        if env:
-            try:
-                seed = int(env)
-            except ValueError:
-                raise ValueError(f"${SEED_ENV} must be an integer, got {env!r}") from None
-    if seed is None:
-        return secrets.choice(recorded) if recorded else secrets.randbelow(2**31)
-    if recorded and int(seed) not in recorded:
-        raise ValueError(f"this copy of tinyattn grades with answers recorded for the seeds "
-                         f"{', '.join(map(str, recorded))}; got seed {seed}")
-    return int(seed)
+    """--seed, else $TINYATTN_GRADE_SEED, else a fresh random seed (so hard-coded answers fail)."""
+    from .oracle import recorded_seed
+    if (recorded := recorded_seed(seed, os.environ.get(SEED_ENV, ""))) is not None:
+        return recorded                 # a student release grades only at the seeds it has answers for
+    if seed is not None:
+        return int(seed)
+    env = os.environ.get(SEED_ENV, "").strip()
+    if env:
+        try:
+            return int(env)
+        except ValueError:
+            raise ValueError(f"${SEED_ENV} must be an integer, got {env!r}") from None
+    return secrets.randbelow(2**31)
 
 
 def _child_env() -> dict[str, str]:

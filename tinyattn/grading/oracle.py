@@ -21,6 +21,7 @@ import hashlib
 import importlib
 import importlib.util
 import json
+import secrets
 from pathlib import Path
 from typing import Any
 
@@ -38,6 +39,24 @@ class FixtureMissing(LookupError):
 def live() -> bool:
     """True when the reference implementation is installed (the instructor's repository)."""
     return importlib.util.find_spec(f"{__package__}.references") is not None
+
+
+def recorded_seed(seed: int | None, env: str = "") -> int | None:
+    """In a student release: the seed to grade with (`seed`, else `env`, else one of FIXTURE_SEEDS at
+    random), ValueError for a seed without recorded answers. None where the references are installed."""
+    if live():
+        return None
+    if seed is None and env.strip():
+        try:
+            seed = int(env)
+        except ValueError:
+            raise ValueError(f"the grading seed must be an integer, got {env!r}") from None
+    if seed is None:
+        return secrets.choice(FIXTURE_SEEDS)
+    if int(seed) not in FIXTURE_SEEDS:
+        raise ValueError(f"this copy of tinyattn grades with answers recorded for the seeds "
+                         f"{', '.join(map(str, FIXTURE_SEEDS))}; got seed {seed}")
+    return int(seed)
 
 
 # ---- digests and (de)serialisation without pickle -----------------------------------------------

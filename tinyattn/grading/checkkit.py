@@ -200,12 +200,6 @@ def array_of(t: Any) -> np.ndarray:
     raise CheckFailed(f"expected a tinyattn Tensor, got {type(t).__name__}")
 
 
-def copy_into(t: Any, value: np.ndarray) -> None:
-    """Write `value` into a Tensor's (or Parameter's) array in place: how a check sets a learner
-    module's weights (e.g. `copy_into(m.W_q.weight, W)`)."""
-    np.copyto(array_of(t), value)
-
-
 def as_array(x: Any, what: str) -> np.ndarray:
     """x as an ndarray, or CheckFailed saying what came instead (Tensors are unwrapped)."""
     data = getattr(x, "data", None)
@@ -216,6 +210,12 @@ def as_array(x: Any, what: str) -> np.ndarray:
     if not isinstance(x, np.ndarray):
         raise CheckFailed(f"{what} should be a NumPy array, got {type(x).__name__}")
     return x
+
+
+def copy_into(t: Any, value: np.ndarray) -> None:
+    """Write `value` into a Tensor's (or Parameter's) array in place, in whichever process it lives:
+    how a check sets a learner module's weights (e.g. `copy_into(m.W_q.weight, W)`)."""
+    np.copyto(array_of(t), value)
 
 
 def as_tuple(x: Any, n: int, what: str) -> tuple:

@@ -13,7 +13,7 @@ import os
 import sys
 import time
 
-from . import BENCHMARKS
+from . import BENCHMARKS, OPTIONAL_BENCHMARKS
 
 # NumPy (and with it the BLAS) is imported only after --threads is read: a BLAS reads its thread
 # count once, when it loads.
@@ -76,9 +76,21 @@ _ABOUT = """\
 - **flash_memory**: `flash_attention` against `scaled_dot_product_attention` (which holds the (T, T)
   scores), forward+backward, one head, d=64, float32; each T in its own process; peak memory is
   `tracemalloc`'s peak of NumPy's allocations during the call (inputs excluded).
+- **gpt2_forward**: a full-size GPT-2 (124M: 12 layers, 12 heads, 768 wide, 50257 tokens) with random
+  weights, written as a Hugging Face checkpoint folder and read back by `tinyattn.pretrained.load_gpt2`
+  in a fresh process: a 20-token forward (batch 1, float32) under `no_grad` and with the graph recorded,
+  its CPU time, greedy generation of 20 tokens with the KV cache, the load time, `tracemalloc`'s peak
+  during one forward, and the process's peak resident memory. Target: the forward in under 1 s.
 - **demo_throughput**: training tokens per second of `tinyattn demo`'s three models (2-block attention,
   GRU, tanh RNN; d_model 32, batch 32) on first-token recall; a step is forward, loss, backward, gradient
   clipping and AdamW.
+- **torch_cpu** (only where `import torch` works; PyTorch is not a dependency): float32, one thread on
+  both sides (NumPy's BLAS and torch's intra-op pool), in one process with interleaved repeats.
+  MultiHeadAttention forward+backward at the `mha` shapes against the same four projections around
+  torch's fused `scaled_dot_product_attention`, and one AdamW training step of a nanoGPT-sized model
+  (4 layers, 4 heads, width 128, block 128, batch 8, exact GELU) whose code, `benchmarks/gpt_model.py`,
+  is written once against PyTorch's API and runs unchanged on both libraries. Both sides start from the
+  same weights and are checked to agree on outputs, losses and gradients before timing.
 
 Why the MLP step is the hardest target: its matmuls take a few hundred microseconds, so what tinyattn
 adds to every step whatever the sizes (recording each op, the backward walk, the checks at each
@@ -133,7 +145,8 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m benchmarks", description=__doc__.split("\n\n")[1])
     ap.add_argument("--quick", action="store_true", help="tiny shapes and few repeats: checks that everything runs "
                                                           "(seconds, not minutes); the figures mean nothing")
-    ap.add_argument("--only", metavar="NAME[,NAME]", help=f"run only these, from: {', '.join(BENCHMARKS)}")
+    ap.add_argument("--only", metavar="NAME[,NAME]", help=f"run only these, from: {', '.join(BENCHMARKS + OPTIONAL_BENCHMARKS)} "
+                                                          "(torch_cpu runs by default when torch is importable)")
     ap.add_argument("--json", metavar="FILE", help="also write machine, settings and every row as JSON")
     ap.add_argument("--markdown", metavar="FILE", help="also write the table as Markdown (benchmarks/RESULTS.md)")
     ap.add_argument("--threads", type=int, metavar="N", help="BLAS threads (sets OPENBLAS/OMP/MKL_NUM_THREADS before "
@@ -149,12 +162,14 @@ def main(argv: list[str] | None = None) -> int:
             os.environ[var] = str(args.threads)  # the flash_memory child processes inherit these too
     from .common import describe_machine, machine
 
-    names = list(BENCHMARKS)
+    known = BENCHMARKS + OPTIONAL_BENCHMARKS
+    names = list(BENCHMARKS) + [n for n in OPTIONAL_BENCHMARKS
+                                if importlib.import_module(f"benchmarks.{n}").available()]
     if args.only:
         names = [n.strip() for n in args.only.split(",") if n.strip()]
-        unknown = [n for n in names if n not in BENCHMARKS]
+        unknown = [n for n in names if n not in known]
         if unknown:
-            ap.error(f"unknown benchmark(s) {', '.join(unknown)}; choose from {', '.join(BENCHMARKS)}")
+            ap.error(f"unknown benchmark(s) {', '.join(unknown)}; choose from {', '.join(known)}")
 
     info = machine()
     print(f"machine: {describe_machine(info)}", flush=True)

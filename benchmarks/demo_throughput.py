@@ -15,7 +15,8 @@ import tinyattn
 from tinyattn import optim
 from tinyattn.data import make_task
 from tinyattn.demo import FULL
-from tinyattn.train import SequenceModel, loss_and_accuracy
+from tinyattn.models import SequenceModel
+from tinyattn.train import loss_and_accuracy
 
 from .common import Row, median_time
 

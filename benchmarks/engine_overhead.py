@@ -18,7 +18,7 @@ N = 16  # tiny on purpose: the arithmetic is negligible, the bookkeeping is what
 
 def _cases(a: tinyattn.Tensor, b: tinyattn.Tensor) -> list[tuple[str, object, object]]:
     """(name, tinyattn call, the same NumPy call). a and b require grad, so the graph is recorded."""
-    x, y = a.data, b.data
+    x, y = a.numpy(), b.numpy()
 
     def np_softmax():
         e = np.exp(x - x.max(axis=-1, keepdims=True))

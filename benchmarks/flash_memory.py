@@ -57,7 +57,7 @@ def _child(T: int, blocks: tuple[int, ...], repeat: int) -> dict:
     ref = None
     diff = 0.0
     for name, fn in fns.items():
-        got = [fn().data] + [t.grad.copy() for t in (q, k, v)]
+        got = [fn().numpy()] + [t.grad.numpy().copy() for t in (q, k, v)]
         if ref is None:
             ref = got
             continue

@@ -121,8 +121,8 @@ def check_agreement(layer, np_layer: NumpyMHA, x: np.ndarray, dy: np.ndarray) ->
     y.backward(dy)
     y_np = np_layer.forward(x)
     dx_np, grads_np = np_layer.backward(dy)
-    pairs = [("output", y.data, y_np), ("dx", xt.grad, dx_np)]
-    pairs += [(name, p.grad, grads_np[name]) for name, p in layer.named_parameters()]
+    pairs = [("output", y.numpy(), y_np), ("dx", xt.grad.numpy(), dx_np)]
+    pairs += [(name, p.grad.numpy(), grads_np[name]) for name, p in layer.named_parameters()]
     tol = 1e-3 if x.dtype == np.float32 else 1e-9
     # Relative to the larger of the array's own size and dx's: W_k's bias gradient is exactly 0 in exact
     # arithmetic (adding q.b_k to every score of a row is cancelled by the softmax), so both layers return

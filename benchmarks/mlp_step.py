@@ -77,7 +77,7 @@ class NumpyMLP:
 def _setup(width: int, batch: int, dtype=np.float32):
     model, opt = _tinyattn_model(width, dtype)
     l1, l2 = model[0], model[2]
-    ref = NumpyMLP(l1.weight.data, l1.bias.data, l2.weight.data, l2.bias.data)
+    ref = NumpyMLP(l1.weight.numpy(), l1.bias.numpy(), l2.weight.numpy(), l2.bias.numpy())
     rng = np.random.default_rng(0)
     x_np = rng.standard_normal((batch, width)).astype(dtype)
     y = rng.integers(0, CLASSES, size=batch)
@@ -90,8 +90,8 @@ def check_agreement(model, opt, ref: NumpyMLP, x_np: np.ndarray, y: np.ndarray) 
     ref.step(x_np, y)
     l1, l2 = model[0], model[2]
     worst = 0.0
-    for name, a, b in (("W1", l1.weight.data, ref.W1), ("b1", l1.bias.data, ref.b1),
-                       ("W2", l2.weight.data, ref.W2), ("b2", l2.bias.data, ref.b2)):
+    for name, a, b in (("W1", l1.weight.numpy(), ref.W1), ("b1", l1.bias.numpy(), ref.b1),
+                       ("W2", l2.weight.numpy(), ref.W2), ("b2", l2.bias.numpy(), ref.b2)):
         err = float(np.max(np.abs(a - b)) / np.max(np.abs(b)))
         worst = max(worst, err)
         if not err < 1e-5:
@@ -109,7 +109,7 @@ def _measure(quick: bool) -> dict:
     def move_arrays() -> None:
         """Copy both sides' weights and the batch to fresh addresses (common.py: placement sways BLAS speed)."""
         for p in model.parameters():
-            p.data = p.data.copy()
+            p.data = p.numpy().copy()
         ref.W1, ref.b1, ref.W2, ref.b2 = (a.copy() for a in (ref.W1, ref.b1, ref.W2, ref.b2))
         inputs["x_np"] = x_np.copy()
         inputs["x"] = tinyattn.tensor(x_np.copy())

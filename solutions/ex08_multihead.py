@@ -54,7 +54,7 @@ class MultiHeadAttention(nn.Module):
                ITS argument is True, so pass the negation: ~mask)
             5. weights = scores.softmax(dim=-1); out = weights @ v      -> (B, H, T, d_k)
             6. merge heads: .transpose(1, 2).reshape(B, T, C), then W_o
-        Stay in Tensor ops from start to end: a detour through NumPy (.data, np.*) cuts the graph
+        Stay in Tensor ops from start to end: a detour through NumPy (.numpy(), np.*) cuts the graph
         and the weights get no gradient.
         """
         ### BEGIN SOLUTION

@@ -45,20 +45,20 @@ def test_attention_matches_definition_and_masks_exactly(rng):
     keep = rng.random((2, 1, 4, 6)) > 0.4
     keep[..., 0] = True  # every row keeps a key
     out, w = attention(q, k, v, mask=keep)
-    ref_out, ref_w = _np_attention(q.data, k.data, v.data, keep=keep)
-    np.testing.assert_allclose(out.data, ref_out, rtol=0, atol=1e-12)
-    np.testing.assert_allclose(w.data, ref_w, rtol=0, atol=1e-12)
+    ref_out, ref_w = _np_attention(q.numpy(), k.numpy(), v.numpy(), keep=keep)
+    np.testing.assert_allclose(out.numpy(), ref_out, rtol=0, atol=1e-12)
+    np.testing.assert_allclose(w.numpy(), ref_w, rtol=0, atol=1e-12)
     assert out.shape == (2, 3, 4, 7) and w.shape == (2, 3, 4, 6)
-    np.testing.assert_allclose(w.data.sum(-1), 1.0, atol=1e-12)
-    assert np.all(w.data[np.broadcast_to(~keep, w.shape)] == 0.0)  # masked keys get exactly zero weight
+    np.testing.assert_allclose(w.numpy().sum(-1), 1.0, atol=1e-12)
+    assert np.all(w.numpy()[np.broadcast_to(~keep, w.shape)] == 0.0)  # masked keys get exactly zero weight
 
 
 def test_attention_accepts_01_masks_and_tensor_masks(rng):
     q, k, v = _t(rng, 3, 4), _t(rng, 3, 4), _t(rng, 3, 2)
     m = np.tril(np.ones((3, 3)))  # float 0/1
-    a = attention(q, k, v, mask=m)[0].data
-    b = attention(q, k, v, mask=tinyattn.tensor(m.astype(bool)))[0].data
-    c = attention(q, k, v, mask=causal_mask(3))[0].data
+    a = attention(q, k, v, mask=m)[0].numpy()
+    b = attention(q, k, v, mask=tinyattn.tensor(m.astype(bool)))[0].numpy()
+    c = attention(q, k, v, mask=causal_mask(3))[0].numpy()
     np.testing.assert_array_equal(a, b)
     np.testing.assert_array_equal(a, c)
 
@@ -75,8 +75,8 @@ def test_attention_refuses_an_additive_float_mask(rng):
     with pytest.raises(ValueError, match=r"holds 2"):
         attention(q, k, v, mask=np.full((3, 3), 2))  # ints too: only 0 and 1
     # the additive mask means what it means in PyTorch where PyTorch takes it: sdpa's attn_mask
-    ref = _np_attention(q.data, k.data, v.data, keep=causal_mask(3))[0]
-    np.testing.assert_allclose(sdpa(q, k, v, attn_mask=additive).data, ref, rtol=0, atol=1e-12)
+    ref = _np_attention(q.numpy(), k.numpy(), v.numpy(), keep=causal_mask(3))[0]
+    np.testing.assert_allclose(sdpa(q, k, v, attn_mask=additive).numpy(), ref, rtol=0, atol=1e-12)
 
 
 def test_gradcheck_attention(rng):
@@ -104,17 +104,17 @@ def test_sdpa_equals_reference(rng, kind):
         keep = np.tril(np.ones((5, 7), dtype=bool))  # PyTorch's is_causal: top-left
         kw["is_causal"] = True
     out = sdpa(q, k, v, **kw)
-    ref, _ = _np_attention(q.data, k.data, v.data, keep=keep, bias=bias)
-    np.testing.assert_allclose(out.data, ref, rtol=0, atol=1e-12)
+    ref, _ = _np_attention(q.numpy(), k.numpy(), v.numpy(), keep=keep, bias=bias)
+    np.testing.assert_allclose(out.numpy(), ref, rtol=0, atol=1e-12)
 
 
 def test_sdpa_is_causal_is_top_left_like_pytorch(rng):
     q, k, v = _t(rng, 3, 4), _t(rng, 6, 4), _t(rng, 6, 2)
-    top_left = sdpa(q, k, v, is_causal=True).data
-    np.testing.assert_array_equal(top_left, sdpa(q, k, v, attn_mask=np.tri(3, 6, dtype=bool)).data)
+    top_left = sdpa(q, k, v, is_causal=True).numpy()
+    np.testing.assert_array_equal(top_left, sdpa(q, k, v, attn_mask=np.tri(3, 6, dtype=bool)).numpy())
     # query 0 sees only key 0, so its output is exactly value 0
-    np.testing.assert_allclose(top_left[0], v.data[0], rtol=0, atol=1e-15)
-    bottom_right = sdpa(q, k, v, attn_mask=causal_mask(3, 6)).data
+    np.testing.assert_allclose(top_left[0], v.numpy()[0], rtol=0, atol=1e-15)
+    bottom_right = sdpa(q, k, v, attn_mask=causal_mask(3, 6)).numpy()
     assert np.abs(top_left - bottom_right).max() > 1e-3
 
 
@@ -143,20 +143,20 @@ def test_gradcheck_sdpa_learnable_float_mask(rng):
 
 def test_sdpa_gqa_equals_repeated_heads(rng):
     q, k, v = _t(rng, 2, 6, 3, 4), _t(rng, 2, 2, 5, 4), _t(rng, 2, 2, 5, 4)
-    out = sdpa(q, k, v, enable_gqa=True).data
-    k_rep, v_rep = np.repeat(k.data, 3, axis=1), np.repeat(v.data, 3, axis=1)  # heads 0,0,0,1,1,1
-    np.testing.assert_allclose(out, _np_attention(q.data, k_rep, v_rep)[0], rtol=0, atol=1e-12)
+    out = sdpa(q, k, v, enable_gqa=True).numpy()
+    k_rep, v_rep = np.repeat(k.numpy(), 3, axis=1), np.repeat(v.numpy(), 3, axis=1)  # heads 0,0,0,1,1,1
+    np.testing.assert_allclose(out, _np_attention(q.numpy(), k_rep, v_rep)[0], rtol=0, atol=1e-12)
 
 
 def test_sdpa_dropout_drops_weights_and_scales_survivors(rng):
     q, k, v = _t(rng, 2, 4, 3), _t(rng, 2, 5, 3), _t(rng, 2, 5, 3)
     p = 0.4
     tinyattn.manual_seed(7)
-    out = sdpa(q, k, v, dropout_p=p).data
+    out = sdpa(q, k, v, dropout_p=p).numpy()
     tinyattn.manual_seed(7)
     keep = tinyattn.get_rng().random((2, 4, 5)) >= p  # the same draws the op makes
-    _, w = _np_attention(q.data, k.data, v.data)
-    np.testing.assert_allclose(out, (w * keep / (1 - p)) @ v.data, rtol=0, atol=1e-12)
+    _, w = _np_attention(q.numpy(), k.numpy(), v.numpy())
+    np.testing.assert_allclose(out, (w * keep / (1 - p)) @ v.numpy(), rtol=0, atol=1e-12)
     assert 0 < keep.mean() < 1
 
     def seeded(q, k, v):
@@ -171,10 +171,10 @@ def test_sdpa_keeps_float32(rng):
     v = tinyattn.tensor(rng.standard_normal((2, 2, 4, 8)).astype(np.float32), requires_grad=True)
     out = sdpa(q, k, v, attn_mask=causal_mask(4))
     out.sum().backward()
-    assert out.dtype == np.float32 and q.grad.dtype == np.float32 and k.grad.dtype == np.float32
-    ref, _ = _np_attention(q.data.astype(np.float64), k.data.astype(np.float64), v.data.astype(np.float64),
+    assert out.dtype == np.float32 and q.grad.numpy().dtype == np.float32 and k.grad.numpy().dtype == np.float32
+    ref, _ = _np_attention(q.numpy().astype(np.float64), k.numpy().astype(np.float64), v.numpy().astype(np.float64),
                            keep=causal_mask(4))
-    np.testing.assert_allclose(out.data, ref, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(out.numpy(), ref, rtol=1e-5, atol=1e-6)
 
 
 def _phi(x):
@@ -184,11 +184,11 @@ def _phi(x):
 @pytest.mark.parametrize("causal", [False, True])
 def test_linear_attention_matches_quadratic_form(rng, causal):
     q, k, v = _t(rng, 2, 5, 3), _t(rng, 2, 5, 3), _t(rng, 2, 5, 4)
-    a = _phi(q.data) @ np.swapaxes(_phi(k.data), -1, -2)  # (2, T, S): the kernel instead of exp(q.k)
+    a = _phi(q.numpy()) @ np.swapaxes(_phi(k.numpy()), -1, -2)  # (2, T, S): the kernel instead of exp(q.k)
     if causal:
         a = a * np.tril(np.ones((5, 5)))
-    ref = (a / a.sum(-1, keepdims=True)) @ v.data
-    np.testing.assert_allclose(linear_attention(q, k, v, causal=causal).data, ref, rtol=0, atol=1e-12)
+    ref = (a / a.sum(-1, keepdims=True)) @ v.numpy()
+    np.testing.assert_allclose(linear_attention(q, k, v, causal=causal).numpy(), ref, rtol=0, atol=1e-12)
 
 
 @pytest.mark.parametrize("causal", [False, True])
@@ -201,7 +201,7 @@ def test_linear_attention_does_not_overflow():
     x = tinyattn.tensor(np.array([[800.0, -800.0]]), requires_grad=True)  # exp(800) = inf in float64
     out = linear_attention(x, x, x)
     out.sum().backward()
-    assert np.isfinite(out.data).all() and np.isfinite(x.grad).all()
+    assert np.isfinite(out.numpy()).all() and np.isfinite(x.grad.numpy()).all()
 
 
 def test_errors_name_the_shapes(rng):

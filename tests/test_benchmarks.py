@@ -33,18 +33,27 @@ def quick_run(tmp_path_factory):
     return proc.stdout, json.loads(js.read_text()), md.read_text()
 
 
+def _expected_benchmarks() -> set:
+    """Every benchmark, plus the optional ones whose comparison library is importable here (torch_cpu: torch)."""
+    import importlib
+
+    from benchmarks import OPTIONAL_BENCHMARKS
+    return set(BENCHMARKS) | {n for n in OPTIONAL_BENCHMARKS if importlib.import_module(f"benchmarks.{n}").available()}
+
+
 def test_quick_mode_runs_every_benchmark_and_each_produces_numbers(quick_run):
     _, data, _ = quick_run
     rows = data["rows"]
     produced = {r["bench"] for r in rows}
-    assert produced == set(BENCHMARKS), f"missing figures from {set(BENCHMARKS) - produced}"
+    expected = _expected_benchmarks()
+    assert produced == expected, f"missing figures from {expected - produced}"
     for r in rows:
         assert isinstance(r["value"], float) and math.isfinite(r["value"]) and r["value"] > 0, r
         if r["baseline"] is not None:
             assert math.isfinite(r["baseline"]) and r["baseline"] > 0, r
             assert r["ratio"] is not None and math.isfinite(r["ratio"]) and r["ratio"] > 0, r
         assert r["target"] is None, f"quick mode runs other shapes, so it must not claim a target: {r}"
-    assert set(data["seconds_per_benchmark"]) == set(BENCHMARKS)
+    assert set(data["seconds_per_benchmark"]) == expected
     assert data["machine"]["cores"] >= 1 and data["machine"]["numpy"] == np.__version__
 
 
@@ -147,3 +156,32 @@ def test_mlp_step_child_process_reports_one_measurement():
     assert out.returncode == 0, out.stderr
     r = json.loads(out.stdout.strip().splitlines()[-1])
     assert r["ms_t"] > 0 and r["ms_np"] > 0 and r["err"] < 1e-5 and (r["width"], r["batch"]) == (64, 16)
+
+
+def test_torch_comparison_is_optional_and_skips_cleanly_without_torch(monkeypatch, capsys):
+    from benchmarks import OPTIONAL_BENCHMARKS, torch_cpu
+    assert "torch_cpu" in OPTIONAL_BENCHMARKS and "torch_cpu" not in BENCHMARKS
+    monkeypatch.setattr(torch_cpu.importlib.util, "find_spec", lambda name: None)  # as if torch were not installed
+    assert not torch_cpu.available()
+    assert torch_cpu.run(quick=True) == []
+    assert "torch is not importable" in capsys.readouterr().out
+
+
+def test_gpt_model_code_trains_on_tinyattn():
+    """The benchmark's GPT, written against PyTorch's API, runs on tinyattn and learns a fixed batch."""
+    import tinyattn
+    from benchmarks.gpt_model import GPTConfig, build
+    cfg = GPTConfig(vocab_size=7, block_size=8, n_layer=2, n_head=2, n_embd=16)
+    tinyattn.manual_seed(0)
+    model = build(tinyattn)(cfg)
+    assert model.wte.weight.shape == (7, 16) and model.h[0].c_attn.weight.shape == (48, 16)
+    idx = tinyattn.randint(0, 7, (4, 8))
+    opt = tinyattn.optim.AdamW(model.parameters(), lr=1e-2)
+    losses = []
+    for _ in range(15):
+        loss = model(idx, idx)  # copy task: predict the token itself
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        losses.append(loss.item())
+    assert abs(losses[0] - np.log(7)) < 0.5 and losses[-1] < 0.5 * losses[0]

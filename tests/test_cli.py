@@ -60,6 +60,7 @@ def _one_line_error(capsys, argv, expected):
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and err.startswith("tinyattn"), err  # one line, no traceback
     assert expected in err, err
+    return err
 
 
 def test_bad_arguments_are_one_line_errors(capsys, tmp_path):
@@ -96,6 +97,23 @@ def test_bench_runs_python_dash_m_benchmarks_here(tmp_path, monkeypatch, capsys)
         "import sys, pathlib\npathlib.Path('argv.txt').write_text(' '.join(sys.argv[1:]))\nsys.exit(4)\n")
     assert cli.main(["bench", "--quick", "mha"]) == 4
     assert (tmp_path / "argv.txt").read_text() == "--quick mha"
+
+
+def test_bench_finds_the_checkout_above_and_says_what_it_needs_outside_one(tmp_path, monkeypatch, capsys):
+    outside = tmp_path / "elsewhere"
+    outside.mkdir()
+    monkeypatch.chdir(outside)
+    err = _one_line_error(capsys, ["bench"], "or any folder above it")
+    assert "source checkout" in err and "does not include" in err
+    repo = tmp_path / "repo"
+    (repo / "benchmarks").mkdir(parents=True)
+    (repo / "notebooks").mkdir()
+    (repo / "benchmarks" / "__init__.py").write_text("")
+    (repo / "benchmarks" / "__main__.py").write_text(
+        "import os, sys, pathlib\npathlib.Path('ran_in.txt').write_text(os.getcwd())\nsys.exit(0)\n")
+    monkeypatch.chdir(repo / "notebooks")              # e.g. from a notebook's folder
+    assert cli.main(["bench"]) == 0
+    assert (repo / "ran_in.txt").read_text() == str(repo)   # run from the checkout's root
 
 
 def test_console_script_entry_point_is_cli_main():

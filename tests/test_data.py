@@ -150,13 +150,13 @@ def test_unknown_parameter_names_the_parameters():
 
 
 @pytest.mark.parametrize("name,params,match", [
-    ("first_token_recall", {"distance": -3}, "distance must be >= 1, got -3"),
-    ("associative_recall", {"n_pairs": 0}, "n_pairs must be >= 1, got 0"),
+    ("first_token_recall", {"distance": -3}, "distance must be a positive int, got distance=-3"),
+    ("associative_recall", {"n_pairs": 0}, "n_pairs must be a positive int, got n_pairs=0"),
     ("associative_recall", {"n_pairs": 20}, "n_pairs=20 needs that many distinct keys but n_keys=16"),
     ("associative_recall", {"n_pairs": 2, "n_queries": 3}, "n_queries=3 must be <= n_pairs=2"),
-    ("copy", {"length": -1}, "length must be >= 1, got -1"),
+    ("copy", {"length": -1}, "length must be a positive int, got length=-1"),
     ("induction", {"length": 9, "n_symbols": 8}, "n_symbols >= 9"),
-    ("agreement", {"max_fillers": -1}, "max_fillers must be >= 0, got -1"),
+    ("agreement", {"max_fillers": -1}, "max_fillers must be an int >= 0, got max_fillers=-1"),
 ])
 def test_bad_counts_are_one_line_value_errors(name, params, match):
     with pytest.raises(ValueError, match=match):
@@ -165,11 +165,11 @@ def test_bad_counts_are_one_line_value_errors(name, params, match):
 
 def test_bad_batch_size_and_types():
     task = make_task("sort")
-    with pytest.raises(ValueError, match="batch_size must be >= 1, got -2"):
+    with pytest.raises(ValueError, match="batch_size must be a positive int, got batch_size=-2"):
         task.batch(-2)
-    with pytest.raises(TypeError, match="batch_size must be an integer, got 2.5"):
+    with pytest.raises(TypeError, match=r"batch_size must be a positive int, got batch_size=2.5 \(float\)"):
         task.batch(2.5)
-    with pytest.raises(TypeError, match="distance must be an integer"):
+    with pytest.raises(TypeError, match=r"distance must be a positive int, got distance='40' \(str\)"):
         make_task("first_token_recall", distance="40")
     with pytest.raises(TypeError, match="rng must be None, an int seed or a numpy Generator"):
         task.batch(2, rng="seed")

@@ -21,7 +21,7 @@ def _run(fn, q, k, v, g):
         t.grad = None
     out = fn(q, k, v)
     out.backward(g)
-    return out.data, [t.grad.copy() for t in (q, k, v)]
+    return out.numpy(), [t.grad.numpy().copy() for t in (q, k, v)]
 
 
 @pytest.mark.parametrize("lead", [(), (3,), (2, 2)])
@@ -70,8 +70,8 @@ def test_flash_internal_band_and_mask_with_dropout_gradcheck():
         return flash_mod._flash(q, k, v, scale=0.5, block_size=3, lo=-1, hi=2, keep=keep, dropout_p=0.3)
     assert gradcheck(fn, [q, k, v])
     band = np.array([[-1 <= j - i <= 2 for j in range(6)] for i in range(4)]) & keep[0]
-    no_drop = flash_mod._flash(q, k, v, scale=0.5, block_size=3, lo=-1, hi=2, keep=keep).data
-    np.testing.assert_allclose(no_drop, attention(q, k, v, mask=band, scale=0.5)[0].data, rtol=0, atol=1e-12)
+    no_drop = flash_mod._flash(q, k, v, scale=0.5, block_size=3, lo=-1, hi=2, keep=keep).numpy()
+    np.testing.assert_allclose(no_drop, attention(q, k, v, mask=band, scale=0.5)[0].numpy(), rtol=0, atol=1e-12)
 
 
 def test_causal_flash_skips_tiles_above_the_diagonal(monkeypatch):
@@ -118,7 +118,7 @@ def test_flash_errors():
     q, k, v = _qkv(rng, (2,), 4, 4)
     with pytest.raises(ValueError, match=r"q has shape \(2, 4, 4\) but k has shape \(2, 4, 5\)"):
         flash_attention(q, tinyattn.tensor(rng.standard_normal((2, 4, 5))), v)
-    with pytest.raises(ValueError, match="block_size must be a positive int, got 0"):
+    with pytest.raises(ValueError, match="flash_attention: block_size must be a positive int, got block_size=0"):
         flash_attention(q, k, v, block_size=0)
     keep = np.ones((4, 4), dtype=bool)
     keep[2] = False

@@ -193,11 +193,13 @@ def test_cli_json_schema_and_exit_status(tmp_path, capsys):
     out = tmp_path / "r.json"
     assert grade_main([str(ROOT / "solutions"), "--only", "ex13", "ex3", "--seed", "7", "--json", str(out)]) == 0
     data = json.loads(out.read_text())
-    assert set(data) == {"total", "max", "exercises"}
-    assert (data["total"], data["max"]) == (10, 10)
+    assert set(data) == {"total", "max", "seed", "isolation", "exercises"}
+    assert (data["total"], data["max"], data["seed"]) == (10, 10, 7)       # the seed of record, for the instructor
+    assert data["isolation"] in ("sandbox", "process")
     assert [e["id"] for e in data["exercises"]] == ["ex03", "ex13"]
     for e in data["exercises"]:
-        assert set(e) == {"id", "status", "points", "max_points", "checks"}
+        assert set(e) == {"id", "status", "points", "max_points", "checks", "isolation"}
+        assert e["isolation"] == data["isolation"]
         for c in e["checks"]:
             assert set(c) == {"name", "passed", "message", "mistake"}
     text = capsys.readouterr().out
@@ -241,4 +243,5 @@ def test_batch_mode_writes_one_csv_row_per_learner(tmp_path, capsys):
     rows = list(csv.DictReader(grades.open()))
     assert [(r["submission"], r["total"], r["ex13"], r["ex13_status"]) for r in rows] == [
         ("alice", "5", "5", "passed"), ("bob", "0", "0", "not_attempted")]
+    assert {r["isolation"] for r in rows} <= {"sandbox", "process"} and len({r["isolation"] for r in rows}) == 1
     assert "private seed" in capsys.readouterr().out

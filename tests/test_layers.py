@@ -20,11 +20,11 @@ def test_linear_shapes_and_pytorch_init_bounds():
     assert lin.weight.shape == (64, 16) and lin.bias.shape == (64,)
     assert lin.weight.dtype == np.float32 and lin.weight.requires_grad
     bound = 1 / math.sqrt(16)
-    for p in (lin.weight.data, lin.bias.data):
+    for p in (lin.weight.numpy(), lin.bias.numpy()):
         assert np.abs(p).max() <= bound
-    assert np.abs(lin.weight.data).max() > 0.95 * bound  # 1024 uniform draws fill the range
-    assert abs(lin.weight.data.mean()) < 0.03  # centred: std of the mean ~ 0.25/sqrt(3)/32 ~ 0.0045
-    assert lin.weight.data.std() == pytest.approx(bound / math.sqrt(3), rel=0.1)  # U(-a, a) has std a/sqrt(3)
+    assert np.abs(lin.weight.numpy()).max() > 0.95 * bound  # 1024 uniform draws fill the range
+    assert abs(lin.weight.numpy().mean()) < 0.03  # centred: std of the mean ~ 0.25/sqrt(3)/32 ~ 0.0045
+    assert lin.weight.numpy().std() == pytest.approx(bound / math.sqrt(3), rel=0.1)  # U(-a, a) has std a/sqrt(3)
 
 
 def test_linear_init_follows_manual_seed():
@@ -33,19 +33,19 @@ def test_linear_init_follows_manual_seed():
     tinyattn.manual_seed(5)
     b = nn.Linear(3, 4)
     c = nn.Linear(3, 4)
-    np.testing.assert_array_equal(a.weight.data, b.weight.data)
-    np.testing.assert_array_equal(a.bias.data, b.bias.data)
-    assert not np.array_equal(a.weight.data, c.weight.data)
+    np.testing.assert_array_equal(a.weight.numpy(), b.weight.numpy())
+    np.testing.assert_array_equal(a.bias.numpy(), b.bias.numpy())
+    assert not np.array_equal(a.weight.numpy(), c.weight.numpy())
 
 
 def test_linear_forward_matches_numpy_and_without_bias():
     lin = nn.Linear(4, 3)
     x = tinyattn.randn(2, 5, 4)
-    np.testing.assert_allclose(lin(x).data, x.data @ lin.weight.data.T + lin.bias.data, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(lin(x).numpy(), x.numpy() @ lin.weight.numpy().T + lin.bias.numpy(), rtol=1e-5, atol=1e-6)
     nob = nn.Linear(4, 3, bias=False)
     assert nob.bias is None
     assert [n for n, _ in nob.named_parameters()] == ["weight"]
-    np.testing.assert_allclose(nob(x).data, x.data @ nob.weight.data.T, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(nob(x).numpy(), x.numpy() @ nob.weight.numpy().T, rtol=1e-5, atol=1e-6)
 
 
 def test_linear_gradcheck(float64):
@@ -80,14 +80,14 @@ def test_linear_repr():
 # ---------------------------------------------------------------- Embedding
 def test_embedding_init_and_lookup():
     emb = nn.Embedding(500, 40)
-    w = emb.weight.data
+    w = emb.weight.numpy()
     assert w.shape == (500, 40) and w.dtype == np.float32
     assert abs(w.mean()) < 0.02 and w.std() == pytest.approx(1.0, rel=0.02)  # N(0, 1), 20,000 draws
     ids = np.array([[3, 1, 3], [0, 499, 2]])
     out = emb(ids)
     assert out.shape == (2, 3, 40)
-    np.testing.assert_array_equal(out.data, w[ids])
-    np.testing.assert_array_equal(emb(tinyattn.tensor(ids)).data, w[ids])  # Tensor ids work too
+    np.testing.assert_array_equal(out.numpy(), w[ids])
+    np.testing.assert_array_equal(emb(tinyattn.tensor(ids)).numpy(), w[ids])  # Tensor ids work too
 
 
 def test_embedding_gradient_accumulates_repeated_ids(float64):
@@ -96,7 +96,7 @@ def test_embedding_gradient_accumulates_repeated_ids(float64):
     assert gradcheck(lambda w: emb(ids), [emb.weight])
     emb.weight.grad = None
     emb(ids).sum().backward()
-    np.testing.assert_array_equal(emb.weight.grad[:, 0], [1, 3, 0, 0, 2])  # how often each id appears
+    np.testing.assert_array_equal(emb.weight.grad.numpy()[:, 0], [1, 3, 0, 0, 2])  # how often each id appears
 
 
 def test_embedding_errors():
@@ -112,15 +112,15 @@ def test_embedding_errors():
 # ---------------------------------------------------------------- LayerNorm
 def test_layernorm_init_and_forward():
     ln = nn.LayerNorm(6)
-    np.testing.assert_array_equal(ln.weight.data, np.ones(6))
-    np.testing.assert_array_equal(ln.bias.data, np.zeros(6))
+    np.testing.assert_array_equal(ln.weight.numpy(), np.ones(6))
+    np.testing.assert_array_equal(ln.bias.numpy(), np.zeros(6))
     x = tinyattn.randn(3, 4, 6) * 5 + 2
-    y = ln(x).data
+    y = ln(x).numpy()
     np.testing.assert_allclose(y.mean(-1), 0, atol=1e-5)
     np.testing.assert_allclose(y.std(-1), 1, rtol=1e-3)
     ln.weight.data[:] = 2.0
     ln.bias.data[:] = -1.0
-    np.testing.assert_allclose(ln(x).data, 2 * y - 1, rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(ln(x).numpy(), 2 * y - 1, rtol=1e-5, atol=1e-5)
 
 
 def test_layernorm_gradcheck(float64):
@@ -135,7 +135,7 @@ def test_layernorm_without_affine_has_no_parameters():
     ln = nn.LayerNorm((2, 3), elementwise_affine=False)
     assert list(ln.parameters()) == []
     x = tinyattn.randn(4, 2, 3)
-    np.testing.assert_allclose(ln(x).data, F.layer_norm(x, (2, 3)).data)
+    np.testing.assert_allclose(ln(x).numpy(), F.layer_norm(x, (2, 3)).numpy())
 
 
 def test_layernorm_error_names_shapes():
@@ -147,21 +147,21 @@ def test_layernorm_error_names_shapes():
 def test_dropout_module_train_vs_eval():
     drop = nn.Dropout(0.5)
     x = tinyattn.ones(50, 40)
-    y = drop(x).data
+    y = drop(x).numpy()
     assert set(np.unique(y)) == {0.0, 2.0}
     assert abs((y == 0).mean() - 0.5) < 0.03
     drop.eval()
-    np.testing.assert_array_equal(drop(x).data, x.data)
+    np.testing.assert_array_equal(drop(x).numpy(), x.numpy())
     drop.train()
-    assert (drop(x).data == 0).any()
+    assert (drop(x).numpy() == 0).any()
 
 
 def test_dropout_module_deterministic_and_validates_p():
     x = tinyattn.ones(8, 8)
     tinyattn.manual_seed(1)
-    a = nn.Dropout(0.3)(x).data
+    a = nn.Dropout(0.3)(x).numpy()
     tinyattn.manual_seed(1)
-    b = nn.Dropout(0.3)(x).data
+    b = nn.Dropout(0.3)(x).numpy()
     np.testing.assert_array_equal(a, b)
     with pytest.raises(ValueError, match=r"got p=1"):
         nn.Dropout(1.0)
@@ -170,10 +170,13 @@ def test_dropout_module_deterministic_and_validates_p():
 
 def test_relu_and_gelu_modules_match_functional(float64):
     x = t64(3, 4)
-    np.testing.assert_array_equal(nn.ReLU()(x).data, np.maximum(x.data, 0))
-    np.testing.assert_array_equal(nn.GELU()(x).data, F.gelu(x).data)
-    np.testing.assert_array_equal(nn.GELU("none")(x).data, F.gelu(x, approximate="none").data)
+    np.testing.assert_array_equal(nn.ReLU()(x).numpy(), np.maximum(x.numpy(), 0))
+    np.testing.assert_array_equal(nn.GELU()(x).numpy(), F.gelu(x, approximate="none").numpy())  # PyTorch's default
+    np.testing.assert_array_equal(nn.GELU("tanh")(x).numpy(), F.gelu(x, approximate="tanh").numpy())
+    assert not np.array_equal(nn.GELU()(x).numpy(), nn.GELU("tanh")(x).numpy())
+    assert repr(nn.GELU()) == "GELU(approximate='none')"
     assert gradcheck(nn.GELU(), [x])
+    assert gradcheck(nn.GELU(approximate="tanh"), [x])
     with pytest.raises(ValueError, match="approximate"):
         nn.GELU("erf")
     assert list(nn.ReLU().parameters()) == [] and repr(nn.ReLU()) == "ReLU()"

@@ -41,7 +41,7 @@ def test_parameter_is_a_float_tensor_requiring_grad():
     src = np.zeros(3)
     q = nn.Parameter(src)
     src[0] = 5.0
-    assert q.data[0] == 0.0 and q.dtype == np.float64  # a copy, float dtype kept
+    assert q.numpy()[0] == 0.0 and q.dtype == np.float64  # a copy, float dtype kept
     assert nn.Parameter(tinyattn.ones(2), requires_grad=False).requires_grad is False
 
 
@@ -101,8 +101,8 @@ def test_zero_grad_and_train_eval_recursive():
     assert all(p.grad is None for p in net.parameters())
     assert net.eval() is net
     assert all(not m.training for m in net.modules())
-    out1 = net(np.array([[1, 2]])).data
-    np.testing.assert_array_equal(out1, net(np.array([[1, 2]])).data)  # dropout off: deterministic
+    out1 = net(np.array([[1, 2]])).numpy()
+    np.testing.assert_array_equal(out1, net(np.array([[1, 2]])).numpy())  # dropout off: deterministic
     net.train()
     assert all(m.training for m in net.modules())
 
@@ -116,7 +116,7 @@ def test_state_dict_is_a_copy_with_all_names():
     net.blocks[0].fc.weight.data += 1.0
     np.testing.assert_array_equal(sd["blocks.0.fc.weight"], before)
     sd["emb.weight"][:] = 0
-    assert net.emb.weight.data.any()
+    assert net.emb.weight.numpy().any()
 
 
 def test_shared_submodule_listed_once_in_children_but_under_each_name_in_state_dict():
@@ -137,10 +137,10 @@ def test_shared_submodule_listed_once_in_children_but_under_each_name_in_state_d
     assert calls == ["Linear", "Linear", "Shared"]  # the shared Linear once
     sd = m.state_dict()
     assert list(sd) == ["a.weight", "a.bias", "b.weight", "b.bias", "alias.weight", "alias.bias"]
-    np.testing.assert_array_equal(sd["alias.weight"], m.a.weight.data)
+    np.testing.assert_array_equal(sd["alias.weight"], m.a.weight.numpy())
     sd["a.weight"] = sd["alias.weight"] = np.full((3, 2), 0.5)
     m.load_state_dict(sd)  # every key is expected: no 'unexpected keys alias.*'
-    np.testing.assert_array_equal(m.alias.weight.data, np.full((3, 2), 0.5))
+    np.testing.assert_array_equal(m.alias.weight.numpy(), np.full((3, 2), 0.5))
 
 
 def test_load_state_dict_round_trip_keeps_parameter_objects():
@@ -149,18 +149,18 @@ def test_load_state_dict_round_trip_keeps_parameter_objects():
     tinyattn.manual_seed(2)
     b = Net().eval()
     idx = np.array([[0, 3, 6, 2]])
-    assert not np.allclose(a(idx).data, b(idx).data)
+    assert not np.allclose(a(idx).numpy(), b(idx).numpy())
     w_obj = b.blocks[1].fc.weight
     result = b.load_state_dict(a.state_dict())
     assert result.missing_keys == [] and result.unexpected_keys == []
     assert b.blocks[1].fc.weight is w_obj  # loaded in place: an optimizer over b keeps working
-    np.testing.assert_array_equal(a(idx).data, b(idx).data)
+    np.testing.assert_array_equal(a(idx).numpy(), b(idx).numpy())
 
 
 def test_load_state_dict_errors_and_no_partial_write():
     net = Net()
     sd = net.state_dict()
-    original = net.emb.weight.data.copy()
+    original = net.emb.weight.numpy().copy()
     missing = {k: v for k, v in sd.items() if k != "blocks.1.fc.bias"}
     with pytest.raises(ValueError, match=r"missing keys \['blocks.1.fc.bias'\]"):
         net.load_state_dict(missing)
@@ -170,7 +170,7 @@ def test_load_state_dict_errors_and_no_partial_write():
     bad["blocks.0.fc.weight"] = np.zeros((4, 5))
     with pytest.raises(ValueError, match=r"'blocks.0.fc.weight' has shape \(4, 4\) in the model but \(4, 5\)"):
         net.load_state_dict(bad)
-    np.testing.assert_array_equal(net.emb.weight.data, original)  # nothing was written
+    np.testing.assert_array_equal(net.emb.weight.numpy(), original)  # nothing was written
     res = net.load_state_dict({**missing, "extra": np.zeros(1)}, strict=False)
     assert res.missing_keys == ["blocks.1.fc.bias"] and res.unexpected_keys == ["extra"]
     with pytest.raises(TypeError, match="dict"):
@@ -186,11 +186,11 @@ def test_save_load_npz_round_trip(tmp_path):
     a.save(path)
     assert b.load(path) is b
     idx = np.array([[1, 5, 0]])
-    np.testing.assert_array_equal(a(idx).data, b(idx).data)
+    np.testing.assert_array_equal(a(idx).numpy(), b(idx).numpy())
     a.save(tmp_path / "noext")  # np.savez adds .npz; load finds it
     tinyattn.manual_seed(5)
     c = Net().eval().load(tmp_path / "noext")
-    np.testing.assert_array_equal(a(idx).data, c(idx).data)
+    np.testing.assert_array_equal(a(idx).numpy(), c(idx).numpy())
 
 
 def test_buffers_persist_unless_marked_otherwise():
@@ -218,7 +218,7 @@ def test_to_float64_casts_parameters():
 def test_sequential():
     seq = nn.Sequential(nn.Linear(3, 4), nn.ReLU(), nn.Linear(4, 2))
     x = tinyattn.randn(5, 3)
-    np.testing.assert_array_equal(seq(x).data, seq[2](seq[1](seq[0](x))).data)
+    np.testing.assert_array_equal(seq(x).numpy(), seq[2](seq[1](seq[0](x))).numpy())
     assert len(seq) == 3 and seq[-1] is seq[2]
     assert isinstance(seq[:2], nn.Sequential) and len(seq[:2]) == 2
     assert [n for n, _ in seq.named_parameters()] == ["0.weight", "0.bias", "2.weight", "2.bias"]
@@ -300,4 +300,19 @@ def test_attribute_and_registry_always_name_the_same_object():
     assert clone.head.weight is clone.head._parameters["weight"] is clone.emb.weight
     assert clone.head.weight is not net.head.weight
     net.load_state_dict({k: np.full(v.shape, 2.0) for k, v in net.state_dict().items()})
-    assert np.all(net.head.weight.data == 2.0) and net.head.weight is net.emb.weight
+    assert np.all(net.head.weight.numpy() == 2.0) and net.head.weight is net.emb.weight
+
+
+def test_a_part_written_into_its_registry_is_what_the_attribute_and_parameters_give():
+    # No attribute mirror to go stale: the registry is the only place a part lives (as in PyTorch).
+    lin = nn.Linear(2, 3)
+    new = nn.Parameter(np.ones((3, 2)))
+    lin._parameters["weight"] = new
+    assert lin.weight is new
+    assert next(lin.parameters()) is new
+    np.testing.assert_array_equal(lin(tinyattn.tensor(np.ones((1, 2)))).numpy() - lin.bias.numpy(), [[2.0, 2.0, 2.0]])
+    lin.weight = nn.Parameter(np.zeros((3, 2)))
+    assert lin._parameters["weight"] is lin.weight and "weight" not in vars(lin)
+    del lin.weight
+    with pytest.raises(AttributeError):
+        lin.weight

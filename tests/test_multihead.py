@@ -26,7 +26,7 @@ def _clone(src, **kw):
 def _np_mha(m, x, ctx=None, keep=None):
     """The layer written head by head in NumPy, from its weights: the definition to test against."""
     ctx = x if ctx is None else ctx
-    W = {n: p.data for n, p in m.named_parameters()}
+    W = {n: p.numpy() for n, p in m.named_parameters()}
     proj = lambda a, name: a @ W[f"{name}.weight"].T + W[f"{name}.bias"]
     q, k, v = proj(x, "W_q"), proj(ctx, "W_k"), proj(ctx, "W_v")
     dk, group = m.d_k, m.n_heads // m.n_kv_heads
@@ -47,9 +47,9 @@ def test_matches_the_definition_head_by_head(float64, n_kv):
     rng = np.random.default_rng(0)
     m = MultiHeadAttention(16, 4, n_kv_heads=n_kv)
     x, c = _x(rng, 2, 5, 16), _x(rng, 2, 7, 16)
-    np.testing.assert_allclose(m(x).data, _np_mha(m, x.data), rtol=0, atol=1e-12)
+    np.testing.assert_allclose(m(x).numpy(), _np_mha(m, x.numpy()), rtol=0, atol=1e-12)
     keep = padding_mask([7, 4], 7)
-    np.testing.assert_allclose(m(x, context=c, mask=keep).data, _np_mha(m, x.data, c.data, keep), rtol=0, atol=1e-12)
+    np.testing.assert_allclose(m(x, context=c, mask=keep).numpy(), _np_mha(m, x.numpy(), c.numpy(), keep), rtol=0, atol=1e-12)
 
 
 def test_shapes_and_parameter_counts():
@@ -102,8 +102,8 @@ def test_backends_agree_on_values_and_gradients(float64, name):
         x.grad = c.grad = None
         out = _call(m, x, c, case)
         out.backward(g)
-        grads = [p.grad for p in m.parameters()] + [x.grad] + ([c.grad] if case.get("context") else [])
-        results.append([out.data, *grads])
+        grads = [p.grad.numpy() for p in m.parameters()] + [x.grad.numpy()] + ([c.grad.numpy()] if case.get("context") else [])
+        results.append([out.numpy(), *grads])
     for other in results[1:]:
         for a, b in zip(results[0], other):
             np.testing.assert_allclose(a, b, rtol=0, atol=1e-10)
@@ -131,7 +131,7 @@ def test_causal_future_tokens_do_not_change_the_past(backend):
     x = rng.standard_normal((2, 9, 16)).astype(np.float32)
     y = x.copy()
     y[:, 5:] = rng.standard_normal((2, 4, 16))  # rewrite positions 5..8
-    a, b = m(tinyattn.tensor(x), is_causal=True).data, m(tinyattn.tensor(y), is_causal=True).data
+    a, b = m(tinyattn.tensor(x), is_causal=True).numpy(), m(tinyattn.tensor(y), is_causal=True).numpy()
     assert np.abs(a[:, :5] - b[:, :5]).max() == 0.0
     assert np.abs(a[:, 5:] - b[:, 5:]).max() > 1e-3
 
@@ -145,7 +145,7 @@ def test_padding_tokens_do_not_change_real_tokens(backend):
     y = x.copy()
     y[1, 3:] = 100 * rng.standard_normal((3, 16))  # garbage in sequence 1's padding
     mask = padding_mask(lengths, 6)
-    a, b = m(tinyattn.tensor(x), mask=mask).data, m(tinyattn.tensor(y), mask=mask).data
+    a, b = m(tinyattn.tensor(x), mask=mask).numpy(), m(tinyattn.tensor(y), mask=mask).numpy()
     assert np.abs(a[0] - b[0]).max() == 0.0 and np.abs(a[1, :3] - b[1, :3]).max() == 0.0
 
 
@@ -154,14 +154,14 @@ def test_permutation_equivariance_without_positions(float64):
     m = MultiHeadAttention(12, 3)
     x = _x(rng, 2, 7, 12)
     perm = rng.permutation(7)
-    np.testing.assert_allclose(m(x[:, perm]).data, m(x).data[:, perm], rtol=0, atol=1e-12)
+    np.testing.assert_allclose(m(x[:, perm]).numpy(), m(x).numpy()[:, perm], rtol=0, atol=1e-12)
 
 
 def test_gqa_with_all_heads_is_mha_and_groups_share_heads(float64):
     rng = np.random.default_rng(6)
     x = _x(rng, 2, 5, 16)
     mha = MultiHeadAttention(16, 4)
-    assert np.array_equal(_clone(mha, n_kv_heads=4)(x).data, mha(x).data)
+    assert np.array_equal(_clone(mha, n_kv_heads=4)(x).numpy(), mha(x).numpy())
     # GQA with 2 kv heads == an MHA whose key/value heads come in identical pairs (0,0,1,1)
     gqa = MultiHeadAttention(16, 4, n_kv_heads=2)
     twin = MultiHeadAttention(16, 4)
@@ -169,9 +169,9 @@ def test_gqa_with_all_heads_is_mha_and_groups_share_heads(float64):
         getattr(twin, name).load_state_dict(getattr(gqa, name).state_dict())
     for name in ("W_k", "W_v"):  # kv head g (rows 4g..4g+3) becomes heads 2g and 2g+1
         src, dst = getattr(gqa, name), getattr(twin, name)
-        dst.weight.data[...] = np.repeat(src.weight.data.reshape(2, 4, 16), 2, axis=0).reshape(16, 16)
-        dst.bias.data[...] = np.repeat(src.bias.data.reshape(2, 4), 2, axis=0).reshape(16)
-    np.testing.assert_allclose(gqa(x, is_causal=True).data, twin(x, is_causal=True).data, rtol=0, atol=1e-12)
+        dst.weight.data[...] = np.repeat(src.weight.numpy().reshape(2, 4, 16), 2, axis=0).reshape(16, 16)
+        dst.bias.data[...] = np.repeat(src.bias.numpy().reshape(2, 4), 2, axis=0).reshape(16)
+    np.testing.assert_allclose(gqa(x, is_causal=True).numpy(), twin(x, is_causal=True).numpy(), rtol=0, atol=1e-12)
 
 
 @pytest.mark.parametrize("n_kv", [4, 2, 1])
@@ -193,11 +193,11 @@ def test_kv_cache_decoding_equals_full_causal_forward(float64, backend, opts, ch
     rng = np.random.default_rng(7)
     m = MultiHeadAttention(16, 4, backend=backend, **opts)
     x = _x(rng, 2, 7, 16)
-    full = m(x, is_causal=True).data
+    full = m(x, is_causal=True).numpy()
     cache, outs, t = KVCache(), [], 0
     with tinyattn.no_grad():
         for n in chunks:  # a prompt in chunks, then token by token
-            outs.append(m(x[:, t:t + n], kv_cache=cache, is_causal=True).data)
+            outs.append(m(x[:, t:t + n], kv_cache=cache, is_causal=True).numpy())
             t += n
     np.testing.assert_allclose(np.concatenate(outs, axis=1), full, rtol=0, atol=1e-12)
     assert cache.seq_len == 7
@@ -212,11 +212,11 @@ def test_windowed_kv_cache_stays_bounded_and_exact(float64, backend, chunks):
     W, T = 4, sum(chunks)
     m = MultiHeadAttention(16, 4, n_kv_heads=2, window=W, backend=backend)
     x = _x(rng, 2, T, 16)
-    full = m(x, is_causal=True).data
+    full = m(x, is_causal=True).numpy()
     cache, outs, t = KVCache(), [], 0
     with tinyattn.no_grad():
         for n in chunks:
-            outs.append(m(x[:, t:t + n], kv_cache=cache, is_causal=True).data)
+            outs.append(m(x[:, t:t + n], kv_cache=cache, is_causal=True).numpy())
             t += n
             assert cache.seq_len == t  # positions seen: where the next token sits
             assert cache.held == min(t, W - 1) == cache.k.shape[2] == cache.v.shape[2]
@@ -230,15 +230,17 @@ def test_kv_cache_keep_last_and_reset():
     cache.update(k, k)
     cache.keep_last(2)
     assert (cache.seq_len, cache.held) == (5, 2)
-    np.testing.assert_array_equal(cache.k.data, k.data[:, :, 3:])
+    np.testing.assert_array_equal(cache.k.numpy(), k.numpy()[:, :, 3:])
     cache.keep_last(10)  # more than held: nothing to drop
     assert cache.held == 2
     cache.keep_last(0)
     assert cache.held == 0 and cache.nbytes == 0 and cache.seq_len == 5
     cache.update(k[:, :, :1], k[:, :, :1])
     assert (cache.seq_len, cache.held) == (6, 1)
-    for bad in (-1, 1.5, True, None):
-        with pytest.raises(ValueError, match="keep_last: n must be an int >= 0"):
+    with pytest.raises(ValueError, match="keep_last: n must be an int >= 0, got n=-1"):
+        cache.keep_last(-1)
+    for bad in (1.5, True, None):  # not ints (bool is not an int here)
+        with pytest.raises(TypeError, match="keep_last: n must be an int >= 0, got n="):
             cache.keep_last(bad)
     cache.reset()
     assert (cache.seq_len, cache.held, cache.nbytes) == (0, 0, 0)
@@ -255,10 +257,10 @@ def test_head_mask_switches_heads_off(float64):
     x = _x(rng, 2, 5, 8)
     off = _clone(m)
     off.W_o.weight.data[:, 2:4] = 0.0  # head 1's d_k=2 output features never reach the output
-    want = off(x).data
-    np.testing.assert_allclose(m(x, head_mask=np.array([1, 0, 1, 1])).data, want, rtol=0, atol=1e-12)
-    np.testing.assert_allclose(m(x, head_mask=np.array([True, False, True, True])).data, want, rtol=0, atol=1e-12)
-    assert np.array_equal(m(x, head_mask=np.ones(4)).data, m(x).data)
+    want = off(x).numpy()
+    np.testing.assert_allclose(m(x, head_mask=np.array([1, 0, 1, 1])).numpy(), want, rtol=0, atol=1e-12)
+    np.testing.assert_allclose(m(x, head_mask=np.array([True, False, True, True])).numpy(), want, rtol=0, atol=1e-12)
+    assert np.array_equal(m(x, head_mask=np.ones(4)).numpy(), m(x).numpy())
 
 
 def test_return_weights(float64):
@@ -268,9 +270,9 @@ def test_return_weights(float64):
         x = _x(rng, 2, 4, 8)
         out, w = m(x, is_causal=True, return_weights=True)
         assert w.shape == (2, 2, 4, 4)
-        np.testing.assert_allclose(w.data.sum(-1), 1.0, atol=1e-12)
-        assert np.all(w.data[..., np.triu_indices(4, 1)[0], np.triu_indices(4, 1)[1]] == 0.0)
-        np.testing.assert_allclose(out.data, m(x, is_causal=True).data, rtol=0, atol=1e-12)
+        np.testing.assert_allclose(w.numpy().sum(-1), 1.0, atol=1e-12)
+        assert np.all(w.numpy()[..., np.triu_indices(4, 1)[0], np.triu_indices(4, 1)[1]] == 0.0)
+        np.testing.assert_allclose(out.numpy(), m(x, is_causal=True).numpy(), rtol=0, atol=1e-12)
 
 
 def test_dropout_only_in_training():
@@ -279,10 +281,10 @@ def test_dropout_only_in_training():
     for backend in BACKENDS:
         m = MultiHeadAttention(16, 4, dropout=0.5, backend=backend)
         plain = _clone(m, backend=backend)  # dropout=0.0
-        a, b = m(x).data, m(x).data
+        a, b = m(x).numpy(), m(x).numpy()
         assert np.abs(a - b).max() > 1e-3  # a fresh dropout mask each call
         m.eval()
-        np.testing.assert_array_equal(m(x).data, plain(x).data)
+        np.testing.assert_array_equal(m(x).numpy(), plain(x).numpy())
 
 
 def test_fully_masked_rows_raise():
@@ -307,8 +309,8 @@ def test_additive_float_mask_is_refused_not_inverted():
         with pytest.raises(ValueError, match=r"mask must be bool or 0/1.*-inf.*additive"):
             m(x, mask=additive)
         as01 = padding_mask([2, 3], 4).astype(np.float32)
-        np.testing.assert_array_equal(m(x, mask=as01).data,
-                                      m(x, mask=padding_mask([2, 3], 4)).data)  # 0/1 floats still mean keep
+        np.testing.assert_array_equal(m(x, mask=as01).numpy(),
+                                      m(x, mask=padding_mask([2, 3], 4)).numpy())  # 0/1 floats still mean keep
 
 
 def test_errors_name_the_numbers():

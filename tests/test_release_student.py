@@ -87,7 +87,9 @@ def test_the_student_readmes_point_nowhere_near_the_answers(student):
         assert "solutions/" not in text and "--batch" not in text and "python -m pytest" in (
             student / "README.md").read_text()
         assert ", ".join(map(str, SEEDS)) in text
-    assert "## Rules the grader enforces" in (student / "exercises" / "README.md").read_text()
+    guide = (student / "exercises" / "README.md").read_text()
+    assert "## Rules the grader enforces" in guide and "## Submitting" in guide
+    assert "## For maintainers" not in guide and "## Self-study or classroom" not in guide
 
 
 def test_the_instructors_tests_stay_behind(student):

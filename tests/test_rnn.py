@@ -39,7 +39,7 @@ def numpy_gru(x, h, W_ih, W_hh, b_ih, b_hh):
 
 
 def _params(m):
-    return m.weight_ih.data, m.weight_hh.data, m.bias_ih.data, m.bias_hh.data
+    return m.weight_ih.numpy(), m.weight_hh.numpy(), m.bias_ih.numpy(), m.bias_hh.numpy()
 
 
 def test_parameter_names_shapes_and_init():
@@ -51,13 +51,13 @@ def test_parameter_names_shapes_and_init():
         "weight_ih": (15, 3), "weight_hh": (15, 5), "bias_ih": (15,), "bias_hh": (15,)}
     for m in (RNN(6, 16), GRU(6, 16)):
         bound = 1 / np.sqrt(16)
-        values = np.concatenate([p.data.ravel() for p in m.parameters()])  # hundreds of draws from U(-b, b)
+        values = np.concatenate([p.numpy().ravel() for p in m.parameters()])  # hundreds of draws from U(-b, b)
         assert np.all(np.abs(values) <= bound)
         assert 0.5 < values.std() / bound < 0.65  # U(-b, b) has std b / sqrt(3) = 0.577 b
     tinyattn.manual_seed(0)
     again = RNN(3, 5)
     for a, b in zip(rnn.parameters(), again.parameters()):
-        np.testing.assert_array_equal(a.data, b.data)
+        np.testing.assert_array_equal(a.numpy(), b.numpy())
 
 
 @pytest.mark.parametrize("nonlinearity,act", [("tanh", np.tanh), ("relu", lambda a: np.maximum(a, 0))])
@@ -69,8 +69,8 @@ def test_rnn_matches_numpy_loop(float64, nonlinearity, act):
     out, hT = rnn(tinyattn.tensor(x), tinyattn.tensor(h0))
     ref_out, ref_h = numpy_rnn(x, h0, *_params(rnn), act)
     assert out.shape == (2, 5, 4) and hT.shape == (2, 4)
-    np.testing.assert_allclose(out.data, ref_out, rtol=1e-12, atol=1e-12)
-    np.testing.assert_allclose(hT.data, ref_h, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(out.numpy(), ref_out, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(hT.numpy(), ref_h, rtol=1e-12, atol=1e-12)
 
 
 def test_gru_matches_numpy_loop(float64):
@@ -80,11 +80,11 @@ def test_gru_matches_numpy_loop(float64):
     x, h0 = rng.standard_normal((2, 6, 3)), rng.standard_normal((2, 4))
     out, hT = gru(tinyattn.tensor(x), tinyattn.tensor(h0))
     ref_out, ref_h = numpy_gru(x, h0, *_params(gru))
-    np.testing.assert_allclose(out.data, ref_out, rtol=1e-12, atol=1e-12)
-    np.testing.assert_allclose(hT.data, ref_h, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(out.numpy(), ref_out, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(hT.numpy(), ref_h, rtol=1e-12, atol=1e-12)
     # h0=None means zeros, as in PyTorch
     out0, _ = gru(tinyattn.tensor(x))
-    np.testing.assert_allclose(out0.data, numpy_gru(x, np.zeros((2, 4)), *_params(gru))[0], rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(out0.numpy(), numpy_gru(x, np.zeros((2, 4)), *_params(gru))[0], rtol=1e-12, atol=1e-12)
 
 
 def test_float32_default_runs_in_float32():
@@ -126,7 +126,7 @@ def test_gradient_reaches_the_first_step(float64):
     x = tinyattn.tensor(np.random.default_rng(4).standard_normal((1, 6, 2)), requires_grad=True)
     out, _ = gru(x)
     out[:, -1].sum().backward()
-    assert np.abs(x.grad[0, 0]).sum() > 0
+    assert np.abs(x.grad.numpy()[0, 0]).sum() > 0
 
 
 @pytest.mark.parametrize("cls", [RNN, GRU])

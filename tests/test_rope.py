@@ -20,7 +20,7 @@ def test_rotation_matches_the_complex_number_formula():
     rng = np.random.default_rng(0)
     d, T, offset, base = 8, 6, 5, 100.0
     x = rng.standard_normal((2, 3, T, d))
-    got = RotaryEmbedding(d, base=base)(tinyattn.tensor(x), offset=offset).data
+    got = RotaryEmbedding(d, base=base)(tinyattn.tensor(x), offset=offset).numpy()
     theta = base ** (-np.arange(d // 2) * 2.0 / d)  # (d/2,)
     m = np.arange(offset, offset + T)[:, None]  # (T, 1)
     z = (x[..., : d // 2] + 1j * x[..., d // 2:]) * np.exp(1j * m * theta)  # (2, 3, T, d/2)
@@ -40,15 +40,15 @@ def test_scores_depend_only_on_the_distance_and_norms_are_kept():
             assert score(i, j) == pytest.approx(score(i + shift, j + shift), rel=1e-12, abs=1e-12)
     assert score(3, 1) != pytest.approx(score(1, 3))  # the direction of the distance matters
     x = _x(rng, 4, 9, 16)
-    np.testing.assert_allclose(np.linalg.norm(rope(x).data, axis=-1), np.linalg.norm(x.data, axis=-1), rtol=1e-12)
-    np.testing.assert_array_equal(rope(x, offset=0).data[:, 0], x.data[:, 0])  # position 0: angle 0, unchanged
+    np.testing.assert_allclose(np.linalg.norm(rope(x).numpy(), axis=-1), np.linalg.norm(x.numpy(), axis=-1), rtol=1e-12)
+    np.testing.assert_array_equal(rope(x, offset=0).numpy()[:, 0], x.numpy()[:, 0])  # position 0: angle 0, unchanged
 
 
 def test_offset_continues_the_positions():
     rng = np.random.default_rng(2)
     rope = RotaryEmbedding(6)
     x = _x(rng, 2, 10, 6)
-    np.testing.assert_allclose(rope(x[:, 4:], offset=4).data, rope(x).data[:, 4:], rtol=0, atol=1e-12)
+    np.testing.assert_allclose(rope(x[:, 4:], offset=4).numpy(), rope(x).numpy()[:, 4:], rtol=0, atol=1e-12)
 
 
 def test_rope_gradcheck(float64):
@@ -94,8 +94,8 @@ def test_mha_rope_is_the_rotation_of_q_and_k(float64):
     k = m.W_k(x).view(B, T, H, d_k).transpose(1, 2)
     v = m.W_v(x).view(B, T, H, d_k).transpose(1, 2)
     out = nn.functional.scaled_dot_product_attention(m.rope(q), m.rope(k), v, is_causal=True)
-    want = m.W_o(out.transpose(1, 2).reshape(B, T, 16)).data
-    np.testing.assert_allclose(m(x, is_causal=True).data, want, rtol=0, atol=1e-12)
+    want = m.W_o(out.transpose(1, 2).reshape(B, T, 16)).numpy()
+    np.testing.assert_allclose(m(x, is_causal=True).numpy(), want, rtol=0, atol=1e-12)
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
@@ -104,11 +104,11 @@ def test_mha_rope_kv_cache_decoding_equals_full_forward(float64, backend, opts):
     rng = np.random.default_rng(5)
     m = MultiHeadAttention(16, 4, backend=backend, rope=True, **opts)
     x = _x(rng, 2, 9, 16)
-    full = m(x, is_causal=True).data
+    full = m(x, is_causal=True).numpy()
     cache, outs, t = KVCache(), [], 0
     with tinyattn.no_grad():
         for n in [4, 1, 2, 1, 1]:  # a prompt, then short chunks: each continues at cache.seq_len
-            outs.append(m(x[:, t:t + n], kv_cache=cache, is_causal=True).data)
+            outs.append(m(x[:, t:t + n], kv_cache=cache, is_causal=True).numpy())
             t += n
     np.testing.assert_allclose(np.concatenate(outs, axis=1), full, rtol=0, atol=1e-12)
 
@@ -127,13 +127,13 @@ def test_lm_with_rope_has_no_position_table_and_decodes_exactly(float64):
     assert not [k for k in lm.state_dict() if "pos" in k]  # nothing learned or stored for positions
     assert all(b.attn.rope is not None for b in lm.blocks)
     idx = np.random.default_rng(7).integers(0, 11, (2, 8))
-    full = lm(idx).data
+    full = lm(idx).numpy()
     cache = lm.new_cache()
-    chunks = [lm(idx[:, :3], kv_cache=cache).data] + [lm(idx[:, t:t + 1], kv_cache=cache).data for t in range(3, 8)]
+    chunks = [lm(idx[:, :3], kv_cache=cache).numpy()] + [lm(idx[:, t:t + 1], kv_cache=cache).numpy() for t in range(3, 8)]
     np.testing.assert_allclose(np.concatenate(chunks, axis=1), full, rtol=1e-10, atol=1e-12)
     a = lm.generate(idx[:, :4], 6, temperature=0)
     b = lm.generate(idx[:, :4], 6, temperature=0, use_cache=False)
-    np.testing.assert_array_equal(a.data, b.data)
+    np.testing.assert_array_equal(a.numpy(), b.numpy())
 
 
 def test_rope_sees_order_where_no_positions_would_not():
@@ -143,7 +143,7 @@ def test_rope_sees_order_where_no_positions_would_not():
     clf = nn.TransformerClassifier(9, 16, 2, n_layers=1, max_len=8, n_classes=3, positional="rope", pool="mean")
     ids = np.array([[1, 2, 3, 4, 5, 6]])
     swapped = np.array([[2, 1, 3, 4, 5, 6]])
-    assert not np.allclose(clf(ids).data, clf(swapped).data)
+    assert not np.allclose(clf(ids).numpy(), clf(swapped).numpy())
     s2s = nn.Seq2SeqTransformer(9, 9, 16, 2, n_layers=1, max_len=8, positional="rope")
     assert s2s.decoder[0].attn.rope is not None and s2s.decoder[0].cross.rope is None  # cross-attention: no rope
     assert s2s(ids % 9, ids[:, :4] % 9).shape == (1, 4, 9)

@@ -66,8 +66,8 @@ def test_seed_attention_equals_F_attention(seed, float64):
     mask = tinyattn.tensor(np.tril(np.ones((5, 5))))  # 0/1, as the textbook builds it
     out, p = seed["attention"](q, k, v, mask=mask)
     ref_out, ref_p = tinyattn.nn.functional.attention(q, k, v, mask=mask)
-    np.testing.assert_allclose(out.data, ref_out.data, rtol=0, atol=1e-12)
-    np.testing.assert_allclose(p.data, ref_p.data, rtol=0, atol=1e-12)
+    np.testing.assert_allclose(out.numpy(), ref_out.numpy(), rtol=0, atol=1e-12)
+    np.testing.assert_allclose(p.numpy(), ref_p.numpy(), rtol=0, atol=1e-12)
 
 
 @pytest.mark.parametrize("mask_kind", [None, "causal", "padding"])
@@ -80,8 +80,8 @@ def test_seed_multihead_gives_the_same_numbers(seed, mask_kind):
     want, w = ours(x, mask=mask, return_weights=True)
     got = theirs(x, mask=seed_mask)
     assert got.shape == (2, 6, 16) and got.dtype == np.float32
-    np.testing.assert_allclose(got.data, want.data, rtol=1e-5, atol=1e-6)
-    np.testing.assert_allclose(theirs.attn.data, w.data, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(theirs.attn.numpy(), w.numpy(), rtol=1e-5, atol=1e-6)
 
 
 def test_seed_multihead_training_step(seed, float64):
@@ -100,8 +100,8 @@ def test_seed_multihead_training_step(seed, float64):
     loss_o.backward()
     np.testing.assert_allclose(loss_t.item(), loss_o.item(), rtol=1e-12)
     for (name, p), (_, r) in zip(theirs.named_parameters(), ours.named_parameters()):
-        assert p.grad is not None and p.grad.shape == p.shape, name
-        np.testing.assert_allclose(p.grad, r.grad, rtol=0, atol=1e-12, err_msg=name)
+        assert p.grad is not None and p.grad.numpy().shape == p.shape, name
+        np.testing.assert_allclose(p.grad.numpy(), r.grad.numpy(), rtol=0, atol=1e-12, err_msg=name)
     # and a few plain SGD steps on the snippet lower its loss
     before = loss_t.item()
     for _ in range(5):

@@ -56,8 +56,8 @@ MATMUL_SHAPES = [((3, 4), (4, 5)), ((2, 3, 4), (4, 5)), ((2, 3, 4), (2, 4, 5)), 
 def test_matmul_gradcheck(sa, sb):
     a, b = t64(*sa), t64(*sb)
     out = a @ b
-    assert out.shape == np.matmul(a.data, b.data).shape
-    np.testing.assert_allclose(out.data, a.data @ b.data)
+    assert out.shape == np.matmul(a.numpy(), b.numpy()).shape
+    np.testing.assert_allclose(out.numpy(), a.numpy() @ b.numpy())
     assert gradcheck(lambda a, b: ta.matmul(a, b), [a, b])
 
 
@@ -66,14 +66,14 @@ def test_unary_gradcheck(name):
     positive = name in ("log", "sqrt")
     a = t64(2, 3, 4, low=0.2) if positive else t64(2, 3, 4)
     if name in ("relu", "abs"):  # keep away from the kink at 0, where the derivative jumps
-        a.data[np.abs(a.data) < 0.05] = 0.3
+        a.data[a.data.abs() < 0.05] = 0.3
     assert gradcheck(lambda a: getattr(a, name)(), [a])
     assert gradcheck(lambda a: getattr(ta, name)(a) if hasattr(ta, name) else getattr(a, name)(), [a])
 
 
 def test_sigmoid_does_not_overflow():
     x = ta.tensor([-1000.0, 0.0, 1000.0])
-    np.testing.assert_allclose(x.sigmoid().data, [0.0, 0.5, 1.0])
+    np.testing.assert_allclose(x.sigmoid().numpy(), [0.0, 0.5, 1.0])
 
 
 @pytest.mark.parametrize("dim,keepdim", [(None, False), (0, False), (-1, True), ((0, 2), False), (1, True)])
@@ -83,14 +83,14 @@ def test_reductions_gradcheck(name, dim, keepdim):
     assert gradcheck(lambda a: getattr(a, name)(dim=dim, keepdim=keepdim), [a])
     ref = {"sum": np.sum, "mean": np.mean, "amax": np.max, "amin": np.min,
            "var": lambda x, axis, keepdims: np.var(x, axis=axis, keepdims=keepdims, ddof=1)}[name]
-    np.testing.assert_allclose(getattr(a, name)(dim=dim, keepdim=keepdim).data,
-                               ref(a.data, axis=dim, keepdims=keepdim), rtol=1e-12)
+    np.testing.assert_allclose(getattr(a, name)(dim=dim, keepdim=keepdim).numpy(),
+                               ref(a.numpy(), axis=dim, keepdims=keepdim), rtol=1e-12)
 
 
 def test_var_correction_matches_pytorch_meaning():
     a = t64(5, 6)
-    np.testing.assert_allclose(a.var(dim=1, correction=0).data, np.var(a.data, axis=1))
-    np.testing.assert_allclose(a.var().data, np.var(a.data, ddof=1))
+    np.testing.assert_allclose(a.var(dim=1, correction=0).numpy(), np.var(a.numpy(), axis=1))
+    np.testing.assert_allclose(a.var().numpy(), np.var(a.numpy(), ddof=1))
     with pytest.raises(ValueError, match="degrees of freedom"):
         ta.tensor([1.0]).var()
 
@@ -101,7 +101,7 @@ def test_max_min_whole_tensor_and_ties_split_gradient():
     assert gradcheck(lambda a: a.min(), [a])
     tied = ta.tensor(np.array([1.0, 3.0, 3.0]), requires_grad=True)
     tied.amax().backward()
-    np.testing.assert_allclose(tied.grad, [0.0, 0.5, 0.5])
+    np.testing.assert_allclose(tied.grad.numpy(), [0.0, 0.5, 0.5])
 
 
 @pytest.mark.parametrize("dim", [0, 1, -1])
@@ -109,16 +109,16 @@ def test_softmax_and_log_softmax_gradcheck(dim):
     a = t64(2, 3, 5)
     assert gradcheck(lambda a: a.softmax(dim), [a])
     assert gradcheck(lambda a: ta.log_softmax(a, dim=dim), [a])
-    np.testing.assert_allclose(a.softmax(dim).data.sum(axis=dim), 1.0)
-    np.testing.assert_allclose(np.exp(a.log_softmax(dim).data), a.softmax(dim).data, rtol=1e-12)
+    np.testing.assert_allclose(a.softmax(dim).numpy().sum(axis=dim), 1.0)
+    np.testing.assert_allclose(np.exp(a.log_softmax(dim).numpy()), a.softmax(dim).numpy(), rtol=1e-12)
 
 
 def test_softmax_is_stable_for_huge_logits_in_float32():
     x = ta.tensor([[1e4, 0.0, -1e4], [1e4, 1e4, 0.0]])
     assert x.dtype == np.float32
     y, ly = x.softmax(-1), x.log_softmax(-1)
-    assert np.isfinite(y.data).all() and np.isfinite(ly.data).all()
-    np.testing.assert_allclose(y.data, [[1, 0, 0], [0.5, 0.5, 0]], atol=1e-7)
+    assert np.isfinite(y.numpy()).all() and np.isfinite(ly.numpy()).all()
+    np.testing.assert_allclose(y.numpy(), [[1, 0, 0], [0.5, 0.5, 0]], atol=1e-7)
 
 
 def test_softmax_of_a_fully_masked_row_raises_naming_the_row():
@@ -159,9 +159,9 @@ def test_shape_ops_gradcheck(name):
 
 def test_shape_ops_match_numpy():
     a = t64(2, 3, 4)
-    np.testing.assert_array_equal(a.permute(2, 0, 1).data, a.data.transpose(2, 0, 1))
-    np.testing.assert_array_equal(a.repeat_interleave(2, dim=1).data, np.repeat(a.data, 2, axis=1))
-    np.testing.assert_array_equal(a.T.data, a.data.T)
+    np.testing.assert_array_equal(a.permute(2, 0, 1).numpy(), a.numpy().transpose(2, 0, 1))
+    np.testing.assert_array_equal(a.repeat_interleave(2, dim=1).numpy(), np.repeat(a.numpy(), 2, axis=1))
+    np.testing.assert_array_equal(a.T.numpy(), a.numpy().T)
     assert a.flatten(0, 1).shape == (6, 4)
     assert a.size() == (2, 3, 4) and a.size(-1) == 4 and a.dim() == 3 and a.numel() == 24
 
@@ -176,7 +176,7 @@ INDEXES = {
     "list_repeats": lambda a: a[:, [2, 2, 0]],
     "two_arrays": lambda a: a[np.array([0, 1, 1]), np.array([2, 0, 2])],
     "tensor_index": lambda a: a[ta.tensor(np.array([[1, 1], [0, 1]]))],
-    "bool_mask": lambda a: a[a.data > 0],
+    "bool_mask": lambda a: a[a.numpy() > 0],
 }
 
 
@@ -189,19 +189,19 @@ def test_getitem_gradcheck(name):
 def test_repeated_indices_accumulate():
     a = ta.tensor(np.zeros(3), requires_grad=True)
     a[np.array([0, 0, 2, 0])].sum().backward()
-    np.testing.assert_array_equal(a.grad, [3.0, 0.0, 1.0])
+    np.testing.assert_array_equal(a.grad.numpy(), [3.0, 0.0, 1.0])
 
 
 def test_masked_fill_where_tril_triu_cat_stack_cast():
     a, b = t64(2, 3, 4), t64(3, 4)
     mask = rng.random((3, 4)) > 0.5
     assert gradcheck(lambda a: a.masked_fill(ta.tensor(mask), -7.0), [a])
-    np.testing.assert_array_equal(a.masked_fill(mask, -7.0).data, np.where(mask, -7.0, a.data))
+    np.testing.assert_array_equal(a.masked_fill(mask, -7.0).numpy(), np.where(mask, -7.0, a.numpy()))
     assert gradcheck(lambda a, b: ta.where(mask, a, b), [a, b])
     assert gradcheck(lambda a, b: ta.where(mask, a, 0.0) + b, [a, b])
     assert gradcheck(lambda a: ta.tril(a, diagonal=-1), [a])
     assert gradcheck(lambda a: ta.triu(a, 1), [a])
-    np.testing.assert_array_equal(ta.tril(a).data, np.tril(a.data))
+    np.testing.assert_array_equal(ta.tril(a).numpy(), np.tril(a.numpy()))
     c = t64(2, 2, 4)
     assert gradcheck(lambda a, c: ta.cat([a, c], dim=1), [a, c])
     assert gradcheck(lambda a, b: ta.stack([a[0], b, a[1]], dim=-1), [a, b])
@@ -212,7 +212,7 @@ def test_masked_fill_with_minus_inf_then_softmax_gives_zero_weight():
     scores = t64(3, 3)
     causal = np.tril(np.ones((3, 3), dtype=bool))
     w = scores.masked_fill(~causal, float("-inf")).softmax(-1)
-    assert (w.data[~causal] == 0).all()
+    assert (w.numpy()[~causal] == 0).all()
     assert gradcheck(lambda s: s.masked_fill(ta.tensor(~causal), float("-inf")).softmax(-1), [scores])
 
 
@@ -222,14 +222,14 @@ def test_reused_node_gradients_add_up():
     b = a + a
     c = b * b
     c.sum().backward()
-    np.testing.assert_allclose(a.grad, 8 * a.data)  # c = 4a^2
+    np.testing.assert_allclose(a.grad.numpy(), 8 * a.numpy())  # c = 4a^2
 
 
 def test_gradients_accumulate_into_leaves_across_backward_calls():
     a = t64(3)
     (a * 2).sum().backward()
     (a * 3).sum().backward()
-    np.testing.assert_allclose(a.grad, np.full(3, 5.0))
+    np.testing.assert_allclose(a.grad.numpy(), np.full(3, 5.0))
 
 
 def test_a_chain_of_20000_ops_does_not_recurse():
@@ -238,7 +238,7 @@ def test_a_chain_of_20000_ops_does_not_recurse():
     for _ in range(20000):
         y = y * 1.0001
     y.backward()
-    np.testing.assert_allclose(x.grad, 1.0001 ** 20000, rtol=1e-9)
+    np.testing.assert_allclose(x.grad.numpy(), 1.0001 ** 20000, rtol=1e-9)
 
 
 def test_non_leaf_grad_is_not_kept_unless_retained():
@@ -248,7 +248,7 @@ def test_non_leaf_grad_is_not_kept_unless_retained():
     c.retain_grad()
     (b + c).sum().backward()
     assert b.grad is None
-    np.testing.assert_allclose(c.grad, np.ones(3))
+    np.testing.assert_allclose(c.grad.numpy(), np.ones(3))
     assert a.is_leaf and not b.is_leaf
 
 
@@ -265,7 +265,7 @@ def test_backward_with_explicit_gradient_contracts():
     a = t64(2, 3)
     g = rng.standard_normal((2, 3))
     (a * 3).backward(g)
-    np.testing.assert_allclose(a.grad, 3 * g)
+    np.testing.assert_allclose(a.grad.numpy(), 3 * g)
 
 
 def test_backward_never_stores_or_writes_into_the_callers_gradient():
@@ -277,10 +277,10 @@ def test_backward_never_stores_or_writes_into_the_callers_gradient():
         g_before = g.copy()
         out.backward(g)
         out2 = make(a)
-        out2.backward(g)  # the second backward adds into a.grad in place
-        assert not np.shares_memory(a.grad, g)
+        out2.backward(g)  # the second backward adds into a.grad.numpy() in place
+        assert not np.shares_memory(a.grad.numpy(), g)
         np.testing.assert_array_equal(g, g_before)
-        np.testing.assert_allclose(a.grad.reshape(-1), 2 * np.ravel(g_before.T if out.shape == (3, 2) else g_before))
+        np.testing.assert_allclose(a.grad.numpy().reshape(-1), 2 * np.ravel(g_before.T if out.shape == (3, 2) else g_before))
 
 
 @pytest.mark.parametrize("f", [
@@ -304,7 +304,7 @@ def test_a_scalar_node_used_three_times_keeps_every_gradient():
     a.grad = None
     b = a * 1.0
     (b * 2.0 + b * 3.0 + b * 4.0).backward()
-    assert a.grad == pytest.approx(9.0)
+    assert a.grad.numpy() == pytest.approx(9.0)
 
 
 def test_float32_and_float64_gradients_into_one_node_sum_in_float64():
@@ -312,7 +312,7 @@ def test_float32_and_float64_gradients_into_one_node_sum_in_float64():
     b = a * 1.0
     third = 1 / 3
     (b * 3.0 + b * 4.0 + (b.double() * ta.tensor(np.array([third, third])))).sum().backward()
-    np.testing.assert_allclose(a.grad, 7 + third, rtol=1e-7)
+    np.testing.assert_allclose(a.grad.numpy(), 7 + third, rtol=1e-7)
 
 
 @pytest.mark.parametrize("T", [1, 5, 8, 9, 37])  # below, at and above the 8 slices of a last piece
@@ -322,21 +322,21 @@ def test_unbind_slices_and_gradients_match_indexing_bit_for_bit(T):
     parts = x.unbind(1)
     assert len(parts) == T and all(p.shape == (3, 4) for p in parts)
     for t, p in enumerate(parts):
-        np.testing.assert_array_equal(p.data, x.data[:, t])
+        np.testing.assert_array_equal(p.numpy(), x.numpy()[:, t])
     # an RNN-like use: every step read once and reused (the gradient of x, step by step)
     loss = sum((p * w[t] + p * p).sum() for t, p in enumerate(parts))
     loss.backward()
-    by_unbind = x.grad.copy()
+    by_unbind = x.grad.numpy().copy()
     x.grad = None
     sum((x[:, t] * w[t] + x[:, t] * x[:, t]).sum() for t in range(T)).backward()
-    np.testing.assert_array_equal(by_unbind, x.grad)  # the same numbers, not just close ones
+    np.testing.assert_array_equal(by_unbind, x.grad.numpy())  # the same numbers, not just close ones
     assert gradcheck(lambda x: ta.stack([p * w[t] for t, p in enumerate(x.unbind(1))], 0), [x])
 
 
 def test_unbind_other_dims_and_errors():
     x = ta.tensor(np.arange(24.0).reshape(2, 3, 4))
-    np.testing.assert_array_equal(x.unbind()[1].data, x.data[1])
-    np.testing.assert_array_equal(x.unbind(-1)[3].data, x.data[..., 3])
+    np.testing.assert_array_equal(x.unbind()[1].numpy(), x.numpy()[1])
+    np.testing.assert_array_equal(x.unbind(-1)[3].numpy(), x.numpy()[..., 3])
     with pytest.raises(ValueError, match="at least 1 dim"):
         ta.tensor(1.0).unbind()
     with pytest.raises(IndexError, match="unbind"):
@@ -389,20 +389,20 @@ def test_manual_seed_reproduces_randn_and_rand():
     ta.manual_seed(7)
     a, b = ta.randn(4, 3), ta.rand(2)
     ta.manual_seed(7)
-    np.testing.assert_array_equal(a.data, ta.randn(4, 3).data)
-    np.testing.assert_array_equal(b.data, ta.rand(2).data)
-    assert not np.array_equal(a.data, ta.randn(4, 3).data)
+    np.testing.assert_array_equal(a.numpy(), ta.randn(4, 3).numpy())
+    np.testing.assert_array_equal(b.numpy(), ta.rand(2).numpy())
+    assert not np.array_equal(a.numpy(), ta.randn(4, 3).numpy())
 
 
 def test_factories_and_comparisons():
-    assert ta.zeros(2, 3).shape == (2, 3) and ta.ones((2,)).data.sum() == 2
-    assert ta.full((2, 2), 3.0).data.sum() == 12
+    assert ta.zeros(2, 3).shape == (2, 3) and ta.ones((2,)).numpy().sum() == 2
+    assert ta.full((2, 2), 3.0).numpy().sum() == 12
     z = ta.zeros_like(ta.tensor(np.ones((2, 2))))
-    assert z.dtype == np.float64 and ta.ones_like(z).data.sum() == 4
+    assert z.dtype == np.float64 and ta.ones_like(z).numpy().sum() == 4
     x = ta.tensor([1.0, 2.0, 3.0])
     m = x > 1.5
-    assert m.dtype == bool and not m.requires_grad and m.data.tolist() == [False, True, True]
-    assert (x == 2).data.tolist() == [False, True, False]
+    assert m.dtype == bool and not m.requires_grad and m.numpy().tolist() == [False, True, True]
+    assert (x == 2).numpy().tolist() == [False, True, False]
     assert ta.tensor(3.0).item() == 3.0
 
 
@@ -463,7 +463,7 @@ def test_error_backward_without_graph():
 # ---- PyTorch parity found by a cross-check against torch 2.13 (expected values computed here) ----
 def test_int_float_promotion_follows_pytorch():
     assert (ta.arange(3) / 2).dtype == np.float32  # NumPy alone would give float64
-    np.testing.assert_array_equal((ta.arange(3) / 2).data, [0.0, 0.5, 1.0])
+    np.testing.assert_array_equal((ta.arange(3) / 2).numpy(), [0.0, 0.5, 1.0])
     assert (ta.arange(3) * 0.5).dtype == np.float32
     assert (ta.tensor([1, 2]) + ta.tensor(np.zeros(2))).dtype == np.float64
     assert (ta.arange(4) + 1).dtype == np.int64 and (ta.arange(4) * ta.arange(4)).dtype == np.int64  # ints stay ints
@@ -472,22 +472,22 @@ def test_int_float_promotion_follows_pytorch():
 def test_pow_zero_exponent_at_zero_has_zero_gradient():
     a = ta.tensor(np.array([0.0, 2.0, -1.5]), requires_grad=True)
     (a ** 0).sum().backward()
-    np.testing.assert_array_equal(a.grad, [0.0, 0.0, 0.0])
+    np.testing.assert_array_equal(a.grad.numpy(), [0.0, 0.0, 0.0])
     b = ta.tensor(np.array([0.0, 2.0]), requires_grad=True)
     (b ** 1).sum().backward()
-    np.testing.assert_array_equal(b.grad, [1.0, 1.0])
+    np.testing.assert_array_equal(b.grad.numpy(), [1.0, 1.0])
 
 
 def test_max_min_along_a_dim_return_values_and_indices_like_pytorch():
     a = t64(3, 4)
     values, indices = a.max(dim=1)
-    np.testing.assert_array_equal(values.data, a.data.max(axis=1))
-    np.testing.assert_array_equal(indices.data, a.data.argmax(axis=1))
+    np.testing.assert_array_equal(values.numpy(), a.numpy().max(axis=1))
+    np.testing.assert_array_equal(indices.numpy(), a.numpy().argmax(axis=1))
     out = a.min(dim=0, keepdim=True)
     assert out.values.shape == (1, 4) and out.indices.shape == (1, 4)
-    np.testing.assert_array_equal(out.indices.data[0], a.data.argmin(axis=0))
+    np.testing.assert_array_equal(out.indices.numpy()[0], a.numpy().argmin(axis=0))
     assert gradcheck(lambda a: a.max(dim=1).values, [a])
-    np.testing.assert_allclose(a.std(dim=1).data, np.std(a.data, axis=1, ddof=1))
+    np.testing.assert_allclose(a.std(dim=1).numpy(), np.std(a.numpy(), axis=1, ddof=1))
     assert gradcheck(lambda a: a.std(dim=0), [a])
 
 

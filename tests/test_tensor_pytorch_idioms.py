@@ -46,7 +46,7 @@ def test_split_and_chunk_are_differentiable_slices():
     assert [t.shape[1] for t in x.split([1, 5], dim=-1)] == [1, 5]
     assert [t.shape[0] for t in torch.ones(5).chunk(2)] == [3, 2]
     (q * 1 + v * 3).sum().backward()
-    np.testing.assert_array_equal(x.grad, [[1, 1, 0, 0, 3, 3]] * 2)
+    np.testing.assert_array_equal(x.grad.numpy(), [[1, 1, 0, 0, 3, 3]] * 2)
     with pytest.raises(ValueError, match=r"add up to dim 1's size 6"):
         x.split([2, 2], dim=1)
 
@@ -78,7 +78,7 @@ def test_device_cpu_is_accepted_and_other_devices_refused():
     x = torch.zeros(2, 3, device="cpu")
     assert x.to("cpu") is x and x.cpu() is x and x.device == "cpu"
     assert torch.arange(4, device="cpu").tolist() == [0, 1, 2, 3]
-    with pytest.raises(ValueError, match=r"device='cuda'"):
+    with pytest.raises(AssertionError, match=r"Torch not compiled with CUDA enabled \(device='cuda'"):
         torch.randn(2, device="cuda")
 
 

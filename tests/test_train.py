@@ -60,11 +60,11 @@ def test_gradient_clipping_bounds_the_update():
     task = make_task("copy", length=2, n_symbols=3)
     model = SequenceModel("gru", task.vocab_size, d_model=8)
     params = list(model.parameters())
-    before = [p.data.copy() for p in params]
+    before = [p.numpy().copy() for p in params]
     # Plain SGD with lr=1: the update IS the (clipped) gradient, so its norm must be <= clip_norm.
     hist = fit(model, task, steps=1, clip_norm=1e-3, optimizer=optim.SGD(params, lr=1.0), eval_size=8,
                progress=False)
-    step = np.sqrt(sum(float(((p.data - b) ** 2).sum()) for p, b in zip(params, before)))
+    step = np.sqrt(sum(float(((p.numpy() - b) ** 2).sum()) for p, b in zip(params, before)))
     assert hist["grad_norm"][0] > 1e-2  # the raw gradient was much bigger than the clip...
     assert step == pytest.approx(1e-3, rel=1e-3)  # ...and the step was scaled down to exactly clip_norm
 
@@ -117,14 +117,14 @@ def test_checkpoint_round_trip_gives_identical_outputs(tmp_path):
     path = save_checkpoint(model, tmp_path / "ckpt", step=3)
     assert path.endswith(".npz")
     with tinyattn.no_grad():
-        expected = model(x).data
+        expected = model(x).numpy()
         tinyattn.manual_seed(123)  # a different init: the load must overwrite every parameter
         fresh = SequenceModel("attention", task.vocab_size, d_model=8, n_layers=2, max_len=task.seq_len)
-        assert not np.array_equal(fresh(x).data, expected)
+        assert not np.array_equal(fresh(x).numpy(), expected)
         _, meta = load_checkpoint(path, fresh)
-        np.testing.assert_array_equal(fresh(x).data, expected)
+        np.testing.assert_array_equal(fresh(x).numpy(), expected)
         rebuilt, meta2 = load_checkpoint(path)  # no model given: rebuilt from the saved config
-        np.testing.assert_array_equal(rebuilt(x).data, expected)
+        np.testing.assert_array_equal(rebuilt(x).numpy(), expected)
     assert meta == meta2 == {"step": 3}
 
 
@@ -136,7 +136,7 @@ def test_fit_writes_a_checkpoint(tmp_path):
     assert meta["history"]["step"] == [1, 2]
     with tinyattn.no_grad():
         x = task.batch(2, rng=0).inputs
-        np.testing.assert_array_equal(rebuilt(x).data, model(x).data)
+        np.testing.assert_array_equal(rebuilt(x).numpy(), model(x).numpy())
 
 
 def test_load_checkpoint_errors(tmp_path):
@@ -153,10 +153,10 @@ def test_attention_weights_match_the_block():
     assert np.all(np.triu(maps[0][0, 0], k=1) == 0)  # causal: nothing attends to the future
     # Layer 0's map, recomputed by hand from its LayerNorm and W_q/W_k: softmax(q k^T / sqrt(d_k)), causal.
     with tinyattn.no_grad():
-        z = model.blocks[0].ln1(model.pos(model.embed(x))).data  # (B, T, C)
+        z = model.blocks[0].ln1(model.pos(model.embed(x))).numpy()  # (B, T, C)
     attn = model.blocks[0].attn
-    q = (z @ attn.W_q.weight.data.T + attn.W_q.bias.data).reshape(2, 5, 2, 4).transpose(0, 2, 1, 3)  # (B, H, T, d_k)
-    k = (z @ attn.W_k.weight.data.T + attn.W_k.bias.data).reshape(2, 5, 2, 4).transpose(0, 2, 1, 3)  # (B, H, T, d_k)
+    q = (z @ attn.W_q.weight.numpy().T + attn.W_q.bias.numpy()).reshape(2, 5, 2, 4).transpose(0, 2, 1, 3)  # (B, H, T, d_k)
+    k = (z @ attn.W_k.weight.numpy().T + attn.W_k.bias.numpy()).reshape(2, 5, 2, 4).transpose(0, 2, 1, 3)  # (B, H, T, d_k)
     s = np.where(np.tri(5, dtype=bool), q @ k.swapaxes(-1, -2) / 2.0, -np.inf)  # (B, H, T, T), sqrt(d_k) = 2
     p = np.exp(s - s.max(-1, keepdims=True))
     np.testing.assert_allclose(maps[0], p / p.sum(-1, keepdims=True), rtol=1e-5, atol=1e-6)
@@ -187,11 +187,11 @@ def test_bad_arguments_give_one_line_errors():
                    "max_len is 128; build the model with max_len >= 201")
     with pytest.raises(ValueError, match="sequence length 201 is longer than the model's max_len=128"):
         model(task.batch(1, rng=0).inputs)
-    with pytest.raises(ValueError, match="steps must be >= 1, got -5"):
+    with pytest.raises(ValueError, match="steps must be a positive int, got steps=-5"):
         fit(model, make_task("copy"), steps=-5, progress=False)
     with pytest.raises(ValueError, match="unknown model kind 'lstm'; choose from: attention, rnn, gru"):
         SequenceModel("lstm", 5)
-    with pytest.raises(ValueError, match="d_model must be >= 1, got 0"):
+    with pytest.raises(ValueError, match="d_model must be a positive int, got d_model=0"):
         SequenceModel("gru", 5, d_model=0)
     with pytest.raises(ValueError, match="inputs reveal later targets"):
         fit(SequenceModel("attention", 16, causal=False), make_task("induction"), progress=False)

@@ -59,6 +59,7 @@ def test_block_layout_is_pre_ln_with_4x_ffn():
     assert {"ln1.weight", "ln2.weight", "attn.W_q.weight", "ffn.0.weight", "ffn.2.weight"} <= names
     assert block.ffn[0].weight.shape == (32, 8) and block.ffn[2].weight.shape == (8, 32)
     assert not any(n.startswith(("cross", "ln_c")) for n in names)
+    assert block.ffn[1].approximate == "tanh"  # GPT-2's GELU, so GPT-2 weights give GPT-2's numbers
 
 
 def test_block_is_a_residual_of_its_sublayers(float64):
@@ -67,18 +68,18 @@ def test_block_is_a_residual_of_its_sublayers(float64):
     for p in (block.attn.W_o.weight, block.attn.W_o.bias, block.ffn[2].weight, block.ffn[2].bias):
         p.data[...] = 0.0
     x = tinyattn.randn(2, T, D)
-    np.testing.assert_array_equal(block(x).data, x.data)
+    np.testing.assert_array_equal(block(x).numpy(), x.numpy())
 
 
 def test_block_return_weights(float64):
     block = TransformerBlock(D, H, causal=True, window=2)
     x = tinyattn.randn(2, 5, D)
     out, w = block(x, return_weights=True)
-    np.testing.assert_allclose(out.data, block(x).data, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(out.numpy(), block(x).numpy(), rtol=1e-12, atol=1e-12)
     assert w.shape == (2, H, 5, 5)
-    np.testing.assert_allclose(w.data.sum(-1), 1.0, rtol=1e-12)
+    np.testing.assert_allclose(w.numpy().sum(-1), 1.0, rtol=1e-12)
     allowed = np.tril(np.ones((5, 5), bool)) & ~np.tril(np.ones((5, 5), bool), -2)  # itself and one back
-    assert (w.data[..., ~allowed] == 0).all() and (w.data[..., allowed] > 0).all()
+    assert (w.numpy()[..., ~allowed] == 0).all() and (w.numpy()[..., allowed] > 0).all()
 
 
 def test_block_context_errors():
@@ -106,30 +107,30 @@ def test_sliding_window_stack_reaches_back_exactly_W_minus_1_times_L(float64, W,
         for b in blocks:
             y = b(y)
         y[:, t].sum().backward()
-        assert _reach(x.grad[0]) == {s for s in range(n) if 0 <= t - s <= (W - 1) * L}, f"t={t}"
-    assert len(_reach(x.grad[0])) == (W - 1) * L + 1  # the last position sees the full reach
+        assert _reach(x.grad.numpy()[0]) == {s for s in range(n) if 0 <= t - s <= (W - 1) * L}, f"t={t}"
+    assert len(_reach(x.grad.numpy()[0])) == (W - 1) * L + 1  # the last position sees the full reach
 
 
 def test_lm_with_window_token_dependency():
     W, L, n = 2, 2, 8
     lm = TransformerLM(V, D, H, n_layers=L, max_len=n, window=W)
     idx = _ids((1, n), seed=6)
-    base = lm(idx).data
+    base = lm(idx).numpy()
     for s in range(n):
         changed = idx.copy()
         changed[0, s] = (changed[0, s] + 1) % V
-        diff = np.abs(lm(changed).data - base).sum(axis=-1)[0]  # (n,)
+        diff = np.abs(lm(changed).numpy() - base).sum(axis=-1)[0]  # (n,)
         assert set(np.flatnonzero(diff > 0).tolist()) == {t for t in range(n) if 0 <= t - s <= (W - 1) * L}
 
 
 def test_causal_lm_future_tokens_change_no_past_logit():
     lm = TransformerLM(V, D, H, n_layers=2, max_len=8)
     idx = _ids((2, 8), seed=7)
-    base = lm(idx).data
+    base = lm(idx).numpy()
     for t in range(7):
         changed = idx.copy()
         changed[:, t + 1:] = (changed[:, t + 1:] + 3) % V
-        out = lm(changed).data
+        out = lm(changed).numpy()
         np.testing.assert_array_equal(out[:, :t + 1], base[:, :t + 1])  # exactly 0.0 difference
         assert np.abs(out[:, t + 1] - base[:, t + 1]).max() > 1e-4  # and the future really did change
 
@@ -140,16 +141,16 @@ def test_classifier_pad_tokens_change_nothing(pool):
     clf = TransformerClassifier(V, D, H, n_layers=2, max_len=6, n_classes=3, pool=pool)
     idx = _ids((3, 6), seed=8)
     lengths = np.array([2, 6, 4])
-    base = clf(idx, lengths=lengths).data
+    base = clf(idx, lengths=lengths).numpy()
     assert base.shape == (3, 3)
     rng = np.random.default_rng(9)
     for _ in range(3):
         changed = idx.copy()
         for b, n in enumerate(lengths):
             changed[b, n:] = rng.integers(0, V, 6 - n)
-        np.testing.assert_array_equal(clf(changed, lengths=lengths).data, base)
+        np.testing.assert_array_equal(clf(changed, lengths=lengths).numpy(), base)
     # Without the lengths the same edit does change the output: the mask is what protects it.
-    assert np.abs(clf(changed).data[0] - clf(idx).data[0]).max() > 1e-4
+    assert np.abs(clf(changed).numpy()[0] - clf(idx).numpy()[0]).max() > 1e-4
 
 
 @pytest.mark.parametrize("pool", ["mean", "cls", "last"])
@@ -160,9 +161,9 @@ def test_classifier_padded_batch_equals_each_sequence_alone(float64, pool):
     batch = np.full((3, 6), pad)
     for b, s in enumerate(seqs):
         batch[b, :len(s)] = s
-    out = clf(batch).data
+    out = clf(batch).numpy()
     for b, s in enumerate(seqs):
-        np.testing.assert_allclose(out[b], clf(np.array([s])).data[0], rtol=1e-10, atol=1e-12)
+        np.testing.assert_allclose(out[b], clf(np.array([s])).numpy()[0], rtol=1e-10, atol=1e-12)
 
 
 def test_classifier_errors():
@@ -184,11 +185,11 @@ def test_classifier_errors():
 def test_kv_cache_decode_logits_equal_full_forward(float64, config):
     lm = TransformerLM(V, D, H, n_layers=2, max_len=8, **config)
     idx = _ids((2, 7), seed=10)
-    full = lm(idx).data  # (B, 7, V)
+    full = lm(idx).numpy()  # (B, 7, V)
     cache = lm.new_cache()
-    chunks = [lm(idx[:, :3], kv_cache=cache).data]  # a 3-token prompt, then one token at a time
+    chunks = [lm(idx[:, :3], kv_cache=cache).numpy()]  # a 3-token prompt, then one token at a time
     for t in range(3, 7):
-        chunks.append(lm(idx[:, t:t + 1], kv_cache=cache).data)
+        chunks.append(lm(idx[:, t:t + 1], kv_cache=cache).numpy())
     assert cache[0].seq_len == 7 and len(cache) == 2 and isinstance(cache[0], KVCache)
     assert all(c.held == (config["window"] - 1 if "window" in config else 7) for c in cache)  # bounded by the window
     np.testing.assert_allclose(np.concatenate(chunks, axis=1), full, rtol=1e-10, atol=1e-12)
@@ -201,11 +202,11 @@ def test_generate_greedy_same_tokens_with_and_without_cache(config):
     a = lm.generate(prompt, 8, temperature=0)
     b = lm.generate(prompt, 8, temperature=0, use_cache=False)
     assert a.shape == (3, 12) and np.issubdtype(a.dtype, np.integer) and not a.requires_grad
-    np.testing.assert_array_equal(a.data[:, :4], prompt)
-    np.testing.assert_array_equal(a.data, b.data)
+    np.testing.assert_array_equal(a.numpy()[:, :4], prompt)
+    np.testing.assert_array_equal(a.numpy(), b.numpy())
     # greedy really is argmax of the model's next-token logits at every step
     for t in range(4, 12):
-        np.testing.assert_array_equal(a.data[:, t], lm(a.data[:, :t]).data[:, -1].argmax(-1))
+        np.testing.assert_array_equal(a.numpy()[:, t], lm(a.numpy()[:, :t]).numpy()[:, -1].argmax(-1))
 
 
 def test_generate_sampled_same_tokens_with_and_without_cache_same_seed(float64):
@@ -215,10 +216,10 @@ def test_generate_sampled_same_tokens_with_and_without_cache_same_seed(float64):
     a = lm.generate(prompt, 9, temperature=1.5, top_k=4)
     tinyattn.manual_seed(123)
     b = lm.generate(prompt, 9, temperature=1.5, top_k=4, use_cache=False)
-    np.testing.assert_array_equal(a.data, b.data)
+    np.testing.assert_array_equal(a.numpy(), b.numpy())
     tinyattn.manual_seed(124)
     c = lm.generate(prompt, 9, temperature=1.5, top_k=4)
-    assert (c.data != a.data).any()  # a different seed samples something else: it is random
+    assert (c.numpy() != a.numpy()).any()  # a different seed samples something else: it is random
 
 
 def test_generate_mode_and_length_limits():
@@ -236,7 +237,7 @@ def test_generate_mode_and_length_limits():
         lm(_ids((1, 3)), kv_cache=cache)
     with pytest.raises(ValueError, match="top_k must be None or an int in \\[1, vocab_size=7\\]"):
         lm.generate(prompt, 2, top_k=8)
-    with pytest.raises(ValueError, match="temperature must be >= 0"):
+    with pytest.raises(ValueError, match="temperature must be a number >= 0, got temperature=-1.0"):
         lm.generate(prompt, 2, temperature=-1.0)
 
 
@@ -273,9 +274,9 @@ def test_lm_input_errors():
 def test_dropout_only_in_training_mode():
     lm = TransformerLM(V, 16, H, n_layers=1, max_len=6, dropout=0.5)
     idx = _ids((2, 6), seed=14)
-    assert (lm(idx).data != lm(idx).data).any()
+    assert (lm(idx).numpy() != lm(idx).numpy()).any()
     lm.eval()
-    np.testing.assert_array_equal(lm(idx).data, lm(idx).data)
+    np.testing.assert_array_equal(lm(idx).numpy(), lm(idx).numpy())
 
 
 def test_tiny_lm_learns_to_copy():
@@ -299,7 +300,7 @@ def test_tiny_lm_learns_to_copy():
     assert losses[0] > 1.8  # chance is ln 8 = 2.08
     assert np.mean(losses[-5:]) < 0.3
     a = rng.integers(0, 8, (64, half))
-    out = lm.generate(a, half, temperature=0).data  # (64, 8)
+    out = lm.generate(a, half, temperature=0).numpy()  # (64, 8)
     assert (out[:, half:] == a).mean() > 0.95
 
 
@@ -308,21 +309,21 @@ def test_seq2seq_shapes_causality_and_source_padding():
     model = Seq2SeqTransformer(V, 9, D, H, n_layers=2, max_len=6, src_pad_id=0)
     src = np.array([[3, 1, 4, 0, 0], [2, 6, 5, 3, 1]])
     tgt = _ids((2, 5), vocab=9, seed=15)
-    out = model(src, tgt).data
+    out = model(src, tgt).numpy()
     assert out.shape == (2, 5, 9)
     changed = tgt.copy()
     changed[:, 3:] = (changed[:, 3:] + 1) % 9
-    np.testing.assert_array_equal(model(src, changed).data[:, :3], out[:, :3])  # the decoder is causal
+    np.testing.assert_array_equal(model(src, changed).numpy()[:, :3], out[:, :3])  # the decoder is causal
     # The encoder sees the whole source: changing its last real token changes every target position.
     src2 = src.copy()
     src2[1, 4] = 2
-    assert (np.abs(model(src2, tgt).data[1] - out[1]).max(axis=-1) > 0).all()
+    assert (np.abs(model(src2, tgt).numpy()[1] - out[1]).max(axis=-1) > 0).all()
     # With src_lengths, whatever sits in the padding is ignored everywhere.
     lengths = np.array([3, 5])
-    base = model(src, tgt, src_lengths=lengths).data
+    base = model(src, tgt, src_lengths=lengths).numpy()
     src3 = src.copy()
     src3[0, 3:] = [5, 6]
-    np.testing.assert_array_equal(model(src3, tgt, src_lengths=lengths).data, base)
+    np.testing.assert_array_equal(model(src3, tgt, src_lengths=lengths).numpy(), base)
 
 
 def test_seq2seq_gradcheck_through_cross_attention_into_the_encoder(float64):
@@ -339,10 +340,10 @@ def test_seq2seq_generate_is_greedy_and_cache_agrees():
     a = model.generate(src, bos_id=1, max_new_tokens=6)
     b = model.generate(src, bos_id=1, max_new_tokens=6, use_cache=False)
     assert a.shape == (3, 7)
-    np.testing.assert_array_equal(a.data[:, 0], 1)
-    np.testing.assert_array_equal(a.data, b.data)
+    np.testing.assert_array_equal(a.numpy()[:, 0], 1)
+    np.testing.assert_array_equal(a.numpy(), b.numpy())
     for t in range(1, 7):
-        np.testing.assert_array_equal(a.data[:, t], model(src, a.data[:, :t]).data[:, -1].argmax(-1))
+        np.testing.assert_array_equal(a.numpy()[:, t], model(src, a.numpy()[:, :t]).numpy()[:, -1].argmax(-1))
     with pytest.raises(ValueError, match=r"max_new_tokens=9.*max_len=8"):
         model.generate(src, bos_id=1, max_new_tokens=9)
     with pytest.raises(ValueError, match=r"bos_id=9 is outside"):

@@ -34,7 +34,7 @@ def test_plot_attention_axes_rows_queries_cols_keys(tmp_path):
 def test_plot_attention_accepts_a_tensor():
     w = tinyattn.tensor(_weights(4, 4))
     fig = viz.plot_attention(w)
-    np.testing.assert_allclose(fig.axes[0].images[0].get_array(), w.data)
+    np.testing.assert_allclose(fig.axes[0].images[0].get_array(), w.numpy())
 
 
 def test_plot_attention_errors():
@@ -91,6 +91,48 @@ def test_grad_norm_vs_distance():
     assert ax.get_ylabel() == "gradient norm" and ax.get_xlabel().startswith("distance")
     assert ax.get_yscale() == "log"
     assert min(ax.lines[0].get_ydata()) > 0  # an exact zero is floored, not dropped from a log axis
+
+
+def test_grad_norm_floor_is_labelled_only_when_a_zero_is_drawn():
+    fig = viz.plot_grad_norm_vs_distance({"rnn": {0: 1.0, 9: 0.0}, "attention": {0: 1.0, 9: 0.5}})
+    labels = fig.axes[0].get_legend_handles_labels()[1]
+    assert labels == ["rnn", "attention", "exact 0 (drawn at 1e-30)"]
+    floor = [l for l in fig.axes[0].lines if l.get_label().startswith("exact 0")][0]
+    assert list(floor.get_ydata()) == [viz.GRAD_FLOOR, viz.GRAD_FLOOR]
+    assert fig.axes[0].lines[0].get_ydata()[-1] == viz.GRAD_FLOOR     # the zero sits on that line
+    no_zero = viz.plot_grad_norm_vs_distance({"rnn": {0: 1.0, 9: 1e-8}})
+    assert no_zero.axes[0].get_legend_handles_labels()[1] == ["rnn"]
+
+
+def test_one_colour_per_model_in_every_figure():
+    import matplotlib.colors as mcolors
+    assert viz.model_color("attention") == viz.model_color("attention (1 layer)") == viz.MODEL_COLORS["attention"]
+    assert viz.model_color("tanh RNN") == viz.model_color("rnn") == viz.MODEL_COLORS["rnn"]
+    assert viz.model_color("GRU") == viz.MODEL_COLORS["gru"]
+    assert viz.layer_color(1) != viz.layer_color(2) == viz.MODEL_COLORS["attention"]
+    assert len(set(viz.MODEL_COLORS.values())) == len(viz.MODEL_COLORS)        # no two models share one
+    with pytest.raises(ValueError, match="no colour for 'mlp'"):
+        viz.model_color("mlp")
+    # The same model gets the same colour whatever order the dict lists the models in.
+    for res in ({"attention": {1: 1.0}, "gru": {1: 0.5}, "rnn": {1: 0.2}},
+                {"rnn": {1: 0.2}, "gru": {1: 0.5}, "attention": {1: 1.0}}):
+        for fig in (viz.plot_accuracy_vs_distance(res), viz.plot_grad_norm_vs_distance(res)):
+            drawn = {l.get_label(): mcolors.to_hex(l.get_color()) for l in fig.axes[0].lines}
+            assert all(drawn[m] == viz.MODEL_COLORS[m] for m in res), drawn
+    other = viz.plot_accuracy_vs_distance({"a": {1: 1.0}, "b": {1: 0.5}}).axes[0].lines   # unnamed: the cycle
+    assert other[0].get_color() != other[1].get_color()
+
+
+def test_attention_grid_gives_long_sequences_room_for_their_labels():
+    tokens = [f"t{i}" for i in range(20)]
+    fig = viz.plot_attention_grid(_weights(2, 2, 20, 20), tokens=tokens)
+    ax = [a for a in fig.axes if a.images][0]
+    assert all(t.get_fontsize() >= 9 for t in ax.get_yticklabels())
+    fig.canvas.draw()
+    # Neighbouring query labels must not overlap: the gap between rows exceeds a label's height.
+    boxes = [t.get_window_extent() for t in ax.get_yticklabels()]
+    rows = sorted(b.y0 for b in boxes)
+    assert min(b - a for a, b in zip(rows, rows[1:])) > max(b.height for b in boxes)
 
 
 class _Checker(HTMLParser):

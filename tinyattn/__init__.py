@@ -1,44 +1,61 @@
 """tinyattn: attention from scratch in NumPy, with PyTorch's names.
 
 ``import tinyattn as torch`` and ``import tinyattn.nn.functional as F`` run textbook PyTorch
-attention code unchanged. Everything here is a re-export (plus PyTorch's dtype names); the code
+attention code unchanged. Everything here is a re-export; the code
 lives in the submodules.
 """
 from .tensor import (
     Function, Tensor, enable_grad, float32, float64, get_default_dtype, get_rng, is_grad_enabled, manual_seed,
     matmul, no_grad, set_default_dtype,
 )
-from .factories import arange, full, ones, ones_like, tensor, zeros, zeros_like
-from .sampling import multinomial, rand, randint, randn, randperm
+from .factories import (
+    arange, empty, eye, from_numpy, full, linspace, meshgrid, ones, ones_like, tensor, zeros, zeros_like,
+)
+from .sampling import multinomial, normal, rand, randint, randn, randperm
 from .functions import (
     allclose, argmax, bmm, cat, exp, log, log_softmax, mean, relu, sigmoid, softmax, sqrt, stack, tanh, topk, tril,
     triu, where,
 )
 from .functions import max, min, sum  # noqa: F401,A004  (torch.max/min/sum; not in __all__)
 from .gradcheck import GradcheckError, gradcheck, numerical_grad
+from .special import erf
 from . import masks  # noqa: F401
 from . import nn  # noqa: F401  (so `torch.nn.Linear` works with `import tinyattn as torch`)
 from . import optim  # noqa: F401
+from . import utils  # noqa: F401  (torch.utils.data)
+from . import amp, backends, cuda  # noqa: F401  (a CPU-only PyTorch's answers)
+from .amp import autocast  # noqa: F401
+from .devices import device  # noqa: F401
+from .serialization import load, save  # noqa: F401
 
-import numpy as _np
+# PyTorch's dtype names (`dtype=torch.long`, `torch.ones(T, T, dtype=torch.bool)`) and LongTensor & co.
+from .dtypes import (  # noqa: F401,A004
+    BoolTensor, ByteTensor, CharTensor, DoubleTensor, FloatTensor, HalfTensor, IntTensor, LongTensor, ShortTensor,
+    bfloat16, bool, double, float, float16, half, int, int8, int16, int32, int64, long, short, uint8,
+)
+# torch.pow, torch.sin, torch.transpose, ...: the top-level function of each Tensor method
+from .functions import (  # noqa: F401,A004
+    abs, amax, amin, argmin, chunk, clamp, clip, cos, cumsum, flatten, gather, masked_fill, neg, nonzero, permute, pow,
+    repeat_interleave, reshape, sin, split, square, squeeze, std, transpose, unbind, unsqueeze, var,
+)
 
-# PyTorch's dtype names, as the NumPy dtypes they mean here, so `dtype=torch.long` and
-# `torch.ones(T, T, dtype=torch.bool)` run unchanged.
-int32 = _np.int32
-int64 = long = _np.int64
-double = float64
-float = float32  # noqa: A001  (torch.float is float32)
-bool = _np.bool_  # noqa: A001
-
-# `from tinyattn import *` exports these; `float`, `bool`, `max`, `min` and `sum` are left out so they never
-# shadow the builtins.
+# `from tinyattn import *` exports these; `float`, `bool`, `int`, `abs`, `pow`, `max`, `min` and `sum` are left
+# out so they never shadow the builtins.
 __all__ = [
     "Function", "GradcheckError", "Tensor", "allclose", "arange", "argmax", "bmm", "cat", "double", "enable_grad",
-    "exp", "float32", "float64", "full", "get_default_dtype", "get_rng", "gradcheck", "int32", "int64",
+    "erf", "exp", "float32", "float64", "full", "get_default_dtype", "get_rng", "gradcheck", "int32", "int64",
     "is_grad_enabled", "log", "log_softmax", "long", "manual_seed", "masks", "matmul", "mean", "multinomial", "nn",
     "no_grad", "numerical_grad", "ones", "ones_like", "optim", "rand", "randint", "randn", "randperm", "relu",
     "set_default_dtype", "sigmoid", "softmax", "sqrt", "stack", "tanh", "tensor", "topk", "tril", "triu", "where",
     "zeros", "zeros_like",
+    "BoolTensor", "ByteTensor", "CharTensor", "DoubleTensor", "FloatTensor", "HalfTensor", "IntTensor", "LongTensor",
+    "ShortTensor", "bfloat16", "float16", "half", "int8", "int16", "short", "uint8",
+    "amax", "amin", "argmin", "chunk", "clamp", "clip", "cos", "cumsum", "flatten", "gather", "masked_fill", "neg",
+    "permute", "repeat_interleave", "reshape", "sin", "split", "square", "squeeze", "std", "transpose", "unbind",
+    "unsqueeze", "var", "empty", "eye", "from_numpy", "linspace", "meshgrid", "nonzero", "normal",
 ]
+
+# the PyTorch surface that training scripts touch: data loading, checkpoints, devices
+__all__ += ["amp", "autocast", "backends", "cuda", "device", "load", "save", "utils"]
 
 __version__ = "0.1.0"

@@ -19,6 +19,8 @@ import os
 
 import numpy as np
 
+from . import checks
+
 # (set, get) symbol names, most specific first: scipy-openblas's 64-bit-integer build prefixes
 # and suffixes its symbols, a system OpenBLAS does not.
 _SYMBOLS = [
@@ -78,8 +80,7 @@ def get_num_threads() -> int | None:
 
 def set_num_threads(n: int) -> int | None:
     """Make NumPy's BLAS use n threads from now on; returns the count it then reports (None: not possible here)."""
-    if not isinstance(n, int) or isinstance(n, bool) or n < 1:
-        raise ValueError(f"set_num_threads expects a positive int, got {n!r}")
+    n = checks.positive_int("n", n, "set_num_threads")
     fns = _functions()
     if fns is not None:
         fns[0](n)

@@ -1,8 +1,84 @@
-"""Argument checks shared by the public surface: each rule written once, with one wording."""
+"""Argument checks for the public surface: each rule written once, with one wording.
+
+A value of the wrong type raises TypeError, a value of the right type but out of range raises
+ValueError, and both say the same thing::
+
+    Linear: in_features must be a positive int, got in_features=2.0 (float)
+
+``where`` (optional) names the function or layer that was called. ``bool`` is not an int here,
+although Python makes it one: ``Linear(True, 3)`` is a mistake, not a layer of width 1. Each
+check returns the value as a plain Python int or float.
+
+Check at the public surface only (the function or layer a learner calls), not again inside.
+"""
 from __future__ import annotations
 
+from numbers import Integral, Real
 
-def device(device) -> None:
-    """PyTorch code passes device= everywhere; here every tensor lives in NumPy on the CPU."""
-    if device is not None and str(device).split(":")[0] != "cpu":
-        raise ValueError(f"device={device!r}: tinyattn runs on the CPU with NumPy; use device='cpu' or leave it out")
+
+def _fail(error: type, name: str, value, rule: str, where: str | None):
+    kind = f" ({type(value).__name__})" if error is TypeError else ""
+    return error(f"{where + ': ' if where else ''}{name} must be {rule}, got {name}={value!r}{kind}")
+
+
+def int_at_least(name: str, value, minimum: int, where: str | None = None) -> int:
+    """``value`` as an int, if it is an int >= ``minimum``."""
+    rule = {0: "an int >= 0", 1: "a positive int"}.get(minimum, f"an int >= {minimum}")
+    if isinstance(value, bool) or not isinstance(value, Integral):
+        raise _fail(TypeError, name, value, rule, where)
+    if value < minimum:
+        raise _fail(ValueError, name, value, rule, where)
+    return int(value)
+
+
+def positive_int(name: str, value, where: str | None = None) -> int:
+    """``value`` as an int, if it is an int >= 1 (a size, a count, a number of heads)."""
+    return int_at_least(name, value, 1, where)
+
+
+def nonneg_int(name: str, value, where: str | None = None) -> int:
+    """``value`` as an int, if it is an int >= 0 (an offset, a seed, a count that may be zero)."""
+    return int_at_least(name, value, 0, where)
+
+
+def number(name: str, value, where: str | None = None, *, at_least: float | None = None,
+           above: float | None = None) -> float:
+    """``value`` as a float, if it is a real number (and >= ``at_least``, or > ``above``, when given).
+
+    NaN is out of every range, so a bound also refuses NaN.
+    """
+    rule = ("a number" + (f" >= {at_least:g}" if at_least is not None else "")
+            + (f" > {above:g}" if above is not None else ""))
+    if isinstance(value, bool) or not isinstance(value, Real):
+        raise _fail(TypeError, name, value, rule, where)
+    if (at_least is not None and not value >= at_least) or (above is not None and not value > above):
+        raise _fail(ValueError, name, value, rule, where)
+    return float(value)
+
+
+def probability(name: str, value, where: str | None = None) -> float:
+    """``value`` as a float, if it is a drop probability: 0 <= p < 1 (p = 1 would rescale by 1 / 0)."""
+    rule = "a probability in [0, 1)"
+    if isinstance(value, bool) or not isinstance(value, Real):
+        raise _fail(TypeError, name, value, rule, where)
+    if not 0.0 <= value < 1.0:
+        raise _fail(ValueError, name, value, rule, where)
+    return float(value)
+
+
+def device(device, who: str = "device") -> None:
+    """PyTorch code passes device= everywhere; here every tensor lives in NumPy on the CPU.
+
+    Other devices get the errors a CPU-only PyTorch raises (the message starts with PyTorch's own), so
+    ``'cuda' if torch.cuda.is_available() else 'cpu'`` is the one idiom that works in both.
+    """
+    kind = "cpu" if device is None else str(device).split(":")[0]
+    if kind == "cpu":
+        return
+    if kind == "cuda":
+        raise AssertionError(f"Torch not compiled with CUDA enabled ({who}={str(device)!r}: tinyattn runs on the CPU "
+                             "with NumPy; pick the device with 'cuda' if torch.cuda.is_available() else 'cpu')")
+    if kind == "mps":
+        raise RuntimeError(f"PyTorch is not linked with support for mps devices ({who}={str(device)!r}: "
+                           "tinyattn runs on the CPU with NumPy)")
+    raise RuntimeError(f"Expected one of cpu, cuda, mps device type at start of device string: {device}")

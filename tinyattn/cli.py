@@ -1,4 +1,4 @@
-"""`tinyattn demo | grade | release | bench`: the command line.
+"""`tinyattn demo | grade | release | bench | gpt2`: the command line.
 
 Every error is one line (argparse's own, or `tinyattn: error: ...`) with exit
 status 2; a learner should never see a traceback for a bad argument.
@@ -60,6 +60,15 @@ def build_parser() -> argparse.ArgumentParser:
     sub.add_parser("grade", help="grade an exercises folder (tinyattn grade [PATH], default exercises/)",
                    add_help=False)
     sub.add_parser("release", help="build the learner's exercises/ from solutions/ (maintainers)", add_help=False)
+    gpt2 = sub.add_parser("gpt2", help="a local GPT-2 checkpoint on a text: predictions, head view, measured "
+                                       "previous-token and induction heads (needs the 'pretrained' extra)",
+                          description="Load a local Hugging Face GPT-2 folder; print the text's tokens, the top "
+                                      "next-token predictions and a greedy continuation; write the head view and "
+                                      "a grid of every head; print each head's measured previous-token and "
+                                      "induction scores.")
+    from tinyattn.pretrained.cli import add_arguments  # argparse only: safetensors/tokenizers load later
+
+    add_arguments(gpt2, _int_at_least)
     sub.add_parser("bench", help="run the benchmarks (python -m benchmarks ...) in the current directory",
                    add_help=False)
     return parser
@@ -82,10 +91,27 @@ def _run_grading(name: str, rest: list[str]) -> int:
     return int(fn(rest) or 0)
 
 
+def _checkout_root(start: str) -> str | None:
+    """The nearest folder at or above ``start`` that holds benchmarks/__main__.py (a source checkout), or None."""
+    here = os.path.abspath(start)
+    while True:
+        if os.path.isfile(os.path.join(here, "benchmarks", "__main__.py")):
+            return here
+        parent = os.path.dirname(here)
+        if parent == here:
+            return None
+        here = parent
+
+
 def _run_bench(rest: list[str]) -> int:
-    if not os.path.isfile(os.path.join("benchmarks", "__main__.py")):
-        return _fail(f"no benchmarks/__main__.py in {os.getcwd()}; run `tinyattn bench` from the repository root")
-    return subprocess.call([sys.executable, "-m", "benchmarks", *rest])
+    # The benchmarks compare tinyattn with plain NumPy and write benchmarks/RESULTS.md: they belong to
+    # the repository, not to the installed package, so `pip install tinyattn` alone has none to run.
+    root = _checkout_root(os.getcwd())
+    if root is None:
+        return _fail(f"no benchmarks/__main__.py in {os.getcwd()} or any folder above it: `tinyattn bench` runs "
+                     "the benchmarks/ folder of a tinyattn source checkout, which the installed package does not "
+                     "include. Clone the repository and run `tinyattn bench` inside it")
+    return subprocess.call([sys.executable, "-m", "benchmarks", *rest], cwd=root)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -118,6 +144,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         except KeyboardInterrupt:
             return 130
         return 0
+    if args.command == "gpt2":
+        try:
+            from tinyattn.pretrained.cli import run
+            return run(args)
+        except (ImportError, OSError, ValueError) as e:  # a bad folder or file: one line, no traceback
+            return _fail(str(e))
+        except KeyboardInterrupt:
+            return 130
     return _fail(f"unknown command {args.command!r}")  # pragma: no cover - argparse rejects it first
 
 

@@ -29,6 +29,8 @@ from typing import Any, Callable, Iterator, Sequence
 
 import numpy as np
 
+from tinyattn import checks
+
 IGNORE = -100  # target value for "not scored"; same as cross_entropy's ignore_index
 
 RngLike = int | np.random.Generator | None
@@ -46,19 +48,8 @@ def as_rng(rng: RngLike) -> np.random.Generator:
     if isinstance(rng, np.random.Generator):
         return rng
     if isinstance(rng, (int, np.integer)) and not isinstance(rng, bool):
-        if rng < 0:
-            raise ValueError(f"seed must be >= 0, got {rng}")
-        return np.random.default_rng(int(rng))
+        return np.random.default_rng(checks.nonneg_int("seed", rng))
     raise TypeError(f"rng must be None, an int seed or a numpy Generator, got {type(rng).__name__}")
-
-
-def check_count(name: str, value: Any, minimum: int = 1) -> int:
-    """Return `value` as an int, or raise a one-line error naming `name`, the bound and the value."""
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
-        raise TypeError(f"{name} must be an integer, got {value!r} ({type(value).__name__})")
-    if value < minimum:
-        raise ValueError(f"{name} must be >= {minimum}, got {value}")
-    return int(value)
 
 
 def _symbols(n: int, alphabet: str, prefix: str) -> list[str]:
@@ -111,14 +102,14 @@ class Task:
 
     def batch(self, batch_size: int, rng: RngLike = None) -> Batch:
         """Sample one Batch of `batch_size` sequences: inputs and targets both (batch_size, seq_len) int64."""
-        B = check_count("batch_size", batch_size)
+        B = checks.positive_int("batch_size", batch_size)
         inputs, targets = self._sample(B, as_rng(rng))
         assert inputs.shape == targets.shape == (B, self.seq_len), (inputs.shape, targets.shape)
         return Batch(inputs.astype(np.int64), targets.astype(np.int64))
 
     def batches(self, n_batches: int, batch_size: int, rng: RngLike = None) -> Iterator[Batch]:
         """Yield `n_batches` batches from one generator (so a seed gives the same whole stream)."""
-        n = check_count("n_batches", n_batches)
+        n = checks.positive_int("n_batches", n_batches)
         g = as_rng(rng)
         for _ in range(n):
             yield self.batch(batch_size, g)
@@ -168,8 +159,8 @@ class _Transduction(Task):
     """
 
     def __init__(self, length: int = 8, n_symbols: int = 8):
-        self.length = check_count("length", length)
-        self.n_symbols = check_count("n_symbols", n_symbols, minimum=2)
+        self.length = checks.positive_int("length", length)
+        self.n_symbols = checks.int_at_least("n_symbols", n_symbols, 2)
         self.vocab = ["=", "_"] + _symbols(self.n_symbols, LOWER, "s")
         self.seq_len = 2 * self.length + 1
         self.chance = 1.0 / self.n_symbols
@@ -232,9 +223,9 @@ class FirstTokenRecall(Task):
     single_label = True
 
     def __init__(self, distance: int = 40, n_keys: int = 8, n_noise: int = 8, distinct_noise: bool = True):
-        self.distance = check_count("distance", distance)
-        self.n_keys = check_count("n_keys", n_keys, minimum=2)
-        self.n_noise = check_count("n_noise", n_noise)
+        self.distance = checks.positive_int("distance", distance)
+        self.n_keys = checks.int_at_least("n_keys", n_keys, 2)
+        self.n_noise = checks.positive_int("n_noise", n_noise)
         self.distinct_noise = bool(distinct_noise)
         noise = _symbols(self.n_noise, LOWER, "n") if self.distinct_noise else []
         self.vocab = ["?"] + _symbols(self.n_keys, UPPER, "K") + noise
@@ -271,10 +262,10 @@ class AssociativeRecall(Task):
     name = "associative_recall"
 
     def __init__(self, n_pairs: int = 4, n_queries: int | None = None, n_keys: int = 16, n_values: int = 16):
-        self.n_pairs = check_count("n_pairs", n_pairs)
-        self.n_queries = self.n_pairs if n_queries is None else check_count("n_queries", n_queries)
-        self.n_keys = check_count("n_keys", n_keys, minimum=2)
-        self.n_values = check_count("n_values", n_values, minimum=2)
+        self.n_pairs = checks.positive_int("n_pairs", n_pairs)
+        self.n_queries = self.n_pairs if n_queries is None else checks.positive_int("n_queries", n_queries)
+        self.n_keys = checks.int_at_least("n_keys", n_keys, 2)
+        self.n_values = checks.int_at_least("n_values", n_values, 2)
         if self.n_pairs > self.n_keys:
             raise ValueError(f"n_pairs={self.n_pairs} needs that many distinct keys but n_keys={self.n_keys}")
         if self.n_queries > self.n_pairs:
@@ -315,8 +306,8 @@ class Induction(Task):
     causal_only = True
 
     def __init__(self, length: int = 8, n_symbols: int = 16):
-        self.length = check_count("length", length, minimum=2)
-        self.n_symbols = check_count("n_symbols", n_symbols, minimum=2)
+        self.length = checks.int_at_least("length", length, 2)
+        self.n_symbols = checks.int_at_least("n_symbols", n_symbols, 2)
         if self.length > self.n_symbols:
             raise ValueError(f"length={self.length} distinct tokens need n_symbols >= {self.length}, "
                              f"got n_symbols={self.n_symbols}")
@@ -364,7 +355,7 @@ class Agreement(Task):
     PRONOUNS = ["he", "she", "it", "they"]
 
     def __init__(self, max_fillers: int = 4):
-        self.max_fillers = check_count("max_fillers", max_fillers, minimum=0)
+        self.max_fillers = checks.nonneg_int("max_fillers", max_fillers)
         nouns = [n for p in self.PRONOUNS for n in NOUNS[p]]
         self.vocab = ["<pad>", "the", ".", "?"] + PREPS + VERBS + FILLERS + nouns + self.PRONOUNS
         self.seq_len = 8 + self.max_fillers  # the S P the D V . fillers ?

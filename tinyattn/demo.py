@@ -28,9 +28,10 @@ from typing import Callable
 import numpy as np
 
 import tinyattn
-from tinyattn import viz
-from tinyattn.data import check_count, make_task
-from tinyattn.train import SequenceModel, fit, grad_norm_by_distance
+from tinyattn import checks, viz
+from tinyattn.data import make_task
+from tinyattn.models import SequenceModel
+from tinyattn.train import fit, grad_norm_by_distance
 
 MODELS = ("attention", "gru", "rnn")
 
@@ -180,8 +181,8 @@ def run_demo(quick: bool = False, out: str | os.PathLike | None = "demo_out", se
     this process. The table does not depend on it: every run is seeded on its own from `seed`.
     """
     cfg = config or (QUICK if quick else FULL)
-    seed = check_count("seed", seed, minimum=0)
-    workers = min(2, os.cpu_count() or 1) if workers is None else check_count("workers", workers, minimum=0)
+    seed = checks.nonneg_int("seed", seed)
+    workers = min(2, os.cpu_count() or 1) if workers is None else checks.nonneg_int("workers", workers)
     if out is not None:
         os.makedirs(out, exist_ok=True)  # fail now, not after a minute of training
     start = time.perf_counter()

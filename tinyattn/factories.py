@@ -9,6 +9,7 @@ from typing import Any
 
 import numpy as np
 
+from . import checks
 from .checks import device as _device
 from .tensor import Tensor, _as_array, _new_shape, get_default_dtype
 
@@ -33,10 +34,26 @@ def ones(*shape, dtype=None, requires_grad: bool = False, device=None) -> Tensor
     return _factory(np.ones(_new_shape(shape), dtype=dtype or get_default_dtype()), requires_grad)
 
 
+def _fill_dtype(value):
+    """The dtype ``full`` infers from its fill value, as PyTorch: bool -> bool, int -> int64, float -> default."""
+    if isinstance(value, Tensor):
+        value = value._data
+    if isinstance(value, (np.ndarray, np.generic)):
+        return value.dtype
+    if isinstance(value, bool):
+        return np.bool_
+    if isinstance(value, int):
+        return np.int64
+    if isinstance(value, float):
+        return get_default_dtype()
+    raise TypeError(f"full: fill_value must be a number, got {type(value).__name__}")
+
+
 def full(shape, fill_value: float, dtype=None, requires_grad: bool = False, device=None) -> Tensor:
+    """A tensor of ``shape`` holding ``fill_value``; its dtype follows the value (7 -> int64, True -> bool)."""
     _device(device)
-    shape = (shape,) if isinstance(shape, (int, np.integer)) else tuple(shape)
-    return _factory(np.full(shape, fill_value, dtype=dtype or get_default_dtype()), requires_grad)
+    shape = _new_shape(tuple(shape) if isinstance(shape, (tuple, list)) else (shape,))
+    return _factory(np.full(shape, fill_value, dtype=dtype or _fill_dtype(fill_value)), requires_grad)
 
 
 def zeros_like(t: Tensor, dtype=None, requires_grad: bool = False) -> Tensor:
@@ -52,6 +69,68 @@ def arange(start, end=None, step=1, dtype=None, requires_grad: bool = False, dev
     _device(device)
     if end is None:
         start, end = 0, start
+    for name, v in (("start", start), ("end", end), ("step", step)):
+        checks.number(name, v, "arange")
+    if step == 0:
+        raise ValueError(f"arange: step must not be 0, got step={step!r}")
     is_int = all(isinstance(v, (int, np.integer)) for v in (start, end, step))
     dt = dtype or (np.int64 if is_int else get_default_dtype())
     return _factory(np.arange(start, end, step, dtype=dt), requires_grad)
+
+
+def empty(*shape, dtype=None, requires_grad: bool = False, device=None) -> Tensor:
+    """A tensor of ``shape`` to be filled in later. PyTorch leaves its memory uninitialised; here it
+    holds zeros, so nothing ever depends on leftover memory."""
+    return zeros(*shape, dtype=dtype, requires_grad=requires_grad, device=device)
+
+
+def from_numpy(ndarray: np.ndarray) -> Tensor:
+    """A tensor that SHARES memory with ``ndarray`` (no copy, its dtype kept): writing to one changes the other."""
+    if not isinstance(ndarray, np.ndarray):
+        raise TypeError(f"from_numpy expects a numpy.ndarray, got {type(ndarray).__name__} "
+                        "(use tinyattn.tensor(data) to copy other data into a tensor)")
+    if ndarray.dtype.kind not in "biufc":
+        raise TypeError(f"from_numpy: can not make a tensor of dtype {ndarray.dtype}; expected numbers or bools")
+    return Tensor(ndarray)
+
+
+def linspace(start, end, steps: int, dtype=None, requires_grad: bool = False, device=None) -> Tensor:
+    """``steps`` evenly spaced values from start to end, both included (the default float dtype)."""
+    _device(device)
+    if isinstance(steps, bool) or not isinstance(steps, (int, np.integer)) or steps < 0:
+        raise ValueError(f"linspace: steps must be an int >= 0, got {steps!r}")
+    return _factory(np.linspace(start, end, int(steps), dtype=dtype or get_default_dtype()), requires_grad)
+
+
+def eye(n: int, m: int | None = None, dtype=None, requires_grad: bool = False, device=None) -> Tensor:
+    """The (n, m) identity matrix (m = n by default): ones on the diagonal, zeros elsewhere."""
+    _device(device)
+    n, m = _new_shape((n, n if m is None else m))
+    return _factory(np.eye(n, m, dtype=dtype or get_default_dtype()), requires_grad)
+
+
+def meshgrid(*tensors, indexing: str = "ij") -> tuple:
+    """Coordinate grids from 1-D tensors (sizes n0, n1, ...): each output has shape (n0, n1, ...) and
+    output i varies along dim i only. indexing='xy' swaps the first two dims, (n1, n0, ...), as for
+    plotting (x along columns). Differentiable: each grid is its input expanded.
+    """
+    if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
+        tensors = tuple(tensors[0])
+    if indexing not in ("ij", "xy"):
+        raise ValueError(f"meshgrid: indexing must be 'ij' or 'xy', got {indexing!r}")
+    ts = [t if isinstance(t, Tensor) else Tensor(t) for t in tensors]
+    if not ts or any(t.ndim > 1 for t in ts):
+        raise ValueError(f"meshgrid expects one or more 0-d or 1-D tensors, got shapes {[t.shape for t in ts]}")
+    sizes = [t.numel() for t in ts]
+    axis = list(range(len(ts)))  # the output dim along which input i varies
+    if indexing == "xy" and len(ts) >= 2:
+        axis[0], axis[1] = 1, 0
+    shape = [0] * len(ts)
+    for i, n in enumerate(sizes):
+        shape[axis[i]] = n
+    grids = []
+    for t, a in zip(ts, axis):
+        view = [1] * len(ts)
+        view[a] = t.numel()
+        grids.append(t.reshape(*view).expand(*shape))  # (1, .., n_i, .., 1) -> (n0, n1, ...)
+    return tuple(grids)

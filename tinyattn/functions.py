@@ -2,7 +2,8 @@
 
 Most of them call the Tensor method of the same name, which does the work; ``cat``, ``stack`` and
 ``where`` take several tensors, so they check them here and call their op. This module defines
-``max``, ``min`` and ``sum`` under PyTorch's names, so it never uses Python's builtins of those names.
+``max``, ``min``, ``sum``, ``abs`` and ``pow`` under PyTorch's names, so it never uses Python's builtins
+of those names. ``torch.sin(x)`` and ``x.sin()`` are one op: the derivative lives with the method's op.
 """
 from __future__ import annotations
 
@@ -10,7 +11,9 @@ from collections.abc import Iterable, Sequence
 
 import numpy as np
 
-from .tensor import Cat, MinMax, Stack, Tensor, Where, _as_array, _norm_dim, matmul
+from functools import reduce
+
+from .tensor import Cat, MinMax, Stack, Tensor, Where, _as_array, _norm_dim, matmul, promote_types, result_type
 
 
 def _t(x) -> Tensor:
@@ -23,7 +26,8 @@ def _tensors(seq, op: str) -> list:
     ts = [x if isinstance(x, Tensor) else Tensor(x) for x in seq]
     if not ts:
         raise ValueError(f"{op} needs at least one tensor")
-    return ts
+    dt = reduce(promote_types, (t.dtype for t in ts))  # float32 with int64 is float32, as in PyTorch
+    return [t if t.dtype == dt else t.to(dt) for t in ts]
 
 
 def cat(tensors, dim: int = 0) -> Tensor:
@@ -49,12 +53,11 @@ def stack(tensors, dim: int = 0) -> Tensor:
 
 def where(condition, a, b) -> Tensor:
     """Elementwise ``a if condition else b`` (condition is bool, gets no gradient)."""
-    c = np.asarray(condition.data if isinstance(condition, Tensor) else condition)
+    c = np.asarray(condition._data if isinstance(condition, Tensor) else condition)
     if c.dtype != bool:
         raise TypeError(f"where: condition must be bool, got dtype {c.dtype}")
-    like = a if isinstance(a, Tensor) else b if isinstance(b, Tensor) else None
-    a = like._lift(a) if like is not None else Tensor(a)
-    b = like._lift(b) if like is not None else Tensor(b)
+    dt = result_type(a, b)  # PyTorch's promotion: float32 with int64 is float32, x with 0.5 keeps x's float dtype
+    a, b = (x.to(dt) if isinstance(x, Tensor) else Tensor._make(np.asarray(_as_array(x), dtype=dt)) for x in (a, b))
     try:
         np.broadcast_shapes(c.shape, a.shape, b.shape)
     except ValueError:
@@ -131,3 +134,68 @@ def bmm(input, mat2) -> Tensor:
 def topk(input, k: int, dim: int = -1, largest: bool = True, sorted: bool = True) -> MinMax:
     """The k largest (or smallest) entries along ``dim``: ``(values, indices)`` (as ``Tensor.topk``)."""
     return _t(input).topk(k, dim, largest, sorted)
+
+
+# --- the top-level function of every other Tensor method (torch.pow, torch.sin, torch.transpose, ...)
+def abs(input) -> Tensor: return _t(input).abs()  # noqa: A001
+def sin(input) -> Tensor: return _t(input).sin()
+def cos(input) -> Tensor: return _t(input).cos()
+def neg(input) -> Tensor: return -_t(input)
+def square(input) -> Tensor: return _t(input) ** 2
+
+
+def pow(input, exponent) -> Tensor:  # noqa: A001
+    """input ** exponent; either one may be a number (``torch.pow(2, x)`` is 2 ** x)."""
+    if not isinstance(input, Tensor) and isinstance(exponent, Tensor):
+        return exponent.__rpow__(input)
+    return _t(input) ** exponent
+
+
+def clamp(input, min=None, max=None) -> Tensor:  # noqa: A002
+    """input clipped to [min, max] elementwise (either bound may be None)."""
+    return _t(input).clamp(min, max)
+
+
+clip = clamp  # PyTorch's alias
+
+
+def cumsum(input, dim: int) -> Tensor: return _t(input).cumsum(dim)
+def gather(input, dim: int, index) -> Tensor: return _t(input).gather(dim, index)
+def masked_fill(input, mask, value) -> Tensor: return _t(input).masked_fill(mask, value)
+
+
+def var(input, dim=None, keepdim: bool = False, correction: int = 1) -> Tensor:
+    """sum((x - mean)^2) / (N - correction) over ``dim``."""
+    return _t(input).var(dim, keepdim=keepdim, correction=correction)
+
+
+def std(input, dim=None, keepdim: bool = False, correction: int = 1) -> Tensor:
+    """sqrt(var(input, dim, correction))."""
+    return _t(input).std(dim, keepdim=keepdim, correction=correction)
+
+
+def amax(input, dim=None, keepdim: bool = False) -> Tensor: return _t(input).amax(dim, keepdim)
+def amin(input, dim=None, keepdim: bool = False) -> Tensor: return _t(input).amin(dim, keepdim)
+def argmin(input, dim=None, keepdim: bool = False) -> Tensor: return _t(input).argmin(dim, keepdim)
+
+
+# --- shape functions --------------------------------------------------------------------------
+def reshape(input, shape) -> Tensor: return _t(input).reshape(shape)
+def flatten(input, start_dim: int = 0, end_dim: int = -1) -> Tensor: return _t(input).flatten(start_dim, end_dim)
+def transpose(input, dim0: int, dim1: int) -> Tensor: return _t(input).transpose(dim0, dim1)
+def permute(input, dims) -> Tensor: return _t(input).permute(dims)
+def unsqueeze(input, dim: int) -> Tensor: return _t(input).unsqueeze(dim)
+def squeeze(input, dim: int | None = None) -> Tensor: return _t(input).squeeze(dim)
+def split(tensor, split_size_or_sections, dim: int = 0) -> tuple: return _t(tensor).split(split_size_or_sections, dim)
+def chunk(input, chunks: int, dim: int = 0) -> tuple: return _t(input).chunk(chunks, dim)
+def unbind(input, dim: int = 0) -> tuple: return _t(input).unbind(dim)
+
+
+def repeat_interleave(input, repeats: int, dim: int | None = None) -> Tensor:
+    """Each element ``repeats`` times along ``dim`` (flattened first when dim is None)."""
+    return _t(input).repeat_interleave(repeats, dim)
+
+
+def nonzero(input, as_tuple: bool = False):
+    """The indices of the nonzero entries: (N, ndim) int64, or one 1-D tensor per dim with as_tuple=True."""
+    return _t(input).nonzero(as_tuple=as_tuple)

@@ -62,7 +62,7 @@ def gradcheck(fn: Callable, inputs, eps: float = 1e-6, atol: float = 1e-5, rtol:
 
     def projected() -> float:
         """<R, f(x)>: the scalar whose gradient we check."""
-        return float(sum(np.sum(o.data.astype(np.float64) * r) for o, r in zip(_outputs(fn(*inputs)), upstream)))
+        return float(sum(np.sum(o._data.astype(np.float64) * r) for o, r in zip(_outputs(fn(*inputs)), upstream)))
 
     # Analytic: one backward pass per output, seeded with its random upstream gradient.
     saved = [t.grad for _, t in checked]
@@ -70,8 +70,8 @@ def gradcheck(fn: Callable, inputs, eps: float = 1e-6, atol: float = 1e-5, rtol:
         t.grad = None
     for o, r in zip(outs, upstream):
         if o.requires_grad:
-            o.backward(r.astype(o.dtype))
-    analytic = [np.zeros(t.shape) if t.grad is None else t.grad.astype(np.float64) for _, t in checked]
+            o.backward(r.astype(o.dtype), retain_graph=True)  # the outputs may share a graph
+    analytic = [np.zeros(t.shape) if t.grad is None else t.grad._data.astype(np.float64) for _, t in checked]
     for (_, t), g in zip(checked, saved):
         t.grad = g
 
@@ -79,7 +79,7 @@ def gradcheck(fn: Callable, inputs, eps: float = 1e-6, atol: float = 1e-5, rtol:
     ok = True
     with no_grad():
         for (pos, t), a in zip(checked, analytic):
-            flat = t.data.reshape(-1)  # a view: writing it perturbs t in place
+            flat = t._data.reshape(-1)  # a view: writing it perturbs t in place
             numeric = _central_differences(flat, projected, eps).reshape(t.shape)
             err = np.abs(a - numeric)
             excess = err - (atol + rtol * np.abs(numeric))
@@ -90,7 +90,7 @@ def gradcheck(fn: Callable, inputs, eps: float = 1e-6, atol: float = 1e-5, rtol:
                 rel = abs(av - nv) / max(abs(nv), 1e-12)
                 msg = (f"gradcheck failed for input {pos} (shape {t.shape}) at index {tuple(int(i) for i in worst)}: "
                        f"analytic {av:.6g}, numeric {nv:.6g}, relative error {rel:.3g} "
-                       f"(atol={atol}, rtol={rtol}; {int((excess > 0).sum())} of {t.data.size} elements off)")
+                       f"(atol={atol}, rtol={rtol}; {int((excess > 0).sum())} of {t._data.size} elements off)")
                 if raise_exception:
                     raise GradcheckError(msg)
     return ok

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from . import checks
 from .checks import device as _device
 from .tensor import Tensor, _as_array, _new_shape, get_default_dtype, get_rng
 
@@ -51,9 +52,7 @@ def randint(low: int, high: int | None = None, size: tuple = (), dtype=np.int64,
 def randperm(n: int, dtype=np.int64, device=None) -> Tensor:
     """A random permutation of 0..n-1 (int64)."""
     _device(device)
-    n = _int_arg(n, "n", "randperm")
-    if n < 0:
-        raise ValueError(f"randperm: n must be >= 0, got {n}")
+    n = checks.nonneg_int("n", n, "randperm")
     return Tensor._make(get_rng().permutation(n).astype(dtype, copy=False))
 
 
@@ -66,11 +65,9 @@ def multinomial(input, num_samples: int, replacement: bool = False) -> Tensor:
     w = np.asarray(_as_array(input), dtype=np.float64)
     if w.ndim not in (1, 2) or w.shape[-1] == 0:
         raise ValueError(f"multinomial: weights must be 1-D (C,) or 2-D (N, C) with C >= 1, got shape {w.shape}")
-    num_samples = _int_arg(num_samples, "num_samples", "multinomial")
+    num_samples = checks.positive_int("num_samples", num_samples, "multinomial")
     rows = w.reshape(-1, w.shape[-1])  # (N, C)
     C = rows.shape[1]
-    if num_samples < 1:
-        raise ValueError(f"multinomial: num_samples must be >= 1, got {num_samples}")
     bad = ~np.isfinite(rows) | (rows < 0)  # (N, C)
     if bad.any():
         raise ValueError(f"multinomial: weights must be finite and >= 0; row(s) {np.flatnonzero(bad.any(axis=1))[:5].tolist()} "
@@ -93,3 +90,29 @@ def multinomial(input, num_samples: int, replacement: bool = False) -> Tensor:
             keys = rng.exponential(size=rows.shape) / rows  # weight 0 -> key inf: never among the smallest
         out = np.argsort(keys, axis=1, kind="stable")[:, :num_samples]
     return Tensor._make(out.astype(np.int64).reshape(w.shape[:-1] + (num_samples,)))
+
+
+def normal(mean=0.0, std=1.0, size=None, dtype=None, requires_grad: bool = False, device=None) -> Tensor:
+    """Normal samples mean + std * N(0, 1), as torch.normal: ``normal(mean, std, size)`` with numbers,
+    or ``normal(mean_tensor, std_tensor)`` with one draw per element of their broadcast shape."""
+    _device(device)
+    m, s = _as_array(mean), _as_array(std)
+    if m.dtype.kind not in "iuf" or s.dtype.kind not in "iuf":
+        raise TypeError(f"normal: mean and std must be numbers or float tensors, got dtypes {m.dtype} and {s.dtype}")
+    if (s < 0).any():
+        raise ValueError(f"normal: std must be >= 0, got {std if s.ndim == 0 else 'a tensor with negative entries'}")
+    if size is not None:
+        if m.ndim or s.ndim:
+            raise ValueError("normal: give size= only with a number mean and std (with tensors the shape is theirs)")
+        shape = _new_shape((size,) if isinstance(size, (int, np.integer)) else (tuple(size),))
+    else:
+        try:
+            shape = np.broadcast_shapes(m.shape, s.shape)
+        except ValueError:
+            raise ValueError(f"normal: mean {m.shape} and std {s.shape} do not broadcast") from None
+    floats = [a.dtype for a in (m, s) if a.dtype.kind == "f" and a.ndim]  # a tensor's float dtype wins
+    dt = np.dtype(dtype or (floats[0] if floats else get_default_dtype())).type
+    z = get_rng().standard_normal(shape, dtype=dt)
+    z *= s.astype(dt)
+    z += m.astype(dt)
+    return Tensor(z, requires_grad=requires_grad)

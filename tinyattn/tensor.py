@@ -1,31 +1,34 @@
-"""The engine: a NumPy array that remembers how it was made, and reverse-mode autograd over it.
+"""The Tensor: a NumPy array that remembers how it was made, and the ops it can go through.
 
 Read it in this order:
 
-1. ``Function`` / ``Context``: an op is a small class with ``forward(ctx, *arrays)`` and
-   ``backward(ctx, grad)`` side by side, exactly the shape of ``torch.autograd.Function``.
-2. ``unbroadcast``: the ONE place where a gradient is summed back to its input's shape.
-3. ``Tensor.backward``: an iterative topological sort, then the chain rule, node by node.
-4. The ops, each next to its derivative.
+1. ``tinyattn/autograd.py``, the engine: ``Function`` (an op is a small class with
+   ``forward(ctx, *arrays)`` and ``backward(ctx, grad)`` side by side, the shape of
+   ``torch.autograd.Function``), ``unbroadcast`` and the graph walk behind ``loss.backward()``.
+2. ``Tensor``: the array (``_data``; ``.data`` and ``.grad`` are Tensors, as in PyTorch), its
+   version counter, the in-place methods, and the methods that call the ops.
+3. The ops, each next to its derivative.
 
-This module imports nothing from the package (everything else imports it).
+This module imports only ``autograd``, ``checks`` and ``fastnp`` from the package (everything else imports it).
 """
 from __future__ import annotations
 
-import contextlib
 import math
 from typing import Any, NamedTuple
 
 import numpy as np
 
+from tinyattn import autograd, checks
+from tinyattn.autograd import Context, Function, enable_grad, is_grad_enabled, no_grad, unbroadcast  # noqa: F401
+from tinyattn.fastnp import max_keepdims
+
 float32 = np.float32
 float64 = np.float64
 
 # ----------------------------------------------------------------------------------------------
-# Global state: default dtype, grad mode, the one random generator.
+# Global state: the default dtype and the one random generator (grad mode lives in autograd.py).
 # ----------------------------------------------------------------------------------------------
 _default_dtype: type = np.float32
-_grad_enabled: bool = True
 _rng: np.random.Generator = np.random.default_rng(0)
 
 
@@ -57,123 +60,15 @@ def get_rng() -> np.random.Generator:
     return _rng
 
 
-def is_grad_enabled() -> bool:
-    return _grad_enabled
-
-
-@contextlib.contextmanager
-def _set_grad(mode: bool):
-    global _grad_enabled
-    prev, _grad_enabled = _grad_enabled, mode
-    try:
-        yield
-    finally:
-        _grad_enabled = prev
-
-
-def no_grad():
-    """Context manager (or decorator): ops inside record no graph. Use for evaluation and updates."""
-    return _set_grad(False)
-
-
-def enable_grad():
-    """Context manager that turns graph recording back on (e.g. inside ``no_grad``)."""
-    return _set_grad(True)
-
-
-# ----------------------------------------------------------------------------------------------
-# Function: an op with its forward and its backward side by side.
-# ----------------------------------------------------------------------------------------------
-class Context:
-    """What ``forward`` leaves for ``backward``: saved arrays and any attributes it sets."""
-
-    __slots__ = ("saved_tensors", "needs_input_grad", "__dict__")
-
-    def __init__(self, needs_input_grad: tuple):
-        self.saved_tensors: tuple = ()
-        self.needs_input_grad = needs_input_grad
-
-    def save_for_backward(self, *arrays) -> None:
-        self.saved_tensors = arrays
-
-
-class Function:
-    """Base class of every op. Subclasses define ``forward`` and ``backward`` on NumPy arrays.
-
-    ``Op.apply(*inputs, **consts)`` wraps the inputs, runs ``forward`` on their arrays and, when a
-    gradient is needed, links the result into the graph so ``backward`` can replay it.
-    """
-
-    @staticmethod
-    def forward(ctx: Context, *args: np.ndarray, **kwargs) -> np.ndarray:  # pragma: no cover
-        raise NotImplementedError
-
-    @staticmethod
-    def backward(ctx: Context, grad: np.ndarray):  # pragma: no cover
-        raise NotImplementedError
-
-    @classmethod
-    def apply(cls, *inputs, **kwargs) -> "Tensor":
-        # (one plain loop: this runs for every op, and on small arrays its cost is the engine's overhead)
-        tensors, arrays, needs = [], [], []
-        for x in inputs:
-            if not isinstance(x, Tensor):
-                x = Tensor(x)
-            tensors.append(x)
-            arrays.append(x.data)
-            needs.append(x._rg)
-        ctx = Context(tuple(needs))
-        y = cls.forward(ctx, *arrays, **kwargs)
-        out = Tensor.__new__(Tensor)  # (Tensor._make, inlined: this line runs for every op)
-        out.data = y if type(y) is np.ndarray else np.asarray(y)
-        out.grad, out._retain = None, False
-        if _grad_enabled and True in needs:  # record the op only if some input needs a gradient
-            out._rg, out._op, out._ctx, out._parents = True, cls, ctx, tensors
-        else:
-            out._rg, out._op, out._ctx, out._parents = False, None, None, []
-        return out
-
-
-def unbroadcast(grad: np.ndarray, shape: tuple) -> np.ndarray:
-    """Sum ``grad`` over the axes that broadcasting stretched, so it has ``shape`` again.
-
-    Broadcasting copies an input along new leading axes and along its size-1 axes; each copy sent a
-    gradient back, and the chain rule adds them up. This is the only place in the engine that does it.
-    """
-    if grad.shape == shape:
-        return grad
-    extra = grad.ndim - len(shape)
-    if extra > 0:  # leading axes the input never had
-        grad = grad.sum(axis=tuple(range(extra)))
-    if extra >= 0 and grad.ndim == len(shape):
-        axes = tuple(i for i, n in enumerate(shape) if n == 1 and grad.shape[i] != 1)
-        if axes:  # axes where the input had size 1
-            grad = grad.sum(axis=axes, keepdims=True)
-    return grad
-
-
-def max_keepdims(a: np.ndarray, axis: int) -> np.ndarray:
-    """``a.max(axis, keepdims=True)``: the same numbers, several times faster when ``axis`` is last and short.
-
-    NumPy reduces a short contiguous last axis row by row, without SIMD: for a (4096, 16) array that
-    is about 10x slower than the elementwise maximum of the 16 columns of a transposed copy, which is
-    what this does for last axes of up to 32 entries (softmax over a few classes, or over the keys
-    of a short sequence). A maximum does not depend on the order it is taken in.
-    """
-    n = a.shape[axis] if a.ndim else 0
-    if 1 < n <= 32 and axis in (-1, a.ndim - 1) and a.size >= 16 * n:
-        cols = np.ascontiguousarray(a.reshape(-1, n).T)  # (n, rows): row i of `a` is column i here
-        return cols.max(axis=0).reshape(*a.shape[:-1], 1)  # (rows,) -> (..., 1)
-    return a.max(axis=axis, keepdims=True)
 
 
 # ----------------------------------------------------------------------------------------------
 # Tensor
 # ----------------------------------------------------------------------------------------------
 def _as_array(data, dtype=None) -> np.ndarray:
-    """Apply the dtype rules: Python floats -> default dtype, NumPy floats kept, ints stay ints."""
+    """The dtype rules: Python floats -> the default dtype, NumPy floats keep theirs, ints stay ints."""
     if isinstance(data, Tensor):
-        arr = data.data
+        arr = data._data
     elif isinstance(data, (np.ndarray, np.generic)):
         arr = np.asarray(data)
     else:
@@ -196,16 +91,22 @@ def _as_array(data, dtype=None) -> np.ndarray:
 def _norm_dim(dim: int, ndim: int, op: str) -> int:
     if not isinstance(dim, (int, np.integer)):
         raise TypeError(f"{op}: dim must be an int, got {type(dim).__name__}")
-    if not -ndim <= dim < max(ndim, 1):
+    n = max(ndim, 1)  # a 0-d tensor takes dim 0 and -1, as in PyTorch
+    if not -n <= dim < n:
         raise IndexError(f"{op}: dim={dim} is out of range for a tensor with {ndim} dims")
-    return int(dim) % max(ndim, 1)
+    return int(dim) % n
 
 
 def _norm_dims(dim, ndim: int, op: str):
     if dim is None:
         return None
     if isinstance(dim, (tuple, list)):
-        return tuple(_norm_dim(d, ndim, op) for d in dim)
+        if not dim:  # dim=() means every dim, as in PyTorch
+            return None
+        dims = tuple(_norm_dim(d, ndim, op) for d in dim)
+        if len(set(dims)) != len(dims):
+            raise ValueError(f"{op}: dim={tuple(dim)} names a dim more than once (a tensor with {ndim} dims)")
+        return dims
     return _norm_dim(dim, ndim, op)
 
 
@@ -234,31 +135,80 @@ def _new_shape(shape) -> tuple:
     return shape
 
 
-class Tensor:
-    """An n-dimensional array (``.data``) with an optional gradient (``.grad``) and the op that made it."""
+# PyTorch's name for the tensors of each dtype (what x.type() returns), and back.
+_TYPE_NAMES = {np.dtype(k): "torch." + v for k, v in (
+    (np.float32, "FloatTensor"), (np.float64, "DoubleTensor"), (np.float16, "HalfTensor"),
+    (np.int64, "LongTensor"), (np.int32, "IntTensor"), (np.int16, "ShortTensor"), (np.int8, "CharTensor"),
+    (np.uint8, "ByteTensor"), (np.bool_, "BoolTensor"))}
+_TYPE_OF_NAME = {v.split(".")[1]: k for k, v in _TYPE_NAMES.items()}
 
-    __slots__ = ("data", "grad", "_rg", "_op", "_ctx", "_parents", "_retain", "__weakref__")
+
+class Tensor:
+    """An n-dimensional array with an optional gradient (``.grad``) and the op that made it.
+
+    The NumPy array itself is ``_data``. As in PyTorch, ``.data`` is a Tensor without grad that shares
+    that memory (an escape hatch from the graph), ``.grad`` is a Tensor too, and ``.numpy()`` gives the array.
+    """
+
+    __slots__ = ("_data", "_grad", "_counter", "_rg", "_op", "_ctx", "_parents", "_retain", "__weakref__")
     __array_priority__ = 1000  # make `ndarray + Tensor` call Tensor.__radd__
     __array_ufunc__ = None
 
     def __init__(self, data: Any, requires_grad: bool = False, dtype=None):
-        self.data: np.ndarray = _as_array(data, dtype)
-        self.grad: np.ndarray | None = None
-        self._op = None
-        self._ctx = None
-        self._parents: list = []
-        self._retain = False
-        self._rg = False
+        self._setup(_as_array(data, dtype))
         if requires_grad:
             self.requires_grad_(True)
 
-    @classmethod
-    def _make(cls, arr: np.ndarray) -> "Tensor":
+    def _setup(self, arr: np.ndarray) -> None:
+        """The one place a tensor's fields are set (Function.apply adds the graph fields to its outputs)."""
+        self._data = arr            # the NumPy array
+        self._grad = None           # a Tensor once backward reaches this tensor
+        self._counter = [0]         # the version counter: in-place ops add 1 (views share the list)
+        self._rg = False            # requires_grad
+        self._op = None             # the Function that made this tensor (None: a leaf)
+        self._ctx = None            # what that op's forward kept for its backward (freed by backward)
+        self._parents = ()          # the op's input tensors (dropped by backward, with the ctx)
+        self._retain = False        # keep .grad on a non-leaf (retain_grad)
+
+    @staticmethod
+    def _make(arr: np.ndarray) -> "Tensor":
         """Wrap an op's output array without re-checking it (the hot path)."""
         t = Tensor.__new__(Tensor)
-        t.data = arr if isinstance(arr, np.ndarray) else np.asarray(arr)
-        t.grad, t._op, t._ctx, t._parents, t._retain, t._rg = None, None, None, [], False, False
+        t._setup(arr if type(arr) is np.ndarray else np.asarray(arr))
         return t
+
+    @property
+    def data(self) -> "Tensor":
+        """The same values as a Tensor outside the graph, sharing memory (``p.data.mul_(0.5)`` changes p).
+
+        As in PyTorch, changes made through ``.data`` are invisible to autograd (it has its own
+        version counter); ``with no_grad(): p.mul_(0.5)`` is the checked way.
+        """
+        return Tensor._make(self._data)
+
+    @data.setter
+    def data(self, value) -> None:
+        self._data = _as_array(value)
+
+    @property
+    def grad(self) -> "Tensor | None":
+        """d(output)/d(self) after ``backward()``: a Tensor of self's shape, or None before any backward."""
+        return self._grad
+
+    @grad.setter
+    def grad(self, value) -> None:
+        if value is not None:
+            if not isinstance(value, Tensor):
+                raise TypeError(f"assigned grad must be a Tensor or None, got {type(value).__name__}")
+            if value.shape != self.shape or value.dtype != self.dtype:
+                raise ValueError(f"assigned grad has shape {value.shape} and dtype {value.dtype} but the tensor "
+                                 f"has shape {self.shape} and dtype {self.dtype}")
+        self._grad = value
+
+    @property
+    def _version(self) -> int:
+        """How many in-place changes this tensor's memory has seen (PyTorch's ``x._version``)."""
+        return self._counter[0]
 
     @property
     def requires_grad(self) -> bool:
@@ -270,8 +220,8 @@ class Tensor:
         self.requires_grad_(flag)
 
     def requires_grad_(self, flag: bool = True) -> "Tensor":
-        if flag and not np.issubdtype(self.data.dtype, np.floating):
-            raise TypeError(f"requires_grad=True needs floating-point data, got dtype {self.data.dtype}; "
+        if flag and not np.issubdtype(self._data.dtype, np.floating):
+            raise TypeError(f"requires_grad=True needs floating-point data, got dtype {self._data.dtype}; "
                             "integer tensors (token ids, indices) can not require grad")
         self._rg = bool(flag)
         return self
@@ -279,15 +229,15 @@ class Tensor:
     # --- attributes ---------------------------------------------------------------------------
     @property
     def shape(self) -> tuple:
-        return self.data.shape
+        return self._data.shape
 
     @property
     def ndim(self) -> int:
-        return self.data.ndim
+        return self._data.ndim
 
     @property
     def dtype(self):
-        return self.data.dtype
+        return self._data.dtype
 
     @property
     def is_leaf(self) -> bool:
@@ -305,7 +255,7 @@ class Tensor:
         return self.ndim
 
     def numel(self) -> int:
-        return int(self.data.size)
+        return int(self._data.size)
 
     def __len__(self) -> int:
         if self.ndim == 0:
@@ -313,12 +263,12 @@ class Tensor:
         return self.shape[0]
 
     def item(self) -> float:
-        if self.data.size != 1:
+        if self._data.size != 1:
             raise ValueError(f"item() needs a tensor with one element, got shape {self.shape}")
-        return self.data.item()
+        return self._data.item()
 
     def numpy(self) -> np.ndarray:
-        return self.data
+        return self._data
 
     def __float__(self) -> float:
         return float(self.item())
@@ -328,32 +278,146 @@ class Tensor:
 
     def __index__(self) -> int:
         """An integer tensor with one element works as a Python index: ``data[i:i + T]``, ``range(n)``."""
-        if self.data.size != 1 or self.data.dtype.kind not in "iu":
+        if self._data.size != 1 or self._data.dtype.kind not in "iu":
             raise TypeError(f"only an integer tensor with one element can be used as an index, "
                             f"got dtype {self.dtype} and shape {self.shape}")
-        return int(self.data.item())
+        return int(self._data.item())
 
     def __format__(self, spec: str) -> str:
         """``f"{loss:.4f}"`` formats a one-element tensor like its number (as PyTorch)."""
-        return format(self.item(), spec) if spec and self.data.size == 1 else format(str(self), spec)
+        return format(self.item(), spec) if spec and self._data.size == 1 else format(str(self), spec)
 
     def __array__(self, dtype=None, copy=None):
-        return self.data if dtype is None else self.data.astype(dtype)
+        return self._data if dtype is None else self._data.astype(dtype)
 
     def tolist(self):
-        return self.data.tolist()
+        return self._data.tolist()
 
     def detach(self) -> "Tensor":
-        """The same data, cut from the graph."""
-        return Tensor._make(self.data)
+        """The same data, cut from the graph (sharing memory and the version counter, as in PyTorch)."""
+        t = Tensor._make(self._data)
+        t._counter = self._counter
+        return t
 
     def retain_grad(self) -> None:
         """Keep ``.grad`` on this non-leaf tensor after backward (handy for inspecting a graph)."""
         self._retain = True
 
-    def zero_(self) -> "Tensor":
-        self.data[...] = 0
+    def backward(self, gradient=None, retain_graph: bool | None = None) -> None:
+        """Fill ``.grad`` of every leaf that requires grad with d(self)/d(leaf), contracted with ``gradient``.
+
+        The graph's saved arrays are freed afterwards, so a second backward through it raises unless
+        ``retain_graph=True``. The walk itself is ``tinyattn.autograd.backward``.
+        """
+        autograd.backward(self, gradient, retain_graph)
+
+    # --- in place: outside the graph (on .data, on .grad, on tensors without grad, or under no_grad) --
+    def _inplace(self, op: str, value, index=None, where=True) -> "Tensor":
+        """Write ``value`` into self's array (all of it, ``[index]``, or where ``where`` is True); count the change.
+
+        A tensor that requires grad is refused while the graph is recorded: its old values may be saved
+        for a backward. Every change adds 1 to the version counter, which backward checks.
+        """
+        if self._rg and autograd.is_grad_enabled():
+            if self._op is None:
+                raise RuntimeError(f"{op}: a leaf Variable that requires grad is being used in an in-place operation; "
+                                   "change it under tinyattn.no_grad() (as an optimizer step does), or build a new "
+                                   "tensor (x.masked_fill(mask, value), tinyattn.where(cond, a, b))")
+            raise RuntimeError(f"{op}: in-place change of a tensor that is part of the graph; build a new tensor "
+                               "instead (x = x * y, x.masked_fill(mask, value), tinyattn.where(cond, a, b))")
+        if isinstance(value, Tensor):
+            value = value._data
+        try:
+            if callable(value):  # the new values, computed from the old ones (add_, mul_, ...)
+                value = value(self._data)
+            if index is None:
+                np.copyto(self._data, value, casting="same_kind", where=where)
+            else:  # PyTorch's indexing: an int selects first (a view), then the array indices are placed
+                steps = _pytorch_index_steps(index, self.ndim)
+                target = self._data[steps[0]] if len(steps) == 2 else self._data
+                target[steps[-1]] = value
+        except (IndexError, ValueError, TypeError, OverflowError) as e:
+            raise type(e)(f"{op} on a tensor of shape {self.shape} and dtype {self.dtype}: {e}") from None
+        self._counter[0] += 1
         return self
+
+    def zero_(self) -> "Tensor":
+        return self._inplace("zero_", 0)
+
+    def fill_(self, value) -> "Tensor":
+        return self._inplace("fill_", _number(value, "fill_"))
+
+    def copy_(self, src) -> "Tensor":
+        return self._inplace("copy_", src)
+
+    def add_(self, other, alpha=1) -> "Tensor":
+        """self += alpha * other"""
+        o = _array_of(other)
+        return self._inplace("add_", lambda a: a + alpha * o)
+
+    def sub_(self, other, alpha=1) -> "Tensor":
+        """self -= alpha * other"""
+        o = _array_of(other)
+        return self._inplace("sub_", lambda a: a - alpha * o)
+
+    def mul_(self, other) -> "Tensor":
+        o = _array_of(other)
+        return self._inplace("mul_", lambda a: a * o)
+
+    def div_(self, other) -> "Tensor":
+        o = _array_of(other)
+        return self._inplace("div_", lambda a: a / o)
+
+    def clamp_(self, min=None, max=None) -> "Tensor":
+        if min is None and max is None:
+            raise ValueError("clamp_: give at least one of min= or max=")
+        lo, hi = (None if v is None else _clamp_bound(v, name) for v, name in ((min, "min"), (max, "max")))
+        return self._inplace("clamp_", lambda a: np.clip(a, lo, hi))
+
+    def masked_fill_(self, mask, value) -> "Tensor":
+        """Where ``mask`` (bool, broadcast to self's shape) is True, put ``value``."""
+        m, v = self._fill_args(mask, value, "masked_fill_")
+        return self._inplace("masked_fill_", v, where=m)
+
+    def index_fill_(self, dim: int, index, value) -> "Tensor":
+        """Put ``value`` at positions ``index`` (ints, 1-D) along ``dim``: ``x.index_fill_(1, [0, 2], v)`` fills columns 0 and 2."""
+        d = _norm_dim(dim, self.ndim, "index_fill_")
+        idx = np.asarray(index._data if isinstance(index, Tensor) else index)
+        if idx.dtype.kind not in "iu" or idx.ndim > 1:
+            raise TypeError(f"index_fill_: index must be a 1-D tensor of ints, got dtype {idx.dtype} and shape {idx.shape}")
+        n = self.shape[d] if self.ndim else 1
+        if idx.size and (idx.min() < -n or idx.max() >= n):
+            raise IndexError(f"index_fill_: index holds {int(idx.max() if idx.max() >= n else idx.min())}, "
+                             f"out of range for dim {dim} of size {n}")
+        return self._inplace("index_fill_", _number(value, "index_fill_"), index=(slice(None),) * d + (idx,))
+
+    def scatter_(self, dim: int, index, src) -> "Tensor":
+        """Gather's inverse: self[index[i][j]][j] = src[i][j] for dim=0, self[i][index[i][j]] = src[i][j] for dim=1.
+
+        ``src`` is a tensor (only its first index.shape entries are read) or a number. Where ``index``
+        names one position twice, which value lands there is not defined (as in PyTorch).
+        """
+        where = _gather_where(self.shape, dim, index, "scatter_")
+        shape = where[_norm_dim(dim, self.ndim, "scatter_")].shape  # index's shape
+        if isinstance(src, (Tensor, np.ndarray, list)):
+            src = _array_of(src)
+            if src.ndim != len(shape) or any(n > m for n, m in zip(shape, src.shape)):
+                raise ValueError(f"scatter_: index of shape {shape} needs a src of as many dims, at least as large "
+                                 f"in every dim; got src of shape {src.shape}")
+            src = src[tuple(slice(0, n) for n in shape)]
+        else:
+            src = _number(src, "scatter_")
+        return self._inplace("scatter_", src, index=where)
+
+    def _iop(self, other, name: str, inplace, op) -> "Tensor":
+        """``x += y``: in place outside the graph (as PyTorch); where a gradient is being recorded, a new
+        tensor instead (the same values, and a graph the backward can walk)."""
+        if autograd.is_grad_enabled() and (self._rg or (isinstance(other, Tensor) and other._rg)):
+            if self._rg and self._op is None:
+                raise RuntimeError(f"x {name}= y on a leaf tensor that requires grad: write x = x {name} y, "
+                                   "or update it under tinyattn.no_grad()")
+            return self._binary(op, other)
+        return inplace(self, other)
 
     def float(self) -> "Tensor":
         return self if self.dtype == np.float32 else Cast.apply(self, dtype=np.float32)
@@ -364,14 +428,18 @@ class Tensor:
     def to(self, dtype) -> "Tensor":
         """Cast to ``dtype``; ``to('cpu')`` is accepted and changes nothing (NumPy is the device)."""
         if isinstance(dtype, str) and dtype.split(":")[0] in ("cpu", "cuda", "mps"):
-            if dtype.split(":")[0] != "cpu":
-                raise ValueError(f"Tensor.to({dtype!r}): tinyattn runs on the CPU with NumPy; use 'cpu' (or nothing)")
+            kind = dtype.split(":")[0]  # (a tinyattn.device is a str too)
+            if kind != "cpu":  # a CPU-only PyTorch's errors (the full rule is tinyattn.checks.device)
+                raise (AssertionError if kind == "cuda" else RuntimeError)(
+                    ("Torch not compiled with CUDA enabled" if kind == "cuda" else
+                     "PyTorch is not linked with support for mps devices")
+                    + f" (Tensor.to={dtype!r}: tinyattn runs on the CPU with NumPy)")
             return self
         dt = np.dtype(dtype)
         if self.dtype == dt:
             return self
         if dt.kind not in "fc":  # an integer/bool copy leaves the graph, like .long() (ints can not require grad)
-            return Tensor._make(self.data.astype(dt))
+            return Tensor._make(self._data.astype(dt))
         return Cast.apply(self, dtype=dt.type)
 
     def cpu(self) -> "Tensor":
@@ -383,23 +451,83 @@ class Tensor:
         return "cpu"
 
     def bool(self) -> "Tensor":
-        return Tensor._make(self.data.astype(bool))
+        return Tensor._make(self._data.astype(bool))
 
     def long(self) -> "Tensor":
-        return Tensor._make(self.data.astype(np.int64))
+        return Tensor._make(self._data.astype(np.int64))
+
+    # --- PyTorch's type names and new_* factories (out of place: each returns a new tensor) ----
+    def type(self, dtype=None):
+        """With no argument, PyTorch's type name ('torch.FloatTensor'); otherwise ``self.to(dtype)``,
+        where dtype may also be a name such as 'torch.LongTensor' or a constructor such as LongTensor."""
+        if dtype is None:
+            return _TYPE_NAMES.get(self._data.dtype, f"torch.{self._data.dtype.name}")
+        if isinstance(dtype, str):
+            dt = _TYPE_OF_NAME.get(dtype.rsplit(".", 1)[-1])
+            if dt is None:
+                raise ValueError(f"type({dtype!r}): unknown tensor type; expected one of "
+                                 f"{sorted(set(_TYPE_NAMES.values()))} or a dtype")
+            dtype = dt
+        return self.to(dtype)
+
+    def type_as(self, other) -> "Tensor":
+        """This tensor cast to ``other``'s dtype."""
+        return self.to(_as_array(other).dtype)
+
+    def repeat(self, *sizes) -> "Tensor":
+        """Tile the tensor: dim i is repeated sizes[i] times ([a, b].repeat(2) = [a, b, a, b]), as PyTorch.
+
+        More sizes than dims put new leading dims in front; fewer is an error (as in PyTorch)."""
+        reps = _shape_arg(sizes)
+        if len(reps) < self.ndim:
+            raise ValueError(f"repeat: {len(reps)} sizes {reps} for a tensor with {self.ndim} dims (shape "
+                             f"{self.shape}); give at least one per dim")
+        if any(r < 0 for r in reps):
+            raise ValueError(f"repeat: sizes must be >= 0, got {reps}")
+        return Repeat.apply(self, reps=reps)
+
+    def nonzero(self, as_tuple: bool = False):
+        """Where the tensor is nonzero: an int64 (N, ndim) tensor of indices, one row per entry (in
+        C order), or with as_tuple=True one 1-D index tensor per dim (usable as ``x[...]``)."""
+        where = np.nonzero(self._data)
+        if as_tuple:
+            return tuple(Tensor._make(w.astype(np.int64, copy=False)) for w in where)
+        return Tensor._make(np.stack(where, axis=1).astype(np.int64, copy=False).reshape(-1, self.ndim))
+
+    def new_tensor(self, data, dtype=None, requires_grad: bool = False, device=None) -> "Tensor":
+        """A new tensor holding (a copy of) ``data``, with this tensor's dtype unless ``dtype`` is given."""
+        if device is not None:
+            self.to(str(device))  # raises for anything but the CPU
+        return Tensor(np.array(_as_array(data), dtype=dtype or self._data.dtype), requires_grad=requires_grad)
+
+    def new_full(self, size, fill_value, dtype=None, requires_grad: bool = False, device=None) -> "Tensor":
+        """A new tensor of shape ``size`` filled with ``fill_value``, with this tensor's dtype by default."""
+        if device is not None:
+            self.to(str(device))  # raises for anything but the CPU
+        size = (size,) if isinstance(size, (int, np.integer)) else size
+        return Tensor(np.full(_new_shape((size,)), fill_value, dtype=dtype or self._data.dtype),
+                      requires_grad=requires_grad)
+
+    def new_zeros(self, *size, dtype=None, requires_grad: bool = False, device=None) -> "Tensor":
+        """Zeros of shape ``size``, with this tensor's dtype by default (``x.new_zeros(B, T)``)."""
+        return self.new_full(_new_shape(size), 0, dtype, requires_grad, device)
+
+    def new_ones(self, *size, dtype=None, requires_grad: bool = False, device=None) -> "Tensor":
+        """Ones of shape ``size``, with this tensor's dtype by default."""
+        return self.new_full(_new_shape(size), 1, dtype, requires_grad, device)
 
     def contiguous(self) -> "Tensor":
         """A C-ordered copy if needed. NumPy reshapes anything, so this only matters for speed."""
-        return self if self.data.flags.c_contiguous else Contiguous.apply(self)
+        return self if self._data.flags.c_contiguous else Contiguous.apply(self)
 
     def clone(self) -> "Tensor":
         return Contiguous.apply(self)
 
     def __repr__(self) -> str:
-        body = np.array2string(self.data, separator=", ", precision=4, prefix="tensor(")
+        body = np.array2string(self._data, separator=", ", precision=4, prefix="tensor(")
         extra = ""
-        if self.data.dtype not in (np.dtype(_default_dtype), np.dtype(np.int64), np.dtype(bool)):
-            extra += f", dtype={self.data.dtype}"
+        if self._data.dtype not in (np.dtype(_default_dtype), np.dtype(np.int64), np.dtype(bool)):
+            extra += f", dtype={self._data.dtype}"
         if self._op is not None:
             extra += f", grad_fn=<{self._op.__name__}Backward>"
         elif self.requires_grad:
@@ -409,135 +537,36 @@ class Tensor:
     __hash__ = object.__hash__
 
     def __bool__(self) -> bool:
-        if self.data.size != 1:
+        if self._data.size != 1:
             raise ValueError(f"the truth value of a tensor with shape {self.shape} is ambiguous; use .any() or .all()")
-        return bool(self.data)
+        return bool(self._data)
 
     def any(self) -> bool:
-        return bool(self.data.any())
+        return bool(self._data.any())
 
     def all(self) -> bool:
-        return bool(self.data.all())
-
-    # --- autograd -----------------------------------------------------------------------------
-    def backward(self, gradient=None) -> None:
-        """Fill ``.grad`` of every leaf that requires grad with d(self)/d(leaf), contracted with ``gradient``.
-
-        1. Topologically sort the graph (iteratively: a chain of 20,000 ops must not recurse 20,000 deep).
-        2. Walk it from the output back, applying each op's backward (the chain rule) and summing the
-           gradients of nodes used more than once.
-        """
-        if not self._rg:
-            raise RuntimeError("backward(): this tensor does not require grad and has no graph "
-                               "(did you create it under no_grad(), or forget requires_grad=True?)")
-        if gradient is None:
-            if self.data.size != 1:
-                raise ValueError(f"backward() without a gradient needs a scalar output, got shape {self.shape}; "
-                                 "reduce it first (e.g. loss.mean()) or pass gradient= of that shape")
-            seed = np.array(1, dtype=self.data.dtype)  # d(self)/d(self) = 1
-            if seed.shape != self.data.shape:  # (1,) or (1, 1) rather than a 0-d scalar
-                seed = seed.reshape(self.data.shape)
-        else:
-            # Not copied: no backward writes into the gradient it receives, and `handed` below makes sure
-            # the caller's array is never stored as a .grad (a later += would write into it).
-            seed = np.asarray(gradient.data if isinstance(gradient, Tensor) else gradient, dtype=self.data.dtype)
-            if seed.shape != self.shape:
-                raise ValueError(f"backward(gradient): gradient has shape {seed.shape} but the output has shape {self.shape}")
-
-        # 1. topological order: a node comes after everything it was computed from. A depth-first
-        #    walk with an explicit stack of (node, iterator over its parents): a node is appended once
-        #    all its parents are, and no Python recursion is involved. (Tensors hash by identity, so
-        #    they can be set members and dict keys directly.)
-        order, visited, stack = [], {self}, [(self, iter(self._parents))]
-        while stack:
-            node, parents = stack[-1]
-            for p in parents:
-                if p._rg and p not in visited:
-                    visited.add(p)
-                    if p._parents:
-                        stack.append((p, iter(p._parents)))  # go deeper first; come back to `node` later
-                        break
-                    order.append(p)  # a leaf: nothing below it to wait for
-            else:  # every parent of `node` is in `order`
-                stack.pop()
-                order.append(node)
-
-        # 2. chain rule, from the output back to the leaves.
-        grads = {self: seed}
-        handed: set = {id(seed if seed.base is None else seed.base)}  # arrays already stored as some .grad
-        # in this pass, or not ours to store: never store one twice (seeded with the caller's gradient)
-        summed: set = set()  # sums made below: only these may be added into in place
-        for node in reversed(order):
-            g = grads.pop(node, None)
-            if g is None:
-                continue
-            if summed:  # (g leaves the dict here, so its id could be reused by a new array)
-                summed.discard(id(g))
-            op = node._op
-            if op is None or node._retain:  # a leaf (or a kept non-leaf): accumulate with +=
-                g = node._accumulate(g, handed)
-                if op is None:
-                    continue
-            in_grads = op.backward(node._ctx, g)
-            if type(in_grads) is not tuple:
-                in_grads = (in_grads,)
-            for parent, pg in zip(node._parents, in_grads):
-                if pg is None or not parent._rg:
-                    continue
-                if type(pg) is not np.ndarray:  # a NumPy scalar (e.g. from a full reduction)
-                    pg = np.asarray(pg)
-                shape = parent.data.shape
-                if pg.shape != shape:  # (checked first: most gradients already have the input's shape)
-                    pg = unbroadcast(pg, shape)
-                    if pg.shape != shape:
-                        i = next(i for i, p in enumerate(node._parents) if p is parent)
-                        raise RuntimeError(f"{op.__name__}.backward returned a gradient of shape {pg.shape} "
-                                           f"for input {i}, which has shape {shape}")
-                prev = grads.get(parent)
-                if prev is None:
-                    grads[parent] = pg
-                elif id(prev) in summed and prev.dtype == pg.dtype:  # our own earlier sum: add in place
-                    prev += pg
-                else:  # a node used twice gets both gradients, in a new array (prev may be shared)
-                    summed.discard(id(prev))
-                    total = prev + pg
-                    if type(total) is not np.ndarray:  # 0-d + 0-d gives a NumPy scalar, which += can't update
-                        total = np.asarray(total)
-                    grads[parent] = total
-                    summed.add(id(total))
-
-    def _accumulate(self, g: np.ndarray, handed: set) -> np.ndarray:
-        """``self.grad += g``, or on the first gradient, keep ``g`` itself when that is safe; returns g in self's dtype.
-
-        A fresh array that nothing else holds can be kept as is; anything else is copied, so a later
-        `+=` never writes into another tensor's gradient. (By convention a backward returns new arrays
-        or views of `grad`, never a saved array.) ``handed`` holds the ids of arrays already stored as
-        some ``.grad`` in this backward pass.
-        """
-        if g.dtype != self.data.dtype:
-            g = g.astype(self.data.dtype)
-        if self.grad is not None:
-            self.grad += g
-            return g
-        owner = g if g.base is None else g.base
-        fresh = g.flags.writeable and owner.flags.owndata and id(owner) not in handed
-        self.grad = g if fresh else g.copy()
-        handed.add(id(owner) if fresh else id(self.grad))
-        return g
+        return bool(self._data.all())
 
     # --- arithmetic (broadcasting like NumPy) -------------------------------------------------
     def _lift(self, other) -> "Tensor":
-        """Python numbers take this tensor's float dtype, so `x32 * 0.5` stays float32."""
+        """A Python number becomes a 0-d tensor of the dtype the pair promotes to (``result_type``), so
+        `x32 * 0.5` stays float32 and `i32 + 1` stays int32."""
         if isinstance(other, Tensor):
             return other
-        if isinstance(other, (int, float)) and not isinstance(other, bool) and np.issubdtype(self.dtype, np.floating):
-            return Tensor._make(np.asarray(other, dtype=self.dtype))
+        if isinstance(other, (bool, int, float)):
+            return Tensor._make(np.asarray(other, dtype=result_type(self, other)))
         return Tensor(other)
 
     def _binary(self, op, other, reverse=False) -> "Tensor":
-        other = self._lift(other)
+        if isinstance(other, Tensor) and other._data.dtype == self._data.dtype:
+            dt = self._data.dtype  # the common case: nothing to promote
+        else:
+            dt = result_type(self, other)
+            other = self._lift(other)
         a, b = (other, self) if reverse else (self, other)
-        a, b = _promote(a, b, op)
+        if op is Div and dt.kind in "biu":  # int / int is a float division, in the default float dtype
+            dt = np.dtype(_default_dtype)
+        a, b = (x if x.dtype == dt else x.to(dt) for x in (a, b))
         try:
             return op.apply(a, b)
         except ValueError:
@@ -548,6 +577,10 @@ class Tensor:
                                  "(sizes must match or be 1, aligned from the right)") from None
             raise
 
+    def __iadd__(self, o): return self._iop(o, "+", Tensor.add_, Add)
+    def __isub__(self, o): return self._iop(o, "-", Tensor.sub_, Sub)
+    def __imul__(self, o): return self._iop(o, "*", Tensor.mul_, Mul)
+    def __itruediv__(self, o): return self._iop(o, "/", Tensor.div_, Div)
     def __add__(self, o): return self._binary(Add, o)
     def __radd__(self, o): return self._binary(Add, o, True)
     def __sub__(self, o): return self._binary(Sub, o)
@@ -556,7 +589,16 @@ class Tensor:
     def __rmul__(self, o): return self._binary(Mul, o, True)
     def __truediv__(self, o): return self._binary(Div, o)
     def __rtruediv__(self, o): return self._binary(Div, o, True)
-    def __pow__(self, o): return self._binary(Pow, o)
+    def __pow__(self, o):
+        if (isinstance(o, (int, float)) and not isinstance(o, bool) and self._data.dtype.kind == "f"
+                and math.isfinite(o)):  # x ** 2, x ** 0.5: a constant exponent, no gradient for it
+            return PowConst.apply(self, p=float(o))
+        return self._binary(Pow, o)
+
+    def pow(self, exponent) -> "Tensor":
+        """self ** exponent (a number or a tensor), as PyTorch's Tensor.pow."""
+        return self ** exponent
+
     def __rpow__(self, o): return self._binary(Pow, o, True)
     def __neg__(self): return Neg.apply(self)
     def __matmul__(self, o): return matmul(self, o)
@@ -564,8 +606,12 @@ class Tensor:
 
     # comparisons: bool tensors, outside the graph
     def _cmp(self, other, fn) -> "Tensor":
-        other = other.data if isinstance(other, Tensor) else other
-        return Tensor._make(fn(self.data, other))
+        other = other._data if isinstance(other, Tensor) else other
+        try:
+            return Tensor._make(fn(self._data, other))
+        except ValueError:
+            raise ValueError(f"{fn.__name__}: shapes {self.shape} and {np.shape(other)} do not broadcast "
+                             "(sizes must match or be 1, aligned from the right)") from None
 
     def __eq__(self, o): return self._cmp(o, np.equal)  # type: ignore[override]
     def __ne__(self, o): return self._cmp(o, np.not_equal)  # type: ignore[override]
@@ -573,7 +619,10 @@ class Tensor:
     def __le__(self, o): return self._cmp(o, np.less_equal)
     def __gt__(self, o): return self._cmp(o, np.greater)
     def __ge__(self, o): return self._cmp(o, np.greater_equal)
-    def __invert__(self): return Tensor._make(~self.data)
+    def __invert__(self):
+        if self.dtype.kind not in "biu":
+            raise TypeError(f"~x needs a bool (logical not) or integer (bitwise not) tensor, got dtype {self.dtype}")
+        return Tensor._make(~self._data)
     def __and__(self, o): return self._cmp(o, np.logical_and)
     def __or__(self, o): return self._cmp(o, np.logical_or)
 
@@ -583,28 +632,40 @@ class Tensor:
     # --- elementwise --------------------------------------------------------------------------
     def exp(self): return Exp.apply(self)
     def log(self): return Log.apply(self)
+    def log10(self): return self.log() * (1 / math.log(10))  # log10 x = ln x / ln 10
     def sqrt(self): return Sqrt.apply(self)
     def tanh(self): return Tanh.apply(self)
     def sigmoid(self): return Sigmoid.apply(self)
     def relu(self): return ReLU.apply(self)
     def abs(self): return Abs.apply(self)
+    def sin(self): return Sin.apply(self)
+    def cos(self): return Cos.apply(self)
 
     def masked_fill(self, mask, value: float) -> "Tensor":
         """Where ``mask`` is True, put ``value``; elsewhere keep self. (PyTorch's meaning.)"""
-        m = np.asarray(mask.data if isinstance(mask, Tensor) else mask)
+        m, _ = self._fill_args(mask, value, "masked_fill")
+        if isinstance(value, Tensor) and value.requires_grad:  # a learned fill value gets its gradient
+            return Where.apply(value.to(self.dtype), self, cond=np.broadcast_to(m, self.shape))
+        return MaskedFill.apply(self, mask=m, value=value)
+
+    def _fill_args(self, mask, value, op: str) -> tuple:
+        """masked_fill's checks: a bool mask that broadcasts to self, a value self's dtype can hold."""
+        m = np.asarray(mask._data if isinstance(mask, Tensor) else mask)
         if m.dtype != bool:
-            raise TypeError(f"masked_fill expects a bool mask (True = fill), got dtype {m.dtype}; "
+            raise TypeError(f"{op} expects a bool mask (True = fill), got dtype {m.dtype}; "
                             "build one with a comparison, e.g. mask == 0")
         try:
             if np.broadcast_shapes(m.shape, self.shape) != self.shape:
                 raise ValueError
         except ValueError:
-            raise ValueError(f"masked_fill: mask of shape {m.shape} does not broadcast to the tensor's shape {self.shape}") from None
+            raise ValueError(f"{op}: mask of shape {m.shape} does not broadcast to the tensor's shape {self.shape}") from None
+        if isinstance(value, Tensor) and value.ndim:
+            raise ValueError(f"{op}: value must be a number or a 0-d tensor, got shape {value.shape}")
         v = value.item() if isinstance(value, Tensor) else value
         if self.dtype.kind in "iub" and isinstance(v, float) and not float(v).is_integer():
-            raise TypeError(f"masked_fill: a {self.dtype} tensor can not hold {v}; make the scores float first "
+            raise TypeError(f"{op}: a {self.dtype} tensor can not hold {v}; make the scores float first "
                             "(an integer tensor has no -inf)")
-        return MaskedFill.apply(self, mask=m, value=value)
+        return m, v
 
     def clamp(self, min: float | None = None, max: float | None = None) -> "Tensor":
         """x clipped to [min, max] elementwise (either bound may be None);  gradient 1 inside, 0 where clipped."""
@@ -647,7 +708,7 @@ class Tensor:
         if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or not 0 <= k <= self.shape[d]:
             raise ValueError(f"topk: k={k!r} is out of range for dim {dim} of size {self.shape[d]} (shape {self.shape}); "
                              f"k must be an int in 0..{self.shape[d]}")
-        order = np.argsort(self.data, axis=d, kind="stable")  # ascending along d
+        order = np.argsort(self._data, axis=d, kind="stable")  # ascending along d
         if largest:
             order = np.flip(order, axis=d)
         indices = np.take(order, np.arange(k), axis=d)  # the first k along d
@@ -660,7 +721,7 @@ class Tensor:
     def mean(self, dim=None, keepdim: bool = False) -> "Tensor":
         d = _norm_dims(dim, self.ndim, "mean")
         n = _n_reduced(self.shape, d)
-        return Sum.apply(self, dim=d, keepdim=keepdim) * (1.0 / max(n, 1))
+        return Sum.apply(self, dim=d, keepdim=keepdim) * (1.0 / n if n else math.nan)  # the mean of nothing is NaN
 
     def var(self, dim=None, keepdim: bool = False, correction: int = 1) -> "Tensor":
         """sum((x - mean)^2) / (N - correction), as PyTorch (correction=1 is the unbiased estimate)."""
@@ -680,32 +741,47 @@ class Tensor:
     def max(self, dim: int | None = None, keepdim: bool = False):
         """The largest element (whole tensor); with ``dim``, PyTorch's ``(values, indices)`` pair along it."""
         if dim is None:
-            return self.amax()
-        return MinMax(self.amax(dim, keepdim), self.argmax(dim, keepdim))
+            return self.amax()  # (the gradient is shared among ties, as torch.max() without dim)
+        return self._pick(dim, keepdim, self.argmax(dim, keepdim=True))
 
     def min(self, dim: int | None = None, keepdim: bool = False):
         """The smallest element (whole tensor); with ``dim``, PyTorch's ``(values, indices)`` pair along it."""
         if dim is None:
             return self.amin()
-        return MinMax(self.amin(dim, keepdim), self.argmin(dim, keepdim))
+        return self._pick(dim, keepdim, self.argmin(dim, keepdim=True))
+
+    def _pick(self, dim: int, keepdim: bool, index: "Tensor") -> MinMax:
+        """max/min along dim: the values are gathered at ``index``, so with ties the whole gradient goes
+        to the entry whose index is returned, as in PyTorch."""
+        if self.ndim == 0:
+            return MinMax(self, Tensor._make(np.zeros((), dtype=np.int64)))
+        d = _norm_dim(dim, self.ndim, "max/min")
+        values = self.gather(d, index)
+        return MinMax(values, index) if keepdim else MinMax(values.squeeze(d), index.squeeze(d))
 
     def std(self, dim=None, keepdim: bool = False, correction: int = 1) -> "Tensor":
-        """sqrt(var(dim, correction)), as PyTorch."""
-        return self.var(dim=dim, keepdim=keepdim, correction=correction).sqrt()
+        """sqrt(var(dim, correction)), as PyTorch (a constant slice has std 0 and gradient 0, not NaN)."""
+        return StdFromVar.apply(self.var(dim=dim, keepdim=keepdim, correction=correction))
 
     def argmin(self, dim=None, keepdim: bool = False) -> "Tensor":
         d = _norm_dims(dim, self.ndim, "argmin")
-        return Tensor._make(np.argmin(self.data, axis=d, keepdims=keepdim))
+        return Tensor._make(np.argmin(self._data, axis=d, keepdims=keepdim))
 
     def argmax(self, dim=None, keepdim: bool = False) -> "Tensor":
         d = _norm_dims(dim, self.ndim, "argmax")
-        return Tensor._make(np.argmax(self.data, axis=d, keepdims=keepdim))
+        return Tensor._make(np.argmax(self._data, axis=d, keepdims=keepdim))
 
     def softmax(self, dim: int) -> "Tensor":
-        return Softmax.apply(self, dim=_norm_dim(dim, self.ndim, "softmax"))
+        d = _norm_dim(dim, self.ndim, "softmax")
+        if self.ndim and self.shape[d] == 0:  # nothing to normalise: an empty result, as in PyTorch
+            return Contiguous.apply(self)
+        return Softmax.apply(self, dim=d)
 
     def log_softmax(self, dim: int) -> "Tensor":
-        return LogSoftmax.apply(self, dim=_norm_dim(dim, self.ndim, "log_softmax"))
+        d = _norm_dim(dim, self.ndim, "log_softmax")
+        if self.ndim and self.shape[d] == 0:
+            return Contiguous.apply(self)
+        return LogSoftmax.apply(self, dim=d)
 
     # --- shape ops ----------------------------------------------------------------------------
     def reshape(self, *shape) -> "Tensor":
@@ -722,10 +798,16 @@ class Tensor:
         if self.ndim == 0:
             return self.reshape(1)
         s, e = _norm_dim(start_dim, self.ndim, "flatten"), _norm_dim(end_dim, self.ndim, "flatten")
-        return self.reshape(*self.shape[:s], -1, *self.shape[e + 1:])
+        if s > e:
+            raise ValueError(f"flatten: start_dim {start_dim} comes after end_dim {end_dim} (dims {s} and {e} of "
+                             f"shape {self.shape}); the dims start_dim..end_dim are merged, so start_dim <= end_dim")
+        # the merged size written out: -1 can not be inferred when another dim is 0
+        return self.reshape(*self.shape[:s], math.prod(self.shape[s:e + 1]), *self.shape[e + 1:])
 
     def transpose(self, dim0: int, dim1: int) -> "Tensor":
         d0, d1 = _norm_dim(dim0, self.ndim, "transpose"), _norm_dim(dim1, self.ndim, "transpose")
+        if self.ndim == 0:  # a 0-d tensor takes dim 0 or -1, as in PyTorch, and has nothing to swap
+            return self
         axes = list(range(self.ndim))
         axes[d0], axes[d1] = axes[d1], axes[d0]
         return Permute.apply(self, axes=tuple(axes))
@@ -745,6 +827,8 @@ class Tensor:
         if dim is None:
             return self.reshape(*[n for n in self.shape if n != 1])
         d = _norm_dim(dim, self.ndim, "squeeze")
+        if self.ndim == 0:  # dim 0 or -1 of a 0-d tensor: nothing to remove
+            return self
         return self if self.shape[d] != 1 else self.reshape(*self.shape[:d], *self.shape[d + 1:])
 
     def expand(self, *shape) -> "Tensor":
@@ -763,19 +847,17 @@ class Tensor:
 
     def repeat_interleave(self, repeats: int, dim: int | None = None) -> "Tensor":
         """Repeat each element ``repeats`` times along ``dim``: [a, b] -> [a, a, b, b] (GQA uses this on heads)."""
-        if not isinstance(repeats, (int, np.integer)) or repeats < 1:
-            raise ValueError(f"repeat_interleave: repeats must be a positive int, got {repeats!r}")
+        repeats = checks.positive_int("repeats", repeats, "repeat_interleave")
         if dim is None:
             return self.flatten().repeat_interleave(repeats, 0)
-        return RepeatInterleave.apply(self, repeats=int(repeats), dim=_norm_dim(dim, self.ndim, "repeat_interleave"))
+        return RepeatInterleave.apply(self, repeats=repeats, dim=_norm_dim(dim, self.ndim, "repeat_interleave"))
 
     def split(self, split_size, dim: int = 0) -> tuple:
         """Pieces of ``split_size`` along dim (the last may be smaller), or of the sizes in a list (as PyTorch)."""
         d = _norm_dim(dim, self.ndim, "split")
         n = self.shape[d]
         if isinstance(split_size, (int, np.integer)) and not isinstance(split_size, bool):
-            if split_size <= 0:
-                raise ValueError(f"split: split_size must be a positive int, got {split_size}")
+            split_size = checks.positive_int("split_size", split_size, "split")
             sizes = [min(split_size, n - i) for i in range(0, n, split_size)]
         else:
             sizes = [int(s) for s in split_size]
@@ -811,15 +893,17 @@ class Tensor:
 
     def chunk(self, chunks: int, dim: int = 0) -> tuple:
         """``chunks`` pieces along dim of size ceil(n / chunks) (fewer if n is small), as PyTorch."""
-        if isinstance(chunks, bool) or not isinstance(chunks, (int, np.integer)) or chunks <= 0:
-            raise ValueError(f"chunk: chunks must be a positive int, got {chunks!r}")
+        chunks = checks.positive_int("chunks", chunks, "chunk")
         n = self.shape[_norm_dim(dim, self.ndim, "chunk")]
         return self.split(max(1, -(-n // chunks)), dim)
 
     def __getitem__(self, idx) -> "Tensor":
         idx = _index_arg(idx)
         try:
-            return GetItem.apply(self, idx=idx)
+            out = self
+            for step in _pytorch_index_steps(idx, self.ndim):
+                out = GetItem.apply(out, idx=step)
+            return out
         except IndexError as e:
             raise IndexError(f"indexing a tensor of shape {self.shape}: {e}") from None
 
@@ -831,16 +915,10 @@ class Tensor:
         and changing it in place would silently change their gradients; build a new tensor instead
         with ``x.masked_fill(mask, value)`` or ``tinyattn.where(cond, a, b)``.
         """
-        if self._rg and _grad_enabled:
-            raise RuntimeError("in-place assignment x[...] = ... on a tensor that requires grad: use "
-                               "x = x.masked_fill(mask, value) or tinyattn.where(cond, a, b) (new tensors the "
-                               "graph can differentiate), or assign under tinyattn.no_grad()")
-        idx = _index_arg(idx)
-        value = value.data if isinstance(value, Tensor) else value
-        try:
-            self.data[idx] = value
-        except (IndexError, ValueError, TypeError, OverflowError) as e:
-            raise type(e)(f"x[...] = value on a tensor of shape {self.shape} and dtype {self.dtype}: {e}") from None
+        self._inplace("x[...] = value", value, index=_index_arg(idx))
+
+
+autograd.Tensor = Tensor  # Function.apply and backward wrap arrays in this class
 
 
 class MinMax(NamedTuple):
@@ -849,15 +927,58 @@ class MinMax(NamedTuple):
     indices: Tensor
 
 
-def _promote(a: Tensor, b: Tensor, op) -> tuple:
-    """PyTorch's promotion for mixed ints and floats: the int side takes the float side's dtype, and
-    int / int gives the default float dtype (NumPy alone would give float64 in both cases)."""
-    fa, fb = a.data.dtype.kind == "f", b.data.dtype.kind == "f"
-    if fa == fb:
-        if not fa and op is Div:
-            return a.to(_default_dtype), b.to(_default_dtype)
-        return a, b
-    return (a.to(b.dtype), b) if fb else (a, b.to(a.dtype))
+def promote_types(a, b) -> np.dtype:
+    """PyTorch's promotion of two dtypes: NumPy's, except that an int or bool with a float gives that
+    float (NumPy widens int64 with float32 to float64; PyTorch keeps float32)."""
+    a, b = np.dtype(a), np.dtype(b)
+    if (a.kind == "f") != (b.kind == "f"):
+        return a if a.kind == "f" else b
+    return np.promote_types(a, b)
+
+
+def _combine(higher, lower):
+    """Join two promotion groups (PyTorch's rule): ``lower`` counts only if it is of a higher category
+    (bool < int < float) than ``higher``."""
+    if higher is None or lower is None:
+        return lower if higher is None else higher
+    if higher.kind == "f":
+        return higher
+    if higher.kind == "b" or lower.kind == "f":
+        return promote_types(higher, lower)
+    return higher
+
+
+def result_type(*operands) -> np.dtype:
+    """The dtype PyTorch gives an op on these tensors and Python numbers.
+
+    Tensors with dims decide among themselves. A 0-d tensor, then a Python number, counts only when it
+    is of a higher category (bool < int < float) than all of those: float32 + a 0-d float64 tensor is
+    float32, int32 + 1 is int32, but int32 + 0.5 is the default float dtype and a bool tensor + 1 is int64.
+    """
+    dims = zero = wrapped = None
+    for x in operands:
+        if isinstance(x, Tensor):
+            dt = x._data.dtype
+            if x._data.ndim:
+                dims = dt if dims is None else promote_types(dims, dt)
+            else:
+                zero = dt if zero is None else promote_types(zero, dt)
+        else:
+            if isinstance(x, bool):
+                dt = np.dtype(bool)
+            elif isinstance(x, int):
+                dt = np.dtype(np.int64)
+            elif isinstance(x, float):
+                dt = np.dtype(_default_dtype)
+            else:  # an array, a NumPy scalar, a list: it becomes a tensor and counts as one
+                arr = _as_array(x)
+                if arr.ndim:
+                    dims = arr.dtype if dims is None else promote_types(dims, arr.dtype)
+                else:
+                    zero = arr.dtype if zero is None else promote_types(zero, arr.dtype)
+                continue
+            wrapped = dt if wrapped is None else promote_types(wrapped, dt)
+    return _combine(dims, _combine(zero, wrapped))
 
 
 def _index_arg(idx):
@@ -865,10 +986,48 @@ def _index_arg(idx):
     if isinstance(idx, tuple):
         return tuple(_index_arg(i) for i in idx)
     if isinstance(idx, Tensor):
-        return idx.data
+        return idx._data
     if isinstance(idx, list):
         return np.asarray(idx)
     return idx
+
+
+def _is_int_index(i) -> bool:
+    return (isinstance(i, (int, np.integer)) and not isinstance(i, (bool, np.bool_))) or \
+        (isinstance(i, np.ndarray) and i.ndim == 0 and i.dtype.kind in "iu")
+
+
+def _pytorch_index_steps(idx, ndim: int) -> tuple:
+    """The index as one or two NumPy indexing steps that give PyTorch's result shape.
+
+    PyTorch reads an int as a select: its dim goes away first, and only then are the array indices
+    placed (where the first of them stood if they are adjacent, at the front if a slice, None or a
+    non-empty Ellipsis separates them). NumPy counts the int as one more array index, so on shape
+    (2, 3, 4) ``x[0, :, [1, 2]]`` is (2, 3) in NumPy and (3, 2) in PyTorch. When ints and arrays are
+    mixed, step 1 applies the ints (and slices and None) and step 2 the arrays.
+    """
+    items = idx if isinstance(idx, tuple) else (idx,)
+    if not (any(_is_int_index(i) for i in items) and any(isinstance(i, np.ndarray) and i.ndim for i in items)):
+        return (idx,)
+    if sum(i is Ellipsis for i in items) > 1:
+        return (idx,)  # NumPy's error says it
+    used = sum(i.ndim if isinstance(i, np.ndarray) and i.dtype == bool else 1 for i in items
+               if i is not None and i is not Ellipsis)  # the dims the index names (a bool mask names its ndim)
+    expanded = []
+    for i in items:
+        expanded += [slice(None)] * max(ndim - used, 0) if i is Ellipsis else [i]
+    n_dims = lambda i: i.ndim if isinstance(i, np.ndarray) and i.dtype == bool else 1  # noqa: E731
+    first, second = [], []
+    for i in expanded:
+        if _is_int_index(i):
+            first.append(i)  # selected away in step 1
+        elif i is None or isinstance(i, slice):
+            first.append(i)
+            second.append(slice(None))  # the dim step 1 made (None) or cut (slice), kept whole
+        else:  # an array index: step 1 keeps its dims whole
+            first += [slice(None)] * n_dims(i)
+            second.append(i)
+    return tuple(first), tuple(second)
 
 
 def _infer_shape(shape: tuple, old: tuple, op: str) -> tuple:
@@ -895,25 +1054,43 @@ def _clamp_bound(v, name: str) -> float:
     return v
 
 
-def _gather_where(shape: tuple, dim: int, index) -> tuple:
+def _number(v, op: str):
+    """A fill value: a number, or a tensor with one element."""
+    if isinstance(v, Tensor):
+        if v.numel() != 1:
+            raise ValueError(f"{op}: the value must be a number or a one-element tensor, got a tensor of shape {v.shape}")
+        return v.item()
+    if not isinstance(v, (int, float, np.number, np.bool_)):
+        raise TypeError(f"{op}: the value must be a number, got {type(v).__name__}")
+    return v
+
+
+def _array_of(x):
+    """A tensor's array; a number as it is (so x32.mul_(0.5) computes in float32); anything else as an array."""
+    if isinstance(x, Tensor):
+        return x._data
+    return x if isinstance(x, (int, float, np.number)) else np.asarray(x)
+
+
+def _gather_where(shape: tuple, dim: int, index, op: str = "gather") -> tuple:
     """The advanced index that makes ``a[where]`` PyTorch's ``a.gather(dim, index)``.
 
     Every dim but ``dim`` is indexed by its own position (np.indices), ``dim`` by ``index``:
     out[i, j, k] = a[i, index[i, j, k], k] for dim=1.
     """
-    idx = np.asarray(index.data if isinstance(index, Tensor) else index)
-    d = _norm_dim(dim, len(shape), "gather")
+    idx = np.asarray(index._data if isinstance(index, Tensor) else index)
+    d = _norm_dim(dim, len(shape), op)
     if idx.dtype.kind not in "iu":
-        raise TypeError(f"gather: index must hold integer positions (e.g. int64), got dtype {idx.dtype}")
+        raise TypeError(f"{op}: index must hold integer positions (e.g. int64), got dtype {idx.dtype}")
     if idx.ndim != len(shape):
-        raise ValueError(f"gather: index has shape {idx.shape} but the input has shape {shape}: "
+        raise ValueError(f"{op}: index has shape {idx.shape} but the input has shape {shape}: "
                          "both need the same number of dims")
     if any(n > m for i, (n, m) in enumerate(zip(idx.shape, shape)) if i != d):
-        raise ValueError(f"gather: index of shape {idx.shape} is larger than the input's shape {shape} "
+        raise ValueError(f"{op}: index of shape {idx.shape} is larger than the input's shape {shape} "
                          f"outside dim {dim}")
     if idx.size and (idx.min() < 0 or idx.max() >= shape[d]):
         bad = int(idx.min() if idx.min() < 0 else idx.max())
-        raise IndexError(f"gather: index holds {bad}, out of range for dim {dim} of size {shape[d]} "
+        raise IndexError(f"{op}: index holds {bad}, out of range for dim {dim} of size {shape[d]} "
                          f"(valid: 0..{shape[d] - 1})")
     where = list(np.indices(idx.shape, sparse=True))  # position arrays, each broadcastable to idx.shape
     where[d] = idx
@@ -960,18 +1137,21 @@ class Mul(Function):
 
 
 class Div(Function):
-    """a / b;  da = g / b, db = -g a / b^2"""
+    """a / b;  da = g / b, db = -g a / b^2 = -(g / b) (a / b)"""
     @staticmethod
     def forward(ctx, a, b):
-        ctx.save_for_backward(a, b)
-        return a / b
+        out = a / b
+        ctx.save_for_backward(b, out)
+        return out
 
     @staticmethod
     def backward(ctx, g):
-        a, b = ctx.saved_tensors
-        ga = g / b if ctx.needs_input_grad[0] else None
-        gb = -g * a / (b * b) if ctx.needs_input_grad[1] else None
-        return ga, gb
+        b, out = ctx.saved_tensors
+        g_over_b = g / b  # da, and half of db
+        # db as (g / b) * (a / b), never g * a / (b * b): b * b leaves the float range long before the
+        # answer does (float32, b = 1e-23: b * b = 0 and db = -inf; b = 1e20: b * b = inf and db = -0).
+        gb = -g_over_b * out if ctx.needs_input_grad[1] else None
+        return (g_over_b if ctx.needs_input_grad[0] else None), gb
 
 
 class Pow(Function):
@@ -989,6 +1169,62 @@ class Pow(Function):
         ga = g * np.where(b == 0, 0, b * a ** np.where(b == 0, 1, b - 1)) if ctx.needs_input_grad[0] else None
         gb = g * out * np.log(a) if ctx.needs_input_grad[1] else None
         return ga, gb
+
+
+def _small_power(a: np.ndarray, p: float) -> np.ndarray:
+    """a ** p for p in _SMALL_POWERS, by multiplications (and one sqrt for half-integers).
+
+    np.power with a general exponent computes exp(p log a) element by element: on (8, 128, 512)
+    float32 it took 26 ms for x ** 3.0 against 0.09 ms for x * x * x. Squaring and multiplying
+    give the same values up to float rounding (an ulp or two), and the same inf/NaN (0 ** -1 = inf,
+    sqrt of a negative = NaN).
+    """
+    n = int(abs(p))
+    out = None
+    if abs(p) != n:  # the half of a half-integer
+        out = np.sqrt(a)
+        if p < 0:
+            out += 0.0  # sqrt(-0.0) is -0.0, but (-0.0) ** -0.5 is +inf: -0.0 + 0.0 = +0.0
+    base = a
+    while n:  # binary powering: a^5 = a^4 * a
+        if n & 1:
+            out = base if out is None else out * base
+        n >>= 1
+        if n:
+            base = base * base
+    if out is None:  # p == 0
+        return np.ones_like(a)
+    if out is a:  # p == 1: a new array, never the input itself
+        out = a.copy()
+    if p < 0:
+        with np.errstate(divide="ignore"):  # 0 ** -1 = inf, as np.power gives it
+            out = np.reciprocal(out, out=out if out is not a else None)
+    return out
+
+
+# Exponents that _small_power computes: the integers and half-integers from -4 to 4.
+_SMALL_POWERS = frozenset(k / 2 for k in range(-8, 9))
+
+
+class PowConst(Function):
+    """a ** p for a constant number p;  da = g p a^(p-1)"""
+    @staticmethod
+    def forward(ctx, a, p):
+        ctx.save_for_backward(a)
+        ctx.p = p
+        return _small_power(a, p) if p in _SMALL_POWERS else np.power(a, np.asarray(p, dtype=a.dtype))
+
+    @staticmethod
+    def backward(ctx, g):
+        (a,) = ctx.saved_tensors
+        p = ctx.p
+        if p == 0:
+            return np.zeros_like(g)
+        q = p - 1
+        d = _small_power(a, q) if q in _SMALL_POWERS else np.power(a, np.asarray(q, dtype=a.dtype))
+        d *= g.dtype.type(p) if g.dtype.kind == "f" else p
+        d *= g
+        return d
 
 
 class Neg(Function):
@@ -1030,13 +1266,9 @@ class MatMul(Function):
         if ctx.needs_input_grad[1]:
             if b2.ndim == 2:
                 # x (B, T, k) @ W (k, m): fold the batch into rows -> one (k, m) GEMM, no (B, k, m) temporary
-                a_rows, g_rows = a2.reshape(-1, a2.shape[-1]), g2.reshape(-1, g2.shape[-1])  # (N, k), (N, m)
-                if b2.flags.f_contiguous and not b2.flags.c_contiguous:
-                    # b is W.T (a transposed weight): build the gradient as (m, k) so that after
-                    # Permute's backward the weight's gradient is C-ordered like the weight itself.
-                    gb = (g_rows.T @ a_rows).T
-                else:
-                    gb = a_rows.T @ g_rows
+                N = math.prod(a2.shape[:-1])  # (written out: reshape(-1, 0) can not infer N when k = 0)
+                a_rows, g_rows = a2.reshape(N, a2.shape[-1]), g2.reshape(N, g2.shape[-1])  # (N, k), (N, m)
+                gb = a_rows.T @ g_rows  # (k, N) @ (N, m) -> (k, m)
             else:
                 gb = unbroadcast(np.swapaxes(a2, -1, -2) @ g2, b2.shape)  # (..., k, m)
             gb = gb.reshape(b.shape)
@@ -1102,6 +1334,21 @@ class Sqrt(Function):
         return g / (2 * y)
 
 
+class StdFromVar(Function):
+    """sqrt(v) for a variance v;  dv = g / (2 sqrt(v)), and 0 where v = 0 (PyTorch's choice: no NaN)"""
+    @staticmethod
+    def forward(ctx, v):
+        y = np.sqrt(v)
+        ctx.save_for_backward(y)
+        return y
+
+    @staticmethod
+    def backward(ctx, g):
+        (y,) = ctx.saved_tensors
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return np.where(y == 0, 0, g / (2 * y)).astype(g.dtype, copy=False)
+
+
 class Tanh(Function):
     """tanh(a);  da = g (1 - tanh(a)^2)"""
     @staticmethod
@@ -1116,19 +1363,51 @@ class Tanh(Function):
         return g * (1 - y * y)
 
 
-class Sigmoid(Function):
-    """sigmoid(a) = 1 / (1 + exp(-a));  da = g s (1 - s)"""
+class Sin(Function):
+    """sin(a);  da = g cos(a)"""
     @staticmethod
     def forward(ctx, a):
-        # Written via tanh so it never overflows: sigmoid(a) = (1 + tanh(a/2)) / 2.
-        y = 0.5 * (1 + np.tanh(0.5 * a))
-        ctx.save_for_backward(y)
-        return y
+        ctx.save_for_backward(a)
+        return np.sin(a)
 
     @staticmethod
     def backward(ctx, g):
-        (y,) = ctx.saved_tensors
-        return g * y * (1 - y)
+        (a,) = ctx.saved_tensors
+        return g * np.cos(a)
+
+
+class Cos(Function):
+    """cos(a);  da = -g sin(a)"""
+    @staticmethod
+    def forward(ctx, a):
+        ctx.save_for_backward(a)
+        return np.cos(a)
+
+    @staticmethod
+    def backward(ctx, g):
+        (a,) = ctx.saved_tensors
+        return -g * np.sin(a)
+
+
+class Sigmoid(Function):
+    """sigmoid(a) = 1 / (1 + exp(-a));  da = g s (1 - s) = g e / (1 + e)^2 with e = exp(-|a|)"""
+    @staticmethod
+    def forward(ctx, a):
+        # Both branches through e = exp(-|a|), which lies in (0, 1] and so never overflows:
+        # sigmoid(a) = 1 / (1 + e) for a >= 0 and e / (1 + e) for a < 0. The second keeps its relative
+        # accuracy far into the tail (sigmoid(-40) = 4.2e-18, where 1 - (1 - tiny) would give 0), so
+        # log(sigmoid(a)) stays about a instead of -inf. The numerator, 1 or e, is max(e, a >= 0):
+        # one vectorised maximum instead of a masked copy (which measured several times slower).
+        e = np.exp(-np.abs(a))
+        ctx.save_for_backward(e)
+        return np.maximum(e, a >= 0) / (1 + e)
+
+    @staticmethod
+    def backward(ctx, g):
+        (e,) = ctx.saved_tensors
+        d = 1 + e
+        # s (1 - s) from e, not from s: once s rounds to 1 (a > 37 in float64) s (1 - s) is 0, e / d^2 is not.
+        return g * e / (d * d)
 
 
 class ReLU(Function):
@@ -1239,26 +1518,38 @@ class Clamp(Function):
             inside &= a >= lo
         if hi is not None:
             inside &= a <= hi
-        ctx.inside = inside
+        ctx.save_for_backward(inside)
         y = np.clip(a, lo, hi)
         return y.astype(a.dtype, copy=False) if a.dtype.kind == "f" else y
 
     @staticmethod
     def backward(ctx, g):
-        return g * ctx.inside
+        (inside,) = ctx.saved_tensors
+        return g * inside
 
 
-def _check_all_masked(m: np.ndarray, dim: int, op: str) -> None:
+def _check_all_masked(m: np.ndarray, dim: int, op: str, first_row: int = 0) -> None:
     """A row of only -inf has no softmax (0/0); a row with NaN or +inf has none either.
-    Say which rows instead of returning NaN. (``m`` is the row max: one cheap check covers both.)"""
+    Say which rows instead of returning NaN. (``m`` is the row max: one cheap check covers both.)
+
+    The one NaN rule of every softmax in tinyattn: F.softmax, log_softmax, F.attention, sdpa, flash
+    attention and so every MultiHeadAttention backend raise here, naming the rows (at most five).
+    ``first_row``: where ``m``'s rows start along the last row axis (flash attention checks one tile of
+    queries at a time), so the rows named are those of the whole input."""
     if np.isfinite(m).all():
         return
     row_max = np.squeeze(m, axis=dim)
+
+    def named(bad: np.ndarray) -> list[tuple[int, ...]]:
+        found = np.argwhere(bad)[:5]
+        found[:, -1] += first_row
+        return [tuple(int(i) for i in r) for r in found]
+
     if np.isneginf(row_max).any():
-        rows = [tuple(int(i) for i in r) for r in np.argwhere(np.isneginf(row_max))[:5]]
+        rows = named(np.isneginf(row_max))
         raise ValueError(f"{op}: every entry is -inf in row(s) {rows} (along dim {dim}); "
                          "a fully masked row has no softmax. Keep at least one key per query.")
-    rows = [tuple(int(i) for i in r) for r in np.argwhere(~np.isfinite(row_max))[:5]]
+    rows = named(~np.isfinite(row_max))
     raise ValueError(f"{op}: row(s) {rows} (along dim {dim}) contain NaN or +inf, so their softmax is NaN; "
                      "look for an overflow or a division by zero upstream")
 
@@ -1351,6 +1642,23 @@ class RepeatInterleave(Function):
         return g.reshape(g.shape[:d] + (g.shape[d] // n, n) + g.shape[d + 1:]).sum(axis=d + 1)
 
 
+class Repeat(Function):
+    """np.tile(a, reps) (PyTorch's repeat);  da = g summed over the copies"""
+    @staticmethod
+    def forward(ctx, a, reps):
+        ctx.in_shape = a.shape
+        return np.tile(a, reps)
+
+    @staticmethod
+    def backward(ctx, g):
+        if g.size == 0:  # a size-0 input or a repeat count of 0: nothing flows back
+            return np.zeros(ctx.in_shape, dtype=g.dtype)
+        shape = (1,) * (g.ndim - len(ctx.in_shape)) + ctx.in_shape  # the input, with the new leading dims
+        # (r0 * s0, r1 * s1, ...) -> (r0, s0, r1, s1, ...): copy j of dim i is block j along axis 2i
+        split = g.reshape([n for r_s in zip((gs // s for gs, s in zip(g.shape, shape)), shape) for n in r_s])
+        return split.sum(axis=tuple(range(0, split.ndim, 2))).reshape(ctx.in_shape)
+
+
 def _is_advanced(idx) -> bool:
     items = idx if isinstance(idx, tuple) else (idx,)
     return any(isinstance(i, np.ndarray) and i.dtype != bool for i in items)
@@ -1377,24 +1685,25 @@ class MaskedFill(Function):
     """where(mask, value, a);  da = g where mask is False, 0 where it was filled"""
     @staticmethod
     def forward(ctx, a, mask, value):
-        ctx.mask = mask
+        ctx.save_for_backward(mask)
         return np.where(mask, np.asarray(value, dtype=a.dtype), a)
 
     @staticmethod
     def backward(ctx, g):
-        return np.where(ctx.mask, 0, g).astype(g.dtype, copy=False)
+        (mask,) = ctx.saved_tensors
+        return np.where(mask, 0, g).astype(g.dtype, copy=False)
 
 
 class Where(Function):
     """where(cond, a, b);  da = g [cond], db = g [not cond]"""
     @staticmethod
     def forward(ctx, a, b, cond):
-        ctx.cond = cond
+        ctx.save_for_backward(cond)
         return np.where(cond, a, b)
 
     @staticmethod
     def backward(ctx, g):
-        c = ctx.cond
+        (c,) = ctx.saved_tensors
         return (np.where(c, g, 0).astype(g.dtype, copy=False) if ctx.needs_input_grad[0] else None,
                 np.where(c, 0, g).astype(g.dtype, copy=False) if ctx.needs_input_grad[1] else None)
 

@@ -20,14 +20,47 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 from matplotlib.figure import Figure
+from matplotlib.ticker import MaxNLocator
 
 ArrayLike = Any  # np.ndarray, tinyattn.Tensor, or nested lists
+
+# One colour per model, in every figure (the demo's and the notebooks'), so that a learner who has
+# seen attention in blue once can read any later plot without its legend. Keys are model kinds as
+# `train.SequenceModel` names them; `model_color` also reads longer labels such as "tanh RNN".
+MODEL_COLORS = {
+    "attention": "#1f77b4",            # blue: attention, and a transformer of two or more layers
+    "gru": "#ff7f0e",                  # orange
+    "rnn": "#2ca02c",                  # green: the plain tanh RNN
+    "attention, 1 layer": "#9467bd",   # purple: a one-layer transformer beside a deeper one
+}
+# What the log-scale gradient figure draws in place of an exact zero (log(0) has no place on the axis).
+GRAD_FLOOR = 1e-30
+
+
+def model_color(name: str) -> str:
+    """The colour of a model from its label: 'gru', 'rnn' or 'attention' anywhere in it, case ignored.
+
+    "tanh RNN" is the RNN's green, "attention (1 layer)" the attention blue: the kind decides. To tell
+    a one-layer transformer from a deeper one in the same figure, use `layer_color`.
+    """
+    low = str(name).lower()
+    for kind in ("gru", "rnn", "attention"):
+        if kind in low:
+            return MODEL_COLORS[kind]
+    if "transformer" in low:
+        return MODEL_COLORS["attention"]
+    raise ValueError(f"model_color: no colour for {name!r}; the labels name one of {sorted(MODEL_COLORS)}")
+
+
+def layer_color(n_layers: int) -> str:
+    """The colour of a transformer by depth: one layer purple, two or more the attention blue."""
+    return MODEL_COLORS["attention, 1 layer"] if n_layers == 1 else MODEL_COLORS["attention"]
 
 
 def _np(x: ArrayLike, name: str) -> np.ndarray:
     """A Tensor or array-like as a float ndarray (a Tensor's .data, detached)."""
     if not isinstance(x, np.ndarray) and hasattr(x, "data") and isinstance(getattr(x, "data"), np.ndarray):
-        x = x.data  # a tinyattn.Tensor
+        x = x._data  # a tinyattn.Tensor
     try:
         a = np.asarray(x, dtype=np.float64)
     except (TypeError, ValueError) as e:
@@ -58,13 +91,27 @@ def _check_tokens(tokens: Sequence[str] | None, n: int, what: str, shape: tuple)
     return tokens
 
 
+# Token labels on attention maps: 9 pt is about 12 px at 100 dpi, readable at a notebook's width.
+# The figures give each token at least TOKEN_INCHES so that neighbouring labels do not overlap.
+TOKEN_FONTSIZE = 9
+TOKEN_INCHES = 0.15
+
+
+def _series_color(name: str) -> str | None:
+    """The model's colour for a curve labelled `name`, or None (matplotlib's next colour) if it names none."""
+    try:
+        return model_color(name)
+    except ValueError:
+        return None
+
+
 def _attention_image(ax, w: np.ndarray, query_tokens, key_tokens, vmax: float | None = 1.0):
     """Draw one (T, S) attention map on `ax`: rows = queries, cols = keys."""
     im = ax.imshow(w, cmap="viridis", vmin=0.0, vmax=vmax, aspect="auto", interpolation="nearest")
     if key_tokens is not None:
-        ax.set_xticks(range(len(key_tokens)), key_tokens, rotation=90, fontsize=7)
+        ax.set_xticks(range(len(key_tokens)), key_tokens, rotation=90, fontsize=TOKEN_FONTSIZE)
     if query_tokens is not None:
-        ax.set_yticks(range(len(query_tokens)), query_tokens, fontsize=7)
+        ax.set_yticks(range(len(query_tokens)), query_tokens, fontsize=TOKEN_FONTSIZE)
     return im
 
 
@@ -119,7 +166,9 @@ def plot_attention_grid(weights: ArrayLike | Sequence[ArrayLike], tokens: Sequen
     L, H, T, S = w.shape
     q = _check_tokens(tokens, T, "tokens", w.shape)
     k = _check_tokens(tokens, S, "tokens", w.shape) if T == S else None
-    fig = Figure(figsize=(min(1.5 + 2.6 * H, 16), min(1.0 + 2.4 * L, 16)), layout="constrained")
+    # Each panel big enough for its token labels: 2.6 in, or TOKEN_INCHES per token when longer.
+    panel = max(2.6, TOKEN_INCHES * max(T, S) + 0.5) if tokens is not None else 2.6
+    fig = Figure(figsize=(min(1.5 + panel * H, 16), min(1.0 + 0.95 * panel * L, 16)), layout="constrained")
     axes = fig.subplots(L, H, squeeze=False)
     for (l, h) in itertools.product(range(L), range(H)):
         ax = axes[l, h]
@@ -198,9 +247,10 @@ def plot_accuracy_vs_distance(results: Mapping[str, Mapping[Any, float]], chance
     ax = fig.add_subplot()
     for name, curve in results.items():
         xs = sorted(curve)
-        ax.plot(xs, [curve[x] for x in xs], marker="o", label=name)
+        ax.plot(xs, [curve[x] for x in xs], marker="o", label=name, color=_series_color(name))
     if chance is not None:
         ax.axhline(chance, color="gray", ls="--", lw=1, label="chance")
+    ax.xaxis.set_major_locator(MaxNLocator(integer=True))  # distances and pair counts are whole numbers
     ax.set_xlabel(xlabel)
     ax.set_ylabel("accuracy")
     ax.set_ylim(-0.02, 1.05)
@@ -216,10 +266,15 @@ def plot_grad_norm_vs_distance(norms: Mapping[str, Mapping[int, float]], title: 
     _check_curves(norms, "norms")
     fig = Figure(figsize=(6, 4), layout="constrained")
     ax = fig.add_subplot()
+    any_zero = False
     for name, curve in norms.items():
         xs = sorted(curve)
         ys = np.asarray([curve[x] for x in xs], dtype=np.float64)
-        ax.plot(xs, np.maximum(ys, 1e-30), label=name)  # floor: exact zeros can not go on a log axis
+        any_zero |= bool((ys < GRAD_FLOOR).any())
+        # An exact zero has no place on a log axis: draw it at the floor, and say so below.
+        ax.plot(xs, np.maximum(ys, GRAD_FLOOR), label=name, color=_series_color(name))
+    if any_zero:
+        ax.axhline(GRAD_FLOOR, color="gray", ls=":", lw=1, label=f"exact 0 (drawn at {GRAD_FLOOR:g})")
     ax.set_yscale("log")
     ax.set_xlabel("distance (tokens before the loss)")
     ax.set_ylabel("gradient norm")

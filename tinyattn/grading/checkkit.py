@@ -98,9 +98,16 @@ def _arrays(obj: Any) -> list[np.ndarray]:
 
 @dataclass
 class Session:
-    module: Any                         # the learner's loaded module
-    path: str                           # its file, for tracebacks
-    rng: np.random.Generator            # the grader's private generator: fresh inputs each seed
+    """The checks' view of one submission.
+
+    In grading, `learner` is the submission's own process (learner.LearnerProcess): every call
+    crosses the pipe, so arguments arrive there as copies and results come back as plain arrays.
+    `module` (a namespace of functions, run in this process) is for the grader's own unit tests.
+    """
+    module: Any = None                  # in-process functions (tests only)
+    path: str = ""                      # the learner's file, for tracebacks
+    rng: np.random.Generator = None     # the grader's private generator: fresh inputs each seed
+    learner: Any = None                 # the submission's process (grading)
     results: list[CheckResult] = field(default_factory=list)
     mutations: list[str] = field(default_factory=list)
     completed_calls: int = 0
@@ -111,13 +118,18 @@ class Session:
 
     # ---- calling the learner ---------------------------------------------------------------
     def fn(self, name: str):
+        if self.learner is not None:
+            if name not in self.learner.names:
+                raise CheckFailed(f"{self.path.rsplit('/', 1)[-1]} defines no function or class called {name}")
+            from .learner import RemoteFunction
+            return RemoteFunction(self.learner, name)
         f = getattr(self.module, name, None)
         if not callable(f):
             raise CheckFailed(f"{self.path.rsplit('/', 1)[-1]} defines no function or class called {name}")
         return f
 
     def call(self, name: str, *args, **kwargs):
-        """Call the learner's function `name` on deep copies of the arguments."""
+        """Call the learner's function `name` on copies of the arguments."""
         return self.invoke(name, self.fn(name), *args, **kwargs)
 
     def invoke(self, label: str, f, *args, copy_inputs: bool = True, trace_memory: bool = False, **kwargs):
@@ -125,6 +137,9 @@ class Session:
 
         trace_memory=True records the call's peak traced allocation (bytes) in `self.last_peak`.
         """
+        from .learner import Remote, RemoteFunction
+        if isinstance(f, (Remote, RemoteFunction)):
+            return self._invoke_remote(label, f, args, kwargs, trace_memory)
         given_args, given_kwargs = (copy.deepcopy(args), copy.deepcopy(kwargs)) if copy_inputs else (args, kwargs)
         try:
             if trace_memory:
@@ -149,6 +164,30 @@ class Session:
                     self.mutations.append(f"{label} modified its input #{i + 1} (shape {orig.shape}) in place")
         self.completed_calls += 1
         return out
+
+    def _invoke_remote(self, label: str, f, args, kwargs, trace_memory: bool):
+        """The same call in the learner's process: one request, one reply of plain data."""
+        from .learner import RemoteFunction, rebuild_exception
+        target = {"fn": f.name} if isinstance(f, RemoteFunction) else {"ref": f._ref}
+        reply = self.learner.request({"op": "call", **target, "args": list(args), "kwargs": dict(kwargs),
+                                      "trace_memory": bool(trace_memory)})
+        if "raised" in reply:
+            r = reply["raised"] if isinstance(reply["raised"], dict) else {}
+            kind, msg, where = r.get("kind"), str(r.get("message", ""))[:2000], str(r.get("where", ""))[:400]
+            names = [str(t) for t in r.get("types", [])][:1] or ["Exception"]
+            if kind == "not_implemented":
+                raise StudentNotImplemented(msg or f"{label} is not implemented yet")
+            if kind == "forbidden":
+                raise ForbiddenImport(msg)
+            if kind == "exit":
+                raise StudentRaised(f"{label} called sys.exit({str(r.get('code'))[:100]}){where}")
+            raise StudentRaised(f"{label} raised {names[0]}: {msg}{where}", rebuild_exception(r))
+        for i, shape in reply.get("mutated") or []:
+            self.mutations.append(f"{label} modified its input #{int(i) + 1} (shape {tuple(shape)}) in place")
+        if trace_memory:
+            self.last_peak = int(reply.get("peak") or 0)
+        self.completed_calls += 1
+        return reply["ok"]
 
     # ---- recording checks ------------------------------------------------------------------
     @contextmanager
@@ -188,34 +227,34 @@ class Session:
 
 # ---- verdict helpers ---------------------------------------------------------------------------
 
-def array_of(t: Any) -> np.ndarray:
-    """The NumPy array inside a tinyattn Tensor or Parameter (the array itself: writes go through)."""
-    for attr in ("_data", "data"):
-        a = getattr(t, attr, None)
-        if isinstance(a, np.ndarray):
-            return a
-    inner = getattr(t, "data", None)          # a Tensor whose .data is itself a Tensor
-    if inner is not None and inner is not t:
-        return array_of(inner)
-    raise CheckFailed(f"expected a tinyattn Tensor, got {type(t).__name__}")
-
-
 def as_array(x: Any, what: str) -> np.ndarray:
     """x as an ndarray, or CheckFailed saying what came instead (Tensors are unwrapped)."""
-    data = getattr(x, "data", None)
-    if not isinstance(x, np.ndarray) and isinstance(data, np.ndarray) and hasattr(x, "backward"):
-        x = data                        # a tinyattn Tensor (ex08)
+    from .learner import Remote, RemoteTensor
+    if isinstance(x, RemoteTensor):
+        x = x.data                      # a learner's Tensor: its data came back as a plain array (ex08)
+    elif not isinstance(x, (np.ndarray, Remote)) and hasattr(x, "backward") and callable(getattr(x, "numpy", None)):
+        x = x.numpy()                   # a tinyattn Tensor (in-process tests)
     if isinstance(x, np.generic):
         x = np.asarray(x)
-    if not isinstance(x, np.ndarray):
-        raise CheckFailed(f"{what} should be a NumPy array, got {type(x).__name__}")
+    if not isinstance(x, np.ndarray) or type(x) is not np.ndarray and isinstance(x, Remote):
+        name = x.type_name if isinstance(x, Remote) else type(x).__name__
+        raise CheckFailed(f"{what} should be a NumPy array, got {name}")
     return x
 
 
 def copy_into(t: Any, value: np.ndarray) -> None:
     """Write `value` into a Tensor's (or Parameter's) array in place, in whichever process it lives:
     how a check sets a learner module's weights (e.g. `copy_into(m.W_q.weight, W)`)."""
-    np.copyto(array_of(t), value)
+    from .learner import RemoteTensor
+    if isinstance(t, RemoteTensor):
+        t.copy_into(value)
+        return
+    for attr in ("_data", "data"):
+        a = getattr(t, attr, None)
+        if isinstance(a, np.ndarray):
+            np.copyto(a, value)
+            return
+    raise CheckFailed(f"expected a tinyattn Tensor, got {type(t).__name__}")
 
 
 def as_tuple(x: Any, n: int, what: str) -> tuple:

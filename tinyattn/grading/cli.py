@@ -50,7 +50,7 @@ def grade_parser() -> argparse.ArgumentParser:
     p = _Parser(prog="tinyattn grade", description="Grade an exercises folder: each exercise in its own process, "
                 "fresh random inputs each run (unless --seed), known mistakes named with a hint.")
     p.add_argument("path", nargs="?", default=None, metavar="PATH", help="folder with the exNN_*.py files "
-                   "(default: exercises/)")
+                   "(default: the nearest exercises/ in this folder or above)")
     p.add_argument("--only", nargs="+", action="extend", type=_exercise_id, metavar="exNN",
                    help=f"grade only these exercises ({', '.join(BY_ID)})")
     p.add_argument("--json", metavar="FILE", help="also write the results as JSON")
@@ -60,6 +60,11 @@ def grade_parser() -> argparse.ArgumentParser:
                    help="seconds per exercise before it counts as a timeout (default: 60)")
     p.add_argument("--jobs", type=_positive_int, default=None, metavar="N",
                    help="exercises graded in parallel (default: the number of CPUs)")
+    p.add_argument("--isolation", choices=("auto", "sandbox", "user", "process"), default="auto",
+                   help="where the learner's code runs: 'sandbox' (Linux user/PID/network/mount namespaces), "
+                   "'user' (a child process as user nobody; the grader must be root), 'process' (a plain "
+                   "child process) or 'auto' (the sandbox where it works, else 'user' as root, else "
+                   "'process', with a warning; the default)")
     p.add_argument("--batch", metavar="DIR", help="instructor mode: grade every sub-folder of DIR (one per learner)")
     p.add_argument("--csv", metavar="FILE", help="with --batch: write one row of points per learner")
     p.add_argument("--feedback", metavar="DIR", help="with --batch: write one text report per learner, "
@@ -74,6 +79,17 @@ def grade_main(argv: list[str]) -> int:
         args = grade_parser().parse_args(argv)
     except SystemExit as e:
         return int(e.code or 0)
+    from .grader import protect_memory, resolve_seed, scrub_own_cmdline
+    try:
+        args.seed = resolve_seed(args.seed)
+    except ValueError as e:                # e.g. a non-integer $TINYATTN_GRADE_SEED
+        return _usage(str(e))
+    scrub_own_cmdline(str(args.seed))      # the seed can not be read from /proc/<pid>/cmdline or environ,
+    protect_memory()                       # nor (another process of this user) from this one's memory
+    try:
+        args.isolation = _isolation(args.isolation)
+    except ValueError as e:
+        return _usage(str(e))
     try:
         return _batch(args) if args.batch else _single(args)
     except KeyboardInterrupt:
@@ -81,6 +97,18 @@ def grade_main(argv: list[str]) -> int:
     except Exception as e:  # noqa: BLE001 - the grader reports, it does not crash
         print(f"tinyattn grade: internal error: {type(e).__name__}: {e}", file=sys.stderr)
         return 3
+
+
+def _isolation(requested: str) -> str:
+    from .learner import resolve_isolation, sandbox_problem
+    isolation = resolve_isolation(requested)
+    if isolation != "sandbox" and requested == "auto":
+        who = "as user nobody, which can read any world-readable file" if isolation == "user" else \
+            "as you, which can read any file you can"
+        print(f"tinyattn grade: warning: no sandbox on this machine ({sandbox_problem()}); each exercise runs "
+              f"in a plain child process {who}. For grades of record use Linux with user namespaces, or the "
+              "Docker recipe in exercises/README.md.", file=sys.stderr)
+    return isolation
 
 
 def _usage(msg: str) -> int:
@@ -94,7 +122,9 @@ def _single(args) -> int:
 
     if args.csv or args.feedback:
         return _usage(f"{'--csv' if args.csv else '--feedback'} needs --batch DIR")
-    path = Path(args.path or "exercises")
+    from .notebook import find_exercises
+    # no PATH: the nearest exercises/ here or above (a notebook's kernel starts in notebooks/)
+    path = Path(args.path) if args.path else (find_exercises() or Path("exercises"))
     if path.is_file():                         # e.g. `tinyattn grade exercises/ex04_attention.py`
         ex_id = path.name[:4]
         hint = f"tinyattn grade {path.parent} --only {ex_id}" if ex_id in BY_ID else "tinyattn grade FOLDER"
@@ -107,7 +137,7 @@ def _single(args) -> int:
         wanted = ", ".join(names) if len(names) <= 3 else f"{names[0]}, ..., {names[-1]}"
         return _usage(f"{str(path)!r} holds none of the exercise files ({wanted})")
     try:
-        report = grade_folder(path, args.only, args.seed, args.timeout, args.jobs)
+        report = grade_folder(path, args.only, args.seed, args.timeout, args.jobs, args.isolation)
     except ValueError as e:                      # e.g. a non-integer $TINYATTN_GRADE_SEED
         return _usage(str(e))
     print(format_report(report, details=not args.quiet))
@@ -132,7 +162,7 @@ def _batch(args) -> int:
         return _usage(f"--batch {str(root)!r} has no sub-folders (one per learner)")
     start = time.perf_counter()
     try:
-        reports = grade_batch(root, args.only, args.seed, args.timeout, args.jobs)
+        reports = grade_batch(root, args.only, args.seed, args.timeout, args.jobs, isolation=args.isolation)
     except ValueError as e:
         return _usage(str(e))
     names = [Path(r.path).name for r in reports]
@@ -142,7 +172,8 @@ def _batch(args) -> int:
             for r in rep.exercises:
                 print("  " + exercise_lines(r, details=False)[0])
     seed = reports[0].seed if reports else None
-    print(f"{len(reports)} submissions graded in {time.perf_counter() - start:.1f} s (private seed {seed})")
+    print(f"{len(reports)} submissions graded in {time.perf_counter() - start:.1f} s (private seed {seed}, "
+          f"isolation: {args.isolation})")
     if args.csv:
         try:
             write_csv(reports, args.csv, names)

@@ -1,33 +1,31 @@
-"""Grading a folder (or a batch of folders): one subprocess per exercise, in parallel, with a time limit.
+"""Grading a folder (or a batch of folders): one judge per exercise, in parallel, with a time limit.
 
-The parent never runs submitted code. It checks imports statically, starts
-`python -m tinyattn.grading.runner` per exercise, and reads back the JSON verdict; a process
-that dies, hangs or writes nothing becomes an `error` or `timeout` for that exercise alone.
+The grader never runs submitted code. It checks imports statically, reads each submission's
+source once, and hands (source, exercise, seed) to a judge (runner.grade_exercise) in a pool of
+`--jobs` worker processes; each judge runs the checks and starts the learner's own process
+(sandboxed where the machine allows). A process that dies, hangs or answers nonsense becomes an
+`error` or `timeout` for that exercise alone.
 """
 from __future__ import annotations
 
-import json
+import multiprocessing
 import os
 import secrets
-import signal
-import subprocess
 import sys
-import tempfile
-import threading
 import time
-from collections import deque
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from . import checks as checks_pkg
 from . import static
 from .exercises import EXERCISES, Exercise, get
+from .learner import resolve_isolation
 from .mistakes import hint
+from .runner import MAX_SOURCE, grade_exercise, submission_files
 
 SEED_ENV = "TINYATTN_GRADE_SEED"
 DEFAULT_TIMEOUT = 60.0
-STDOUT_CHUNKS = 4                                          # KiB of a learner's stdout kept for the report
-PACKAGE_ROOT = str(Path(__file__).resolve().parents[2])   # the folder that holds tinyattn/
 
 
 @dataclass
@@ -38,7 +36,8 @@ class ExerciseResult:
     max_points: int
     checks: list[dict] = field(default_factory=list)   # {"name", "passed", "message", "mistake"}
     seconds: float = 0.0
-    stdout: str = ""               # the end of what the learner's code printed (a few KiB at most)
+    isolation: str = "none"        # sandbox | user | process (where the learner's code ran) | none (never ran)
+    stdout: str = ""               # the end of what the learner's code printed (4 KiB at most, from a line start)
 
     @property
     def mistakes(self) -> list[str]:
@@ -51,7 +50,7 @@ class ExerciseResult:
             msg = c["message"] + (f" Hint ({c['mistake']}): {hint(c['mistake'])}" if c.get("mistake") else "")
             checks.append({"name": c["name"], "passed": bool(c["passed"]), "message": msg, "mistake": c.get("mistake")})
         out = {"id": self.id, "status": self.status, "points": self.points, "max_points": self.max_points,
-               "checks": checks}
+               "checks": checks, "isolation": self.isolation}
         if self.stdout:
             out["stdout"] = self.stdout
         return out
@@ -75,8 +74,15 @@ class GradeReport:
     def all_passed(self) -> bool:
         return all(e.status == "passed" for e in self.exercises)
 
+    @property
+    def isolation(self) -> str:
+        """The weakest isolation any exercise ran under ('sandbox' only when all did)."""
+        used = {e.isolation for e in self.exercises} - {"none"}
+        return next((i for i in ("process", "user", "sandbox") if i in used), "none")
+
     def to_json(self) -> dict:
-        return {"total": self.total, "max": self.max, "exercises": [e.to_json() for e in self.exercises]}
+        return {"total": self.total, "max": self.max, "seed": self.seed, "isolation": self.isolation,
+                "exercises": [e.to_json() for e in self.exercises]}
 
 
 def resolve_seed(seed: int | None) -> int:
@@ -92,15 +98,7 @@ def resolve_seed(seed: int | None) -> int:
             return int(env)
         except ValueError:
             raise ValueError(f"${SEED_ENV} must be an integer, got {env!r}") from None
-    return secrets.randbelow(2**31)
-
-
-def _child_env() -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if k != SEED_ENV}      # the seed stays private
-    env["PYTHONPATH"] = PACKAGE_ROOT + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
-    env.update(PYTHONDONTWRITEBYTECODE="1", MPLBACKEND="Agg", OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1",
-               MKL_NUM_THREADS="1", PYTHONIOENCODING="utf-8")
-    return env
+    return secrets.randbits(63)
 
 
 def _single(ex: Exercise, status: str, name: str, message: str, seconds: float = 0.0) -> ExerciseResult:
@@ -108,101 +106,37 @@ def _single(ex: Exercise, status: str, name: str, message: str, seconds: float =
                                                          "mistake": None}], seconds)
 
 
-def _kill(proc: subprocess.Popen) -> None:
-    """Kill the runner and anything it started (it leads its own process group)."""
-    try:
-        os.killpg(proc.pid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError, AttributeError):
-        proc.kill()
+def grade_file(path: Path, ex: Exercise, seed: int, timeout: float = DEFAULT_TIMEOUT, isolation: str = "auto",
+               hide: tuple[str, ...] = (), files: dict[str, str] | None = None) -> ExerciseResult:
+    """Grade one submitted file for one exercise, judging in this process. Never raises.
 
-
-def grade_file(path: Path, ex: Exercise, seed: int, timeout: float = DEFAULT_TIMEOUT) -> ExerciseResult:
-    """Grade one submitted file for one exercise. Never raises."""
+    `files`: the submission folder's sources as read before any learner code ran (read now if None).
+    """
     start = time.perf_counter()
     try:
-        return _grade_file(Path(path), ex, seed, timeout, start)
+        return _grade_file(Path(path), ex, seed, timeout, isolation, hide, start, files)
     except Exception as e:  # noqa: BLE001 - the grader must report, never crash
         return _single(ex, "error", "grader", f"the grader failed on this exercise: {type(e).__name__}: {e}",
                        time.perf_counter() - start)
 
 
-def _grade_file(path: Path, ex: Exercise, seed: int, timeout: float, start: float) -> ExerciseResult:
-    if not path.is_file():
+def _grade_file(path: Path, ex: Exercise, seed: int, timeout: float, isolation: str, hide: tuple[str, ...],
+                start: float, files: dict[str, str] | None) -> ExerciseResult:
+    if files is None and not path.is_file() or files is not None and path.name not in files:
         return _single(ex, "error", "file exists", f"{path} not found (expected {ex.filename} in {path.parent})")
     try:
-        source = path.read_text(encoding="utf-8")
-        problems = static.check_source(source, ex, str(path))
+        files = submission_files(path) if files is None else files
+        problems = static.check_source(files[path.name], ex, str(path))
     except SyntaxError as e:
         return _single(ex, "error", "parses", f"syntax error in {path.name}, line {e.lineno}: {e.msg}")
     except (UnicodeDecodeError, OSError) as e:
         return _single(ex, "error", "readable", f"can not read {path}: {e}")
     if problems:
         return _single(ex, "forbidden", "allowed imports only", "; ".join(problems) + ". " + static.rule(ex))
-
-    # the result goes to a private folder; the learner's code runs in another, empty one
-    with tempfile.TemporaryDirectory() as private, tempfile.TemporaryDirectory() as workdir:
-        result_path = os.path.join(private, "result.json")
-        nonce = secrets.token_hex(16)
-        job = json.dumps({"exercise": ex.id, "file": str(path.resolve()), "seed": seed, "result": result_path,
-                          "nonce": nonce})
-        proc = subprocess.Popen([sys.executable, "-m", "tinyattn.grading.runner"], cwd=workdir, env=_child_env(),
-                                stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                start_new_session=True)
-        tail: deque[bytes] = deque(maxlen=16)                 # the last ~64 KiB of stderr, however much comes
-        printed: deque[bytes] = deque(maxlen=STDOUT_CHUNKS)   # the last few KiB of stdout (shown on failure)
-        readers = [threading.Thread(target=lambda q=q, f=f: [q.append(b) for b in iter(lambda: f.read(1024), b"")],
-                                    daemon=True) for q, f in ((tail, proc.stderr), (printed, proc.stdout))]
-        for reader in readers:
-            reader.start()
-        try:
-            proc.stdin.write(job.encode() + b"\n")
-            proc.stdin.close()
-        except OSError:                                       # it died before reading: reported below
-            pass
-        try:
-            rc = proc.wait(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            _kill(proc)
-            proc.wait()
-            for reader in readers:
-                reader.join(timeout=1.0)
-            res = _single(ex, "timeout", "finishes in time",
-                          f"still running after {timeout:g} s and stopped: look for an infinite loop "
-                          "(a while loop whose condition never changes) or a very slow Python loop",
-                          time.perf_counter() - start)
-            res.stdout = _printed(printed)
-            return res
-        _kill(proc)                                           # anything the learner's code left running
-        for reader in readers:
-            reader.join(timeout=1.0)
-        seconds = time.perf_counter() - start
-        try:
-            with open(result_path, encoding="utf-8") as f:
-                data = json.load(f)
-        except (OSError, ValueError):
-            data = None
-        if data is None or data.get("nonce") != nonce:
-            err = b"".join(tail).decode("utf-8", "replace").strip().splitlines()
-            last = err[-1] if err else ""
-            why = (f"the exercise's process exited with status {rc} before reporting a result"
-                   + (" (os._exit or a crash?)" if rc == 0 else "")
-                   + (f"; last error line: {last}" if last else ""))
-            if data is not None:
-                why = "the result file was not written by the grader's runner"
-            res = _single(ex, "error", "reports a result", why, seconds)
-            res.stdout = _printed(printed)
-            return res
+    data = grade_exercise(ex.id, files, str(path.resolve()), seed, timeout, isolation, hide)
     status = data["status"]
-    return ExerciseResult(ex.id, status, ex.points if status == "passed" else 0, ex.points, data["checks"], seconds,
-                          _printed(printed))
-
-
-def _printed(chunks) -> str:
-    """The learner's stdout as text: its last STDOUT_CHUNKS KiB, cut at a line start."""
-    text = b"".join(chunks).decode("utf-8", "replace")
-    if len(chunks) == STDOUT_CHUNKS and "\n" in text:
-        text = text[text.index("\n") + 1:]                  # the first line was cut in the middle
-    return text
+    return ExerciseResult(ex.id, status, ex.points if status == "passed" else 0, ex.points, data["checks"],
+                          time.perf_counter() - start, data["isolation"], data.get("stdout", ""))
 
 
 def select(only: list[str] | None) -> list[Exercise]:
@@ -217,27 +151,122 @@ def default_jobs() -> int:
     return max(1, os.cpu_count() or 1)
 
 
+def _snapshot(folder: Path) -> dict[str, str] | None:
+    """Every readable .py file in `folder` by name (None when the folder can not be listed)."""
+    try:
+        paths = sorted(folder.glob("*.py"))
+    except OSError:
+        return None
+    out = {}
+    for p in paths:
+        try:
+            out[p.name] = p.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError):
+            pass
+    return out
+
+
+def _files_for(path: Path, snapshot: dict[str, str] | None) -> dict[str, str] | None:
+    """The exercise's file first, then its siblings up to the size limit; None: read it later (to report why)."""
+    if snapshot is None or path.name not in snapshot:
+        return None
+    files, size = {path.name: snapshot[path.name]}, 0
+    for name, text in snapshot.items():
+        if name != path.name:
+            size += len(text)
+            if size > MAX_SOURCE:
+                break
+            files[name] = text
+    return files
+
+
+def _grade_task(task) -> ExerciseResult:
+    return grade_file(*task)
+
+
+def _worker_init() -> None:
+    protect_memory()
+
+
+def protect_memory() -> None:
+    """No other process of this user may read this one's memory or environment (Linux: not dumpable)."""
+    try:
+        import ctypes
+        ctypes.CDLL(None).prctl(4, 0, 0, 0, 0)          # PR_SET_DUMPABLE = 0
+    except (OSError, AttributeError):
+        pass
+
+
+def scrub_own_cmdline(secret: str) -> None:
+    """Overwrite `secret` in this process's original argv and environment memory (what
+    /proc/<pid>/cmdline and /proc/<pid>/environ show), so `--seed N` or $TINYATTN_GRADE_SEED=N
+    can not be read there by another process. Linux only; a no-op elsewhere."""
+    if not secret or not sys.platform.startswith("linux"):
+        return
+    try:
+        with open("/proc/self/stat", "rb") as f:
+            fields = f.read().rsplit(b")", 1)[1].split()
+        # fields after the name: state is 3rd overall; arg_start..env_end are the 48th..51st
+        spans = [(int(fields[45]), int(fields[46])), (int(fields[47]), int(fields[48]))]
+        key = secret.encode()
+
+        def scrub(word: bytes) -> bytes:
+            if word == key or word.endswith(b"=" + key) and (word.startswith(b"--seed=")
+                                                             or word.startswith(SEED_ENV.encode() + b"=")):
+                return word[:len(word) - len(key)] + b"x" * len(key)
+            return word
+        with open("/proc/self/mem", "r+b", buffering=0) as mem:
+            for start, end in spans:
+                mem.seek(start)
+                area = mem.read(end - start)
+                new = b"\0".join(scrub(w) for w in area.split(b"\0"))
+                if new != area:
+                    mem.seek(start)
+                    mem.write(new)
+    except (OSError, ValueError, IndexError):
+        pass
+
+
 def run_tasks(tasks: list[tuple[Path, Exercise]], seed: int, timeout: float, jobs: int | None,
-              on_done=None) -> list[ExerciseResult]:
-    """Grade (file, exercise) pairs on `jobs` parallel runners; results in the order given."""
+              on_done=None, isolation: str = "auto", hide: tuple[str, ...] = ()) -> list[ExerciseResult]:
+    """Grade (file, exercise) pairs on `jobs` judge processes; results in the order given."""
     jobs = max(1, min(jobs or default_jobs(), len(tasks) or 1))
-
-    def one(task):
-        res = grade_file(task[0], task[1], seed, timeout)
-        if on_done is not None:
-            on_done(task, res)
-        return res
-
-    with ThreadPoolExecutor(max_workers=jobs) as pool:
-        return list(pool.map(one, tasks))
+    isolation = resolve_isolation(isolation)
+    for ex in dict.fromkeys(t[1] for t in tasks):
+        checks_pkg.load(ex.id)               # every check in memory before any submission runs
+    # every submission is read now, before any of them runs: no learner's code can change another's files
+    snapshots: dict[Path, dict[str, str] | None] = {}
+    for p, _ in tasks:
+        p = Path(p)
+        if p.parent not in snapshots:
+            snapshots[p.parent] = _snapshot(p.parent)
+    full = [(Path(p), ex, seed, timeout, isolation, tuple(str(h) for h in hide),
+             _files_for(Path(p), snapshots[Path(p).parent])) for p, ex in tasks]
+    results: list[ExerciseResult] = []
+    if jobs == 1:
+        for task, f in zip(tasks, full):
+            results.append(_grade_task(f))
+            if on_done is not None:
+                on_done(task, results[-1])
+        return results
+    method = "fork" if sys.platform.startswith("linux") else "spawn"
+    with ProcessPoolExecutor(max_workers=jobs, mp_context=multiprocessing.get_context(method),
+                             initializer=_worker_init) as pool:
+        futures = [pool.submit(_grade_task, f) for f in full]
+        for task, fut in zip(tasks, futures):
+            results.append(fut.result())
+            if on_done is not None:
+                on_done(task, results[-1])
+    return results
 
 
 def grade_folder(path: str | os.PathLike = "exercises", only: list[str] | None = None, seed: int | None = None,
-                 timeout: float = DEFAULT_TIMEOUT, jobs: int | None = None) -> GradeReport:
+                 timeout: float = DEFAULT_TIMEOUT, jobs: int | None = None, isolation: str = "auto") -> GradeReport:
     """Grade a folder laid out like exercises/ (exNN_*.py files)."""
     folder, seed = Path(path), resolve_seed(seed)
     exercises = select(only)
-    results = run_tasks([(folder / ex.filename, ex) for ex in exercises], seed, timeout, jobs)
+    results = run_tasks([(folder / ex.filename, ex) for ex in exercises], seed, timeout, jobs,
+                        isolation=isolation, hide=(str(folder.resolve()),))
     return GradeReport(str(folder), seed, results)
 
 
@@ -247,12 +276,14 @@ def submission_folder(path: Path) -> Path:
 
 
 def grade_batch(root: str | os.PathLike, only: list[str] | None = None, seed: int | None = None,
-                timeout: float = DEFAULT_TIMEOUT, jobs: int | None = None, on_done=None) -> list[GradeReport]:
+                timeout: float = DEFAULT_TIMEOUT, jobs: int | None = None, on_done=None,
+                isolation: str = "auto") -> list[GradeReport]:
     """Grade every sub-folder of `root` (one per learner), all exercises in one parallel pool."""
     root, seed = Path(root), resolve_seed(seed)
     subs = sorted(p for p in root.iterdir() if p.is_dir() and not p.name.startswith("."))
     exercises = select(only)
     tasks = [(submission_folder(sub) / ex.filename, ex) for sub in subs for ex in exercises]
-    results = run_tasks(tasks, seed, timeout, jobs, on_done)
+    # every learner's folder is hidden from every learner's process: sources travel over the pipe
+    results = run_tasks(tasks, seed, timeout, jobs, on_done, isolation, hide=(str(root.resolve()),))
     n = len(exercises)
     return [GradeReport(str(sub), seed, results[i * n:(i + 1) * n]) for i, sub in enumerate(subs)]

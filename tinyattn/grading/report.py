@@ -104,11 +104,12 @@ def write_json(report: GradeReport, path: str) -> None:
 
 
 def write_csv(reports: list[GradeReport], path: str, names: list[str]) -> None:
-    """One row per submission: name, total, max, then each exercise's points and status."""
+    """One row per submission: name, total, max, each exercise's points and status, the isolation used."""
     ids = [ex.id for ex in EXERCISES if any(r.id == ex.id for rep in reports for r in rep.exercises)]
     with open(path, "w", newline="", encoding="utf-8") as f:
         w = csv.writer(f)
-        w.writerow(["submission", "total", "max"] + ids + [f"{i}_status" for i in ids])
+        w.writerow(["submission", "total", "max"] + ids + [f"{i}_status" for i in ids] + ["isolation"])
         for name, rep in zip(names, reports):
             by = {r.id: r for r in rep.exercises}
-            w.writerow([name, rep.total, rep.max] + [by[i].points for i in ids] + [by[i].status for i in ids])
+            w.writerow([name, rep.total, rep.max] + [by[i].points for i in ids] + [by[i].status for i in ids]
+                       + [rep.isolation])

@@ -1,96 +1,104 @@
-"""Runs ONE exercise's checks on ONE submitted file, inside its own process.
+"""The judge: runs ONE exercise's checks here, the learner's code in its own process.
 
-    python -m tinyattn.grading.runner   < {"exercise": "ex04", "file": ..., "seed": N, "result": ..., "nonce": ...}
-
-The parent (`grader.py`) starts this with a time limit and sends the job as one JSON line on
-stdin (not on the command line, where the submission could read it). Whatever the submission
-does (print, sys.exit, os._exit, crash, hang) can only cost this process; the verdict, stamped
-with the parent's nonce, is written to the result file at the very end, so a missing or
-unstamped file tells the parent the process died early or something else wrote it.
+The checks, the references, the seed and the verdict stay in this process. The submission's
+source goes to a fresh learner process (learner.py, child.py) that runs only the calls the checks
+ask for; what comes back is plain data. Whatever the submission does there (print, exit, crash,
+hang, patch NumPy, fork, write files) can only change what it answers, never how it is judged.
 """
 from __future__ import annotations
 
-import importlib.abc
-import importlib.util
-import json
-import os
-import sys
-import warnings
 from pathlib import Path
 
-from .checkkit import ForbiddenImport
+import numpy as np
 
-BLOCKED = ("torch", "tensorflow", "jax", "scipy.special")
+from . import checks as checks_pkg
+from .checkkit import ERROR, FORBIDDEN, NOT_IMPLEMENTED, PASSED, CheckResult, Session
+from .exercises import get
+from .learner import LearnerDied, LearnerProcess, LearnerTimeout, resolve_isolation
 
-
-class ImportGuard(importlib.abc.MetaPathFinder):
-    """Refuses the third-party modules no exercise may use, however they are imported."""
-
-    def find_spec(self, fullname, path=None, target=None):
-        for b in BLOCKED:
-            if fullname == b or fullname.startswith(b + "."):
-                raise ForbiddenImport(f"importing {fullname} is not allowed in the exercises")
-        return None
+BLOCKED = ("torch", "tensorflow", "jax", "scipy.special", "tinyattn.grading")
+RULE = ""                              # said after "importing X is not allowed: " (the import rule's text)
+MAX_SOURCE = 1 << 20                   # bytes of .py files sent from one submission folder
 
 
-def limit_memory(gib: float = 4.0) -> None:
-    """Cap the address space so a runaway allocation fails here, not on the whole machine."""
-    try:
-        import resource
-        limit = int(gib * 2**30)
-        soft, hard = resource.getrlimit(resource.RLIMIT_AS)
-        if hard == resource.RLIM_INFINITY or hard > limit:
-            resource.setrlimit(resource.RLIMIT_AS, (limit, hard if hard != resource.RLIM_INFINITY else limit))
-    except (ImportError, ValueError, OSError):  # pragma: no cover - not on every platform
-        pass
+def submission_files(path: str | Path) -> dict[str, str]:
+    """The submitted file and the .py files beside it (the learner may import their own helpers),
+    read once, before any submitted code runs: later changes on disk can not affect this grade."""
+    path = Path(path)
+    files, size = {path.name: path.read_text(encoding="utf-8")}, 0
+    for p in sorted(path.parent.glob("*.py")):
+        if p.name not in files and p.is_file():
+            try:
+                text = p.read_text(encoding="utf-8")
+            except (OSError, UnicodeDecodeError):
+                continue
+            size += len(text)
+            if size > MAX_SOURCE:
+                break
+            files[p.name] = text
+    return files
 
 
-def load_submission(path: str, ex_id: str):
-    """Import the learner's file by path, with its folder on sys.path (as in a notebook next to it)."""
-    folder = str(Path(path).parent)
-    if folder not in sys.path:
-        sys.path.append(folder)           # appended: the learner's files can not shadow numpy
-    spec = importlib.util.spec_from_file_location(f"submission_{ex_id}", path)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
+def _verdict(status: str, name: str, message: str) -> dict:
+    return {"status": status, "checks": [CheckResult(name, status, message).to_json()]}
 
 
-def grade_in_process(ex_id: str, path: str, seed: int) -> dict:
-    """{'status', 'checks'} for one exercise; never raises."""
-    import numpy as np
+def _load_verdict(r: dict, path: str) -> dict:
+    kind, msg, where = r.get("kind"), str(r.get("message", ""))[:2000], str(r.get("where", ""))[:400]
+    if kind == "forbidden":
+        return _verdict(FORBIDDEN, "allowed imports only", msg)
+    if kind == "not_implemented":
+        return _verdict("not_attempted", "loads", f"the file raises NotImplementedError at import: {msg}")
+    if kind == "exit":
+        return _verdict(ERROR, "loads", f"the file calls sys.exit({str(r.get('code'))[:100]}) while being imported"
+                                        f"{where}; keep scripts under `if __name__ == \"__main__\":`")
+    name = (r.get("types") or ["Exception"])[0]
+    return _verdict(ERROR, "loads", f"importing the file raised {name}: {msg}{where}")
 
-    from . import checks as checks_pkg
-    from .checkkit import ERROR, FORBIDDEN, NOT_IMPLEMENTED, PASSED, CheckResult, Session, where_in
-    from .exercises import get
 
+def grade_exercise(ex_id: str, files: dict[str, str], origin: str, seed: int, timeout: float = 60.0,
+                   isolation: str = "auto", hide: tuple[str, ...] = ()) -> dict:
+    """{'status', 'checks', 'stdout', 'isolation'} for one exercise; never raises for the learner's doing.
+
+    `files`: the submission's sources by name (files[Path(origin).name] is the exercise); `origin`:
+    where it came from (tracebacks name it); `hide`: more paths the sandbox hides (a batch's root).
+    """
     ex = get(ex_id)
-
-    def verdict(status: str, name: str, message: str) -> dict:
-        return {"status": status, "checks": [CheckResult(name, status, message).to_json()]}
-
+    isolation = resolve_isolation(isolation)
+    proc = LearnerProcess(isolation, timeout, hide)
+    result: dict
     try:
-        module = load_submission(path, ex.id)
-    except ForbiddenImport as e:
-        return verdict(FORBIDDEN, "allowed imports only", str(e))
-    except NotImplementedError as e:
-        return verdict("not_attempted", "loads", f"the file raises NotImplementedError at import: {e}")
-    except SystemExit as e:
-        return verdict(ERROR, "loads", f"the file calls sys.exit({e.code!r}) while being imported{where_in(e, path)}; "
-                                       "keep scripts under `if __name__ == \"__main__\":`")
-    except BaseException as e:  # noqa: BLE001 - a broken file is a verdict, not a crash
-        return verdict(ERROR, "loads", f"importing the file raised {type(e).__name__}: {e}{where_in(e, path)}")
+        result = _judge(ex, proc, files, origin, seed)
+    except LearnerTimeout:
+        result = _verdict("timeout", "finishes in time",
+                          f"still running after {timeout:g} s and stopped: look for an infinite loop "
+                          "(a while loop whose condition never changes) or a very slow Python loop")
+    except LearnerDied as e:
+        result = _verdict(ERROR, "reports a result", e.message)
+    finally:
+        proc.close()
+    result["stdout"] = proc.stdout
+    result["isolation"] = isolation
+    return result
+
+
+def _judge(ex, proc: LearnerProcess, files: dict[str, str], origin: str, seed: int) -> dict:
+    init_seed = int(np.random.SeedSequence([seed, int(ex.id[2:]), 1]).generate_state(1)[0])   # not the seed
+    reply = proc.request({"op": "load", "files": files, "main": Path(origin).name, "origin": origin,
+                          "module": f"submission_{ex.id}", "kind": ex.kind, "blocked": list(BLOCKED),
+                          "rule": RULE, "init_seed": init_seed})
+    if "raised" in reply:
+        return _load_verdict(reply["raised"] if isinstance(reply["raised"], dict) else {}, origin)
+    proc.names = [str(n) for n in reply["ok"]] if isinstance(reply["ok"], list) else []
 
     # inputs come from a private generator: fresh for each seed, and out of reach of the learner's code
     rng = np.random.default_rng([seed, int(ex.id[2:])])
-    if ex.kind == "module":
-        import tinyattn
-        tinyattn.manual_seed(seed)        # ex08's nn.Linear initialisation draws from tinyattn's generator
-    session = Session(module=module, path=path, rng=rng)
+    session = Session(learner=proc, path=origin, rng=rng)
     try:
         checks_pkg.load(ex.id).run(session)
-    except BaseException as e:  # noqa: BLE001 - e.g. KeyboardInterrupt raised by the learner's code
+    except (LearnerTimeout, LearnerDied):
+        raise
+    except BaseException as e:  # noqa: BLE001 - e.g. a bug in a check
         session.results.append(CheckResult("runs to the end", ERROR, f"grading stopped: {type(e).__name__}: {e}"))
     results = session.finish()
     states = {r.state for r in results}
@@ -107,29 +115,7 @@ def grade_in_process(ex_id: str, path: str, seed: int) -> dict:
     return {"status": status, "checks": [r.to_json() for r in results]}
 
 
-def main() -> int:
-    try:
-        job = json.loads(sys.stdin.readline())
-        ex_id, path, seed, result_path, nonce = (job["exercise"], job["file"], int(job["seed"]), job["result"],
-                                                 job["nonce"])
-    except (ValueError, KeyError, TypeError) as e:
-        print(f"tinyattn.grading.runner: expected one JSON job line on stdin ({e})", file=sys.stderr)
-        return 2
-    sys.stdin.close()                     # input() in a submission sees end-of-file instead of hanging
-    del job
-    sys.argv = [path]                     # the learner's code sees only its own file name
-    sys.dont_write_bytecode = True        # no __pycache__ in the learner's folder
-    warnings.simplefilter("ignore")       # NumPy overflow warnings etc. are the checks' business
-    limit_memory()
-    sys.meta_path.insert(0, ImportGuard())
-    result = grade_in_process(ex_id, os.path.abspath(path), seed)
-    result["nonce"] = nonce
-    tmp = result_path + ".tmp"
-    with open(tmp, "w", encoding="utf-8") as f:
-        json.dump(result, f)
-    os.replace(tmp, result_path)          # atomic: the parent sees a whole result or none
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())
+def grade_in_process(ex_id: str, path: str, seed: int, timeout: float = 60.0, isolation: str = "auto") -> dict:
+    """Grade the file at `path` as exercise `ex_id`, judging in this process (for scripts and tests)."""
+    path = str(Path(path).resolve())
+    return grade_exercise(ex_id, submission_files(path), path, seed, timeout, isolation)

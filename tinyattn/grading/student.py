@@ -102,7 +102,21 @@ def record_fixtures(solutions: Path, out_dir: Path, seeds: tuple[int, ...] = ora
     return counts
 
 
-INSTRUCTOR_PART = "## Self-study or classroom"
+# the sections of exercises/README.md that are about solutions/, batch grading or maintenance
+INSTRUCTOR_SECTIONS = ("Self-study or classroom", "For maintainers", "Grades you can trust (for instructors)")
+
+
+def student_guide(text: str) -> str:
+    """exercises/README.md without its instructor sections (each runs from its '## ' title to the next)."""
+    kept, keep = [], True
+    for line in text.splitlines(keepends=True):
+        if line.startswith("## "):
+            keep = line[3:].strip() not in INSTRUCTOR_SECTIONS
+        if keep:
+            kept.append(line)
+    return "".join(kept).rstrip("\n") + "\n\n"
+
+
 STUDENT_TAIL = """## Submitting
 
 Push your work: the Classroom workflow (`.github/workflows/classroom.yml`) runs
@@ -174,11 +188,10 @@ def build_student(out: str | Path, root: str | Path | None = None, seeds: tuple[
             (out / "exercises").mkdir(exist_ok=True)
             (out / "exercises" / rel).write_text(text, encoding="utf-8")
     readme = root / "exercises" / "README.md"
-    if readme.is_file():                    # up to the instructor's part (solutions/, batch grading, maintainers)
-        text = readme.read_text(encoding="utf-8")
-        cut = text.find(INSTRUCTOR_PART)
+    if readme.is_file():
         tail = STUDENT_TAIL.format(seeds=", ".join(map(str, seeds)))
-        (out / "exercises" / "README.md").write_text((text[:cut] if cut >= 0 else text) + tail, encoding="utf-8")
+        (out / "exercises" / "README.md").write_text(student_guide(readme.read_text(encoding="utf-8")) + tail,
+                                                     encoding="utf-8")
     (out / WORKFLOW).parent.mkdir(parents=True, exist_ok=True)
     (out / WORKFLOW).write_text(autograding_workflow(), encoding="utf-8")
     (out / "README.md").write_text(STUDENT_README.format(seeds=", ".join(map(str, seeds))), encoding="utf-8")

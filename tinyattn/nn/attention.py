@@ -13,7 +13,7 @@ import math
 
 import numpy as np
 
-from ..masks import causal_mask, sliding_window_mask
+from .. import checks, masks
 from ..functions import cat
 from ..tensor import Tensor
 from .flash import _flash
@@ -21,11 +21,30 @@ from .functional import dropout
 from .layers import Linear
 from .module import Module
 from .positional import RotaryEmbedding
-from .sdpa import _check_rows, _keep_from_01, _mask_array, _sdpa, attention
+from .sdpa import _attention, _sdpa
 
 __all__ = ["MultiHeadAttention", "KVCache"]
 
-_BACKENDS = ("reference", "sdpa", "flash")
+
+# The three backends take the same arguments and give the same numbers: q (B, H, T, d_k), k and v
+# (B, H, S, d_k), the checked masks.Keep, the scale and the dropout probability -> (out, weights or None).
+def _reference(q: Tensor, k: Tensor, v: Tensor, keep: masks.Keep, scale: float, p_drop: float):
+    out, weights = _attention(q, k, v, keep.dense(q.shape[2], k.shape[2]), scale)  # (B, H, T, d_k), (B, H, T, S)
+    if p_drop > 0:
+        out = dropout(weights, p_drop, True) @ v  # (B, H, T, S) @ (B, H, S, d_k) -> (B, H, T, d_k)
+    return out, weights
+
+
+def _fused(q: Tensor, k: Tensor, v: Tensor, keep: masks.Keep, scale: float, p_drop: float):
+    return _sdpa(q, k, v, keep=keep.dense(q.shape[2], k.shape[2]), scale=scale, dropout_p=p_drop), None
+
+
+def _tiled(q: Tensor, k: Tensor, v: Tensor, keep: masks.Keep, scale: float, p_drop: float):
+    # The band goes in as limits lo <= j - i <= hi, so no (T, S) array is built for it.
+    return _flash(q, k, v, scale=scale, lo=keep.lo, hi=keep.hi, keep=keep.mask, dropout_p=p_drop), None
+
+
+_BACKENDS = {"reference": _reference, "sdpa": _fused, "flash": _tiled}
 
 
 class KVCache:
@@ -60,8 +79,7 @@ class KVCache:
 
     def keep_last(self, n: int) -> None:
         """Drop all but the last ``n`` positions (their keys and values are never attended again)."""
-        if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 0:
-            raise ValueError(f"keep_last: n must be an int >= 0, got {n!r}")
+        n = checks.nonneg_int("n", n, "keep_last")
         if self.k is not None and self.k.shape[2] > n:
             start = self.k.shape[2] - n
             self.k = self.k[:, :, start:]  # (B, H_kv, n, d_k); the next update copies it into a new array
@@ -80,7 +98,7 @@ class KVCache:
     @property
     def nbytes(self) -> int:
         """Bytes held by the cached keys and values."""
-        return 0 if self.k is None else self.k.data.nbytes + self.v.data.nbytes
+        return 0 if self.k is None else self.k._data.nbytes + self.v._data.nbytes
 
     def reset(self) -> None:
         """Forget everything (start a new sequence)."""
@@ -110,28 +128,21 @@ class MultiHeadAttention(Module):
     def __init__(self, d_model: int, n_heads: int, n_kv_heads: int | None = None, bias: bool = True,
                  dropout: float = 0.0, window: int | None = None, backend: str = "sdpa", rope: bool = False) -> None:
         super().__init__()
-        for name, val in (("d_model", d_model), ("n_heads", n_heads)):
-            if isinstance(val, bool) or not isinstance(val, (int, np.integer)) or val <= 0:
-                raise ValueError(f"{name} must be a positive int, got {name}={val!r}")
-        n_kv_heads = n_heads if n_kv_heads is None else n_kv_heads
-        if isinstance(n_kv_heads, bool) or not isinstance(n_kv_heads, (int, np.integer)) or n_kv_heads <= 0:
-            raise ValueError(f"n_kv_heads must be a positive int, got n_kv_heads={n_kv_heads!r}")
+        d_model = checks.positive_int("d_model", d_model, "MultiHeadAttention")
+        n_heads = checks.positive_int("n_heads", n_heads, "MultiHeadAttention")
+        n_kv_heads = n_heads if n_kv_heads is None else checks.positive_int("n_kv_heads", n_kv_heads, "MultiHeadAttention")
         if d_model % n_heads:
             raise ValueError(f"d_model={d_model} is not divisible by n_heads={n_heads}")
         if n_heads % n_kv_heads:
             raise ValueError(f"n_heads={n_heads} is not divisible by n_kv_heads={n_kv_heads} "
                              "(each key/value head serves the same number of query heads)")
-        if isinstance(dropout, bool) or not isinstance(dropout, (int, float, np.integer, np.floating)):
-            raise TypeError(f"dropout must be a number in [0, 1), got {type(dropout).__name__}")
-        if not 0.0 <= dropout < 1.0:
-            raise ValueError(f"dropout must be in [0, 1), got dropout={dropout}")
-        if window is not None and (isinstance(window, bool) or not isinstance(window, (int, np.integer)) or window <= 0):
-            raise ValueError(f"window must be a positive int or None, got window={window!r}")
+        dropout = checks.probability("dropout", dropout, "MultiHeadAttention")
+        window = None if window is None else checks.positive_int("window", window, "MultiHeadAttention")
         if backend not in _BACKENDS:
-            raise ValueError(f"backend must be one of {_BACKENDS}, got backend={backend!r}")
-        self.d_model, self.n_heads, self.n_kv_heads = int(d_model), int(n_heads), int(n_kv_heads)
+            raise ValueError(f"backend must be one of {tuple(_BACKENDS)}, got backend={backend!r}")
+        self.d_model, self.n_heads, self.n_kv_heads = d_model, n_heads, n_kv_heads
         self.d_k = self.d_model // self.n_heads
-        self.dropout, self.window, self.backend = float(dropout), window, backend
+        self.dropout, self.window, self.backend = dropout, window, backend
         self.W_q = Linear(d_model, d_model, bias=bias)
         self.W_k = Linear(d_model, self.n_kv_heads * self.d_k, bias=bias)
         self.W_v = Linear(d_model, self.n_kv_heads * self.d_k, bias=bias)
@@ -159,18 +170,13 @@ class MultiHeadAttention(Module):
                             "(token ids? embed them first, e.g. with nn.Embedding)")
         return x
 
-    def _user_mask(self, mask, full: tuple) -> np.ndarray:
-        """The caller's mask as bool (True = attend), checked to broadcast to (B, H, T, S)."""
-        m = _mask_array(mask, "mask", full, dims="(B, H, T, S)")
-        return _keep_from_01(m, "mask")  # 0/1 masks: 1 = attend; an additive 0/-inf mask is refused
-
     def _head_mask(self, head_mask, dtype) -> Tensor:
         hm = head_mask if isinstance(head_mask, Tensor) else Tensor(np.asarray(head_mask))
         if hm.shape != (self.n_heads,):
             raise ValueError(f"head_mask has shape {hm.shape} but there are n_heads={self.n_heads} heads: "
                              f"expected ({self.n_heads},)")
         if not np.issubdtype(hm.dtype, np.floating):
-            return Tensor(hm.data.astype(dtype))  # bool / 0-1 ints: constants
+            return Tensor(hm._data.astype(dtype))  # bool / 0-1 ints: constants
         return hm if hm.dtype == dtype else hm.to(dtype)  # a float mask may require grad (head importance)
 
     # ------------------------------------------------------------------ forward
@@ -214,32 +220,11 @@ class MultiHeadAttention(Module):
             k = k.repeat_interleave(H // H_kv, dim=1)  # (B, H_kv, S, d_k) -> (B, H, S, d_k)
             v = v.repeat_interleave(H // H_kv, dim=1)  # (B, H_kv, S, d_k) -> (B, H, S, d_k)
 
-        full = (B, H, T, S)
-        keep = None if mask is None else self._user_mask(mask, full)  # bool, broadcasts to (B, H, T, S)
+        # The mask, the causal rule and the window, checked once (bottom-right aligned when S > T).
+        keep = masks.keep(mask, (B, H, T, S), causal=is_causal, window=self.window)
+        backend = _BACKENDS["reference" if return_weights else self.backend]  # only the reference gives weights
         p_drop = self.dropout if self.training else 0.0
-        scale = 1.0 / math.sqrt(d_k)
-        weights = None
-        if self.backend == "flash" and not return_weights:
-            # The structural masks go in as a band lo <= j - i <= hi, so no (T, S) mask is ever built.
-            off = S - T  # bottom-right alignment
-            lo = -np.inf if self.window is None else off - self.window + 1
-            hi = off if is_causal else (np.inf if self.window is None else off + self.window - 1)
-            out = _flash(q, k, v, scale=scale, lo=lo, hi=hi, keep=keep, dropout_p=p_drop)  # (B, H, T, d_k)
-        else:
-            if self.window is not None:
-                band = sliding_window_mask(T, self.window, causal=is_causal, S=S)  # (T, S)
-                keep = band if keep is None else keep & band
-            elif is_causal:
-                band = causal_mask(T, S)  # (T, S) bottom-right: j <= i + S - T
-                keep = band if keep is None else keep & band
-            if keep is not None:
-                _check_rows(~keep.any(axis=-1), full)
-            if self.backend == "reference" or return_weights:
-                out, weights = attention(q, k, v, mask=keep, scale=scale)  # (B, H, T, d_k), (B, H, T, S)
-                if p_drop > 0:
-                    out = dropout(weights, p_drop, True) @ v  # (B, H, T, S) @ (B, H, S, d_k) -> (B, H, T, d_k)
-            else:
-                out = _sdpa(q, k, v, keep=keep, scale=scale, dropout_p=p_drop)  # (B, H, T, d_k)
+        out, weights = backend(q, k, v, keep, 1.0 / math.sqrt(d_k), p_drop)  # (B, H, T, d_k), (B, H, T, S) or None
 
         if head_mask is not None:
             hm = self._head_mask(head_mask, out.dtype)

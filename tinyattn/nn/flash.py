@@ -19,8 +19,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..tensor import Function, Tensor, get_rng
-from .sdpa import _check_qkv, _check_rows, _default_scale
+from .. import checks
+from ..tensor import Function, Tensor, _check_all_masked, get_rng
+from ..masks import check_rows
+from .sdpa import _check_qkv, _default_scale
 
 __all__ = ["flash_attention"]
 
@@ -84,7 +86,9 @@ class _FlashAttention(Function):
             if not l.all():  # l >= 1 for a row with any visible key (its max contributes exp(0) = 1)
                 dead = np.zeros((*batch, T), dtype=bool)
                 dead[..., i0:i1] = l[..., 0] == 0
-                _check_rows(dead, (*batch, T, S))
+                check_rows(dead, (*batch, T, S))
+            # NaN or +inf in a score row: the same error as every other softmax, naming the row
+            _check_all_masked(m, -1, "flash_attention", first_row=i0)
             o[..., i0:i1, :] = acc / l  # (..., Br, d_v)
             lse[..., i0:i1, :] = m + np.log(l)  # (..., Br, 1)
         ctx.save_for_backward(q, k, v, o, lse)
@@ -157,9 +161,9 @@ def flash_attention(q, k, v, is_causal: bool = False, scale: float | None = None
     flash-attn library (>= 2.1) aligns bottom-right instead when T != S; MultiHeadAttention's KV-cache
     path asks for bottom-right explicitly. Tiles entirely above the causal diagonal are skipped.
     Memory: no (T, S) array in forward or backward; the backward recomputes each tile.
+    NaN or +inf in a row of scores raises ValueError naming the row, as scaled_dot_product_attention does.
     """
     q, k, v, _ = _check_qkv(q, k, v)
-    if isinstance(block_size, bool) or not isinstance(block_size, (int, np.integer)) or block_size < 1:
-        raise ValueError(f"block_size must be a positive int, got {block_size!r}")
+    block_size = checks.positive_int("block_size", block_size, "flash_attention")
     hi = 0 if is_causal else np.inf  # j - i <= 0: top-left causal
-    return _flash(q, k, v, scale=_default_scale(q.shape[-1], scale), block_size=int(block_size), hi=hi)
+    return _flash(q, k, v, scale=_default_scale(q.shape[-1], scale), block_size=block_size, hi=hi)

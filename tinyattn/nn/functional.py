@@ -10,17 +10,21 @@ Shapes: x (..., C) means "any leading dims, features last", e.g. (B, T, C).
 from __future__ import annotations
 
 import math
+import warnings
 from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
-from ..tensor import Function, Tensor, get_rng, max_keepdims
+from .. import checks
+from ..fastnp import max_keepdims
+from ..special import blockwise, erf_block
+from ..tensor import Function, Tensor, get_rng
 from ..tensor import ReLU as _ReLU  # the op (nn.ReLU is the module)
 
 __all__ = [
-    "softmax", "log_softmax", "relu", "sigmoid", "tanh", "silu", "gelu", "dropout", "linear", "layer_norm",
-    "cross_entropy", "mse_loss", "one_hot",
+    "softmax", "log_softmax", "relu", "sigmoid", "logsigmoid", "tanh", "silu", "gelu", "dropout", "linear", "layer_norm",
+    "cross_entropy", "mse_loss", "kl_div", "one_hot", "pad",
     "attention", "scaled_dot_product_attention", "linear_attention", "flash_attention",
 ]
 
@@ -28,7 +32,7 @@ __all__ = [
 def _as_tensor(x: Any, fn: str, name: str = "input") -> Tensor:
     """Accept a Tensor or anything array-like; reject what can not be a float tensor."""
     t = x if isinstance(x, Tensor) else Tensor(x)
-    if t.data.dtype.kind != "f":  # (np.issubdtype(dtype, np.floating), ten times cheaper on the hot path)
+    if t._data.dtype.kind != "f":  # (np.issubdtype(dtype, np.floating), ten times cheaper on the hot path)
         raise TypeError(f"{fn} expects a floating-point {name}, got dtype {t.dtype}")
     return t
 
@@ -60,6 +64,28 @@ def sigmoid(x: Tensor) -> Tensor:
     return _as_tensor(x, "sigmoid").sigmoid()
 
 
+class _LogSigmoid(Function):
+    """log sigmoid(x) = min(x, 0) - log1p(exp(-|x|));  dx = g sigmoid(-x)"""
+    @staticmethod
+    def forward(ctx, x):
+        # log(sigmoid(x)) computed as written loses everything once sigmoid(x) underflows (x < -745 in
+        # float64, -104 in float32: log(0) = -inf). This form never leaves the range: exp(-|x|) <= 1.
+        e = np.exp(-np.abs(x))
+        ctx.save_for_backward(x < 0, e)
+        return np.minimum(x, 0) - np.log1p(e)
+
+    @staticmethod
+    def backward(ctx, g):
+        neg, e = ctx.saved_tensors
+        # sigmoid(-x) = 1 / (1 + e) for x < 0 and e / (1 + e) for x >= 0, both accurate in the tail
+        return g * np.where(neg, 1, e) / (1 + e)
+
+
+def logsigmoid(x: Tensor) -> Tensor:
+    """log(sigmoid(x)) elementwise, without underflow: about x for very negative x, about -exp(-x) for large x."""
+    return _LogSigmoid.apply(_as_tensor(x, "logsigmoid"))
+
+
 def tanh(x: Tensor) -> Tensor:
     """tanh(x) elementwise."""
     return _as_tensor(x, "tanh").tanh()
@@ -77,7 +103,6 @@ def silu(x: Tensor) -> Tensor:
 _SQRT_2_OVER_PI = math.sqrt(2.0 / math.pi)
 _INV_SQRT_2 = 1.0 / math.sqrt(2.0)
 _INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
-_erf = np.frompyfunc(math.erf, 1, 1)  # NumPy has no erf; math.erf elementwise (slow, but exact)
 
 
 class _GELUTanh(Function):
@@ -99,22 +124,25 @@ class _GELUErf(Function):
     """y = x Phi(x), Phi(x) = (1 + erf(x / sqrt 2)) / 2;  dx = g [Phi(x) + x phi(x)]"""
     @staticmethod
     def forward(ctx, x):
-        cdf = (0.5 * (1 + _erf(x * _INV_SQRT_2))).astype(x.dtype)
+        # NumPy has no erf: special.py's vectorized one, fused with the rest of Phi block by block
+        erf = erf_block(x.dtype)
+        cdf = blockwise(lambda xb: 0.5 + 0.5 * erf(xb * _INV_SQRT_2), x, dtype=x.dtype)  # Phi(x)
         ctx.save_for_backward(x, cdf)
         return x * cdf
 
     @staticmethod
     def backward(ctx, g):
         x, cdf = ctx.saved_tensors
-        pdf = _INV_SQRT_2PI * np.exp(-0.5 * (x * x))
-        return g * (cdf + x * pdf)
+        # (block by block: five array operations on data that stays in the cache, not five trips through memory)
+        return blockwise(lambda xb, cb, gb: gb * (cb + xb * (_INV_SQRT_2PI * np.exp(-0.5 * (xb * xb)))),
+                         x, cdf, g, dtype=g.dtype)
 
 
-def gelu(x: Tensor, approximate: str = "tanh") -> Tensor:
-    """GELU(x) = x Phi(x); approximate='tanh' (GPT-2's formula) or 'none' (exact, via erf).
+def gelu(x: Tensor, approximate: str = "none") -> Tensor:
+    """GELU(x) = x Phi(x), Phi the standard normal CDF: 'none' (exact, via erf; PyTorch's default) or 'tanh'.
 
-    The default differs from PyTorch on purpose: 'tanh' here, 'none' in torch (they differ by up to ~5e-4).
-    Pass ``approximate`` explicitly when numbers must match PyTorch's.
+    approximate='tanh' is GPT-2's formula, x/2 (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))), within
+    about 5e-4 of the exact one; models trained with it (GPT-2) need it to give their numbers.
     """
     x = _as_tensor(x, "gelu")
     if approximate == "tanh":
@@ -127,24 +155,17 @@ def gelu(x: Tensor, approximate: str = "tanh") -> Tensor:
 # ----------------------------------------------------------------------------------------------
 # dropout
 # ----------------------------------------------------------------------------------------------
-def _check_p(p: Any, fn: str = "dropout") -> float:
-    if isinstance(p, bool) or not isinstance(p, (int, float, np.floating, np.integer)):
-        raise TypeError(f"{fn}: p must be a number in [0, 1), got {type(p).__name__}")
-    if not 0.0 <= p < 1.0:
-        raise ValueError(f"{fn}: p is the probability of dropping a unit and must be in [0, 1), got p={p}")
-    return float(p)
-
-
 class _Dropout(Function):
     """y = x * mask, mask = keep / (1 - p);  dx = g * mask"""
     @staticmethod
     def forward(ctx, x, mask):
-        ctx.mask = mask  # a constant (not an input), so it lives on ctx
+        ctx.save_for_backward(mask)
         return x * mask
 
     @staticmethod
     def backward(ctx, g):
-        return g * ctx.mask
+        (mask,) = ctx.saved_tensors
+        return g * mask
 
 
 def dropout(x: Tensor, p: float = 0.5, training: bool = True) -> Tensor:
@@ -153,7 +174,7 @@ def dropout(x: Tensor, p: float = 0.5, training: bool = True) -> Tensor:
     Scaling at training time keeps E[y] = x, so evaluation (training=False) is the identity.
     The mask is drawn from ``tinyattn.manual_seed``'s generator: same seed, same mask.
     """
-    p = _check_p(p)
+    p = checks.probability("p", p, "dropout")
     x = _as_tensor(x, "dropout")
     if not training or p == 0.0:
         return x
@@ -196,7 +217,7 @@ def linear(x: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     """y = x @ weight.T + bias: x (..., in), weight (out, in) (PyTorch's layout), bias (out,) -> (..., out)."""
     x = _as_tensor(x, "linear", "x")
     weight = _as_tensor(weight, "linear", "weight")
-    x_shape, w_shape = x.data.shape, weight.data.shape  # (the arrays' shapes: no property calls on this hot path)
+    x_shape, w_shape = x._data.shape, weight._data.shape  # (the arrays' shapes: no property calls on this hot path)
     if len(w_shape) != 2:
         raise ValueError(f"linear: weight must be 2-D (out_features, in_features), got shape {w_shape}")
     if not x_shape or x_shape[-1] != w_shape[1]:
@@ -205,28 +226,57 @@ def linear(x: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     if bias is None:
         return _Linear.apply(x, weight)
     bias = _as_tensor(bias, "linear", "bias")
-    if bias.data.shape != (w_shape[0],):
-        raise ValueError(f"linear: bias must have shape (out_features,) = ({w_shape[0]},), got {bias.data.shape}")
+    if bias._data.shape != (w_shape[0],):
+        raise ValueError(f"linear: bias must have shape (out_features,) = ({w_shape[0]},), got {bias._data.shape}")
     return _Linear.apply(x, weight, bias)
 
 
 # ----------------------------------------------------------------------------------------------
 # layer norm
 # ----------------------------------------------------------------------------------------------
+def _centre_and_rstd(x: np.ndarray, axes: tuple, eps: float) -> tuple[np.ndarray, np.ndarray]:
+    """(x - mean, 1 / sqrt(var + eps)) over ``axes``, accurate on near-constant rows and on huge ones."""
+    xhat = x - x.mean(axis=axes, keepdims=True)  # (..., *normalized_shape), centred
+    # x - mean is exact where x is close to the mean, so what error remains is the rounding of the
+    # mean itself (a unit in the last place: 0.001 at 1e4 in float32). On a near-constant row
+    # that error is the whole signal; the mean of the centred row measures it, and we take it off.
+    # (Without this, 768 copies of 1e4 + 0.3 normalised to 0.295 instead of 0.)
+    xhat -= xhat.mean(axis=axes, keepdims=True)
+    var = np.mean(xhat * xhat, axis=axes, keepdims=True)  # biased variance, as PyTorch's forward
+    if np.isfinite(var).all():
+        rstd = 1.0 / np.sqrt(var + eps)  # (..., 1, ..., 1)
+    else:
+        rstd = _rstd_of_huge_rows(xhat, var, axes, eps)
+    return xhat, rstd
+
+
+def _rstd_of_huge_rows(xc: np.ndarray, var: np.ndarray, axes: tuple, eps: float) -> np.ndarray:
+    """1 / sqrt(var + eps) where the squares of the centred rows ``xc`` overflowed (|x| > ~1e19 in float32).
+
+    Such a row is scaled by s = max |xc| first: 1 / sqrt(var + eps) = 1 / (s sqrt(mean((xc/s)^2) + eps/s^2)).
+    Before this, var was inf and every output of the row was silently 0. Rows with NaN stay NaN.
+    """
+    huge = np.isinf(var)  # (..., 1, ..., 1); NaN rows are not inf and keep their NaN
+    s = np.where(huge, np.abs(xc).max(axis=axes, keepdims=True), 1).astype(xc.dtype)
+    u = xc / s  # |u| <= 1 in the huge rows
+    # s * s may overflow to inf (the caller ignores that warning), and eps / inf = 0 is then right
+    scaled = 1.0 / (s * np.sqrt(np.mean(u * u, axis=axes, keepdims=True) + eps / (s * s)))
+    return np.where(huge, scaled, 1.0 / np.sqrt(var + eps)).astype(xc.dtype)
+
+
 class _LayerNorm(Function):
     """y = xhat * w + b, xhat = (x - mean) / sqrt(var + eps) over the last n dims;
     dx = rstd (gh - mean(gh) - xhat mean(gh xhat)) with gh = g w;  dw = sum g xhat;  db = sum g"""
     @staticmethod
     def forward(ctx, x, *affine, n, eps, has_weight):
         axes = tuple(range(x.ndim - n, x.ndim))  # the normalized (trailing) dims
-        xhat = x - x.mean(axis=axes, keepdims=True)  # (..., *normalized_shape), centred
-        var = np.mean(xhat * xhat, axis=axes, keepdims=True)  # biased variance, as PyTorch's forward
-        rstd = 1.0 / np.sqrt(var + eps)  # (..., 1, ..., 1)
+        with np.errstate(over="ignore", invalid="ignore"):  # squares past the float range: see _rstd_of_huge_rows; NaN rows stay NaN
+            xhat, rstd = _centre_and_rstd(x, axes, eps)
         xhat *= rstd  # in place: the centred copy becomes xhat
-        ctx.save_for_backward(xhat, rstd)
         weight = affine[0] if has_weight else None
         bias = affine[-1] if len(affine) > has_weight else None
-        ctx.axes, ctx.weight, ctx.has_weight = axes, weight, has_weight
+        ctx.save_for_backward(xhat, rstd, weight)
+        ctx.axes, ctx.has_weight = axes, has_weight
         if weight is None and bias is None:
             return xhat
         y = xhat * weight if weight is not None else xhat.copy()
@@ -236,8 +286,8 @@ class _LayerNorm(Function):
 
     @staticmethod
     def backward(ctx, g):
-        xhat, rstd = ctx.saved_tensors
-        axes, w = ctx.axes, ctx.weight
+        xhat, rstd, w = ctx.saved_tensors
+        axes = ctx.axes
         lead = tuple(range(g.ndim - len(axes)))  # the dims w and b were broadcast over
         gh = g * w if w is not None else g  # gradient w.r.t. xhat
         # xhat = (x - mean) * rstd depends on x directly, through the mean and through rstd:
@@ -302,8 +352,8 @@ class _CrossEntropy(Function):
         losses = logp.reshape(-1).take(flat)  # (N,) log-probabilities of the targets (negated below)
         if keep is not None:
             losses *= keep  # ignored rows score 0
-        ctx.save_for_backward(logp)
-        ctx.flat, ctx.keep, ctx.n_valid, ctx.reduction, ctx.shape = flat, keep, n_valid, reduction, logits.shape
+        ctx.save_for_backward(logp, flat, keep)
+        ctx.n_valid, ctx.reduction, ctx.shape = n_valid, reduction, logits.shape
         if reduction == "none":
             return -losses.reshape(logits.shape[:-1])  # (N,) -> logits' leading dims, e.g. (B, T)
         total = -losses.sum()  # (exactly the sum of the negated entries: negation is exact)
@@ -311,9 +361,9 @@ class _CrossEntropy(Function):
 
     @staticmethod
     def backward(ctx, g):
-        (logp,) = ctx.saved_tensors
+        logp, flat, keep = ctx.saved_tensors
         grad = np.exp(logp)  # (N, C) softmax probabilities
-        grad.reshape(-1)[ctx.flat] -= 1  # minus the one-hot target (grad is fresh, so reshape(-1) is a view)
+        grad.reshape(-1)[flat] -= 1  # minus the one-hot target (grad is fresh, so reshape(-1) is a view)
         if ctx.reduction == "none":
             row_w = g.reshape(-1, 1)  # (N, 1): each row has its own upstream gradient
         elif ctx.reduction == "mean":
@@ -321,8 +371,8 @@ class _CrossEntropy(Function):
         else:
             row_w = g
         grad *= row_w
-        if ctx.keep is not None:
-            grad *= ctx.keep[:, None]  # ignored rows get no gradient
+        if keep is not None:
+            grad *= keep[:, None]  # ignored rows get no gradient
         return grad if grad.shape == ctx.shape else grad.reshape(ctx.shape)  # (N, C) -> logits' shape, e.g. (B, T, C)
 
 
@@ -335,48 +385,120 @@ def _check_row_max(m: np.ndarray) -> None:
                          "maximum (all -inf, or +inf/NaN present), so its softmax is undefined")
 
 
-_UNSIGNED = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}  # the unsigned int type of each width
-
-
-def cross_entropy(logits: Tensor, targets: Any, ignore_index: int = -100, reduction: str = "mean") -> Tensor:
+def cross_entropy(logits: Tensor, targets: Any, ignore_index: int = -100, reduction: str = "mean",
+                  weight: Tensor | None = None, label_smoothing: float = 0.0) -> Tensor:
     """Softmax cross entropy from raw scores: logits (N, C) or (B, T, C), targets (N,) or (B, T) class ids.
 
     Unlike PyTorch, the class dim is always LAST (so (B, T, C) needs no transpose); flattening with
     ``logits.view(-1, C), targets.view(-1)`` works in both libraries. Targets equal to ``ignore_index``
     score nothing. reduction: 'mean' (over the scored targets), 'sum', or 'none' (shape of targets).
+    As in PyTorch (pass these two by name):
+    weight (C,): row i's loss is scaled by weight[t_i], and 'mean' divides by the sum of those weights.
+    label_smoothing e in [0, 1]: the target is (1 - e) onehot(t_i) + e / C instead of onehot(t_i).
     """
     logits = _as_tensor(logits, "cross_entropy", "logits")
     if reduction not in ("mean", "sum", "none"):
         raise ValueError(f"cross_entropy: reduction must be 'mean', 'sum' or 'none', got {reduction!r}")
-    t = np.asarray(targets.data if isinstance(targets, Tensor) else targets)
+    if isinstance(label_smoothing, bool) or not isinstance(label_smoothing, (int, float, np.floating)) \
+            or not 0.0 <= label_smoothing <= 1.0:
+        raise ValueError(f"cross_entropy: label_smoothing must be a number in [0, 1], got {label_smoothing!r}")
+    t = np.asarray(targets._data if isinstance(targets, Tensor) else targets)
     if t.dtype.kind not in "iu":  # signed or unsigned ints (np.issubdtype(t.dtype, np.integer), but cheaper)
         raise TypeError(f"cross_entropy expects integer class ids as targets, got dtype {t.dtype} "
                         "(targets are indices, not probabilities; convert with .long())")
-    shape = logits.data.shape
+    shape = logits._data.shape
     if not shape or t.shape != shape[:-1]:
         raise ValueError(f"cross_entropy: logits have shape {shape}, so targets must have shape "
                          f"{shape[:-1]} (logits.shape[:-1], classes last), got {t.shape}")
     C = shape[-1]
     t = t.reshape(-1)  # (N,)
     keep, n_valid = None, t.size  # the common case: nothing ignored, no masking work
-    # 0 <= t < C in one pass: seen as unsigned ints of the same width, negative ids become huge numbers
-    in_range = t.size == 0 or t.view(_UNSIGNED[t.dtype.itemsize]).max() < C
-    # ignore_index (-100 by default) can only be among the targets if some are outside 0..C-1, or if it is a class id
-    may_ignore = not in_range or 0 <= ignore_index < C
-    if may_ignore and ignore_index in t:
+    if ignore_index in t:
         keep = t != ignore_index  # (N,) True = scored
         n_valid = int(np.count_nonzero(keep))
         t = np.where(keep, t, 0)  # ignored rows point at class 0 for the lookup, then get weight 0
-        in_range = t.size == 0 or t.view(_UNSIGNED[t.dtype.itemsize]).max() < C
-    if not in_range:
-        i = int(np.argmax((t < 0) | (t >= C)))
+    bad = (t < 0) | (t >= C)  # (N,)
+    if bad.any():
+        i = int(np.argmax(bad))
         where = tuple(int(j) for j in np.unravel_index(i, shape[:-1]))
         raise ValueError(f"cross_entropy: target {int(t[i])} at position {where} is out of range for "
                          f"C={C} classes (valid: 0..{C - 1}, or ignore_index={ignore_index})")
+    if reduction == "mean" and t.size == 0:
+        raise ValueError(f"cross_entropy: empty batch (logits shape {shape}): the mean over zero targets is "
+                         "undefined (PyTorch returns nan); use reduction='sum' (0) or 'none', or skip the batch")
     if reduction == "mean" and n_valid == 0:
         raise ValueError(f"cross_entropy: every target equals ignore_index={ignore_index}, so the mean is over "
                          "zero targets (undefined); use reduction='sum' or skip this batch")
-    return _CrossEntropy.apply(logits, targets=t, keep=keep, n_valid=n_valid, reduction=reduction)
+    if weight is None and not label_smoothing:
+        return _CrossEntropy.apply(logits, targets=t, keep=keep, n_valid=n_valid, reduction=reduction)
+    return _weighted_cross_entropy(logits, t, keep, weight, float(label_smoothing), reduction)
+
+
+def _weighted_cross_entropy(logits: Tensor, t: np.ndarray, keep: np.ndarray | None, weight: Any,
+                            smoothing: float, reduction: str) -> Tensor:
+    """cross_entropy with class weights and/or label smoothing, written with Tensor ops (autograd does backward).
+
+    Row i: loss_i = (1 - e) w[t_i] (-log p_i[t_i]) + (e / C) sum_c w_c (-log p_i[c]), p_i = softmax(z_i).
+    """
+    C = logits.shape[-1]
+    N = t.size
+    if weight is None:
+        w = np.ones(C, dtype=logits.dtype)
+    else:
+        w = np.asarray(weight, dtype=logits.dtype)
+        if w.shape != (C,) or not np.all(np.isfinite(w)):
+            raise ValueError(f"cross_entropy: weight must be a finite 1-D tensor with one entry per class, "
+                             f"shape ({C},); got shape {w.shape}")
+    w_t = w[t] if keep is None else w[t] * keep  # (N,) each row's weight; 0 for ignored rows
+    logp = logits.reshape(N, C).log_softmax(-1)  # (N, C)
+    loss = logp[np.arange(N), t] * (-(1.0 - smoothing) * w_t)  # (N,)
+    if smoothing:
+        row_keep = np.ones(N, dtype=logits.dtype) if keep is None else keep.astype(logits.dtype)
+        loss = loss + (logp * w).sum(-1) * (-(smoothing / C) * row_keep)  # (N, C) -> (N,)
+    if reduction == "none":
+        return loss.reshape(logits.shape[:-1])  # (N,) -> logits' leading dims, e.g. (B, T)
+    if reduction == "sum":
+        return loss.sum()
+    total_weight = float(w_t.sum())
+    if total_weight == 0:
+        raise ValueError("cross_entropy: the scored targets' weights sum to 0, so the weighted mean is "
+                         "undefined; use reduction='sum'")
+    return loss.sum() / total_weight
+
+
+def kl_div(input: Tensor, target: Any, reduction: str = "mean", log_target: bool = False) -> Tensor:
+    """KL divergence sum target (log target - input), with input the LOG-probabilities, as PyTorch's F.kl_div.
+
+    input and target of one shape (..., C). log_target=False: target holds probabilities (a 0 entry
+    contributes 0); log_target=True: target holds log-probabilities. reduction: 'batchmean' (the sum
+    divided by input.shape[0]: the KL per example, what the maths means), 'sum', 'none' (elementwise),
+    or 'mean' (divided by the number of ELEMENTS; PyTorch's default, kept for compatibility, and warned about).
+    """
+    input = _as_tensor(input, "kl_div")
+    target = _as_tensor(target, "kl_div", "target")
+    if reduction not in ("mean", "batchmean", "sum", "none"):
+        raise ValueError(f"kl_div: reduction must be 'batchmean', 'sum', 'none' or 'mean', got {reduction!r}")
+    if input.shape != target.shape:
+        raise ValueError(f"kl_div: input has shape {input.shape} but target has shape {target.shape}; "
+                         "they must match (input: log-probabilities, target: probabilities, same layout)")
+    # Where the target probability is 0 the term is 0, whatever the input (even -inf: PyTorch gives NaN there):
+    # both logs are replaced by 0 at those places, so no 0 * inf is ever formed.
+    if log_target:
+        zero = target == -math.inf
+        pointwise = target.exp() * (target.masked_fill(zero, 0.0) - input.masked_fill(zero, 0.0))
+    else:
+        zero = target <= 0
+        pointwise = target * (target.masked_fill(zero, 1.0).log() - input.masked_fill(zero, 0.0))
+    if reduction == "none":
+        return pointwise
+    if reduction == "sum":
+        return pointwise.sum()
+    if reduction == "batchmean":
+        return pointwise.sum() / (input.shape[0] if input.shape else 1)
+    warnings.warn("kl_div: reduction='mean' divides by the number of elements, not by the batch size; "
+                  "reduction='batchmean' gives the KL divergence per example (PyTorch warns the same)",
+                  UserWarning, stacklevel=2)
+    return pointwise.mean()
 
 
 def mse_loss(input: Tensor, target: Any, reduction: str = "mean") -> Tensor:
@@ -399,7 +521,7 @@ def mse_loss(input: Tensor, target: Any, reduction: str = "mean") -> Tensor:
 
 def one_hot(tensor: Any, num_classes: int = -1) -> Tensor:
     """Class ids (...) -> int64 (..., num_classes) with a 1 at each id; num_classes=-1 means max id + 1."""
-    ids = np.asarray(tensor.data if isinstance(tensor, Tensor) else tensor)
+    ids = np.asarray(tensor._data if isinstance(tensor, Tensor) else tensor)
     if ids.dtype.kind not in "iu":
         raise TypeError(f"one_hot expects integer class ids, got dtype {ids.dtype} (convert with .long())")
     if isinstance(num_classes, bool) or not isinstance(num_classes, (int, np.integer)) or num_classes < -1:
@@ -421,3 +543,4 @@ def one_hot(tensor: Any, num_classes: int = -1) -> Tensor:
 # ----------------------------------------------------------------------------------------------
 from .sdpa import attention, scaled_dot_product_attention, linear_attention  # noqa: E402,F401
 from .flash import flash_attention  # noqa: E402,F401
+from .padding import pad  # noqa: E402,F401

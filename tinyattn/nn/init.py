@@ -26,7 +26,7 @@ def _target(t: Tensor, fn: str, floating: bool = False) -> Tensor:
 
 def _fill(t: Tensor, values, fn: str) -> Tensor:
     """t.data[...] = values (cast to t's dtype; same array, no graph involved); returns t."""
-    _target(t, fn).data[...] = values
+    _target(t, fn)._data[...] = values
     return t
 
 

@@ -12,17 +12,12 @@ from typing import Any
 
 import numpy as np
 
+from .. import checks
 from ..tensor import Tensor, get_default_dtype, get_rng
 from . import functional as F
 from .module import Module, Parameter
 
-__all__ = ["Linear", "Embedding", "LayerNorm", "Dropout", "ReLU", "GELU", "Identity"]
-
-
-def _positive_int(value: Any, name: str, cls: str) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value <= 0:
-        raise ValueError(f"{cls}: {name} must be a positive int, got {value!r}")
-    return int(value)
+__all__ = ["Linear", "LazyLinear", "Embedding", "LayerNorm", "Dropout", "ReLU", "GELU", "Identity"]
 
 
 def _as_tensor(x: Any) -> Tensor:
@@ -38,19 +33,17 @@ class Linear(Module):
 
     def __init__(self, in_features: int, out_features: int, bias: bool = True) -> None:
         super().__init__()
-        self.in_features = _positive_int(in_features, "in_features", "Linear")
-        self.out_features = _positive_int(out_features, "out_features", "Linear")
-        bound = 1.0 / math.sqrt(self.in_features)
-        dt, rng = get_default_dtype(), get_rng()
-        self.weight = Parameter(rng.uniform(-bound, bound, (self.out_features, self.in_features)).astype(dt))
+        self.in_features = checks.positive_int("in_features", in_features, "Linear")
+        self.out_features = checks.positive_int("out_features", out_features, "Linear")
+        self.weight = Parameter(_uniform_init((self.out_features, self.in_features), self.in_features))
         if bias:
-            self.bias = Parameter(rng.uniform(-bound, bound, (self.out_features,)).astype(dt))
+            self.bias = Parameter(_uniform_init((self.out_features,), self.in_features))
         else:
             self.register_parameter("bias", None)
 
     def forward(self, x: Tensor) -> Tensor:
         x = _as_tensor(x)
-        shape = x.data.shape
+        shape = x._data.shape
         if not shape or shape[-1] != self.in_features:
             raise ValueError(f"Linear expected input with last dim in_features={self.in_features}, "
                              f"got shape {shape}")
@@ -60,18 +53,56 @@ class Linear(Module):
         return f"in_features={self.in_features}, out_features={self.out_features}, bias={self.bias is not None}"
 
 
+def _uniform_init(shape: tuple[int, ...], fan_in: int) -> np.ndarray:
+    """U(-1/sqrt(fan_in), 1/sqrt(fan_in)) in the default dtype, from tinyattn.manual_seed's generator."""
+    bound = 1.0 / math.sqrt(fan_in)
+    return get_rng().uniform(-bound, bound, shape).astype(get_default_dtype())
+
+
+class LazyLinear(Linear):
+    """A Linear whose in_features is read from the first input it sees: LazyLinear(out_features, bias=True).
+
+    Until then its weight has shape (out_features, 0). The first forward draws the weights (the same
+    init as Linear, from the generator at that moment), fills in the existing Parameter objects, so an
+    optimizer built earlier still holds them, and turns the module into a plain Linear.
+    """
+
+    def __init__(self, out_features: int, bias: bool = True) -> None:
+        Module.__init__(self)
+        self.in_features = 0
+        self.out_features = checks.positive_int("out_features", out_features, "LazyLinear")
+        dt = get_default_dtype()
+        self.weight = Parameter(np.zeros((self.out_features, 0), dtype=dt))
+        if bias:
+            self.bias = Parameter(np.zeros((self.out_features,), dtype=dt))
+        else:
+            self.register_parameter("bias", None)
+
+    def forward(self, x: Tensor) -> Tensor:
+        x = _as_tensor(x)
+        if not x.shape or x.shape[-1] == 0:
+            raise ValueError(f"LazyLinear needs an input with a non-empty last dim (its in_features), "
+                             f"got shape {x.shape}")
+        self.in_features = x.shape[-1]
+        self.weight.data = _uniform_init((self.out_features, self.in_features), self.in_features)
+        if self.bias is not None:
+            self.bias.data = _uniform_init((self.out_features,), self.in_features)
+        self.__class__ = Linear  # initialised: from now on exactly a Linear (as PyTorch's lazy modules do)
+        return self.forward(x)
+
+
 class Embedding(Module):
     """A lookup table: integer ids (...) -> rows of W (..., embedding_dim); W ~ N(0, 1) as PyTorch."""
 
     def __init__(self, num_embeddings: int, embedding_dim: int) -> None:
         super().__init__()
-        self.num_embeddings = _positive_int(num_embeddings, "num_embeddings", "Embedding")
-        self.embedding_dim = _positive_int(embedding_dim, "embedding_dim", "Embedding")
+        self.num_embeddings = checks.positive_int("num_embeddings", num_embeddings, "Embedding")
+        self.embedding_dim = checks.positive_int("embedding_dim", embedding_dim, "Embedding")
         w = get_rng().standard_normal((self.num_embeddings, self.embedding_dim))
         self.weight = Parameter(w.astype(get_default_dtype()))
 
     def forward(self, idx: Any) -> Tensor:
-        ids = np.asarray(idx.data if isinstance(idx, Tensor) else idx)
+        ids = np.asarray(idx._data if isinstance(idx, Tensor) else idx)
         if not np.issubdtype(ids.dtype, np.integer):
             raise TypeError(f"Embedding expects integer token ids, got dtype {ids.dtype} "
                             "(ids index rows of the table; convert with .long())")
@@ -95,12 +126,11 @@ class LayerNorm(Module):
         super().__init__()
         shape = (normalized_shape,) if isinstance(normalized_shape, (int, np.integer)) else tuple(normalized_shape)
         for n in shape:
-            _positive_int(n, "every entry of normalized_shape", "LayerNorm")
+            checks.positive_int("every entry of normalized_shape", n, "LayerNorm")
         if not shape:
             raise ValueError("LayerNorm: normalized_shape must name at least one dim")
-        if not eps > 0:
-            raise ValueError(f"LayerNorm: eps must be > 0, got {eps}")
-        self.normalized_shape, self.eps = tuple(int(n) for n in shape), float(eps)
+        eps = checks.number("eps", eps, "LayerNorm", above=0)
+        self.normalized_shape, self.eps = tuple(int(n) for n in shape), eps
         if elementwise_affine:
             self.weight = Parameter(np.ones(self.normalized_shape, dtype=get_default_dtype()))
             self.bias = Parameter(np.zeros(self.normalized_shape, dtype=get_default_dtype()))
@@ -125,7 +155,7 @@ class Dropout(Module):
 
     def __init__(self, p: float = 0.5) -> None:
         super().__init__()
-        self.p = F._check_p(p, "Dropout")
+        self.p = checks.probability("p", p, "Dropout")
 
     def forward(self, x: Tensor) -> Tensor:
         return F.dropout(x, self.p, self.training)
@@ -142,9 +172,9 @@ class ReLU(Module):
 
 
 class GELU(Module):
-    """x Phi(x) elementwise; approximate='tanh' (GPT-2's; default here, PyTorch's is 'none') or 'none' (erf)."""
+    """x Phi(x) elementwise; approximate='none' (exact, via erf; the default, as in PyTorch) or 'tanh' (GPT-2's)."""
 
-    def __init__(self, approximate: str = "tanh") -> None:
+    def __init__(self, approximate: str = "none") -> None:
         super().__init__()
         if approximate not in ("tanh", "none"):
             raise ValueError(f"GELU: approximate must be 'tanh' or 'none', got {approximate!r}")

@@ -14,6 +14,7 @@ from typing import Any, Callable, NamedTuple
 
 import numpy as np
 
+from tinyattn.checks import device as _device
 from tinyattn.tensor import Tensor, get_default_dtype
 
 __all__ = ["Parameter", "Module", "Sequential", "ModuleList"]
@@ -24,7 +25,7 @@ class Parameter(Tensor):
 
     def __init__(self, data: Any, requires_grad: bool = True) -> None:
         if isinstance(data, Tensor):
-            data = data.data
+            data = data._data
         arr = np.array(data)  # a copy: the Parameter owns its storage
         if not np.issubdtype(arr.dtype, np.floating):
             arr = arr.astype(get_default_dtype())  # integer or bool data can not be learned; make it float
@@ -52,14 +53,12 @@ class Module:
         object.__setattr__(self, "training", True)
 
     # ---------------------------------------------------------------- registration
-    # A registered part lives in its registry (_parameters, _buffers or _modules: ordered, walked by
-    # parameters(), state_dict(), ...) and, as a plain copy of the reference, in the instance __dict__,
-    # so that `self.weight` in forward is an ordinary attribute lookup. (Found through __getattr__ it
-    # would cost Python an AttributeError first, about 20x slower.) Every write goes through _register.
+    # A registered part lives only in its registry (_parameters, _buffers or _modules: ordered, walked
+    # by parameters(), state_dict(), ...), as in PyTorch: `self.weight` is found by __getattr__, so
+    # `m._parameters['weight'] = p` and `m.weight = p` can never disagree.
     def _register(self, registry: str, name: str, value: Any) -> None:
-        """Put `value` under `name` in one registry, keeping the attribute in __dict__ the same object."""
+        """Put `value` under `name` in one registry."""
         self.__dict__[registry][name] = value
-        self.__dict__[name] = value
 
     def __setattr__(self, name: str, value: Any) -> None:
         params = self.__dict__.get("_parameters")
@@ -96,9 +95,7 @@ class Module:
         self.__dict__.get("_non_persistent", set()).discard(name)  # a re-registered buffer starts persistent
 
     def __getattr__(self, name: str) -> Any:
-        # Only called when normal lookup fails: registered parts are found in __dict__ first. This also
-        # finds a name added to a registry directly (module._parameters['w'] = p); to REPLACE a registered
-        # part, assign the attribute or use register_parameter / register_buffer / add_module.
+        # Only called when normal lookup fails, which is always the case for registered parts.
         for registry in ("_parameters", "_buffers", "_modules"):
             d = self.__dict__.get(registry)
             if d is not None and name in d:
@@ -113,7 +110,6 @@ class Module:
             d = self.__dict__.get(registry)
             if d is not None and name in d:
                 del d[name]
-                self.__dict__.pop(name, None)
                 return
         object.__delattr__(self, name)
 
@@ -206,7 +202,7 @@ class Module:
 
     def num_parameters(self, trainable_only: bool = False) -> int:
         """Number of learned scalars (a tied Parameter counts once)."""
-        return sum(p.data.size for p in self.parameters() if p.requires_grad or not trainable_only)
+        return sum(p._data.size for p in self.parameters() if p.requires_grad or not trainable_only)
 
     # ---------------------------------------------------------------- training state
     def zero_grad(self, set_to_none: bool = True) -> None:
@@ -215,7 +211,7 @@ class Module:
             if set_to_none:
                 p.grad = None
             elif p.grad is not None:
-                p.grad = np.zeros_like(p.data)
+                p.grad.zero_()
 
     def train(self, mode: bool = True) -> Module:
         """Set training mode here and in every descendant (Dropout reads it); returns self."""
@@ -235,8 +231,7 @@ class Module:
         PyTorch code also writes ``model.to(device)``: 'cpu' is accepted and changes nothing (NumPy is the device).
         """
         if isinstance(dtype, str) and dtype.split(":")[0] in ("cpu", "cuda", "mps"):
-            if dtype.split(":")[0] != "cpu":
-                raise ValueError(f"Module.to({dtype!r}): tinyattn runs on the CPU with NumPy; use 'cpu' (or nothing)")
+            _device(dtype, "Module.to")  # (a tinyattn.device is a str too)
             return self
         try:
             dtype = np.dtype(dtype)
@@ -245,11 +240,11 @@ class Module:
         if not np.issubdtype(dtype, np.floating):
             raise TypeError(f"Module.to expects a floating dtype, got {dtype}")
         for p in self.parameters():
-            p.data = p.data.astype(dtype)
+            p._data = p._data.astype(dtype)
             p.grad = None
         for m in self.modules():
             for name, b in list(m._buffers.items()):
-                arr = b.data if isinstance(b, Tensor) else b
+                arr = b._data if isinstance(b, Tensor) else b
                 if isinstance(arr, np.ndarray) and np.issubdtype(arr.dtype, np.floating):
                     m._register("_buffers", name, Tensor(arr.astype(dtype)) if isinstance(b, Tensor) else arr.astype(dtype))
         return self
@@ -278,7 +273,7 @@ class Module:
 
     def state_dict(self) -> dict[str, np.ndarray]:
         """{dotted name: numpy array}, each a copy, so later training does not change a saved state."""
-        return OrderedDict((k, np.array(v.data if isinstance(v, Tensor) else v)) for k, v in self._state_items())
+        return OrderedDict((k, np.array(v._data if isinstance(v, Tensor) else v)) for k, v in self._state_items())
 
     def load_state_dict(self, state_dict: dict[str, Any], strict: bool = True) -> _IncompatibleKeys:
         """Copy arrays into the parameters and buffers (in place). Checks everything before changing anything."""
@@ -299,8 +294,8 @@ class Module:
             if k not in state_dict:
                 continue
             value = state_dict[k]
-            new = np.asarray(value.data if isinstance(value, Tensor) else value)
-            target = holder.data if isinstance(holder, Tensor) else np.asarray(holder)
+            new = np.asarray(value._data if isinstance(value, Tensor) else value)
+            target = holder._data if isinstance(holder, Tensor) else np.asarray(holder)
             if new.dtype.kind not in "biuf":  # e.g. None or a string: checked here, before anything is written
                 raise TypeError(f"load_state_dict: '{k}' must be a numeric array of shape {target.shape}, "
                                 f"got {type(value).__name__} with dtype {new.dtype}")
@@ -311,7 +306,7 @@ class Module:
         for k, new in arrays.items():  # all checks passed: now write
             holder = own[k]
             if isinstance(holder, Tensor):
-                holder.data[...] = new  # in place: optimizers keep pointing at the same Parameter
+                holder._data[...] = new  # in place: optimizers keep pointing at the same Parameter
             else:
                 np.asarray(holder)[...] = new
         return _IncompatibleKeys(missing, unexpected)
@@ -407,10 +402,7 @@ class ModuleList(Module):
         return self
 
     def __getitem__(self, idx: int | slice) -> Module | ModuleList:
-        items = list(self._modules.values())
-        if isinstance(idx, slice):
-            return ModuleList(items[idx])
-        return items[_check_index(idx, len(items), "ModuleList")]
+        return _list_item(self, self._modules, idx)
 
     def __setitem__(self, idx: int, module: Module) -> None:
         i = _check_index(idx, len(self), "ModuleList")
@@ -426,6 +418,14 @@ class ModuleList(Module):
 
     def forward(self, *args: Any, **kwargs: Any) -> Any:
         raise NotImplementedError("ModuleList has no forward: loop over it, e.g. `for block in self.blocks: x = block(x)`")
+
+
+def _list_item(container: Module, store: dict[str, Any], idx: int | slice) -> Any:
+    """container[idx] for the list-shaped containers: one entry, or a new container of the same kind for a slice."""
+    items = list(store.values())
+    if isinstance(idx, slice):
+        return type(container)(items[idx])
+    return items[_check_index(idx, len(items), type(container).__name__)]
 
 
 def _check_index(idx: int, n: int, name: str) -> int:

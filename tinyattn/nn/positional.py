@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from tinyattn import checks
 from tinyattn.functions import cat
 from tinyattn.tensor import Tensor, get_default_dtype, get_rng
 
@@ -31,13 +32,6 @@ def sinusoidal_table(max_len: int, d_model: int) -> np.ndarray:
     return pe
 
 
-def _sizes(name: str, **sizes) -> None:
-    """d_model and max_len must be positive ints (a float or a string would fail deep inside NumPy)."""
-    for key, value in sizes.items():
-        if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)) or value <= 0:
-            raise ValueError(f"{name}: {key} must be a positive int, got {key}={value!r}")
-
-
 def _check(name: str, x: Tensor, d_model: int, max_len: int, offset: int) -> None:
     """Clear errors for a wrong shape or dtype, or a sequence that runs past max_len."""
     if x.ndim != 3 or x.shape[-1] != d_model:
@@ -46,10 +40,7 @@ def _check(name: str, x: Tensor, d_model: int, max_len: int, offset: int) -> Non
         raise TypeError(f"{name} expects float embeddings (B, T, {d_model}), got dtype {x.dtype} "
                         "(token ids? embed them first, e.g. with nn.Embedding)")
     T = x.shape[1]
-    if isinstance(offset, bool) or not isinstance(offset, (int, np.integer)):
-        raise TypeError(f"{name}: offset must be an int, got {type(offset).__name__}")
-    if offset < 0:
-        raise ValueError(f"{name}: offset must be >= 0, got {offset}")
+    offset = checks.nonneg_int("offset", offset, name)
     if offset + T > max_len:
         raise ValueError(f"{name}: sequence positions {offset}..{offset + T - 1} (T={T}, offset={offset}) "
                          f"exceed max_len={max_len}; build the model with a larger max_len or use a shorter input")
@@ -63,8 +54,8 @@ class PositionalEncoding(Module):
 
     def __init__(self, d_model: int, max_len: int = 5000) -> None:
         super().__init__()
-        _sizes("PositionalEncoding", d_model=d_model, max_len=max_len)
-        self.d_model, self.max_len = int(d_model), int(max_len)
+        self.d_model = checks.positive_int("d_model", d_model, "PositionalEncoding")
+        self.max_len = checks.positive_int("max_len", max_len, "PositionalEncoding")
         # A buffer, not a Parameter: saved in state_dict (as PyTorch does), never seen by the optimizer.
         self.register_buffer("pe", sinusoidal_table(self.max_len, self.d_model).astype(get_default_dtype()))
 
@@ -88,8 +79,8 @@ class LearnedPositionalEmbedding(Module):
 
     def __init__(self, max_len: int, d_model: int) -> None:
         super().__init__()
-        _sizes("LearnedPositionalEmbedding", max_len=max_len, d_model=d_model)
-        self.max_len, self.d_model = int(max_len), int(d_model)
+        self.max_len = checks.positive_int("max_len", max_len, "LearnedPositionalEmbedding")
+        self.d_model = checks.positive_int("d_model", d_model, "LearnedPositionalEmbedding")
         w = get_rng().standard_normal((self.max_len, self.d_model)).astype(get_default_dtype())
         self.weight = Parameter(w)
 
@@ -119,12 +110,10 @@ class RotaryEmbedding(Module):
 
     def __init__(self, d_k: int, base: float = 10000.0) -> None:
         super().__init__()
-        _sizes("RotaryEmbedding", d_k=d_k)
+        d_k = checks.positive_int("d_k", d_k, "RotaryEmbedding")
         if d_k % 2:
             raise ValueError(f"RotaryEmbedding: d_k must be even (dims are rotated in pairs), got d_k={d_k}")
-        if isinstance(base, bool) or not isinstance(base, (int, float, np.integer, np.floating)) or not base > 1:
-            raise ValueError(f"RotaryEmbedding: base must be a number > 1, got base={base!r}")
-        self.d_k, self.base = int(d_k), float(base)
+        self.d_k, self.base = d_k, checks.number("base", base, "RotaryEmbedding", above=1)
         self.inv_freq = self.base ** (-np.arange(0, self.d_k, 2, dtype=np.float64) / self.d_k)  # (d_k/2,) theta_i
 
     def extra_repr(self) -> str:
@@ -142,9 +131,7 @@ class RotaryEmbedding(Module):
                              f"got {tuple(x.shape)}")
         if x.dtype.kind != "f":
             raise TypeError(f"RotaryEmbedding expects float queries or keys, got dtype {x.dtype}")
-        if isinstance(offset, bool) or not isinstance(offset, (int, np.integer)) or offset < 0:
-            raise ValueError(f"RotaryEmbedding: offset must be an int >= 0 (the first position), got {offset!r}")
-        ang = self.angles(x.shape[-2], int(offset))  # (T, d_k/2)
+        ang = self.angles(x.shape[-2], checks.nonneg_int("offset", offset, "RotaryEmbedding"))  # (T, d_k/2)
         cos = Tensor(np.concatenate([np.cos(ang)] * 2, axis=-1).astype(x.dtype))  # (T, d_k): both halves of a pair
         sin = Tensor(np.concatenate([np.sin(ang)] * 2, axis=-1).astype(x.dtype))  # (T, d_k)
         h = self.d_k // 2

@@ -16,6 +16,7 @@ import math
 
 import numpy as np
 
+from tinyattn import checks
 from tinyattn.functions import stack
 from tinyattn.tensor import Tensor, get_default_dtype, get_rng
 
@@ -31,11 +32,7 @@ def _uniform(shape: tuple[int, ...], bound: float) -> Parameter:
 
 
 def _sizes(name: str, input_size, hidden_size) -> tuple[int, int]:
-    """Both sizes must be positive ints; say which one is not (a float would fail deep inside NumPy)."""
-    for key, value in (("input_size", input_size), ("hidden_size", hidden_size)):
-        if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)) or value <= 0:
-            raise ValueError(f"{name}: {key} must be a positive int, got {key}={value!r}")
-    return int(input_size), int(hidden_size)
+    return checks.positive_int("input_size", input_size, name), checks.positive_int("hidden_size", hidden_size, name)
 
 
 def _check_input(name: str, x: Tensor, input_size: int, hidden_size: int, h0) -> tuple[Tensor, Tensor]:

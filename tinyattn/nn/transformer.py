@@ -10,8 +10,11 @@ stably without learning-rate warm-up, which is why GPT-2 and most later models u
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
+from tinyattn import checks
 from tinyattn.functions import cat
 from tinyattn.tensor import Tensor, get_default_dtype, get_rng, no_grad
 
@@ -27,12 +30,6 @@ _POOLS = ("mean", "cls", "last")
 
 
 # ---------------------------------------------------------------------------- small helpers
-def _positive_int(name: str, value) -> int:
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)) or value <= 0:
-        raise ValueError(f"{name} must be a positive int, got {name}={value!r}")
-    return int(value)
-
-
 def _positions(kind: str, d_model: int, max_len: int) -> Module:
     """The position module added to the embeddings, named by ``kind``; each has forward(x, offset=0).
 
@@ -51,7 +48,7 @@ def _token_ids(idx, name: str, vocab_size: int) -> np.ndarray:
     """idx as an int ndarray (B, T), checked: 2-D, integer, every id in [0, vocab_size)."""
     if idx is None or isinstance(idx, str):
         raise TypeError(f"{name} must be integer token ids of shape (B, T), got {type(idx).__name__}")
-    ids = np.asarray(idx.data if isinstance(idx, Tensor) else idx)
+    ids = np.asarray(idx._data if isinstance(idx, Tensor) else idx)
     if ids.ndim != 2:
         raise ValueError(f"{name} must be token ids of shape (B, T), got shape {ids.shape}")
     if ids.size and not np.issubdtype(ids.dtype, np.integer):
@@ -83,7 +80,7 @@ def _real_tokens(ids: np.ndarray, lengths, pad_id: int | None, name: str) -> np.
     """(B, T) bool, True on real tokens, from ``lengths`` (if given) or ``pad_id``; None if neither."""
     B, T = ids.shape
     if lengths is not None:
-        lengths = np.asarray(lengths.data if isinstance(lengths, Tensor) else lengths)
+        lengths = np.asarray(lengths._data if isinstance(lengths, Tensor) else lengths)
         if lengths.shape != (B,) or not np.issubdtype(lengths.dtype, np.integer):
             raise ValueError(f"{name}: lengths must be {B} integers (one per sequence), got "
                              f"shape {lengths.shape} dtype {lengths.dtype}")
@@ -101,14 +98,10 @@ def _real_tokens(ids: np.ndarray, lengths, pad_id: int | None, name: str) -> np.
 
 
 def _check_sampling(max_new_tokens, temperature, top_k, vocab_size: int) -> None:
-    if isinstance(max_new_tokens, bool) or not isinstance(max_new_tokens, (int, np.integer)) or max_new_tokens < 0:
-        raise ValueError(f"max_new_tokens must be an int >= 0, got {max_new_tokens!r}")
-    if isinstance(temperature, bool) or not isinstance(temperature, (int, float, np.integer, np.floating)):
-        raise TypeError(f"temperature must be a number >= 0 (0 = greedy), got {type(temperature).__name__}")
-    if not np.isfinite(temperature) or temperature < 0:
-        raise ValueError(f"temperature must be >= 0 (0 = greedy), got temperature={temperature}")
-    if top_k is not None and (isinstance(top_k, bool) or not isinstance(top_k, (int, np.integer))
-                              or not 1 <= top_k <= vocab_size):
+    checks.nonneg_int("max_new_tokens", max_new_tokens)
+    if not math.isfinite(checks.number("temperature", temperature, at_least=0)):
+        raise ValueError(f"temperature must be finite (0 = greedy), got temperature={temperature}")
+    if top_k is not None and checks.positive_int("top_k", top_k) > vocab_size:
         raise ValueError(f"top_k must be None or an int in [1, vocab_size={vocab_size}], got top_k={top_k!r}")
 
 
@@ -132,48 +125,55 @@ def _pick_next(logits: np.ndarray, temperature: float, top_k: int | None) -> np.
 class TransformerBlock(Module):
     """Pre-LN block: x = x + attn(ln1(x)); [x = x + cross(ln_c(x), context)]; x = x + ffn(ln2(x)).
 
-    x (B, T, d_model) -> (B, T, d_model). FFN: Linear(d_model, d_ff) -> GELU -> Linear(d_ff, d_model),
+    x (B, T, d_model) -> (B, T, d_model). FFN: Linear(d_model, d_ff) -> GELU (tanh form) -> Linear(d_ff, d_model),
     d_ff = 4 * d_model by default. causal/window/n_kv_heads configure the self-attention;
     cross_attention=True adds a second attention whose keys/values come from ``context``.
     rope=True gives the self-attention rotary position embeddings (never the cross-attention).
+    layer_norm_eps: every LayerNorm's eps (GPT-2 checkpoints give theirs in the config).
+    gelu: the FFN's GELU, 'tanh' (GPT-2's "gelu_new", the default here) or 'none' (the exact erf form).
     """
 
     def __init__(self, d_model: int, n_heads: int, d_ff: int | None = None, causal: bool = False,
                  n_kv_heads: int | None = None, window: int | None = None, dropout: float = 0.0,
-                 cross_attention: bool = False, backend: str = "sdpa", rope: bool = False) -> None:
+                 cross_attention: bool = False, backend: str = "sdpa", rope: bool = False,
+                 layer_norm_eps: float = 1e-5, gelu: str = "tanh") -> None:
         super().__init__()
-        d_model = _positive_int("d_model", d_model)
-        d_ff = 4 * d_model if d_ff is None else _positive_int("d_ff", d_ff)
+        d_model = checks.positive_int("d_model", d_model)
+        d_ff = 4 * d_model if d_ff is None else checks.positive_int("d_ff", d_ff)
         self.d_model, self.d_ff, self.causal, self.cross_attention = d_model, d_ff, bool(causal), bool(cross_attention)
-        self.ln1 = LayerNorm(d_model)
+        self.ln1 = LayerNorm(d_model, eps=layer_norm_eps)
         self.attn = MultiHeadAttention(d_model, n_heads, n_kv_heads=n_kv_heads, dropout=dropout,
                                        window=window, backend=backend, rope=rope)
         if self.cross_attention:
-            self.ln_c = LayerNorm(d_model)
+            self.ln_c = LayerNorm(d_model, eps=layer_norm_eps)
             # No window here: every target position may look at the whole source.
             self.cross = MultiHeadAttention(d_model, n_heads, n_kv_heads=n_kv_heads, dropout=dropout,
                                             backend=backend)
-        self.ln2 = LayerNorm(d_model)
-        self.ffn = Sequential(Linear(d_model, d_ff), GELU(), Linear(d_ff, d_model))
+        self.ln2 = LayerNorm(d_model, eps=layer_norm_eps)
+        # GELU's tanh form by default, as in GPT-2: a GPT-2 checkpoint loaded into these blocks needs it to give
+        # its numbers, and so do the course's trained models (nn.GELU() alone is the exact form, as in PyTorch).
+        self.ffn = Sequential(Linear(d_model, d_ff), GELU(approximate=gelu), Linear(d_ff, d_model))
         self.drop = Dropout(dropout)  # on each sublayer's output, before it joins the residual stream
 
     def extra_repr(self) -> str:
         return f"causal={self.causal}" + (", cross_attention=True" if self.cross_attention else "")
 
     def forward(self, x: Tensor, context: Tensor | None = None, mask=None, context_mask=None,
-                kv_cache: KVCache | None = None, return_weights: bool = False):
+                kv_cache: KVCache | None = None, return_weights: bool = False, head_mask=None):
         """x (B, T, C) [, context (B, S, C)] -> (B, T, C) [, self-attention weights (B, H, T, S)].
 
         mask: keys x may attend in self-attention (bool, True = attend; e.g. a (B, 1, 1, T) padding mask).
         context_mask: the same for the cross-attention's keys, broadcastable to (B, H, T, S).
         kv_cache: this layer's KVCache when decoding token by token.
         return_weights: also return the self-attention weights (for plotting attention maps).
+        head_mask: (n_heads,) multiplies each self-attention head's output (0 switches a head off).
         """
         if self.cross_attention and context is None:
             raise ValueError("this TransformerBlock has cross_attention=True: pass context (B, S, d_model)")
         if not self.cross_attention and context is not None:
             raise ValueError("context given to a TransformerBlock built with cross_attention=False")
-        a = self.attn(self.ln1(x), mask=mask, is_causal=self.causal, kv_cache=kv_cache, return_weights=return_weights)
+        a = self.attn(self.ln1(x), mask=mask, is_causal=self.causal, kv_cache=kv_cache, return_weights=return_weights,
+                      head_mask=head_mask)
         a, weights = a if return_weights else (a, None)  # (B, T, C), (B, H, T, S) or None
         x = x + self.drop(a)
         if self.cross_attention:
@@ -188,42 +188,72 @@ class TransformerLM(Module):
 
     forward(idx (B, T) ints, kv_cache=None) -> logits (B, T, vocab_size); logits[:, t] predicts
     token t+1 from tokens 0..t only. kv_cache: a list of KVCache, one per layer (see ``new_cache``).
+    layer_norm_eps and gelu go to every block (see TransformerBlock); tie_weights=True makes the head
+    reuse the token embedding matrix, logits = h @ tok_emb.weight^T with no bias (GPT-2's lm_head).
     """
 
     def __init__(self, vocab_size: int, d_model: int, n_heads: int, n_layers: int, max_len: int,
                  d_ff: int | None = None, n_kv_heads: int | None = None, window: int | None = None,
-                 dropout: float = 0.0, positional: str = "sinusoidal", backend: str = "sdpa") -> None:
+                 dropout: float = 0.0, positional: str = "sinusoidal", backend: str = "sdpa",
+                 layer_norm_eps: float = 1e-5, gelu: str = "tanh", tie_weights: bool = False) -> None:
         super().__init__()
-        self.vocab_size = _positive_int("vocab_size", vocab_size)
-        self.n_layers = _positive_int("n_layers", n_layers)
-        self.max_len = _positive_int("max_len", max_len)
-        self.d_model = _positive_int("d_model", d_model)
+        self.vocab_size = checks.positive_int("vocab_size", vocab_size)
+        self.n_layers = checks.positive_int("n_layers", n_layers)
+        self.max_len = checks.positive_int("max_len", max_len)
+        self.d_model = checks.positive_int("d_model", d_model)
         self.tok_emb = Embedding(vocab_size, d_model)
         self.pos = _positions(positional, d_model, max_len)
         self.drop = Dropout(dropout)
         self.blocks = ModuleList([TransformerBlock(d_model, n_heads, d_ff, causal=True, n_kv_heads=n_kv_heads,
                                                    window=window, dropout=dropout, backend=backend,
-                                                   rope=positional == "rope")
+                                                   rope=positional == "rope", layer_norm_eps=layer_norm_eps,
+                                                   gelu=gelu)
                                   for _ in range(n_layers)])
-        self.ln_f = LayerNorm(d_model)
-        self.head = Linear(d_model, vocab_size)
+        self.ln_f = LayerNorm(d_model, eps=layer_norm_eps)
+        self.head = Linear(d_model, vocab_size, bias=not tie_weights)
+        if tie_weights:  # one Parameter under two names: a gradient from either use reaches it
+            self.head.weight = self.tok_emb.weight
 
     def new_cache(self) -> list[KVCache]:
         """An empty KV cache: one KVCache per layer."""
         return [KVCache() for _ in self.blocks]
 
-    def forward(self, idx, kv_cache: list[KVCache] | None = None) -> Tensor:
+    def forward(self, idx, kv_cache: list[KVCache] | None = None, return_weights: bool = False, head_mask=None):
+        """idx (B, T) -> logits (B, T, V) [, weights: a list over layers of (B, H, T, S)].
+
+        head_mask: (n_layers, n_heads), or (n_heads,) for every layer; 0 switches a head off.
+        """
         ids = _token_ids(idx, "idx", self.vocab_size)  # (B, T)
         if kv_cache is not None and len(kv_cache) != self.n_layers:
             raise ValueError(f"kv_cache has {len(kv_cache)} entries but the model has n_layers={self.n_layers}")
+        head_masks = self._layer_head_masks(head_mask)
         # With a cache the new tokens continue a sequence: their positions start after the cached ones.
         offset = 0 if kv_cache is None else kv_cache[0].seq_len
         _check_fits("TransformerLM", ids.shape[1], offset, self.max_len)
         x = self.tok_emb(Tensor(ids))  # (B, T) -> (B, T, C)
         x = self.drop(self.pos(x, offset=offset))  # (B, T, C)
+        weights = []
         for i, block in enumerate(self.blocks):
-            x = block(x, kv_cache=None if kv_cache is None else kv_cache[i])  # (B, T, C)
-        return self.head(self.ln_f(x))  # (B, T, C) -> (B, T, V)
+            x = block(x, kv_cache=None if kv_cache is None else kv_cache[i], return_weights=return_weights,
+                      head_mask=head_masks[i])  # (B, T, C)
+            if return_weights:
+                x, w = x
+                weights.append(w)  # (B, H, T, S)
+        logits = self.head(self.ln_f(x))  # (B, T, C) -> (B, T, V)
+        return (logits, weights) if return_weights else logits
+
+    def _layer_head_masks(self, head_mask) -> list:
+        """head_mask as one (n_heads,) mask (or None) per layer."""
+        if head_mask is None:
+            return [None] * self.n_layers
+        hm = head_mask if isinstance(head_mask, Tensor) else Tensor(np.asarray(head_mask))
+        H = self.blocks[0].attn.n_heads
+        if hm.shape == (H,):
+            return [hm] * self.n_layers
+        if hm.shape != (self.n_layers, H):
+            raise ValueError(f"head_mask has shape {hm.shape} but the model has n_layers={self.n_layers} layers of "
+                             f"n_heads={H} heads: expected ({self.n_layers}, {H}) or ({H},)")
+        return [hm[i] for i in range(self.n_layers)]  # row i: layer i's (n_heads,) mask
 
     def generate(self, idx, max_new_tokens: int, temperature: float = 1.0, top_k: int | None = None,
                  use_cache: bool = True) -> Tensor:
@@ -250,16 +280,16 @@ class TransformerLM(Module):
             with no_grad():
                 cache = self.new_cache() if use_cache else None
                 out = ids
-                logits = self(ids, kv_cache=cache).data[:, -1]  # (B, V): the prompt in one pass
+                logits = self(ids, kv_cache=cache)._data[:, -1]  # (B, V): the prompt in one pass
                 for step in range(max_new_tokens):
                     nxt = _pick_next(logits, temperature, top_k)  # (B,)
                     out = np.concatenate([out, nxt[:, None]], axis=1)  # (B, T + step + 1)
                     if step == max_new_tokens - 1:
                         break
                     if use_cache:
-                        logits = self(nxt[:, None], kv_cache=cache).data[:, -1]  # feed 1 token: (B, 1) -> (B, V)
+                        logits = self(nxt[:, None], kv_cache=cache)._data[:, -1]  # feed 1 token: (B, 1) -> (B, V)
                     else:
-                        logits = self(out).data[:, -1]  # recompute everything: (B, T') -> (B, V)
+                        logits = self(out)._data[:, -1]  # recompute everything: (B, T') -> (B, V)
         finally:
             self.train(was_training)
         return Tensor(out)
@@ -279,10 +309,10 @@ class TransformerClassifier(Module):
                  d_ff: int | None = None, pad_id: int | None = None, pool: str = "mean", dropout: float = 0.0,
                  positional: str = "sinusoidal", backend: str = "sdpa") -> None:
         super().__init__()
-        self.vocab_size = _positive_int("vocab_size", vocab_size)
-        self.max_len = _positive_int("max_len", max_len)
-        self.n_classes = _positive_int("n_classes", n_classes)
-        _positive_int("n_layers", n_layers)
+        self.vocab_size = checks.positive_int("vocab_size", vocab_size)
+        self.max_len = checks.positive_int("max_len", max_len)
+        self.n_classes = checks.positive_int("n_classes", n_classes)
+        checks.positive_int("n_layers", n_layers)
         if pool not in _POOLS:
             raise ValueError(f"pool must be one of {_POOLS}, got pool={pool!r}")
         if pad_id is not None and not 0 <= pad_id < vocab_size:
@@ -341,10 +371,10 @@ class Seq2SeqTransformer(Module):
                  d_ff: int | None = None, dropout: float = 0.0, src_pad_id: int | None = None,
                  n_kv_heads: int | None = None, positional: str = "sinusoidal", backend: str = "sdpa") -> None:
         super().__init__()
-        self.src_vocab = _positive_int("src_vocab", src_vocab)
-        self.tgt_vocab = _positive_int("tgt_vocab", tgt_vocab)
-        self.max_len = _positive_int("max_len", max_len)
-        self.n_layers = _positive_int("n_layers", n_layers)
+        self.src_vocab = checks.positive_int("src_vocab", src_vocab)
+        self.tgt_vocab = checks.positive_int("tgt_vocab", tgt_vocab)
+        self.max_len = checks.positive_int("max_len", max_len)
+        self.n_layers = checks.positive_int("n_layers", n_layers)
         self.src_pad_id = src_pad_id
         self.src_emb = Embedding(src_vocab, d_model)
         self.tgt_emb = Embedding(tgt_vocab, d_model)
@@ -398,9 +428,7 @@ class Seq2SeqTransformer(Module):
         The source is encoded once; with use_cache the decoder's self-attention keys/values are
         cached too (cross-attention re-projects the memory each step: simple, and cheap at this size).
         """
-        if isinstance(bos_id, bool) or not isinstance(bos_id, (int, np.integer)):
-            raise TypeError(f"bos_id must be an int token id in [0, {self.tgt_vocab - 1}], got {type(bos_id).__name__}")
-        if not 0 <= bos_id < self.tgt_vocab:
+        if checks.nonneg_int("bos_id", bos_id) >= self.tgt_vocab:
             raise ValueError(f"bos_id={bos_id} is outside the target vocabulary [0, {self.tgt_vocab - 1}]")
         _check_sampling(max_new_tokens, 0.0, None, self.tgt_vocab)
         if max_new_tokens > self.max_len:
@@ -415,7 +443,7 @@ class Seq2SeqTransformer(Module):
                 cache = [KVCache() for _ in self.decoder] if use_cache else None
                 for _ in range(max_new_tokens):
                     feed = out[:, -1:] if use_cache else out  # (B, 1) or (B, t)
-                    logits = self.decode(feed, memory, src_mask, kv_cache=cache).data[:, -1]  # (B, V)
+                    logits = self.decode(feed, memory, src_mask, kv_cache=cache)._data[:, -1]  # (B, V)
                     out = np.concatenate([out, logits.argmax(axis=-1)[:, None]], axis=1)
         finally:
             self.train(was_training)

@@ -50,7 +50,7 @@ def _clip_grad_norm(params: Any, max_norm: float, norm_type: float, error_if_non
             or not 0 < norm_type < math.inf:
         raise ValueError(f"{who}: norm_type must be a number p > 0 (2.0 is the L2 norm) or float('inf') "
                          f"(the largest |g|), got {norm_type!r}")
-    grads = [p.grad for p in params if p.grad is not None]
+    grads = [p.grad._data for p in params if p.grad is not None]
     if norm_type == math.inf:
         total = max((float(np.max(np.abs(g))) for g in grads if g.size), default=0.0)
     elif norm_type == 2:  # accumulate squares in float64 so a large float32 gradient does not overflow the sum

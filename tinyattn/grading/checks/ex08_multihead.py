@@ -11,7 +11,7 @@ import tinyattn
 from tinyattn import nn
 from tinyattn.gradcheck import numerical_grad
 
-from ..checkkit import CheckFailed, Session, array_of, copy_into, distinct, expect_close, expect_raises
+from ..checkkit import CheckFailed, Session, as_array, copy_into, distinct, expect_close, expect_raises
 from ..oracle import ref, wrong
 
 PROJECTIONS = ("W_q", "W_k", "W_v", "W_o")
@@ -31,7 +31,7 @@ def projection_shapes(m) -> dict[str, tuple]:
         lin = getattr(m, name, None)
         if not isinstance(lin, nn.Linear):
             raise CheckFailed(f"self.{name} should be an nn.Linear, got {type(lin).__name__}")
-        shapes[name] = (array_of(lin.weight).shape, None if lin.bias is None else array_of(lin.bias).shape)
+        shapes[name] = (lin.weight.numpy().shape, None if lin.bias is None else lin.bias.numpy().shape)
     return shapes
 
 
@@ -66,11 +66,11 @@ def load(m, W: list[np.ndarray]) -> None:
 def forward(s: Session, m, x: np.ndarray, mask=None) -> np.ndarray:
     t = tinyattn.tensor(x.copy(), requires_grad=False)
     out = s.invoke("MultiHeadAttention.forward", m, t, copy_inputs=False, **({} if mask is None else {"mask": mask}))
-    if not np.array_equal(array_of(t), x):
+    if not np.array_equal(t.numpy(), x):
         s.mutations.append("forward modified its input x in place")
     if not isinstance(out, tinyattn.Tensor):
         raise CheckFailed(f"forward should return a tinyattn Tensor, got {type(out).__name__}")
-    return np.array(array_of(out))
+    return np.array(as_array(out, "forward(x)"))
 
 
 def check_values(s: Session, x, H, mask=None, what="forward(x)") -> None:
@@ -97,7 +97,7 @@ def backward(s: Session, m, x: np.ndarray, g: np.ndarray) -> dict[str, np.ndarra
     for name in PROJECTIONS:
         lin = getattr(m, name)
         for part, param in (("weight", lin.weight), ("bias", lin.bias)):
-            grads[f"{name}.{part}"] = None if param.grad is None else np.array(np.asarray(param.grad), np.float64)
+            grads[f"{name}.{part}"] = None if param.grad is None else np.array(param.grad.numpy(), np.float64)
     return grads
 
 

@@ -1,0 +1,196 @@
+"""The engine's graph semantics (tinyattn/autograd.py): PyTorch's rules for freeing the graph, version
+counters, and how .grad is accumulated. Every expected gradient here is derived by hand in a comment."""
+import gc
+import weakref
+
+import numpy as np
+import pytest
+
+import tinyattn as ta
+from tinyattn.autograd import Function
+
+
+def leaf(values):
+    return ta.tensor(np.array(values, dtype=np.float64), requires_grad=True)
+
+
+# ---------------------------------------------------------------- accumulation
+class TimesTwoSavedGrad(Function):
+    """y = 2x, whose backward returns an array it saved in forward (legal: nothing forbids it)."""
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(np.full(x.shape, 2.0))
+        return 2 * x
+
+    @staticmethod
+    def backward(ctx, g):
+        (two,) = ctx.saved_tensors
+        return two  # g is 1 below, so d(2x)/dx * g = 2: the saved array itself
+
+
+def test_a_backward_that_returns_a_saved_array_accumulates_2_4_6():
+    # Three backward passes of d(2x)/dx = 2 add up to 2, 4, 6. Keeping the returned array as .grad and
+    # then adding into it in place would double the saved array too, giving 2, 4, 8.
+    x = leaf([1.0])
+    y = TimesTwoSavedGrad.apply(x)
+    seen = []
+    for _ in range(3):
+        y.backward(retain_graph=True)
+        seen.append(float(x.grad))
+    assert seen == [2.0, 4.0, 6.0]
+
+
+def test_first_gradient_is_a_copy_of_no_other_array():
+    # x.grad must not share memory with the caller's gradient or with the graph.
+    x = leaf([1.0, 2.0])
+    g = np.array([5.0, 7.0])
+    x.backward(g)  # a leaf's own backward: d x / d x = identity, so x.grad = g
+    np.testing.assert_array_equal(x.grad.numpy(), [5.0, 7.0])
+    assert not np.shares_memory(x.grad.numpy(), g)
+    x.backward(g)
+    np.testing.assert_array_equal(g, [5.0, 7.0])  # the caller's array is untouched
+    np.testing.assert_array_equal(x.grad.numpy(), [10.0, 14.0])
+
+
+def test_a_tensor_used_twice_gets_the_sum_and_neither_path_is_written_into():
+    # y = x * x + x: dy/dx = 2x + 1 = [3, 5] at x = [1, 2]
+    x = leaf([1.0, 2.0])
+    (x * x + x).sum().backward()
+    np.testing.assert_array_equal(x.grad.numpy(), [3.0, 5.0])
+
+
+# ---------------------------------------------------------------- the graph is freed
+def test_second_backward_raises_pytorchs_message():
+    x = leaf([1.0, 2.0])
+    loss = (x * x).sum()
+    loss.backward()
+    with pytest.raises(RuntimeError, match="Trying to backward through the graph a second time"):
+        loss.backward()
+    np.testing.assert_array_equal(x.grad.numpy(), [2.0, 4.0])  # the failed call added nothing
+
+
+def test_retain_graph_allows_a_second_backward_and_the_gradients_add():
+    # d/dx sum(x^2) = 2x = [2, 4]; twice: [4, 8]
+    x = leaf([1.0, 2.0])
+    loss = (x * x).sum()
+    loss.backward(retain_graph=True)
+    loss.backward()
+    np.testing.assert_array_equal(x.grad.numpy(), [4.0, 8.0])
+    with pytest.raises(RuntimeError, match="second time"):
+        loss.backward()  # the second call did not retain
+
+
+def test_a_shared_subgraph_is_freed_by_the_first_loss():
+    x = leaf([0.5])
+    h = x.tanh()
+    l1, l2 = h.sum(), (h * h).sum()
+    l1.backward()
+    with pytest.raises(RuntimeError, match="retain_graph=True"):
+        l2.backward()
+
+
+def test_backward_frees_the_saved_arrays_and_intermediate_tensors():
+    x = leaf(np.ones((4, 4)))
+    h = x.exp()
+    probe = weakref.ref(h)
+    loss = (h * 3.0).sum()
+    del h
+    gc.collect()
+    assert probe() is not None  # the graph still holds h
+    loss.backward()
+    gc.collect()
+    assert probe() is None  # freed with the graph, though loss is still alive
+    np.testing.assert_allclose(x.grad.numpy(), 3 * np.e)  # d/dx 3 exp(x) at x = 1
+
+
+def test_gradcheck_of_a_function_with_two_outputs_of_one_graph():
+    x = leaf([0.3, -0.2, 0.9])
+    assert ta.gradcheck(lambda t: (t.tanh(), t.tanh() * t), [x])
+
+
+# ---------------------------------------------------------------- version counters
+def test_in_place_change_of_a_saved_tensor_raises():
+    # The issue's case: y = sum(x * w); w[0] = 100 before backward. Without the check x.grad = [100, w1].
+    x, w = leaf([1.0, 2.0]), ta.tensor([3.0, 4.0], dtype=ta.float64)
+    y = (x * w).sum()
+    assert w._version == 0
+    w[0] = 100.0
+    assert w._version == 1
+    with pytest.raises(RuntimeError, match=r"modified by an inplace operation: \[float64 tensor of shape \(2,\)\] "
+                                           r"is at version 1; expected version 0 instead"):
+        y.backward()
+
+
+def test_zero_on_a_saved_leaf_under_no_grad_raises():
+    x = leaf([1.0, 2.0])
+    y = (x * x).sum()
+    with ta.no_grad():
+        x.zero_()
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        y.backward()
+
+
+def test_in_place_change_through_a_view_is_seen():
+    # w.T is a view of w: changing the view changes what MatMul saved.
+    x, w = leaf(np.ones((1, 2))), ta.tensor(np.eye(2))
+    wt = w.T
+    y = (x @ wt).sum()
+    wt.mul_(2.0)
+    assert w._version == 1
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        y.backward()
+
+
+def test_change_of_an_unsaved_input_is_allowed():
+    # Add saves nothing, so changing one of its inputs after forward can not change its gradient.
+    a = ta.tensor([0.0, 1.0], dtype=ta.float64)
+    x = leaf([0.0, 0.0])
+    y = (x + a).sum()  # Add saves nothing: dy/dx = 1
+    a.fill_(5.0)
+    y.backward()
+    np.testing.assert_array_equal(x.grad.numpy(), [1.0, 1.0])
+
+
+def test_detach_shares_the_version_counter_and_data_does_not():
+    w = ta.tensor([1.0, 2.0])
+    w.detach().add_(1.0)
+    assert w._version == 1
+    w.data.add_(1.0)  # as in PyTorch: .data is outside autograd's checks
+    assert w._version == 1
+    np.testing.assert_array_equal(w.numpy(), [3.0, 4.0])
+
+
+def test_every_in_place_op_bumps_the_version():
+    t = ta.zeros(2, 3)
+    ops = [lambda: t.zero_(), lambda: t.fill_(1.0), lambda: t.copy_(ta.ones(2, 3)), lambda: t.add_(1.0),
+           lambda: t.sub_(1.0), lambda: t.mul_(2.0), lambda: t.div_(2.0), lambda: t.clamp_(min=0.0),
+           lambda: t.masked_fill_(ta.ones(3).bool(), 0.0), lambda: t.index_fill_(0, [1], 1.0),
+           lambda: t.scatter_(1, ta.tensor([[0], [2]]), 5.0), lambda: t.__setitem__(0, 1.0),
+           lambda: t.__iadd__(1.0)]
+    for i, op in enumerate(ops, 1):
+        op()
+        assert t._version == i
+
+
+class Cube(Function):
+    """a^3, saving its input: a change of that input after forward must be caught."""
+    @staticmethod
+    def forward(ctx, a):
+        ctx.save_for_backward(a)
+        return a ** 3
+
+    @staticmethod
+    def backward(ctx, g):
+        return 3 * ctx.saved_tensors[0] ** 2 * g
+
+
+def test_a_custom_function_that_saves_its_input_is_checked_too():
+    x = leaf([1.0, 2.0])
+    y = Cube.apply(x).sum()
+    with ta.no_grad():
+        x.mul_(2.0)
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        y.backward()
+    z = Cube.apply(x).sum()  # a new forward saves the new values: d/dx x^3 = 3x^2 = [12, 48] at x = [2, 4]
+    z.backward()
+    np.testing.assert_array_equal(x.grad.numpy(), [12.0, 48.0])

@@ -1,0 +1,54 @@
+"""The GPT-2 tokenizer load_gpt2 returns: byte-level BPE's known cases (spaces, newlines, multi-byte
+characters, the 'Ġ' prefix, <|endoftext|>), round trips, and bad input, from both file formats.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from gpt2_tiny import VOCAB, write_checkpoint
+
+from tinyattn.pretrained import load_gpt2
+
+
+@pytest.fixture
+def ckpt(tmp_path):
+    return write_checkpoint(tmp_path / "gpt2-tiny")
+
+
+@pytest.mark.parametrize("kind", ["bpe", "json"])
+def test_byte_level_cases(tmp_path, kind):
+    folder, _, _ = write_checkpoint(tmp_path / kind, tokenizer=kind)
+    _, tok = load_gpt2(folder)
+    sym = tok.convert_ids_to_tokens
+    # A space belongs to the word after it: "the" at the start is spelled differently from " the".
+    assert sym(tok.encode(" the cat")) == ["Ġthe", "Ġcat"]
+    assert sym(tok.encode("the")) == ["t", "he"]
+    assert tok.encode(" the") == [VOCAB["Ġthe"]]
+    # Runs of spaces: all but the last stand alone, the last joins the next word.
+    assert sym(tok.encode("  the")) == ["Ġ", "Ġthe"]
+    assert sym(tok.encode("sing ")) == ["s", "ing", "Ġ"]
+    # A newline is byte 10, written with a stand-in character; é is two UTF-8 bytes, so two tokens.
+    assert sym(tok.encode("a\nb")) == ["a", "Ċ", "b"]
+    assert sym(tok.encode("é")) == ["Ã", "©"]
+    assert tok.decode(tok.encode("é")[:1]) == "\ufffd"  # half a character decodes to U+FFFD
+    assert tok.encode("<|endoftext|>") == [VOCAB["<|endoftext|>"]] and tok.eos_token_id == VOCAB["<|endoftext|>"]
+
+
+@pytest.mark.parametrize("text", ["", "the cat sat", "  two  spaces ", "tabs\tand\nnewlines\r\n",
+                                  "Unicode: é ß 漢字 🙂", "it's 3.14159, isn't it?", "<|endoftext|>the end"])
+def test_round_trip(ckpt, text):
+    _, tok = load_gpt2(ckpt[0])
+    ids = tok.encode(text)
+    assert all(isinstance(i, int) for i in ids)
+    assert tok.decode(ids) == text
+    assert tok.decode(np.array(ids, dtype=np.int64)) == text
+
+
+def test_tokenizer_input_errors(ckpt):
+    _, tok = load_gpt2(ckpt[0])
+    with pytest.raises(TypeError, match="expects a str"):
+        tok.encode([1, 2])
+    with pytest.raises(ValueError, match=rf"token id {len(VOCAB)} is outside the vocabulary \[0, {len(VOCAB) - 1}\]"):
+        tok.decode([1, len(VOCAB)])
+    with pytest.raises(TypeError, match="1-D sequence of integer"):
+        tok.decode([1.5])

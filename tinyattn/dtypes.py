@@ -1,0 +1,68 @@
+"""PyTorch's dtype names as the NumPy dtypes they mean here, and the typed-tensor constructors.
+
+``dtype=torch.long`` or ``x.type(torch.uint8)`` run unchanged: each name IS a NumPy scalar type.
+NumPy has no bfloat16, so ``bfloat16`` is a stand-in that can be named (code that picks a dtype
+from a table still imports) but raises a clear TypeError the moment anything is made with it.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .tensor import Tensor, _TYPE_OF_NAME, _as_array, _new_shape, float32, float64
+
+__all__ = [
+    "bfloat16", "bool", "double", "float", "float16", "float32", "float64", "half", "int", "int8", "int16", "int32",
+    "int64", "long", "short", "uint8",
+    "BoolTensor", "ByteTensor", "CharTensor", "DoubleTensor", "FloatTensor", "HalfTensor", "IntTensor", "LongTensor",
+    "ShortTensor",
+]
+
+uint8 = np.uint8
+int8 = np.int8
+int16 = short = np.int16
+int32 = int = np.int32  # noqa: A001  (torch.int is int32)
+int64 = long = np.int64
+float16 = half = np.float16
+double = float64
+float = float32  # noqa: A001  (torch.float is float32)
+bool = np.bool_  # noqa: A001
+
+
+class _NoBfloat16:
+    """torch.bfloat16's stand-in: NumPy has no bfloat16, so any use of it as a dtype raises."""
+
+    @property
+    def dtype(self):  # np.dtype(x), np.zeros(..., dtype=x) and astype(x) all read this attribute
+        raise TypeError("bfloat16 is not supported: NumPy has no bfloat16. Use tinyattn.float32 "
+                        "(or float16 to halve the memory)")
+
+    def __repr__(self) -> str:
+        return "tinyattn.bfloat16"
+
+    is_floating_point = True  # what torch.bfloat16.is_floating_point says
+    itemsize = 2
+
+
+bfloat16 = _NoBfloat16()
+
+
+def _typed(name: str):
+    dt = _TYPE_OF_NAME[name]
+
+    def make(*data) -> Tensor:
+        # torch.LongTensor([[1, 2]]) holds the data; torch.LongTensor(2, 3) is a tensor of that shape
+        # (left uninitialised by PyTorch, zeros here, so nothing depends on leftover memory).
+        if len(data) == 1 and not isinstance(data[0], (int, np.integer)) or not data:
+            return Tensor(np.array(_as_array(data[0]) if data else [], dtype=dt))
+        return Tensor(np.zeros(_new_shape(data), dtype=dt))
+
+    make.__name__ = make.__qualname__ = name
+    make.__doc__ = (f"``{name}(data)``: a {np.dtype(dt).name} tensor holding data; ``{name}(*sizes)``: "
+                    "zeros of that shape. Also a type for ``x.type(...)``.")
+    make.dtype = dt  # so np.dtype(LongTensor), x.type(LongTensor) and x.to(LongTensor) mean int64
+    return make
+
+
+FloatTensor, DoubleTensor, HalfTensor = _typed("FloatTensor"), _typed("DoubleTensor"), _typed("HalfTensor")
+LongTensor, IntTensor, ShortTensor = _typed("LongTensor"), _typed("IntTensor"), _typed("ShortTensor")
+CharTensor, ByteTensor, BoolTensor = _typed("CharTensor"), _typed("ByteTensor"), _typed("BoolTensor")

@@ -1,0 +1,375 @@
+"""The learner's process: it loads ONE submission and runs the calls the judge asks for.
+
+    python -I -c "$(cat child.py)" CONFIG_JSON      (started by tinyattn.grading.learner, never by hand)
+
+It holds no reference, expected value, seed or verdict: the judge sends inputs over stdin and
+reads plain data back on stdout (see wire.py), so nothing this process does can write a grade.
+It imports nothing from tinyattn.grading (in the sandbox that folder is not even visible), only
+the standard library, NumPy, wire.py's text and, for ex08, tinyattn itself.
+
+Inside the sandbox (CONFIG "sandbox": true, started under `unshare --user --map-root-user --pid
+--net --mount`) it first, still single-threaded and before any learner code:
+  1. makes every mount read-only, mounts a private tmpfs on /tmp and empty ones over the hidden
+     paths (the grader, solutions/, tests/, the learners' folders, site-packages but NumPy);
+  2. enters a nested user + mount namespace: those mounts are now locked (they can not be
+     unmounted or made writable again) and it drops every capability;
+  3. sets CPU-time, memory, file-size and open-file limits.
+The PID namespace ends with this process (PID 1 there): anything it started dies with it.
+"""
+import ctypes
+import io
+import json
+import linecache
+import os
+import sys
+import traceback
+import types
+
+CLONE_NEWNS, CLONE_NEWUSER = 0x00020000, 0x10000000
+MS_RDONLY, MS_NOSUID, MS_NODEV, MS_BIND, MS_REC = 1, 2, 4, 4096, 16384
+AT_RECURSIVE, MOUNT_ATTR_RDONLY, SYS_MOUNT_SETATTR = 0x8000, 1, 442
+PR_SET_NO_NEW_PRIVS = 38
+STDOUT_CAP = 8192                   # characters of print() output kept per call (its end)
+
+
+class ForbiddenImport(ImportError):
+    """A submission imported a module no exercise may use."""
+
+
+class ImportGuard:
+    """Refuses the modules no exercise may use (a courtesy for honest mistakes: the sandbox is the wall)."""
+
+    def __init__(self, blocked, rule=""):
+        self.blocked, self.rule = tuple(blocked), rule
+
+    def find_spec(self, fullname, path=None, target=None):
+        for b in self.blocked:
+            if fullname == b or fullname.startswith(b + "."):
+                raise ForbiddenImport(f"importing {fullname} is not allowed" + (f": {self.rule}" if self.rule else
+                                                                                 " in the exercises"))
+        return None
+
+
+# ---- the sandbox (namespaces are set up by `unshare`; this finishes the job from inside) ----------
+
+def _libc():
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.mount.argtypes = [ctypes.c_char_p, ctypes.c_char_p, ctypes.c_char_p, ctypes.c_ulong, ctypes.c_char_p]
+    return libc
+
+
+def _check(rc: int, what: str) -> None:
+    if rc != 0:
+        err = ctypes.get_errno()
+        raise OSError(err, f"{what}: {os.strerror(err)}")
+
+
+def _mount(libc, src, target, fstype, flags, data=None) -> None:
+    enc = (lambda s: None if s is None else s.encode())
+    _check(libc.mount(enc(src), enc(target), enc(fstype), flags, enc(data)), f"mount {target}")
+
+
+def _tmpfs(libc, target, readonly, size="64m") -> None:
+    _mount(libc, "none", target, "tmpfs", MS_NOSUID | MS_NODEV, f"size={size},mode=0755")
+    if readonly:
+        _mount(libc, None, target, None, 32 | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV)     # 32 = MS_REMOUNT
+
+
+def _all_read_only(libc) -> None:
+    class MountAttr(ctypes.Structure):
+        _fields_ = [("attr_set", ctypes.c_uint64), ("attr_clr", ctypes.c_uint64),
+                    ("propagation", ctypes.c_uint64), ("userns_fd", ctypes.c_uint64)]
+    attr = MountAttr(MOUNT_ATTR_RDONLY, 0, 0, 0)
+    rc = libc.syscall(SYS_MOUNT_SETATTR, -100, b"/", AT_RECURSIVE, ctypes.byref(attr), ctypes.sizeof(attr))
+    _check(rc, "mount_setattr / read-only")
+
+
+def enter_sandbox(cfg: dict) -> None:
+    libc = _libc()
+    _all_read_only(libc)
+    _tmpfs(libc, cfg["tmp"], readonly=False, size="256m")
+    for path in cfg.get("hide", []):
+        if os.path.isdir(path):
+            _tmpfs(libc, path, readonly=True, size="1m")
+        elif os.path.exists(path):
+            _mount(libc, "/dev/null", path, None, MS_BIND)
+    # site-packages: an empty folder but for NumPy (and tinyattn when it is installed there)
+    keep = []                               # (staged copy, final place, is a folder)
+    for i, (folder, allowed) in enumerate(cfg.get("filter", [])):
+        for name in allowed:
+            src = os.path.join(folder, name)
+            stage = os.path.join(cfg["tmp"], f".keep{i}_{len(keep)}")
+            os.mkdir(stage) if os.path.isdir(src) else open(stage, "w").close()
+            _mount(libc, src, stage, None, MS_BIND | MS_REC)
+            keep.append((stage, src, os.path.isdir(src)))
+    for folder, _ in cfg.get("filter", []):
+        _tmpfs(libc, folder, readonly=False, size="1m")
+    for stage, final, is_dir in keep:
+        os.mkdir(final) if is_dir else open(final, "w").close()
+        _mount(libc, stage, final, None, MS_BIND | MS_REC)
+        _check(libc.umount2(stage.encode(), 2), f"umount {stage}")                     # 2 = MNT_DETACH
+        os.rmdir(stage) if is_dir else os.unlink(stage)
+    for folder, _ in cfg.get("filter", []):
+        _mount(libc, None, folder, None, 32 | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV)   # 32 = MS_REMOUNT
+    # a nested user + mount namespace: every mount above is locked, and no capability is left
+    _check(libc.unshare(CLONE_NEWUSER | CLONE_NEWNS), "unshare")
+    _check(libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), "no_new_privs")
+
+    class Header(ctypes.Structure):
+        _fields_ = [("version", ctypes.c_uint32), ("pid", ctypes.c_int)]
+
+    class Data(ctypes.Structure):
+        _fields_ = [("effective", ctypes.c_uint32), ("permitted", ctypes.c_uint32),
+                    ("inheritable", ctypes.c_uint32)]
+    _check(libc.capset(ctypes.byref(Header(0x20080522, 0)), ctypes.byref((Data * 2)())), "capset")
+
+
+def set_limits(limits: dict) -> None:
+    try:
+        import resource
+    except ImportError:                     # pragma: no cover - not on every platform
+        return
+    for name, value in limits.items():
+        which = getattr(resource, name, None)
+        if which is None:
+            continue
+        soft, hard = resource.getrlimit(which)
+        value = int(value) if hard == resource.RLIM_INFINITY else min(int(value), hard)
+        try:
+            resource.setrlimit(which, (value, value))
+        except (ValueError, OSError):
+            pass
+
+
+# ---- talking to the judge --------------------------------------------------------------------------
+
+class Capture(io.TextIOBase):
+    """print() output: the last STDOUT_CAP characters of each call (the end is what explains a failure)."""
+
+    def __init__(self):
+        self.text, self.dropped = "", 0
+
+    def writable(self):
+        return True
+
+    def write(self, s):
+        s = str(s)
+        self.text += s
+        if len(self.text) > 2 * STDOUT_CAP:
+            self.dropped += len(self.text) - STDOUT_CAP
+            self.text = self.text[-STDOUT_CAP:]
+        return len(s)
+
+    def take(self) -> str:
+        text, dropped = self.text[-STDOUT_CAP:], self.dropped + max(len(self.text) - STDOUT_CAP, 0)
+        self.text, self.dropped = "", 0
+        return (f"... ({dropped} characters before)\n" if dropped else "") + text
+
+
+def tensor_array(t):
+    """The NumPy array inside a tinyattn Tensor (t._data, or t.data before/after the Tensor-data change)."""
+    for name in ("_data", "data"):
+        a = getattr(t, name, None)
+        if isinstance(a, sys.modules["numpy"].ndarray):
+            return a
+    return t.numpy()
+
+
+def where_in(exc: BaseException, path: str) -> str:
+    """' (line N of file.py: code)' for the deepest traceback frame inside the learner's file."""
+    frames = [f for f in traceback.extract_tb(exc.__traceback__) if f.filename == path]
+    if not frames:
+        return ""
+    f = frames[-1]
+    return f" (line {f.lineno} of {os.path.basename(path)}: {(f.line or '').strip()[:200]})"
+
+
+def describe(exc: BaseException, path: str) -> dict:
+    """What the judge needs to report an exception: its kind, class names, message and place."""
+    if isinstance(exc, NotImplementedError):
+        kind = "not_implemented"
+    elif isinstance(exc, ForbiddenImport):
+        kind = "forbidden"
+    elif isinstance(exc, SystemExit):
+        kind = "exit"
+    else:
+        kind = "exception"
+    try:
+        message = str(exc.code if isinstance(exc, SystemExit) else exc)
+    except BaseException:  # noqa: BLE001 - a __str__ that raises
+        message = "<unprintable>"
+    return {"kind": kind, "types": [c.__name__ for c in type(exc).__mro__], "message": message[:2000],
+            "code": repr(exc.code)[:200] if isinstance(exc, SystemExit) else None, "where": where_in(exc, path)}
+
+
+class Learner:
+    def __init__(self, cfg: dict, wire):
+        self.cfg, self.wire = cfg, wire
+        self.module = None
+        self.refs: dict[int, object] = {}
+        self.path = ""
+        self.np = sys.modules["numpy"]
+
+    # values -> the pipe: plain data as it is, Tensors as data plus a handle, anything else as a handle
+    def encode_hook(self, obj, enc):
+        tinyattn = sys.modules.get("tinyattn")
+        self.refs[id(obj)] = obj
+        if tinyattn is not None and isinstance(obj, tinyattn.Tensor):
+            return {"Tn": id(obj), "data": enc(self.np.array(tensor_array(obj))), "rg": bool(obj.requires_grad)}
+        mro = [f"{c.__module__}.{c.__qualname__}" for c in type(obj).__mro__]
+        return {"R": id(obj), "mro": mro[:20], "callable": callable(obj)}
+
+    def decode_hook(self, tree, dec):
+        if "Tn" in tree:                          # a Tensor the judge built: rebuilt here
+            import tinyattn
+            return tinyattn.tensor(dec(tree["data"]), requires_grad=bool(tree["rg"]))
+        if "R" in tree:
+            return self.refs[int(tree["R"])]
+        raise self.wire.ProtocolError(f"unexpected value {str(tree)[:60]}")
+
+    def load(self, msg: dict) -> dict:
+        np = self.np
+        work = os.path.join(self.cfg["workdir"], "submission")
+        os.makedirs(work, exist_ok=True)
+        for name, source in msg["files"].items():
+            if os.path.basename(name) == name and name.endswith(".py"):
+                with open(os.path.join(work, name), "w", encoding="utf-8") as f:
+                    f.write(source)
+        sys.path.append(work)                 # appended: the learner's files can not shadow numpy
+        self.path = msg["origin"]
+        source = msg["files"][msg["main"]]
+        linecache.cache[self.path] = (len(source), None, source.splitlines(True), self.path)
+        if msg.get("kind") == "module":
+            import tinyattn
+            tinyattn.manual_seed(int(msg["init_seed"]))      # nn.Linear's initial weights (not the grading seed)
+            tinyattn.set_default_dtype(np.float64)           # float64 parameters: exact comparisons
+        sys.meta_path.insert(0, ImportGuard(msg["blocked"], str(msg.get("rule", ""))))
+        module = types.ModuleType(msg["module"])
+        module.__file__ = os.path.join(work, msg["main"])
+        sys.modules[msg["module"]] = module
+        sys.argv = [self.path]
+        try:
+            exec(compile(source, self.path, "exec"), module.__dict__)
+        except BaseException as e:  # noqa: BLE001 - reported to the judge
+            return {"raised": describe(e, self.path)}
+        self.module = module
+        return {"ok": sorted(k for k, v in vars(module).items() if callable(v) and not k.startswith("__"))}
+
+    def call(self, msg: dict) -> dict:
+        np = self.np
+        target = getattr(self.module, msg["fn"], None) if "fn" in msg else self.refs.get(int(msg["ref"]))
+        if msg.get("attr"):
+            target = getattr(target, msg["attr"])
+        args, kwargs = msg["args"], msg["kwargs"]
+        before = [a.copy() for a in self.arrays((args, kwargs))]
+        trace = bool(msg.get("trace_memory"))
+        peak = 0
+        try:
+            if trace:
+                import tracemalloc
+                tracemalloc.start()
+            try:
+                out = target(*args, **kwargs)
+            finally:
+                if trace:
+                    peak = tracemalloc.get_traced_memory()[1]
+                    tracemalloc.stop()
+        except BaseException as e:  # noqa: BLE001 - reported to the judge
+            return {"raised": describe(e, self.path)}
+        after = self.arrays((args, kwargs))
+        mutated = [[i, list(b.shape)] for i, (b, a) in enumerate(zip(before, after))
+                   if b.shape != a.shape or not np.array_equal(b, a, equal_nan=b.dtype.kind in "fc")]
+        return {"ok": out, "mutated": mutated, "peak": peak}
+
+    def arrays(self, obj) -> list:
+        """Every array (or Tensor's array) inside obj, in order."""
+        np, tinyattn = self.np, sys.modules.get("tinyattn")
+        if isinstance(obj, np.ndarray):
+            return [obj]
+        if tinyattn is not None and isinstance(obj, tinyattn.Tensor):
+            return [tensor_array(obj)]
+        if isinstance(obj, (tuple, list)):
+            return [a for o in obj for a in self.arrays(o)]
+        if isinstance(obj, dict):
+            return [a for o in obj.values() for a in self.arrays(o)]
+        return []
+
+    def getattr(self, msg: dict) -> dict:
+        try:
+            return {"ok": getattr(self.refs[int(msg["ref"])], str(msg["name"]))}
+        except BaseException as e:  # noqa: BLE001
+            return {"raised": describe(e, self.path)}
+
+    def setattr(self, msg: dict) -> dict:
+        """obj.name = value (e.g. a parameter's .grad = None before a backward pass)."""
+        try:
+            setattr(self.refs[int(msg["ref"])], str(msg["name"]), msg["value"])
+            return {"ok": None}
+        except BaseException as e:  # noqa: BLE001
+            return {"raised": describe(e, self.path)}
+
+    def items(self, msg: dict) -> dict:
+        """list(obj): e.g. the parameters a module's .parameters() yields."""
+        try:
+            return {"ok": list(self.refs[int(msg["ref"])])}
+        except BaseException as e:  # noqa: BLE001
+            return {"raised": describe(e, self.path)}
+
+    def copyto(self, msg: dict) -> dict:
+        """Write an array into a Tensor's data in place (the grader choosing a module's weights)."""
+        try:
+            self.np.copyto(tensor_array(self.refs[int(msg["ref"])]), msg["value"])
+            return {"ok": None}
+        except BaseException as e:  # noqa: BLE001
+            return {"raised": describe(e, self.path)}
+
+
+def main() -> None:
+    cfg = json.loads(sys.argv[1])
+    wire_source = cfg["wire"]               # the text of wire.py: this process reads no file of the grader's
+    if cfg.get("sandbox"):
+        enter_sandbox(cfg)
+    if cfg.get("probe"):
+        os._exit(0)
+    sys.path[:0] = cfg.get("path", [])      # the folder that holds tinyattn (-I left PYTHONPATH out)
+    sys.path += [p for p in cfg.get("path_last", []) if p not in sys.path]       # and NumPy's
+    set_limits(cfg.get("limits", {}))
+    os.makedirs(cfg["workdir"], exist_ok=True)
+    os.chdir(cfg["workdir"])
+    rfd, wfd = os.dup(0), os.dup(1)         # the pipe to the judge; fds 0 and 1 now point nowhere
+    null = os.open(os.devnull, os.O_RDWR)
+    os.dup2(null, 0)
+    os.dup2(null, 1)
+    sys.stdin = open(os.devnull, encoding="utf-8")              # input() sees end-of-file instead of hanging
+    capture = sys.stdout = Capture()
+    sys.dont_write_bytecode = True
+    import warnings
+    warnings.simplefilter("ignore")        # NumPy overflow warnings etc. are the checks' business
+    import numpy  # noqa: F401
+    wire = types.ModuleType("tinyattn_grading_wire")
+    exec(compile(wire_source, "wire.py", "exec"), wire.__dict__)
+    learner = Learner(cfg, wire)
+    handlers = {"load": learner.load, "call": learner.call, "getattr": learner.getattr, "setattr": learner.setattr,
+                "list": learner.items, "copyto": learner.copyto}
+    while True:
+        try:
+            msg = wire.read_message(rfd, hook=learner.decode_hook)
+        except EOFError:
+            os._exit(0)
+        if msg.get("op") == "bye":
+            os._exit(0)                     # now: threads the learner left running do not hold the exit
+        reply = handlers[msg["op"]](msg)
+        reply["stdout"] = capture.take()
+        try:
+            data = wire.dumps(reply, hook=learner.encode_hook)
+        except BaseException as e:  # noqa: BLE001 - e.g. a cyclic list
+            data = wire.dumps({"raised": {"kind": "exception", "types": ["TypeError", "Exception"],
+                                          "message": f"the result can not be sent back: {type(e).__name__}: {e}",
+                                          "code": None, "where": ""}, "stdout": reply["stdout"]})
+        view = memoryview(data)
+        while view:
+            view = view[os.write(wfd, view):]
+
+
+if __name__ == "__main__":
+    main()

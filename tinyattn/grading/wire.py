@@ -1,0 +1,118 @@
+"""The judge <-> learner pipe format: plain data and raw array bytes, never pickle.
+
+A message is an 8-byte length, a JSON header, then each array's raw bytes (8-byte length
+first). Values are None, bool, int, float, str, lists, tuples, dicts and NumPy arrays of
+bool/int/uint/float/complex dtype; anything else is left to a `hook` on each side (the learner
+side turns its objects into handles, the judge side turns handles into proxies). Decoding
+builds fresh, plain `numpy.ndarray`s from bytes after checking dtype and size, so what comes
+back can not be a subclass, an object with `__array__`, or anything that runs code.
+
+This file imports nothing from tinyattn: the learner's process loads it by path.
+"""
+from __future__ import annotations
+
+import json
+import os
+import struct
+
+import numpy as np
+
+MAX_MESSAGE = 256 << 20          # bytes: a reply larger than this is a protocol error, not a memory blow-up
+KINDS = "biufc"                  # bool, int, uint, float, complex: the only dtypes that cross the pipe
+_LEN = struct.Struct(">Q")
+
+
+class ProtocolError(Exception):
+    """A malformed or oversized message (the learner's process wrote something that is not a reply)."""
+
+
+def _encode(obj, bufs: list, hook):
+    if obj is None or type(obj) in (bool, int, float, str):
+        return obj
+    if type(obj) is list:
+        return {"L": [_encode(o, bufs, hook) for o in obj]}
+    if type(obj) is tuple:
+        return {"T": [_encode(o, bufs, hook) for o in obj]}
+    if type(obj) is dict:
+        return {"D": [[_encode(k, bufs, hook), _encode(v, bufs, hook)] for k, v in obj.items()]}
+    if isinstance(obj, (np.ndarray, np.generic)) and np.asarray(obj).dtype.kind in KINDS:
+        arr = np.array(obj, order="C", subok=False)          # a plain, C-ordered copy (0-d stays 0-d)
+        bufs.append(arr.tobytes())
+        return {"A": len(bufs) - 1, "dt": arr.dtype.str, "sh": list(arr.shape),
+                "scalar": isinstance(obj, np.generic)}
+    if hook is not None:
+        return hook(obj, lambda o: _encode(o, bufs, hook))
+    raise TypeError(f"can not send a {type(obj).__name__} over the grading pipe")
+
+
+def _decode(tree, bufs: list, hook):
+    if tree is None or isinstance(tree, (bool, int, float, str)):
+        return tree
+    if isinstance(tree, dict):
+        if "L" in tree:
+            return [_decode(o, bufs, hook) for o in tree["L"]]
+        if "T" in tree:
+            return tuple(_decode(o, bufs, hook) for o in tree["T"])
+        if "D" in tree:
+            return {_decode(k, bufs, hook): _decode(v, bufs, hook) for k, v in tree["D"]}
+        if "A" in tree:
+            return _array(tree, bufs)
+        if hook is not None:
+            return hook(tree, lambda t: _decode(t, bufs, hook))
+    raise ProtocolError(f"unexpected value in a message: {str(tree)[:80]}")
+
+
+def _array(tree: dict, bufs: list) -> np.ndarray:
+    try:
+        dt, shape, raw = np.dtype(str(tree["dt"])), tuple(int(n) for n in tree["sh"]), bufs[int(tree["A"])]
+    except (TypeError, ValueError, KeyError, IndexError) as e:
+        raise ProtocolError(f"bad array header: {e}") from None
+    if dt.kind not in KINDS or dt.fields is not None or dt.subdtype is not None or len(shape) > 32 \
+            or any(n < 0 for n in shape) or dt.itemsize * int(np.prod(shape, dtype=np.int64)) != len(raw):
+        raise ProtocolError(f"bad array: dtype {dt}, shape {shape}, {len(raw)} bytes")
+    arr = np.frombuffer(raw, dtype=dt).reshape(shape).copy()      # a fresh, writable, plain ndarray
+    return arr[()] if tree.get("scalar") else arr
+
+
+def dumps(obj, hook=None) -> bytes:
+    bufs: list[bytes] = []
+    header = json.dumps({"v": _encode(obj, bufs, hook), "n": len(bufs)}).encode()
+    return b"".join([_LEN.pack(len(header)), header] + [_LEN.pack(len(b)) + b for b in bufs])
+
+
+def _read_exact(fd: int, n: int, wait) -> bytes:
+    chunks, got = [], 0
+    while got < n:
+        wait()
+        chunk = os.read(fd, min(n - got, 1 << 20))
+        if not chunk:
+            raise EOFError("the pipe closed")
+        chunks.append(chunk)
+        got += len(chunk)
+    return b"".join(chunks)
+
+
+def read_message(fd: int, hook=None, wait=lambda: None, limit: int = MAX_MESSAGE):
+    """One message from `fd`; `wait()` is called before each read (the judge's deadline check)."""
+    total = 0
+
+    def length() -> int:
+        nonlocal total
+        (n,) = _LEN.unpack(_read_exact(fd, 8, wait))
+        total += n
+        if total > limit:
+            raise ProtocolError(f"a message of more than {limit} bytes")
+        return n
+
+    try:
+        header = json.loads(_read_exact(fd, length(), wait))
+        bufs = [_read_exact(fd, length(), wait) for _ in range(int(header["n"]))]
+        return _decode(header["v"], bufs, hook)
+    except (ValueError, KeyError, TypeError, RecursionError) as e:
+        raise ProtocolError(f"malformed message: {type(e).__name__}: {e}") from None
+
+
+def write_message(fd: int, obj, hook=None) -> None:
+    data = memoryview(dumps(obj, hook))
+    while data:
+        data = data[os.write(fd, data):]

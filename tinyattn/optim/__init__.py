@@ -1,0 +1,24 @@
+"""tinyattn.optim: SGD, Adam, AdamW, gradient clipping, and learning-rate schedules (``lr_scheduler``).
+
+The update rules are PyTorch's documented algorithms, line for line, so a learner can check one
+against the other. Each step writes into the parameter's own array (the Parameter object never
+changes, so a Module and its optimizer keep pointing at the same thing) and skips parameters
+whose ``.grad`` is None (they took no part in the loss).
+"""
+from .optimizer import Optimizer  # noqa: F401
+from .sgd import SGD  # noqa: F401
+from .adam import Adam, AdamW  # noqa: F401
+from . import lr_scheduler  # noqa: F401
+from ..nn.utils import clip_grad_norm_
+
+__all__ = ["Optimizer", "SGD", "Adam", "AdamW", "clip_grad_norm", "clip_grad_norm_", "lr_scheduler"]
+
+
+def clip_grad_norm(params, max_norm: float, error_if_nonfinite: bool = True) -> float:
+    """Scale all gradients together, in place, so their joint L2 norm is at most max_norm.
+
+    Returns the total norm BEFORE clipping (useful to log). Clipping all gradients by one factor
+    keeps the update's direction; only its length shrinks. max_norm=inf just measures.
+    (``nn.utils.clip_grad_norm_``, PyTorch's name, also takes norm_type.)
+    """
+    return clip_grad_norm_(params, max_norm, error_if_nonfinite=error_if_nonfinite)

@@ -1,0 +1,249 @@
+"""A Hugging Face GPT-2 checkpoint folder -> the course's own TransformerLM, weight by weight.
+
+GPT-2 is exactly the course's pre-LayerNorm decoder: token embedding + learned positions, n_layer blocks
+x = x + attn(ln_1(x)); x = x + mlp(ln_2(x)), a final LayerNorm, and a head that reuses the token
+embedding. Three things differ only in how Hugging Face stores the weights:
+
+* ``Conv1D``: GPT-2's projections keep their weight as (in, out) and compute x @ W + b, where
+  nn.Linear keeps (out, in) and computes x @ W^T + b; so every matrix is transposed on the way in.
+* ``c_attn``: the query, key and value projections are one fused (C, 3C) matrix; its three column blocks
+  are W_q, W_k and W_v, in that order.
+* ``lm_head``: tied to ``wte``, so the checkpoint stores the matrix once.
+
+The FFN's GELU is the tanh formula ("gelu_new"), and LayerNorm's eps comes from the config.
+"""
+from __future__ import annotations
+
+import json
+import os
+
+import numpy as np
+
+from .. import get_default_dtype, get_rng
+from ..nn import TransformerLM
+
+__all__ = ["load_gpt2", "read_config", "build_model"]
+
+_SIZES = ("vocab_size", "n_positions", "n_embd", "n_layer", "n_head")
+# Hugging Face's names for GPT-2's activation -> nn.GELU's `approximate`.
+_GELU = {"gelu_new": "tanh", "gelu_pytorch_tanh": "tanh", "gelu": "none"}
+# Buffers some checkpoints carry (the causal mask GPT-2 kept per layer): rebuilt here, never loaded.
+_BUFFERS = (".attn.bias", ".attn.masked_bias")
+
+
+def _safe_open():
+    try:
+        from safetensors import safe_open
+    except ImportError:
+        raise ImportError("loading GPT-2 weights needs the 'safetensors' package: "
+                          "pip install -e \".[pretrained]\" (or pip install safetensors)") from None
+    return safe_open
+
+
+def read_config(folder: str) -> dict:
+    """config.json, checked: the five sizes are positive ints, and nothing asks for what is not built here."""
+    path = os.path.join(folder, "config.json")
+    if not os.path.isfile(path):
+        raise FileNotFoundError(f"{folder} has no config.json (a Hugging Face GPT-2 folder holds config.json, "
+                                "model.safetensors, and vocab.json + merges.txt or tokenizer.json)")
+    try:
+        with open(path, encoding="utf-8") as f:
+            cfg = json.load(f)
+    except json.JSONDecodeError as e:
+        raise ValueError(f"{path} is not valid JSON ({e})") from None
+    if not isinstance(cfg, dict):
+        raise ValueError(f"{path} must hold a JSON object, got {type(cfg).__name__}")
+    for key in _SIZES:
+        if key not in cfg:
+            raise ValueError(f"{path} has no {key!r}: a GPT-2 config needs {', '.join(_SIZES)}")
+        v = cfg[key]
+        if isinstance(v, bool) or not isinstance(v, int) or v <= 0:
+            raise ValueError(f"{path}: {key} must be a positive int, got {v!r}")
+    if cfg.get("model_type", "gpt2") != "gpt2":
+        raise ValueError(f"{path}: model_type is {cfg['model_type']!r}; load_gpt2 reads GPT-2 checkpoints "
+                         "(model_type 'gpt2': gpt2, distilgpt2, gpt2-medium/large/xl)")
+    if cfg["n_embd"] % cfg["n_head"]:
+        raise ValueError(f"{path}: n_embd={cfg['n_embd']} is not divisible by n_head={cfg['n_head']}")
+    act = cfg.get("activation_function", "gelu_new")  # the defaults are Hugging Face's GPT2Config's
+    if act not in _GELU:
+        raise ValueError(f"{path}: activation_function={act!r} is not supported (expected one of {sorted(_GELU)})")
+    unsupported = {"scale_attn_weights": True, "scale_attn_by_inverse_layer_idx": False, "add_cross_attention": False}
+    for key, built in unsupported.items():
+        if cfg.get(key, built) != built:
+            raise ValueError(f"{path}: {key}={cfg[key]!r} is not supported (only {key}={built} is built here)")
+    return cfg
+
+
+_FLOATS = {"F16": "float16", "F32": "float32", "F64": "float64"}  # safetensors' names NumPy can read
+
+
+def _open_weights(folder: str):
+    """model.safetensors, opened: only its header is read now; tensors are read when asked for."""
+    path = os.path.join(folder, "model.safetensors")
+    if not os.path.isfile(path):
+        extra = " (this folder has PyTorch's pytorch_model.bin; fetch the .safetensors file instead)" \
+            if os.path.isfile(os.path.join(folder, "pytorch_model.bin")) else ""
+        raise FileNotFoundError(f"{folder} has no model.safetensors{extra}")
+    safe_open = _safe_open()
+    try:
+        return safe_open(path, framework="np")
+    except Exception as e:  # a truncated file, a header that is not JSON, ...
+        raise ValueError(f"{path} could not be read as safetensors: {e}") from None
+
+
+def _names(f) -> dict[str, str]:
+    """{GPT-2 name: key in the file}: some checkpoints put 'transformer.' in front; mask buffers are left out."""
+    return {k.removeprefix("transformer."): k for k in f.keys() if not k.endswith(_BUFFERS)}
+
+
+def _expected_shapes(cfg: dict) -> dict[str, tuple]:
+    """Every weight a GPT-2 checkpoint must hold, with its shape, in Hugging Face's names and layout."""
+    V, P, C, L = cfg["vocab_size"], cfg["n_positions"], cfg["n_embd"], cfg["n_layer"]
+    F = cfg.get("n_inner") or 4 * C  # the FFN's hidden width
+    shapes = {"wte.weight": (V, C), "wpe.weight": (P, C)}
+    for i in range(L):
+        p = f"h.{i}."
+        shapes.update({
+            p + "ln_1.weight": (C,), p + "ln_1.bias": (C,),
+            p + "attn.c_attn.weight": (C, 3 * C), p + "attn.c_attn.bias": (3 * C,),  # Conv1D: (in, out)
+            p + "attn.c_proj.weight": (C, C), p + "attn.c_proj.bias": (C,),
+            p + "ln_2.weight": (C,), p + "ln_2.bias": (C,),
+            p + "mlp.c_fc.weight": (C, F), p + "mlp.c_fc.bias": (F,),
+            p + "mlp.c_proj.weight": (F, C), p + "mlp.c_proj.bias": (C,),
+        })
+    shapes.update({"ln_f.weight": (C,), "ln_f.bias": (C,)})
+    if not cfg.get("tie_word_embeddings", True):
+        shapes["lm_head.weight"] = (V, C)  # an untied head must be in the file
+    return shapes
+
+
+def _check_weights(f, names: dict, cfg: dict, where: str) -> None:
+    """Names, shapes and dtypes from the file's header, against the config, before any tensor is read."""
+    expected = _expected_shapes(cfg)
+    missing = [k for k in expected if k not in names]
+    if missing:
+        more = f" and {len(missing) - 5} more" if len(missing) > 5 else ""
+        raise ValueError(f"{where} is missing weights {missing[:5]}{more} (for n_layer={cfg['n_layer']})")
+    unexpected = [k for k in names if k not in expected and k != "lm_head.weight"]
+    if unexpected:
+        raise ValueError(f"{where} has weights a GPT-2 with this config does not have: {unexpected[:5]} "
+                         f"(n_layer={cfg['n_layer']} in config.json)")
+    expected.setdefault("lm_head.weight", expected["wte.weight"])  # a tied head, stored anyway: same shape
+    for k, key in names.items():
+        info = f.get_slice(key)
+        shape, dtype = tuple(info.get_shape()), info.get_dtype()
+        if shape != expected[k]:
+            raise ValueError(f"{where}: {k!r} has shape {shape} but config.json (n_embd={cfg['n_embd']}, "
+                             f"vocab_size={cfg['vocab_size']}, n_positions={cfg['n_positions']}) needs {expected[k]}")
+        if dtype not in _FLOATS:
+            raise ValueError(f"{where}: {k!r} has dtype {dtype}; expected floats NumPy can read "
+                             f"({', '.join(_FLOATS)}; BF16 has no NumPy dtype)")
+
+
+def _embedding_state(get) -> dict[str, np.ndarray]:
+    return {"tok_emb.weight": get("wte.weight"),  # (V, C): the same in both
+            "pos.weight": get("wpe.weight")}  # (P, C): learned positions, one row per position
+
+
+def _block_state(get, i: int, C: int) -> dict[str, np.ndarray]:
+    """Block i: GPT-2's names and Conv1D (in, out) layout -> TransformerBlock's keys and nn.Linear's (out, in)."""
+    h, b = f"h.{i}.", f"blocks.{i}."
+    # c_attn computes x @ [W_q | W_k | W_v] + [b_q | b_k | b_v]: cut the (C, 3C) matrix into three (C, C).
+    w_q, w_k, w_v = np.split(get(h + "attn.c_attn.weight"), [C, 2 * C], axis=1)  # each (C, C) (in, out)
+    b_q, b_k, b_v = np.split(get(h + "attn.c_attn.bias"), [C, 2 * C])  # each (C,)
+    return {
+        b + "ln1.weight": get(h + "ln_1.weight"), b + "ln1.bias": get(h + "ln_1.bias"),
+        b + "attn.W_q.weight": w_q.T, b + "attn.W_q.bias": b_q,  # .T: Conv1D (in, out) -> Linear (out, in)
+        b + "attn.W_k.weight": w_k.T, b + "attn.W_k.bias": b_k,
+        b + "attn.W_v.weight": w_v.T, b + "attn.W_v.bias": b_v,
+        b + "attn.W_o.weight": get(h + "attn.c_proj.weight").T, b + "attn.W_o.bias": get(h + "attn.c_proj.bias"),
+        b + "ln2.weight": get(h + "ln_2.weight"), b + "ln2.bias": get(h + "ln_2.bias"),
+        b + "ffn.0.weight": get(h + "mlp.c_fc.weight").T, b + "ffn.0.bias": get(h + "mlp.c_fc.bias"),
+        b + "ffn.2.weight": get(h + "mlp.c_proj.weight").T, b + "ffn.2.bias": get(h + "mlp.c_proj.bias"),
+    }
+
+
+def _final_state(get, cfg: dict) -> dict[str, np.ndarray]:
+    state = {"ln_f.weight": get("ln_f.weight"), "ln_f.bias": get("ln_f.bias")}
+    if not cfg.get("tie_word_embeddings", True):  # the tied head is tok_emb.weight itself: nothing to copy
+        state["head.weight"] = get("lm_head.weight")
+        state["head.bias"] = np.zeros(cfg["vocab_size"])  # GPT-2's head has no bias
+    return state
+
+
+def _parts(get, cfg: dict):
+    """The model's state in pieces: the embeddings, each block, then the final LayerNorm (and an untied head)."""
+    yield _embedding_state(get)
+    for i in range(cfg["n_layer"]):
+        yield _block_state(get, i, cfg["n_embd"])
+    yield _final_state(get, cfg)
+
+
+def _dtype(dtype):
+    if dtype is None:
+        return np.dtype(get_default_dtype())
+    try:
+        dt = np.dtype(dtype)
+    except TypeError:
+        raise TypeError(f"dtype must be float32 or float64 (or None for the default), got {dtype!r}") from None
+    if dt not in (np.float32, np.float64):
+        raise ValueError(f"dtype must be float32 or float64 (or None for the default), got {dt}")
+    return dt
+
+
+def build_model(cfg: dict, dtype=None) -> TransformerLM:
+    """An untrained TransformerLM with GPT-2's architecture for this config (eval mode)."""
+    dt = _dtype(dtype)
+    rng = get_rng()
+    state = rng.bit_generator.state  # building draws random init weights: leave the user's seeded stream as it was
+    try:
+        model = TransformerLM(cfg["vocab_size"], cfg["n_embd"], cfg["n_head"], cfg["n_layer"], cfg["n_positions"],
+                              d_ff=cfg.get("n_inner") or None, positional="learned",
+                              layer_norm_eps=float(cfg.get("layer_norm_epsilon", 1e-5)),
+                              gelu=_GELU[cfg.get("activation_function", "gelu_new")],
+                              tie_weights=bool(cfg.get("tie_word_embeddings", True)))
+    finally:
+        rng.bit_generator.state = state
+    return model.to(dt).eval()
+
+
+def load_gpt2(path, dtype=None):
+    """A local Hugging Face GPT-2 checkpoint folder -> (model, tokenizer).
+
+    The folder holds config.json, model.safetensors, and vocab.json + merges.txt or tokenizer.json
+    (as ``huggingface-cli download gpt2 --include "*.json" "*.txt" "*.safetensors"`` fetches them).
+    model: a TransformerLM in eval mode: model(idx (B, T) ints) -> logits (B, T, vocab_size),
+    model(idx, return_weights=True) -> (logits, a list over layers of weights (B, H, T, T)),
+    model(idx, head_mask=...), model.generate(...). dtype: float32 or float64 (None = tinyattn's default).
+    tokenizer: encode(str) -> list[int], decode(ids) -> str.
+    """
+    from .tokenizer import load_tokenizer
+
+    folder = os.fspath(path)
+    if not os.path.isdir(folder):
+        raise FileNotFoundError(f"load_gpt2: {folder!r} is not a folder (expected a Hugging Face GPT-2 checkpoint "
+                                "folder with config.json, model.safetensors, and vocab.json + merges.txt or "
+                                "tokenizer.json)")
+    cfg = read_config(folder)
+    tokenizer = load_tokenizer(folder)
+    if tokenizer.vocab_size > cfg["vocab_size"]:
+        raise ValueError(f"{folder}: the tokenizer has {tokenizer.vocab_size} tokens but config.json has "
+                         f"vocab_size={cfg['vocab_size']}: some ids would have no embedding")
+    where = os.path.join(folder, "model.safetensors")
+    with _open_weights(folder) as f:
+        names = _names(f)
+        _check_weights(f, names, cfg, where)
+        model = build_model(cfg, dtype)
+
+        def get(name: str) -> np.ndarray:
+            return f.get_tensor(names[name])
+
+        # Part by part, so only one block's arrays are ever held next to the model (not a second copy of it all).
+        loaded = set()
+        for part in _parts(get, cfg):
+            model.load_state_dict(part, strict=False)  # copies (and casts) into the model's own arrays
+            loaded |= set(part)
+    left = {name for name, _ in model.named_parameters()} - loaded  # a tied head.weight is listed as tok_emb.weight
+    assert not left, f"load_gpt2 left {sorted(left)} unset"  # the mapping covers every parameter by construction
+    model.config = dict(cfg)
+    return model, tokenizer

@@ -1,6 +1,8 @@
 """Exercise 01 · attention scores.
 
 Every attention layer starts by asking, for each query, how well it matches each key.
+Allowed: NumPy and the Python standard library; from tinyattn, only tinyattn.gradcheck. No exercise
+may import torch, tensorflow, jax, scipy.special or the grader (tinyattn.grading).
 Grade yourself with:  tinyattn grade --only ex01
 """
 import math

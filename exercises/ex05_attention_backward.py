@@ -1,5 +1,7 @@
 """Exercise 05 · attention, backward: the gradients of the loss w.r.t. Q, K and V.
 
+Allowed: NumPy and the Python standard library; from tinyattn, only tinyattn.gradcheck. No exercise
+may import torch, tensorflow, jax, scipy.special or the grader (tinyattn.grading).
 Grade yourself with:  tinyattn grade --only ex05   (checked against finite differences)
 """
 import math

@@ -2,8 +2,12 @@
 
 Here you work with tinyattn Tensors, not NumPy arrays, exactly as you would in PyTorch: build the
 module from nn.Linear layers and Tensor ops (view/reshape, transpose, @, softmax, masked_fill), and
-autograd gives you the backward pass for free. You may not use tinyattn's own attention code
-(nn.MultiHeadAttention, nn.functional.*attention*, tinyattn.masks): that is what you are building.
+autograd gives you the backward pass for free.
+Allowed: NumPy, the Python standard library, tinyattn Tensors and their ops, nn.Module, nn.Linear,
+nn.Parameter, nn.Dropout, nn.ModuleList and nn.functional's building blocks (softmax, linear,
+dropout, ...); not tinyattn's own attention code (nn.MultiHeadAttention and the other attention
+layers, F.scaled_dot_product_attention, F.attention, F.flash_attention, tinyattn.masks). No
+exercise may import torch, tensorflow, jax, scipy.special or the grader (tinyattn.grading).
 Grade yourself with:  tinyattn grade --only ex08
 """
 import math

@@ -1,4 +1,6 @@
 """The AST import check: what each kind of exercise may and may not import (no code is run)."""
+import ast
+
 import pytest
 
 from tinyattn.grading.exercises import get
@@ -52,6 +54,12 @@ def test_numpy_exercise_forbidden(src, words):
     "from tinyattn.nn import Module, Linear",
     "from tinyattn import Tensor",
     "class MultiHeadAttention(nn.Module):\n    pass",
+    # nn.functional's building blocks are not attention code
+    "import tinyattn.nn.functional as F\nw = F.softmax(s, dim=-1)",
+    "from tinyattn.nn import functional as F\ny = F.linear(x, w, b)",
+    "from tinyattn.nn.functional import softmax, dropout",
+    "from tinyattn import nn\nw = nn.functional.softmax(s)",
+    "class MultiHeadAttention(nn.Module):\n    def forward(self, x):\n        return self.attention(x)",
 ])
 def test_module_exercise_allowed(src):
     assert check_source(src, MODULE_EX) == []
@@ -60,9 +68,13 @@ def test_module_exercise_allowed(src):
 @pytest.mark.parametrize("src, words", [
     ("from tinyattn.nn import MultiHeadAttention", "MultiHeadAttention"),
     ("from tinyattn import nn\nm = nn.MultiHeadAttention(8, 2)", "MultiHeadAttention"),
-    ("import tinyattn.nn.functional as F", "tinyattn.nn.functional"),
-    ("from tinyattn.nn import functional as F", "tinyattn.nn.functional"),
-    ("from tinyattn import nn\ny = nn.functional.scaled_dot_product_attention(q, k, v)", "functional"),
+    ("import tinyattn.nn.functional as F\ny = F.scaled_dot_product_attention(q, k, v)", "F.scaled_dot_product_attention"),
+    ("from tinyattn.nn import functional as G\ny, w = G.attention(q, k, v)", "F.attention"),
+    ("from tinyattn.nn.functional import attention", "tinyattn.nn.functional.attention"),
+    ("from tinyattn.nn.functional import flash_attention as fa", "flash_attention"),
+    ("from tinyattn import nn\nF = nn.functional\ny = F.attention(q, k, v)", "F.attention"),
+    ("from tinyattn import nn\ny = nn.functional.scaled_dot_product_attention(q, k, v)", "scaled_dot_product_attention"),
+    ("from tinyattn import nn\nblock = nn.TransformerBlock(8, 2)", "TransformerBlock"),
     ("from tinyattn.nn import TransformerBlock", "TransformerBlock"),
     ("import torch", "torch"),
 ])
@@ -78,3 +90,19 @@ def test_line_numbers_are_reported():
 def test_syntax_error_is_raised_for_the_caller_to_report():
     with pytest.raises(SyntaxError):
         check_source("def f(:\n", NUMPY_EX)
+
+
+def test_the_rule_in_each_docstring_is_the_rule_the_grader_states():
+    """One sentence per kind of exercise, word for word in the exercise's docstring and the grader's message."""
+    from pathlib import Path
+
+    from tinyattn.grading.exercises import EXERCISES
+    from tinyattn.grading.static import NEVER_RULE, rule
+
+    root = Path(__file__).resolve().parents[1]
+    for ex in EXERCISES:
+        for folder in ("solutions", "exercises"):
+            path = root / folder / ex.filename
+            if path.is_file():
+                doc = " ".join(ast.get_docstring(ast.parse(path.read_text())).split())
+                assert rule(ex) in doc and NEVER_RULE in doc, (folder, ex.id)

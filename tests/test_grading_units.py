@@ -13,7 +13,7 @@ from tinyattn.gradcheck import numerical_grad
 from tinyattn.grading import EXERCISES, MISTAKES, references as ref, wrong
 from tinyattn.grading import checks as checks_pkg
 from tinyattn.grading.checkkit import (CheckFailed, Session, StudentNotImplemented, StudentRaised, diagnose,
-                                       expect_close, expect_mask, large_logits)
+                                       expect_close, expect_mask, huge_logit_rows, large_logits)
 from tinyattn.grading.exercises import get
 from tinyattn.grading.grader import ExerciseResult, GradeReport, SEED_ENV, grade_file, resolve_seed
 from tinyattn.grading.report import format_report
@@ -128,18 +128,47 @@ def test_every_attention_variant_differs_from_the_reference(rng):
 def test_flash_variant_is_only_wrong_when_the_max_moves(rng):
     Q, K, V = rng.standard_normal((6, 3)) * 2, rng.standard_normal((9, 3)), rng.standard_normal((9, 2))
     exact = ref.attention(Q, K, V)[0]
-    assert not np.allclose(wrong.flash_no_rescale(Q, K, V, 2, rescale_l=False), exact)
-    assert np.allclose(wrong.flash_no_rescale(Q, K, V, 16, rescale_l=False), exact)    # one block: nothing to rescale
+    for acc, l in ((False, False), (False, True), (True, False)):
+        assert not np.allclose(wrong.flash_no_rescale(Q, K, V, 2, rescale_acc=acc, rescale_l=l), exact), (acc, l)
+        # one block: nothing to rescale
+        assert np.allclose(wrong.flash_no_rescale(Q, K, V, 16, rescale_acc=acc, rescale_l=l), exact), (acc, l)
+    assert np.allclose(wrong.flash_no_rescale(Q, K, V, 2, rescale_acc=True, rescale_l=True), exact)
 
 
-def test_large_logits_overflow_a_naive_softmax_but_not_the_reference(rng):
-    Q, K = large_logits(rng, (3, 4, 5), (3, 4, 5))
-    s = ref.scores(Q, K)
-    assert np.all(np.abs(s) > 709)                                  # exp overflows (or underflows) everywhere
+def _shifted_softmaxes(s: np.ndarray) -> dict[str, np.ndarray]:
+    """A softmax that subtracts something other than each row's max, in the forms learners write."""
+    out = {}
     with np.errstate(all="ignore"):
-        naive = np.exp(s) / np.exp(s).sum(-1, keepdims=True)
-    assert np.isnan(naive).all() and np.isfinite(ref.softmax(s)).all()
-    assert ref.softmax(s).max() < 0.9999                            # and the exact answer is not one-hot
+        for name, shift in (("none", 0.0), ("row min", s.min(-1, keepdims=True)),
+                            ("row mean", s.mean(-1, keepdims=True)), ("global max", s.max())):
+            e = np.exp(s - shift)
+            out[name] = e / e.sum(-1, keepdims=True)
+    return out
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_large_logits_break_every_shift_but_the_row_max(seed):
+    rng = np.random.default_rng(seed)
+    for q_shape, k_shape in (((3, 4, 5), (3, 4, 5)), ((2, 8, 3), (2, 30, 3)), ((6, 2), (7, 2))):
+        Q, K = large_logits(rng, q_shape, k_shape)
+        s = ref.scores(Q, K)
+        assert np.abs(s).max() > 2000                                   # exp(2000) overflows
+        good = ref.softmax(s)
+        assert np.isfinite(good).all() and good.max() < 0.9999         # finite, and not one-hot
+        for name, p in _shifted_softmaxes(s).items():
+            assert np.isnan(p).any(), (name, q_shape)
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_huge_logit_rows_break_every_shift_but_the_row_max(seed):
+    rng = np.random.default_rng(seed)
+    x = huge_logit_rows(rng, 6, 7)
+    assert np.ptp(x, axis=-1).min() > 900                              # a spread of ~1000 inside EVERY row
+    assert (x.max(-1) > 900).any() and (x.max(-1) < -900).any()        # and rows far apart
+    good = ref.softmax(x)
+    assert np.isfinite(good).all()
+    for name, p in _shifted_softmaxes(x).items():
+        assert np.isnan(p).any(), name
 
 
 # ---- verdict helpers -------------------------------------------------------------------------------

@@ -56,4 +56,16 @@ MUTANTS = [
     ("mask_excludes_diagonal", "ex13", [("(j <= i) & (i - j < window)", "(j < i) & (i - j < window)", 1)]),
     ("mask_inverted_future_leak", "ex13", [("(j <= i) & (i - j < window)", "(j >= i) & (j - i < window)", 1)]),
     ("kv_cache_not_appended", "ex14", [("return out, (K, V)", "return out, cache", 1)]),
+    ("kv_cache_wrong_order", "ex14", [("np.concatenate([cache[0], k_t], axis=2)", "np.concatenate([k_t, cache[0]], axis=2)", 1),
+                                      ("np.concatenate([cache[1], v_t], axis=2)", "np.concatenate([v_t, cache[1]], axis=2)", 1)]),
+    # --- the blind spots of the first red-team run: each still named ---
+    ("unstable_softmax", "ex02", [("z = x - x.max(axis=axis, keepdims=True)", "z = x - x.min(axis=axis, keepdims=True)", 1)]),
+    ("unstable_softmax", "ex02", [("z = x - x.max(axis=axis, keepdims=True)", "z = x - x.mean(axis=axis, keepdims=True)", 1)]),
+    ("unstable_softmax", "ex02", [("z = x - x.max(axis=axis, keepdims=True)", "z = x - x.max()", 1)]),
+    ("unstable_softmax", "ex02", [("    e = np.exp(z)\n", "    e = np.vectorize(__import__('math').exp)(x)\n", 1)]),
+    ("unstable_softmax", "ex04", [("scores = scores - scores.max(axis=-1, keepdims=True)", "scores = scores - scores.min(axis=-1, keepdims=True)", 1)]),
+    ("unstable_softmax", "ex04", [("scores = scores - scores.max(axis=-1, keepdims=True)", "scores = scores - scores.mean(axis=-1, keepdims=True)", 1)]),
+    ("missing_scale", "ex05", [("scale = 1.0 / math.sqrt(Q.shape[-1])", "scale = 1.0", 1)]),
+    ("softmax_backward_missing_term", "ex05", [("dS = P * (dP - (dP * P).sum(axis=-1, keepdims=True))", "dS = P * (1 - P) * dP", 1)]),
+    ("flash_missing_rescale", "ex12", [("l = alpha * l + p.sum(axis=1)", "l = l + p.sum(axis=1)", 1)]),
 ]

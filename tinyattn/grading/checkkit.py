@@ -19,6 +19,18 @@ from typing import Any
 import numpy as np
 
 PASSED, FAILED, NOT_IMPLEMENTED, ERROR, FORBIDDEN = "passed", "failed", "not_implemented", "error", "forbidden"
+MAX_MESSAGE = 600          # characters: a check's message is a sentence or two, never a wall of text
+# what a learner's exp raises when it overflows: math.exp(1000), or np.exp under np.seterr(all="raise")
+OVERFLOWS = ("OverflowError", "FloatingPointError")
+
+
+def cap(text: str, limit: int = MAX_MESSAGE) -> str:
+    """text on one line, cut to `limit` characters with a note of how much was left out."""
+    text = " ".join(str(text).split())
+    if len(text) <= limit:
+        return text
+    note = f" ... ({len(text) - limit} more characters)"
+    return text[:limit - len(note)].rstrip() + note
 
 
 class CheckFailed(Exception):
@@ -34,11 +46,12 @@ class StudentNotImplemented(Exception):
 
 
 class StudentRaised(Exception):
-    """The learner's code raised (or called sys.exit); the message says where."""
+    """The learner's code raised (or called sys.exit); the message says where, `kind` names the type."""
 
-    def __init__(self, message: str, original: BaseException | None = None):
+    def __init__(self, message: str, original: BaseException | None = None, kind: str | None = None):
         super().__init__(message)
         self.original = original
+        self.kind = kind or (type(original).__name__ if original is not None else "")
 
 
 class ForbiddenImport(ImportError):
@@ -51,6 +64,9 @@ class CheckResult:
     state: str                      # passed | failed | not_implemented | error | forbidden
     message: str = ""
     mistake: str | None = None
+
+    def __post_init__(self) -> None:
+        self.message = cap(self.message)
 
     @property
     def passed(self) -> bool:
@@ -96,6 +112,9 @@ class Session:
     mutations: list[str] = field(default_factory=list)
     completed_calls: int = 0
     last_peak: int = 0                  # bytes, from the last invoke(..., trace_memory=True)
+    # the mistake an OverflowError from the learner's code means here ("unstable_softmax" where a
+    # softmax is taken); None: an overflow is reported as the error it is
+    overflow_mistake: str | None = None
 
     # ---- calling the learner ---------------------------------------------------------------
     def fn(self, name: str):
@@ -183,7 +202,11 @@ class Session:
         except ForbiddenImport as e:
             self.results.append(CheckResult(name, FORBIDDEN, str(e)))
         except StudentRaised as e:
-            self.results.append(CheckResult(name, ERROR, str(e)))
+            if self.overflow_mistake and e.kind in OVERFLOWS:
+                self.results.append(CheckResult(name, FAILED, f"{e}: an exponential overflowed on these inputs",
+                                                self.overflow_mistake))
+            else:
+                self.results.append(CheckResult(name, ERROR, str(e)))
         except Exception as e:  # noqa: BLE001 - the learner's result broke the check itself
             self.results.append(CheckResult(name, ERROR, f"the grader could not use the result: "
                                                          f"{type(e).__name__}: {e}"))
@@ -297,8 +320,8 @@ def expect_shape(got: Any, shape: tuple, what: str, variants: dict[str, list] | 
 def expect_float(got: np.ndarray, what: str, *inputs: np.ndarray) -> None:
     """Floating point, and at least as precise as the most precise input."""
     need = max((np.asarray(x).dtype.itemsize for x in inputs if np.asarray(x).dtype.kind == "f"), default=4)
-    if got.dtype.kind != "f" or got.dtype.itemsize < need:
-        want = "float64" if need == 8 else "a float dtype"
+    if got.dtype.kind != "f" or got.dtype.itemsize < max(need, 4):
+        want = "float64" if need == 8 else "float32 or float64"
         raise CheckFailed(f"{what} has dtype {got.dtype}, expected {want} (like the inputs)")
 
 
@@ -314,9 +337,15 @@ def expect_close(got: Any, want: np.ndarray, what: str, variants: dict[str, list
     `inputs`: the arrays the learner was given; float32 among them means float32 tolerances.
     """
     got = expect_shape(got, want.shape, what, variants)
-    rtol, atol = tolerances(got, rtol, atol, inputs)
-    if got.dtype.kind not in "fiub":
+    # the dtype before the values: a float16 answer is "the wrong dtype", not "wrong in 37 entries"
+    if inputs:
+        expect_float(got, what, *inputs)
+    elif got.dtype.kind not in "fiub":
         raise CheckFailed(f"{what} has dtype {got.dtype}, expected a float array")
+    elif got.dtype.kind == "f" and got.dtype.itemsize < 4:
+        raise CheckFailed(f"{what} has dtype {got.dtype}, expected float64 (or float32): {got.dtype} keeps "
+                          "only about 3 significant digits")
+    rtol, atol = tolerances(got, rtol, atol, inputs)
     g = got.astype(np.float64)
     bad = ~np.isfinite(g) & np.isfinite(want)
     if bad.any():
@@ -374,10 +403,42 @@ def distinct(rng: np.random.Generator, k: int, lo: int, hi: int) -> list[int]:
     return [int(v) for v in rng.choice(np.arange(lo, hi + 1), size=k, replace=False)]
 
 
+def huge_logit_rows(rng: np.random.Generator, rows: int, cols: int) -> np.ndarray:
+    """(rows, cols) logits with thousands of units of spread INSIDE each row, cycling three row types:
+    [0, 1000] (two keys near 1000, the rest near 0), [-1000, 0, 1000] (mixed signs, the row mean
+    far below its max) and [-2000, -1000] (a row far below the others). Subtracting anything but
+    each row's own max (its min, its mean, the max of the whole array) leaves an exp(±1000)."""
+    assert cols >= 6, cols
+    x = rng.standard_normal((rows, cols)) * 2.0
+    for r in range(rows):
+        order = rng.permutation(cols)
+        kind = r % 3
+        if kind == 0:
+            x[r, order[:2]] += 1000.0
+        elif kind == 1:
+            x[r, order[:2]] += 1000.0
+            x[r, order[2:2 + (cols - 2) // 2]] -= 1000.0
+        else:
+            x[r] -= 1000.0
+            x[r, order[:cols // 2]] -= 1000.0
+    return x
+
+
 def large_logits(rng: np.random.Generator, q_shape: tuple, k_shape: tuple) -> tuple[np.ndarray, np.ndarray]:
-    """Q, K whose scores are all around ±10000/sqrt(d) (so a naive exp overflows or underflows every
-    time) while each row still has ordinary O(1) differences (so the exact softmax is not one-hot)."""
+    """Q, K whose scores are thousands of units from zero, in four kinds of query rows:
+    all keys near +X, all near -X (far below the other rows), keys at +X and -X (mixed signs, the
+    row mean near 0) and keys at 0 and 2X (a [0, 1000]-like spread), with X = 10000 / sqrt(d).
+    Only subtracting each row's own max keeps every exp finite; the other columns stay ordinary, so
+    rows that share a level still have O(1) differences (the exact softmax is not one-hot)."""
     Q, K = rng.standard_normal(q_shape), rng.standard_normal(k_shape)
-    Q[..., 0] = 100.0 * rng.choice([-1.0, 1.0], size=q_shape[:-1])
-    K[..., 0] = 100.0
+    # keys alternate +, -, +, ...: both signs in every row (and in every causal prefix of 2 or more)
+    signs = np.broadcast_to(np.where(np.arange(k_shape[-2]) % 2 == 0, 1.0, -1.0), k_shape[:-1])
+    kinds = np.array([(0.0, 1.0), (0.0, -1.0), (1.0, 0.0), (1.0, 1.0)])   # (a, b): score ~ X (a sign_k + b)
+    a_b = kinds[np.arange(q_shape[-2]) % 4]                    # (T, 2), the same pattern in every batch
+    if q_shape[-1] >= 2:
+        Q[..., 0], Q[..., 1] = 100.0 * a_b[:, 0], 100.0 * a_b[:, 1]
+        K[..., 0], K[..., 1] = 100.0 * signs, 100.0
+    else:                                                      # d = 1: one column, whole rows at +-X only
+        Q[..., 0] = 100.0 * rng.choice([-1.0, 1.0], size=q_shape[:-1])
+        K[..., 0] = 100.0
     return Q, K

@@ -67,6 +67,8 @@ def grade_parser() -> argparse.ArgumentParser:
                    "'process', with a warning; the default)")
     p.add_argument("--batch", metavar="DIR", help="instructor mode: grade every sub-folder of DIR (one per learner)")
     p.add_argument("--csv", metavar="FILE", help="with --batch: write one row of points per learner")
+    p.add_argument("--feedback", metavar="DIR", help="with --batch: write one text report per learner, "
+                   "DIR/<learner>.txt (without the private seed)")
     p.add_argument("-q", "--quiet", action="store_true", help="one line per exercise, no details")
     return p
 
@@ -118,8 +120,8 @@ def _single(args) -> int:
     from .grader import grade_folder, submission_folder
     from .report import format_report, write_json
 
-    if args.csv:
-        return _usage("--csv needs --batch DIR")
+    if args.csv or args.feedback:
+        return _usage(f"{'--csv' if args.csv else '--feedback'} needs --batch DIR")
     from .notebook import find_exercises
     # no PATH: the nearest exercises/ here or above (a notebook's kernel starts in notebooks/)
     path = Path(args.path) if args.path else (find_exercises() or Path("exercises"))
@@ -149,7 +151,7 @@ def _single(args) -> int:
 
 def _batch(args) -> int:
     from .grader import grade_batch
-    from .report import exercise_lines, write_csv
+    from .report import exercise_lines, write_csv, write_feedback
 
     if args.path:
         return _usage("give either PATH or --batch DIR, not both")
@@ -178,6 +180,12 @@ def _batch(args) -> int:
         except OSError as e:
             return _usage(f"can not write --csv {args.csv!r}: {e.strerror or e}")
         print(f"grades written to {args.csv}")
+    if args.feedback:
+        try:
+            paths = write_feedback(reports, names, args.feedback)
+        except OSError as e:
+            return _usage(f"can not write --feedback {args.feedback!r}: {e.strerror or e}")
+        print(f"{len(paths)} feedback reports written to {args.feedback}/")
     if args.json:
         import json
         with open(args.json, "w", encoding="utf-8") as f:
@@ -191,7 +199,10 @@ def release_parser() -> argparse.ArgumentParser:
     p.add_argument("--solutions", default="solutions", metavar="DIR", help="default: solutions/")
     p.add_argument("--out", default="exercises", metavar="DIR", help="default: exercises/")
     p.add_argument("--check", action="store_true", help="write nothing; exit 1 if OUT is out of date")
-    p.add_argument("--force", action="store_true", help="overwrite exercise files a learner has already solved")
+    p.add_argument("--force", action="store_true", help="overwrite exercise files a learner has already solved "
+                   "(with --student: replace a non-empty OUT)")
+    p.add_argument("--student", metavar="OUT", help="instead: write the repository a student is given to OUT (no "
+                   "solutions/, no reference code; recorded answers for the feedback, the Classroom workflow)")
     return p
 
 
@@ -202,6 +213,9 @@ def release_main(argv: list[str]) -> int:
         args = release_parser().parse_args(argv)
     except SystemExit as e:
         return int(e.code or 0)
+    if args.student:
+        from .student import main_student
+        return main_student(args.student, force=args.force)
     if not os.path.isdir(args.solutions):
         print(f"tinyattn release: error: no folder {args.solutions!r} (run from the repository root)", file=sys.stderr)
         return 2

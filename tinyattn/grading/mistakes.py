@@ -20,10 +20,12 @@ MISTAKES: dict[str, str] = {
         "makes the attention too uniform."
     ),
     "unstable_softmax": (
-        "Your softmax overflows for large logits: exp(1000) is inf in floating point and inf/inf is nan. "
-        "Softmax does not change if you subtract the same number from every entry of a row, so subtract the "
-        "row maximum first (x - x.max(axis, keepdims=True)); then the largest exponent is exp(0) = 1 and "
-        "nothing can overflow. In flash attention the running max m plays the same role."
+        "Your softmax overflows for large logits: exp(1000) is inf in floating point (math.exp raises "
+        "OverflowError) and inf/inf is nan. Softmax does not change if you subtract the same number from every "
+        "entry of a row, so subtract EACH ROW'S MAXIMUM first (x - x.max(axis, keepdims=True)): then the "
+        "largest exponent is exp(0) = 1 and nothing can overflow. The row's min or mean is not enough (a row "
+        "like [-1000, 0, 1000] still has exp(1000)), nor is one max for the whole array (a row near -1000 "
+        "underflows to 0/0). In flash attention the running max m plays the same role."
     ),
     "softmax_wrong_axis": (
         "Your weights are normalised along the wrong axis: the values match a softmax over a different "
@@ -97,6 +99,13 @@ MISTAKES: dict[str, str] = {
         "(or to a cache that never changes). Each step must append the new key and value along the time "
         "axis (np.concatenate([K, k_t], axis=2)), attend over that whole cache, and RETURN the new cache, "
         "because the caller feeds it back into the next step."
+    ),
+    "kv_cache_wrong_order": (
+        "Your cache holds the right keys and values in the wrong order: the new step goes in FRONT "
+        "(np.concatenate([k_t, K], axis=2)) instead of at the end. Attention itself ignores the order of the "
+        "keys, so the outputs still look right, but everything that reads the cache by position breaks: "
+        "positional encodings such as RoPE, sliding windows that drop the oldest entries, and any code that "
+        "expects K[:, :, t] to be step t. Append: np.concatenate([K, k_t], axis=2)."
     ),
     "unbroadcast_wrong_axes": (
         "Your unbroadcast sums over the wrong axes. NumPy aligns shapes on the RIGHT, so the extra axes a "

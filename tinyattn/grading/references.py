@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from tinyattn.gradcheck import numerical_grad
+
 
 def f64(x) -> np.ndarray:
     return np.asarray(x, dtype=np.float64)
@@ -54,9 +56,26 @@ def attention(Q, K, V, mask=None) -> tuple[np.ndarray, np.ndarray]:
     return w @ f64(V), w
 
 
+def attention_out(Q, K, V, mask=None) -> np.ndarray:
+    """attention's output only (what flash attention and the decoding steps must reproduce)."""
+    return attention(Q, K, V, mask)[0]
+
+
 def attention_loss(Q, K, V, dout, mask=None) -> float:
     """<dout, attention(Q, K, V)>: the scalar whose gradient ex05 asks for."""
     return float(np.sum(attention(Q, K, V, mask)[0] * f64(dout)))
+
+
+def attention_grads_numeric(Q, K, V, dout, mask=None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(dQ, dK, dV) of <dout, attention(Q, K, V)> by central finite differences (float64)."""
+    return (numerical_grad(lambda x: attention_loss(x, K, V, dout, mask), f64(Q)),
+            numerical_grad(lambda x: attention_loss(Q, x, V, dout, mask), f64(K)),
+            numerical_grad(lambda x: attention_loss(Q, K, x, dout, mask), f64(V)))
+
+
+def softmax_grad_numeric(x: np.ndarray, g: np.ndarray) -> np.ndarray:
+    """d<g, softmax(x)>/dx (last axis) by central finite differences."""
+    return numerical_grad(lambda z: float(np.sum(softmax(z, -1) * g)), f64(x))
 
 
 def unbroadcast(grad: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
@@ -106,6 +125,19 @@ def rnn_forward(x, h0, W_xh, W_hh, b) -> np.ndarray:
         h = np.tanh(x[:, t] @ f64(W_xh) + h @ f64(W_hh) + f64(b))
         hs[:, t] = h
     return hs
+
+
+def rnn_grads_numeric(x, h0, W_xh, W_hh, b, dhs) -> tuple[np.ndarray, ...]:
+    """(dx, dh0, dW_xh, dW_hh, db) of <dhs, rnn_forward(...)> by central finite differences."""
+    p = [f64(a) for a in (x, h0, W_xh, W_hh, b)]
+    grads = []
+    for i in range(5):
+        def loss(v, i=i):
+            q = list(p)
+            q[i] = v
+            return float(np.sum(rnn_forward(*q) * f64(dhs)))
+        grads.append(numerical_grad(loss, p[i]))
+    return tuple(grads)
 
 
 def repeat_kv(k: np.ndarray, n_rep: int) -> np.ndarray:

@@ -1,14 +1,7 @@
 """An AST check of what a submission imports, done before any of its code runs.
 
-Rules (a violation makes the exercise `forbidden`):
-* nobody may import torch, tensorflow, jax, scipy.special or the grader itself (tinyattn.grading);
-* the NumPy exercises may import numpy and the standard library, and from tinyattn only
-  tinyattn.gradcheck (to check gradients yourself);
-* ex08 ("module") may use tinyattn, tinyattn.nn's Module/Linear/Parameter/Dropout and Tensor ops,
-  but none of tinyattn's own attention code (nn.MultiHeadAttention, nn.functional, tinyattn.masks, ...).
-`getattr(x, "name")`, `__import__("name")` and `importlib.import_module("name")` with literal strings
-are checked like the statements they stand for. The runner also blocks the forbidden third-party
-modules at import time, so a disguised import fails there instead.
+The rules, stated once here and word for word in each exercise's docstring and in the grader's
+message (a violation makes the exercise `forbidden`):
 """
 from __future__ import annotations
 
@@ -16,14 +9,35 @@ import ast
 
 from .exercises import Exercise
 
+NEVER_RULE = "No exercise may import torch, tensorflow, jax, scipy.special or the grader (tinyattn.grading)."
+NUMPY_RULE = "Allowed: NumPy and the Python standard library; from tinyattn, only tinyattn.gradcheck."
+MODULE_RULE = ("Allowed: NumPy, the Python standard library, tinyattn Tensors and their ops, nn.Module, nn.Linear, "
+               "nn.Parameter, nn.Dropout, nn.ModuleList and nn.functional's building blocks (softmax, linear, "
+               "dropout, ...); not tinyattn's own attention code (nn.MultiHeadAttention and the other attention "
+               "layers, F.scaled_dot_product_attention, F.attention, F.flash_attention, tinyattn.masks).")
+__doc__ += f"\n* {NEVER_RULE}\n* The NumPy exercises: {NUMPY_RULE}\n* ex08 (a module): {MODULE_RULE}\n" + """
+`getattr(x, "name")`, `__import__("name")` and `importlib.import_module("name")` with literal strings
+are checked like the statements they stand for. The runner also blocks the forbidden third-party
+modules at import time, so a disguised import fails there instead.
+"""
+
 ALWAYS = ("torch", "tensorflow", "jax", "scipy.special", "tinyattn.grading")
-ATTENTION_CODE = ("tinyattn.nn.functional", "tinyattn.masks", "tinyattn.nn.attention", "tinyattn.nn.sdpa",
-                  "tinyattn.nn.flash", "tinyattn.nn.transformer")
-MODULE_OK_FROM_NN = {"Module", "Linear", "Parameter", "Dropout", "ModuleList"}
+ATTENTION_CODE = ("tinyattn.masks", "tinyattn.nn.attention", "tinyattn.nn.sdpa", "tinyattn.nn.flash",
+                  "tinyattn.nn.transformer")
+FUNCTIONAL = "tinyattn.nn.functional"
+# nn.functional's attention functions; everything else in it (softmax, linear, ...) is a building block
+ATTENTION_FUNCS = {"attention", "scaled_dot_product_attention", "linear_attention", "flash_attention"}
+MODULE_OK_FROM_NN = {"Module", "Linear", "Parameter", "Dropout", "ModuleList", "functional"}
 # attribute names that reach tinyattn's attention code whatever the module was imported as
-FORBIDDEN_ATTRS = {"scaled_dot_product_attention", "flash_attention", "MultiHeadAttention", "functional",
-                   "grading", "masks", "sdpa", "KVCache"}
+FORBIDDEN_ATTRS = {"scaled_dot_product_attention", "flash_attention", "linear_attention", "MultiHeadAttention",
+                   "grading", "masks", "sdpa", "KVCache", "TransformerBlock", "TransformerLM",
+                   "TransformerClassifier", "Seq2SeqTransformer"}
 IMPORT_FUNCS = {"__import__", "import_module"}
+
+
+def rule(ex: Exercise) -> str:
+    """The import rule of `ex`, as its docstring states it."""
+    return MODULE_RULE if ex.kind == "module" else NUMPY_RULE
 
 
 def _under(name: str, prefixes) -> str | None:
@@ -38,10 +52,12 @@ def module_violation(name: str, ex: Exercise) -> str | None:
     """Why importing module `name` is not allowed in `ex` (None if it is)."""
     if (p := _under(name, ALWAYS)) is not None:
         return f"{p} is not allowed in any exercise"
-    if (p := _under(name, ATTENTION_CODE)) is not None:
-        return f"{p} is tinyattn's own attention code: implement it yourself"
     if ex.kind == "numpy" and _under(name, ("tinyattn",)) and not _under(name, ("tinyattn.gradcheck",)):
         return f"{name}: {ex.id} is plain NumPy (only tinyattn.gradcheck may be imported from tinyattn)"
+    if (p := _under(name, ATTENTION_CODE)) is not None:
+        return f"{p} is tinyattn's own attention code: implement it yourself"
+    if _under(name, (FUNCTIONAL,)) and name.rsplit(".", 1)[-1] in ATTENTION_FUNCS:
+        return f"{name} is tinyattn's own attention code: implement it yourself"
     return None
 
 
@@ -55,6 +71,16 @@ def check_source(source: str, ex: Exercise, filename: str = "<submission>") -> l
 
     def flag(node: ast.AST, why: str) -> None:
         problems.add((getattr(node, "lineno", 0), why))
+
+    # names bound to tinyattn.nn.functional (import ... as F, from tinyattn.nn import functional as F)
+    functional_aliases = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            functional_aliases |= {a.asname for a in node.names if a.name == FUNCTIONAL and a.asname}
+        elif isinstance(node, ast.ImportFrom) and node.module == "tinyattn.nn" and not node.level:
+            functional_aliases |= {a.asname or a.name for a in node.names if a.name == "functional"}
+        elif isinstance(node, ast.Assign) and isinstance(node.value, ast.Attribute) and node.value.attr == "functional":
+            functional_aliases |= {t.id for t in node.targets if isinstance(t, ast.Name)}
 
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
@@ -81,7 +107,11 @@ def check_source(source: str, ex: Exercise, filename: str = "<submission>") -> l
                 elif base == "scipy" and alias.name == "special":
                     flag(node, "scipy.special is not allowed in any exercise")
         elif isinstance(node, ast.Attribute):
-            if node.attr in FORBIDDEN_ATTRS:
+            on_functional = ((isinstance(node.value, ast.Name) and node.value.id in functional_aliases)
+                             or (isinstance(node.value, ast.Attribute) and node.value.attr == "functional"))
+            if on_functional and node.attr in ATTENTION_FUNCS:
+                flag(node, f"F.{node.attr} is tinyattn's own attention code: implement it yourself")
+            elif node.attr in FORBIDDEN_ATTRS:
                 flag(node, f".{node.attr} reaches tinyattn's own attention code or the grader")
             elif node.attr == "special" and isinstance(node.value, ast.Name) and node.value.id == "scipy":
                 flag(node, "scipy.special is not allowed in any exercise")

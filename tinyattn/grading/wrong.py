@@ -69,6 +69,13 @@ def attention_variants(Q, K, V, mask=None, which: int = 0) -> dict[str, list]:
     return res
 
 
+def scores_variants(Q, K) -> dict[str, list]:
+    """ex01: the unscaled, over-scaled and transposed score matrices."""
+    raw = f64(Q) @ swap_last(f64(K))                                     # (..., T, S)
+    d = Q.shape[-1]
+    return {"missing_scale": [raw], "scale_by_d_not_sqrt": [raw / d], "weights_transposed": [swap_last(raw) / np.sqrt(d)]}
+
+
 # ---- softmax (ex02) ----------------------------------------------------------------------------
 
 def softmax_other_axes(x: np.ndarray, axis: int) -> list[np.ndarray]:
@@ -110,23 +117,35 @@ def sliding_window_variants(T: int, window: int) -> dict[str, list[np.ndarray]]:
 
 # ---- attention backward (ex05) -----------------------------------------------------------------
 
-def attention_backward(Q, K, V, dout, mask=None, *, backward_scale: bool = True, full_softmax: bool = True,
-                       dv_transposed: bool = False) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def attention_backward(Q, K, V, dout, mask=None, *, backward_scale: bool = True, forward_scale: bool = True,
+                       softmax_grad: str = "full", dv_transposed: bool = False
+                       ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(dQ, dK, dV) with one knob turned the wrong way; softmax_grad: full | diag (P dP) | p1mp (P(1-P) dP)."""
     Q, K, V, dout = f64(Q), f64(K), f64(V), f64(dout)
     c = 1.0 / np.sqrt(Q.shape[-1])
-    _, P = attention(Q, K, V, mask)                                          # (..., T, S)
+    _, P = attention(Q, K, V, mask, scale="sqrt" if forward_scale else "none")      # (..., T, S)
     dV = (P if dv_transposed else swap_last(P)) @ dout
     dP = dout @ swap_last(V)
-    dS = P * (dP - np.sum(dP * P, axis=-1, keepdims=True)) if full_softmax else P * dP
+    dS = {"full": lambda: P * (dP - np.sum(dP * P, axis=-1, keepdims=True)),
+          "diag": lambda: P * dP, "p1mp": lambda: P * (1.0 - P) * dP}[softmax_grad]()
     k = c if backward_scale else 1.0
     return dS @ K * k, swap_last(dS) @ Q * k, dV
 
 
 ATTENTION_BACKWARD_KNOBS: dict[str, list[dict]] = {
-    "missing_scale": [dict(backward_scale=False)],
-    "softmax_backward_missing_term": [dict(full_softmax=False)],
+    "missing_scale": [dict(backward_scale=False), dict(backward_scale=False, forward_scale=False)],
+    "softmax_backward_missing_term": [dict(softmax_grad="diag"), dict(softmax_grad="p1mp")],
     "weights_transposed": [dict(dv_transposed=True)],
 }
+
+
+def attention_backward_variants(Q, K, V, dout, mask=None) -> dict[str, list]:
+    """{mistake id: [(dQ, dK, dV), ...]} for every ex05 mistake."""
+    res = {}
+    for mid, knobs in ATTENTION_BACKWARD_KNOBS.items():
+        outs = [safe(attention_backward, Q, K, V, dout, mask, **kw) for kw in knobs]
+        res[mid] = [o for o in outs if o is not None]
+    return res
 
 
 # ---- autograd (ex06) ---------------------------------------------------------------------------
@@ -150,7 +169,10 @@ def unbroadcast_no_keepdims(grad, shape) -> np.ndarray:
     return grad
 
 
-UNBROADCAST_WRONG = (unbroadcast_trailing, unbroadcast_no_keepdims)
+def unbroadcast_variants(grad, shape) -> dict[str, list]:
+    return {"unbroadcast_wrong_axes": [o for o in (safe(f, grad, shape) for f in (unbroadcast_trailing,
+                                                                                  unbroadcast_no_keepdims))
+                                       if o is not None]}
 
 
 # ---- heads (ex07, ex08) ------------------------------------------------------------------------
@@ -204,6 +226,15 @@ RNN_BACKWARD_KNOBS: dict[str, list[dict]] = {
 }
 
 
+def rnn_backward_variants(x, h0, W_xh, W_hh, b, hs, dhs) -> dict[str, list]:
+    """{mistake id: [(dx, dh0, dW_xh, dW_hh, db), ...]}."""
+    res = {}
+    for mid, knobs in RNN_BACKWARD_KNOBS.items():
+        outs = [safe(rnn_backward, x, h0, W_xh, W_hh, b, hs, dhs, **kw) for kw in knobs]
+        res[mid] = [o for o in outs if o is not None]
+    return res
+
+
 # ---- GQA (ex11) --------------------------------------------------------------------------------
 
 def repeat_kv_tiled(k, n_rep) -> np.ndarray:
@@ -215,10 +246,21 @@ def gqa_tiled(q, k, v) -> np.ndarray:
     return attention(q, repeat_kv_tiled(k, n_rep), repeat_kv_tiled(v, n_rep))[0]
 
 
+def gqa_variants(q, k, v) -> dict[str, list]:
+    from .references import repeat_kv
+    n_rep = q.shape[1] // k.shape[1]
+    kr, vr = repeat_kv(k, n_rep), repeat_kv(v, n_rep)
+    res = {"kv_repeat_tiled_not_interleaved": [safe(gqa_tiled, q, k, v)]}
+    every = attention_variants(q, kr, vr, None)
+    for mid in ("missing_scale", "scale_by_d_not_sqrt", "softmax_wrong_axis", "weights_transposed"):
+        res[mid] = every[mid]
+    return res
+
+
 # ---- flash (ex12) ------------------------------------------------------------------------------
 
-def flash_no_rescale(Q, K, V, block_size: int, *, rescale_l: bool) -> np.ndarray:
-    """Online softmax that never rescales acc (and, unless rescale_l, not l either)."""
+def flash_no_rescale(Q, K, V, block_size: int, *, rescale_acc: bool, rescale_l: bool) -> np.ndarray:
+    """Online softmax that forgets to rescale acc, or l, or both, when the running max grows."""
     Q, K, V = f64(Q), f64(K), f64(V)
     s_all = Q @ K.T / np.sqrt(Q.shape[1])                       # fine here: only the grader's variant
     m = np.full(Q.shape[0], -np.inf)
@@ -228,10 +270,19 @@ def flash_no_rescale(Q, K, V, block_size: int, *, rescale_l: bool) -> np.ndarray
         s = s_all[:, j0:j0 + block_size]
         m_new = np.maximum(m, s.max(axis=1))
         p = np.exp(s - m_new[:, None])
-        l = (np.exp(m - m_new) * l if rescale_l else l) + p.sum(axis=1)
-        acc = acc + p @ V[j0:j0 + block_size]
+        alpha = np.exp(m - m_new)
+        l = (alpha * l if rescale_l else l) + p.sum(axis=1)
+        acc = (alpha[:, None] * acc if rescale_acc else acc) + p @ V[j0:j0 + block_size]
         m = m_new
     return acc / l[:, None]
+
+
+def flash_variants(Q, K, V, block_size: int) -> dict[str, list]:
+    res = {"flash_missing_rescale": [safe(flash_no_rescale, Q, K, V, block_size, rescale_acc=a, rescale_l=r)
+                                     for a, r in ((False, False), (False, True), (True, False))]}
+    for mid, scale in (("missing_scale", "none"), ("scale_by_d_not_sqrt", "d")):
+        res[mid] = [attention(Q, K, V, scale=scale)[0]]
+    return res
 
 
 # ---- KV cache (ex14) ---------------------------------------------------------------------------
@@ -239,6 +290,14 @@ def flash_no_rescale(Q, K, V, block_size: int, *, rescale_l: bool) -> np.ndarray
 def decode_without_cache(q, k, v) -> np.ndarray:
     """Every step attends to its own token only: softmax of one score is 1, so out_t = v_t."""
     return f64(v).copy()
+
+
+def decode_variants(q, k, v) -> dict[str, list]:
+    from .references import causal_mask
+    causal = causal_mask(q.shape[2])
+    return {"kv_cache_not_appended": [decode_without_cache(q, k, v)],
+            "missing_scale": [attention(q, k, v, causal, scale="none")[0]],
+            "scale_by_d_not_sqrt": [attention(q, k, v, causal, scale="d")[0]]}
 
 
 # ---- multi-head module (ex08) ------------------------------------------------------------------
@@ -258,3 +317,9 @@ MULTIHEAD_KNOBS: dict[str, list[dict]] = {
                                  dict(split_mixed=True, merge_mixed=True)],
     **{mid: knobs for mid, knobs in ATTENTION_KNOBS.items()},
 }
+
+
+def multihead_variants(x, Wq, bq, Wk, bk, Wv, bv, Wo, bo, n_heads, mask=None) -> dict[str, list]:
+    W = (Wq, bq, Wk, bk, Wv, bv, Wo, bo)
+    return {mid: [o for o in (safe(multihead, x, *W, n_heads, mask, **kw) for kw in knobs) if o is not None]
+            for mid, knobs in MULTIHEAD_KNOBS.items() if mask is not None or mid not in MASK_MISTAKES}

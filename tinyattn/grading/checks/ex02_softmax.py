@@ -3,45 +3,59 @@ import numpy as np
 
 from tinyattn.gradcheck import numerical_grad
 
-from .. import references as ref
-from .. import wrong
-from ..checkkit import Session, distinct, expect_close, expect_float
+from ..checkkit import CheckFailed, Session, as_array, distinct, expect_close, huge_logit_rows
+from ..oracle import ref, wrong
 
 
 def run(s: Session) -> None:
+    s.overflow_mistake = "unstable_softmax"        # math.exp(1000) raises OverflowError
     rng = s.rng
     A, B, C = distinct(rng, 3, 2, 6)
     x = rng.standard_normal((A, B, C)) * 2.0
     with s.check("softmax over the last axis (the default)"):
         expect_close(s.call("softmax", x), ref.softmax(x, -1), "softmax(x)",
-                     {"softmax_wrong_axis": wrong.softmax_other_axes(x, -1)})
+                     {"softmax_wrong_axis": wrong.softmax_other_axes(x, -1)}, inputs=(x,))
     for axis in (0, 1):
         with s.check(f"softmax(x, axis={axis})"):
             expect_close(s.call("softmax", x, axis=axis), ref.softmax(x, axis), f"softmax(x, axis={axis})",
-                         {"softmax_wrong_axis": wrong.softmax_other_axes(x, axis)})
-    with s.check("large logits (around ±1000) give finite probabilities"):
-        # a naive exp(1000) overflows to inf (and exp(-1000) underflows to 0): inf/inf and 0/0 are nan
-        big = rng.standard_normal((A, C)) * 3.0 + rng.choice([-1000.0, 1000.0], size=(A, 1))
+                         {"softmax_wrong_axis": wrong.softmax_other_axes(x, axis)}, inputs=(x,))
+    with s.check("large logits: whole rows near +1000 and near -1000 give finite probabilities"):
+        # a naive exp(1000) overflows to inf (and exp(-1000) underflows to 0): inf/inf and 0/0 are nan;
+        # rows near +1000 and rows near -1000 together also catch subtracting one max for the whole array
+        big = rng.standard_normal((2 * A, C + 2)) * 3.0 + np.repeat([[1000.0], [-1000.0]], A, axis=0)
         expect_close(s.call("softmax", big), ref.softmax(big, -1), "softmax(large logits)",
-                     {"softmax_wrong_axis": wrong.softmax_other_axes(big, -1)}, nonfinite_mistake="unstable_softmax")
+                     {"softmax_wrong_axis": wrong.softmax_other_axes(big, -1)}, nonfinite_mistake="unstable_softmax",
+                     inputs=(big,))
+    with s.check("a large spread inside one row (like [0, 1000]) and mixed signs stay finite"):
+        # only the row MAX makes every exponent <= 0: the row min or mean leaves exp(1000) in such rows
+        spread = huge_logit_rows(rng, 2 * A, C + 4)
+        expect_close(s.call("softmax", spread), ref.softmax(spread, -1), "softmax(rows like [0, 1000] and "
+                     "[-1000, 0, 1000])", nonfinite_mistake="unstable_softmax", inputs=(spread,))
     with s.check("float32 in, float out"):
         x32 = x.astype(np.float32)
-        out = s.call("softmax", x32)
-        expect_close(out, ref.softmax(x32, -1), "softmax(float32 x)",
+        expect_close(s.call("softmax", x32), ref.softmax(x32, -1), "softmax(float32 x)",
                      {"softmax_wrong_axis": wrong.softmax_other_axes(x32, -1)}, inputs=(x32,))
-        expect_float(out, "softmax(float32 x)", x32)
 
     y, dy = ref.softmax(x, -1), rng.standard_normal((A, B, C))
     with s.check("softmax_backward(y, dy) over the last axis"):
         expect_close(s.call("softmax_backward", y, dy), ref.softmax_backward(y, dy, -1), "dx",
-                     {"softmax_backward_missing_term": wrong.softmax_backward_diagonal(y, dy)})
+                     {"softmax_backward_missing_term": wrong.softmax_backward_diagonal(y, dy)}, inputs=(y, dy))
     with s.check("softmax_backward(y, dy, axis=1)"):
         y1 = ref.softmax(x, 1)
         expect_close(s.call("softmax_backward", y1, dy, axis=1), ref.softmax_backward(y1, dy, 1), "dx",
-                     {"softmax_backward_missing_term": wrong.softmax_backward_diagonal(y1, dy)})
+                     {"softmax_backward_missing_term": wrong.softmax_backward_diagonal(y1, dy)}, inputs=(y1, dy))
+    x2, g = rng.standard_normal((B, C)), rng.standard_normal((B, C))
+    y2 = ref.softmax(x2, -1)
     with s.check("softmax_backward agrees with finite differences of softmax"):
-        x2, g = rng.standard_normal((B, C)), rng.standard_normal((B, C))
-        numeric = numerical_grad(lambda z: float(np.sum(ref.softmax(z, -1) * g)), x2)
-        y2 = ref.softmax(x2, -1)
-        expect_close(s.call("softmax_backward", y2, g), numeric, "dx", rtol=1e-5, atol=1e-7,
-                     variants={"softmax_backward_missing_term": wrong.softmax_backward_diagonal(y2, g)})
+        expect_close(s.call("softmax_backward", y2, g), ref.softmax_grad_numeric(x2, g), "dx", rtol=1e-5,
+                     atol=1e-7, variants={"softmax_backward_missing_term": wrong.softmax_backward_diagonal(y2, g)})
+    with s.check("softmax_backward agrees with finite differences of YOUR softmax"):
+        # needs no recorded answer: your two functions must agree with each other on fresh inputs
+        x3, g3 = rng.standard_normal((B, C)), rng.standard_normal((B, C))
+        y3 = as_array(s.call("softmax", x3), "softmax(x)")
+        numeric = numerical_grad(lambda z: float(np.sum(as_array(s.call("softmax", z), "softmax(x)") * g3)), x3)
+        got = as_array(s.call("softmax_backward", y3, g3), "dx")
+        if got.shape != numeric.shape:
+            raise CheckFailed(f"dx has shape {got.shape}, expected {numeric.shape} (the shape of y)")
+        expect_close(got, numeric, "dx against finite differences of your softmax", rtol=1e-5, atol=1e-7,
+                     variants={"softmax_backward_missing_term": [y3 * g3, y3 * (1.0 - y3) * g3]})

@@ -1,8 +1,7 @@
 """ex03 · causal_mask(T) and apply_mask(scores, mask): True = may attend, -inf before the softmax."""
 import numpy as np
 
-from .. import references as ref
-from .. import wrong
+from ..oracle import ref, wrong
 from ..checkkit import CheckFailed, Session, as_array, distinct, expect_close, expect_float, expect_mask
 
 MASKED = -1e9   # anything at or below this counts as "masked": softmax gives it exactly zero weight

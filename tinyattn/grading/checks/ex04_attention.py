@@ -1,9 +1,8 @@
 """ex04 · attention(Q, K, V, mask) -> (out, weights): values, masks, causal and padding invariance, stability."""
 import numpy as np
 
-from .. import references as ref
-from .. import wrong
-from ..checkkit import CheckFailed, Session, as_tuple, diagnose, distinct, expect_close, expect_float, large_logits
+from ..oracle import ref, wrong
+from ..checkkit import CheckFailed, Session, as_tuple, diagnose, distinct, expect_close, large_logits
 
 
 def attend(s: Session, Q, K, V, mask=None, what: str = "attention") -> tuple[np.ndarray, np.ndarray]:
@@ -20,6 +19,7 @@ def attend(s: Session, Q, K, V, mask=None, what: str = "attention") -> tuple[np.
 
 
 def run(s: Session) -> None:
+    s.overflow_mistake = "unstable_softmax"        # math.exp(1000) raises OverflowError
     rng = s.rng
     B, H, T, S, d, dv = distinct(rng, 6, 2, 8)
     with s.check("self-attention values (B, H, T, T)"):
@@ -38,11 +38,11 @@ def run(s: Session) -> None:
         K2, V2 = K.copy(), V.copy()
         K2[..., t + 1:, :] = rng.standard_normal(K2[..., t + 1:, :].shape) * 3.0
         V2[..., t + 1:, :] = rng.standard_normal(V2[..., t + 1:, :].shape) * 3.0
+        variants = wrong.attention_variants(Q, K, V, causal, which=0)
         out1, _ = as_tuple(s.call("attention", Q, K, V, causal), 2, "attention")
         out2, _ = as_tuple(s.call("attention", Q, K2, V2, causal), 2, "attention")
         out1, out2 = np.asarray(out1, np.float64), np.asarray(out2, np.float64)
         if out1.shape != out2.shape or not np.allclose(out1[..., :t + 1, :], out2[..., :t + 1, :], equal_nan=True):
-            variants = wrong.attention_variants(Q, K, V, causal, which=0)
             raise CheckFailed(f"changing keys/values after position {t} changed the outputs at positions <= {t}: "
                               "future tokens leak into the past", diagnose(out1, variants, 1e-6, 1e-8))
     with s.check("padding: padded keys get zero weight and do not change the output"):
@@ -57,11 +57,8 @@ def run(s: Session) -> None:
         out2, _ = as_tuple(s.call("attention", Qp, Kp2, Vp2, pad), 2, "attention")
         if not np.allclose(np.asarray(out2, np.float64), out1, equal_nan=True):
             raise CheckFailed("changing the keys/values of padded positions changed the output")
-    with s.check("large logits (scores in the thousands) stay finite"):
+    with s.check("large logits (scores in the thousands, mixed signs, spread inside rows) stay finite"):
         Q, K = large_logits(rng, (B, T, d), (B, T, d))
         attend(s, Q, K, rng.standard_normal((B, T, dv)), what="attention(large logits)")
     with s.check("float32 in, float out"):
-        x = [rng.standard_normal((B, T, n)).astype(np.float32) for n in (d, d, dv)]
-        out, w = attend(s, *x)
-        expect_float(out, "out", *x)
-        expect_float(w, "weights", *x)
+        attend(s, *[rng.standard_normal((B, T, n)).astype(np.float32) for n in (d, d, dv)])

@@ -1,6 +1,5 @@
 """ex07 · split_heads / merge_heads: which channels each head owns, and the transpose that keeps tokens apart."""
-from .. import references as ref
-from .. import wrong
+from ..oracle import ref, wrong
 from ..checkkit import Session, as_array, distinct, expect_close, expect_raises
 
 

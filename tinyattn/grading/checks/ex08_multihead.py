@@ -1,29 +1,66 @@
-"""ex08 · MultiHeadAttention(nn.Module): built from nn.Linear and Tensor ops, graded from its own weights."""
+"""ex08 · MultiHeadAttention(nn.Module): built from nn.Linear and Tensor ops, graded with weights the grader sets.
+
+The checks talk to the learner's module through five small steps (build it, read its projections'
+shapes, load weights into them, run forward, run backward and read the gradients), so they never
+depend on how the module initialises itself: every weight and bias is drawn from the grader's
+generator and written into W_q, W_k, W_v and W_o before the values are compared.
+"""
 import numpy as np
 
 import tinyattn
 from tinyattn import nn
+from tinyattn.gradcheck import numerical_grad
 
-from .. import references as ref
-from .. import wrong
-from ..checkkit import CheckFailed, Session, as_array, distinct, expect_close, expect_raises
+from ..checkkit import CheckFailed, Session, as_array, copy_into, distinct, expect_close, expect_raises
+from ..oracle import ref, wrong
 
 PROJECTIONS = ("W_q", "W_k", "W_v", "W_o")
 
 
-def weights_of(m) -> list:
-    """[Wq, bq, Wk, bk, Wv, bv, Wo, bo] as NumPy arrays (PyTorch layout: weight (out, in))."""
-    res = []
+def build(s: Session, C: int, H: int):
+    m = s.invoke("MultiHeadAttention(d_model, n_heads)", s.fn("MultiHeadAttention"), C, H)
+    if not isinstance(m, nn.Module):
+        raise CheckFailed("MultiHeadAttention should subclass tinyattn.nn.Module")
+    return m
+
+
+def projection_shapes(m) -> dict[str, tuple]:
+    """{name: (weight shape, bias shape or None)}; CheckFailed when a projection is not an nn.Linear."""
+    shapes = {}
     for name in PROJECTIONS:
         lin = getattr(m, name, None)
         if not isinstance(lin, nn.Linear):
             raise CheckFailed(f"self.{name} should be an nn.Linear, got {type(lin).__name__}")
-        res += [lin.weight.numpy(), None if lin.bias is None else lin.bias.numpy()]
+        shapes[name] = (lin.weight.numpy().shape, None if lin.bias is None else lin.bias.numpy().shape)
+    return shapes
+
+
+def expect_projections(m, C: int) -> None:
+    """Four nn.Linear(d_model, d_model) WITH a bias, as the docstring asks."""
+    for name, (w, b) in projection_shapes(m).items():
+        if w != (C, C):
+            raise CheckFailed(f"self.{name}.weight has shape {w}, expected ({C}, {C}): nn.Linear(d_model, d_model)")
+        if b is None:
+            raise CheckFailed(f"self.{name} has no bias: the docstring asks for nn.Linear(d_model, d_model) with a "
+                              "bias (the default bias=True)")
+        if b != (C,):
+            raise CheckFailed(f"self.{name}.bias has shape {b}, expected ({C},)")
+
+
+def random_weights(rng, C: int) -> list[np.ndarray]:
+    """[Wq, bq, Wk, bk, Wv, bv, Wo, bo] in PyTorch's layout (weight (out, in)); biases clearly nonzero."""
+    res = []
+    for _ in PROJECTIONS:
+        res += [rng.standard_normal((C, C)) / np.sqrt(C), rng.standard_normal(C) * 0.5]
     return res
 
 
-def build(s: Session, C: int, H: int):
-    return s.invoke("MultiHeadAttention(d_model, n_heads)", s.fn("MultiHeadAttention"), C, H)
+def load(m, W: list[np.ndarray]) -> None:
+    """Write the weights and biases into the module's four projections (float64, in place)."""
+    for i, name in enumerate(PROJECTIONS):
+        lin = getattr(m, name)
+        for param, value in ((lin.weight, W[2 * i]), (lin.bias, W[2 * i + 1])):
+            copy_into(param, value)
 
 
 def forward(s: Session, m, x: np.ndarray, mask=None) -> np.ndarray:
@@ -33,15 +70,35 @@ def forward(s: Session, m, x: np.ndarray, mask=None) -> np.ndarray:
         s.mutations.append("forward modified its input x in place")
     if not isinstance(out, tinyattn.Tensor):
         raise CheckFailed(f"forward should return a tinyattn Tensor, got {type(out).__name__}")
-    return as_array(out, "forward(x)")
+    return np.array(as_array(out, "forward(x)"))
 
 
-def check_values(s: Session, m, x, H, mask=None, what="forward(x)") -> None:
-    W = weights_of(m)
-    variants = {mid: [wrong.safe(wrong.multihead, x, *W, H, mask, **kw) for kw in knobs]
-                for mid, knobs in wrong.MULTIHEAD_KNOBS.items() if mask is not None or mid not in wrong.MASK_MISTAKES}
-    expect_close(forward(s, m, x, mask), ref.multihead(x, *W, H, mask), what, variants,
-                 nonfinite_mistake="unstable_softmax")
+def check_values(s: Session, x, H, mask=None, what="forward(x)") -> None:
+    C = x.shape[-1]
+    W = random_weights(s.rng, C)
+    m = build(s, C, H)
+    expect_projections(m, C)
+    load(m, W)
+    got = forward(s, m, x, mask)
+    want, variants = ref.multihead(x, *W, H, mask), wrong.multihead_variants(x, *W, H, mask)
+    expect_close(got, want, what, variants, nonfinite_mistake="unstable_softmax", inputs=(x,))
+
+
+def backward(s: Session, m, x: np.ndarray, g: np.ndarray) -> dict[str, np.ndarray | None]:
+    """{'W_q.weight': grad, 'W_q.bias': grad, ...} after out.backward(g) (None where no gradient arrived)."""
+    for p in m.parameters():
+        p.grad = None
+    t = tinyattn.tensor(x, requires_grad=False)
+    out = s.invoke("MultiHeadAttention.forward", m, t, copy_inputs=False)
+    if not isinstance(out, tinyattn.Tensor):
+        raise CheckFailed(f"forward should return a tinyattn Tensor, got {type(out).__name__}")
+    s.invoke("out.backward(g)", out.backward, g, copy_inputs=False)
+    grads = {}
+    for name in PROJECTIONS:
+        lin = getattr(m, name)
+        for part, param in (("weight", lin.weight), ("bias", lin.bias)):
+            grads[f"{name}.{part}"] = None if param.grad is None else np.array(param.grad.numpy(), np.float64)
+    return grads
 
 
 def run(s: Session) -> None:
@@ -54,37 +111,38 @@ def run(s: Session) -> None:
 
 
 def _run(s: Session) -> None:
+    s.overflow_mistake = "unstable_softmax"
     rng = s.rng
     B, T, H, d_k = distinct(rng, 4, 2, 5)
     C = H * d_k
     x = rng.standard_normal((B, T, C))
-    with s.check("__init__ makes W_q, W_k, W_v, W_o: nn.Linear(d_model, d_model)"):
-        m = build(s, C, H)
-        if not isinstance(m, nn.Module):
-            raise CheckFailed("MultiHeadAttention should subclass tinyattn.nn.Module")
-        for name, w in zip(PROJECTIONS, weights_of(m)[0::2]):
-            if w.shape != (C, C):
-                raise CheckFailed(f"self.{name}.weight has shape {w.shape}, expected ({C}, {C})")
-    with s.check("forward (B, T, C) -> (B, T, C) equals attention computed from its weights"):
-        check_values(s, build(s, C, H), x, H)
+    with s.check("__init__ makes W_q, W_k, W_v, W_o: nn.Linear(d_model, d_model) with a bias"):
+        expect_projections(build(s, C, H), C)
+    with s.check("forward (B, T, C) -> (B, T, C) equals attention computed from its weights and biases"):
+        check_values(s, x, H)
     with s.check("a causal (T, T) mask: True = may attend"):
-        check_values(s, build(s, C, H), x, H, ref.causal_mask(T), "forward(x, mask=causal)")
+        check_values(s, x, H, ref.causal_mask(T), "forward(x, mask=causal)")
     with s.check("a (B, 1, 1, T) padding mask"):
         lengths = rng.integers(1, T, size=B)
         pad = (np.arange(T)[None, :] < lengths[:, None])[:, None, None, :]
-        check_values(s, build(s, C, H), x, H, pad, "forward(x, mask=padding)")
-    with s.check("backward: gradients reach W_q, W_k, W_v and W_o"):
+        check_values(s, x, H, pad, "forward(x, mask=padding)")
+    with s.check("backward: gradients reach every weight and bias, and match finite differences of your forward"):
+        W, g = random_weights(rng, C), rng.standard_normal((B, T, C))
         m = build(s, C, H)
-        t = tinyattn.tensor(x, requires_grad=False)
-        out = s.invoke("MultiHeadAttention.forward", m, t, copy_inputs=False)
-        if not isinstance(out, tinyattn.Tensor):
-            raise CheckFailed(f"forward should return a tinyattn Tensor, got {type(out).__name__}")
-        s.invoke("out.backward(g)", out.backward, rng.standard_normal(out.shape), copy_inputs=False)
-        for name in PROJECTIONS:
-            g = getattr(m, name).weight.grad
-            g = None if g is None else g.numpy()
-            if g is None or not np.isfinite(g).all() or not np.any(g):
-                raise CheckFailed(f"self.{name}.weight got no gradient: stay in Tensor ops (no .data / np.* "
-                                  "in forward), or autograd can not reach the weights")
+        expect_projections(m, C)
+        load(m, W)
+        grads = backward(s, m, x, g)
+        for key, grad in grads.items():
+            if grad is None or not np.isfinite(grad).all() or not np.any(grad):
+                raise CheckFailed(f"self.{key} got no gradient: stay in Tensor ops (no .data / np.* in forward), "
+                                  "or autograd can not reach the weights")
+        # the query projection's bias, by central differences of your own forward (no reference needed)
+        def loss(bq):
+            load(m, W[:1] + [bq] + W[2:])
+            return float(np.sum(forward(s, m, x) * g))
+        numeric = numerical_grad(loss, W[1])
+        load(m, W)
+        expect_close(grads["W_q.bias"], numeric, "W_q.bias.grad against finite differences of your forward",
+                     rtol=1e-5, atol=1e-7)
     with s.check("d_model not divisible by n_heads raises ValueError"):
         expect_raises(s, ValueError, "MultiHeadAttention", C + 1, H, naming=dict(d_model=C + 1, n_heads=H))

@@ -1,8 +1,7 @@
 """ex09 · sinusoidal_encoding(T, d_model): sines in the even columns, cosines in the odd ones."""
 import numpy as np
 
-from .. import references as ref
-from .. import wrong
+from ..oracle import ref, wrong
 from ..checkkit import Session, expect_close, expect_float
 
 

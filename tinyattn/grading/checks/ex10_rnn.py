@@ -3,9 +3,8 @@ import numpy as np
 
 from tinyattn.gradcheck import numerical_grad
 
-from .. import references as ref
-from .. import wrong
-from ..checkkit import Session, as_tuple, distinct, expect_close
+from ..oracle import ref, wrong
+from ..checkkit import Session, as_array, as_tuple, distinct, expect_close
 
 NAMES = ("dx", "dh0", "dW_xh", "dW_hh", "db")
 
@@ -22,7 +21,7 @@ def run(s: Session) -> None:
     with s.check("rnn_forward: hs (B, T, H) with h_t = tanh(x_t W_xh + h_{t-1} W_hh + b)"):
         p = params(rng, B, T, D, H)
         expect_close(s.call("rnn_forward", *p), ref.rnn_forward(*p), "hs",
-                     {"weights_transposed": [wrong.safe(wrong.rnn_forward_transposed, *p)]})
+                     {"weights_transposed": [wrong.rnn_forward_transposed(*p)]}, inputs=p)
     with s.check("rnn_forward with a single time step"):
         p = params(rng, B, 1, D, H)
         expect_close(s.call("rnn_forward", *p), ref.rnn_forward(*p), "hs")
@@ -30,12 +29,21 @@ def run(s: Session) -> None:
         p = params(rng, B, T, D, H)
         hs, dhs = ref.rnn_forward(*p), rng.standard_normal((B, T, H))
         got = as_tuple(s.call("rnn_backward", *p, hs, dhs), 5, "rnn_backward")
-        wrongs = {mid: [wrong.safe(wrong.rnn_backward, *p, hs, dhs, **kw) for kw in knobs]
-                  for mid, knobs in wrong.RNN_BACKWARD_KNOBS.items()}
+        numeric = ref.rnn_grads_numeric(*p, dhs)
+        wrongs = wrong.rnn_backward_variants(*p, hs, dhs)
+        for i, name in enumerate(NAMES):
+            variants = {mid: [w[i] for w in outs] for mid, outs in wrongs.items()}
+            expect_close(got[i], numeric[i], name, variants, rtol=1e-5, atol=1e-7, inputs=p[i:i + 1])
+    with s.check("rnn_backward agrees with finite differences of YOUR rnn_forward"):
+        # needs no recorded answer: your forward and backward must agree on fresh inputs
+        p = params(rng, B, T, D, H)
+        dhs = rng.standard_normal((B, T, H))
+        hs = as_array(s.call("rnn_forward", *p), "hs")
+        got = as_tuple(s.call("rnn_backward", *p, hs, dhs), 5, "rnn_backward")
         for i, name in enumerate(NAMES):
             def loss(v, i=i):
                 q = list(p)
                 q[i] = v
-                return float(np.sum(ref.rnn_forward(*q) * dhs))
-            variants = {mid: [w[i] for w in outs if w is not None] for mid, outs in wrongs.items()}
-            expect_close(got[i], numerical_grad(loss, p[i]), name, variants, rtol=1e-5, atol=1e-7)
+                return float(np.sum(as_array(s.call("rnn_forward", *q), "hs") * dhs))
+            expect_close(got[i], numerical_grad(loss, p[i]), f"{name} against finite differences of your "
+                         "rnn_forward", rtol=1e-5, atol=1e-7, inputs=p[i:i + 1])

@@ -1,6 +1,5 @@
 """ex13 · sliding_window_mask(T, window): causal, the diagonal included, exactly `window` keys per late row."""
-from .. import references as ref
-from .. import wrong
+from ..oracle import ref, wrong
 from ..checkkit import Session, expect_mask, expect_raises
 
 

@@ -1,8 +1,7 @@
 """ex14 · decode_step with a KV cache: T steps must reproduce causal attention (stably), and the cache must grow."""
 import numpy as np
 
-from .. import references as ref
-from .. import wrong
+from ..oracle import ref, wrong
 from ..checkkit import CheckFailed, Session, as_array, as_tuple, distinct, expect_close, large_logits
 
 
@@ -13,36 +12,52 @@ def cache_shapes(cache) -> tuple | None:
     return None
 
 
-def decode(s: Session, q, k, v) -> tuple[np.ndarray, list]:
-    """Run decode_step over the whole sequence, feeding back whatever cache it returns."""
-    cache, outs, shapes = None, [], []
+def decode(s: Session, q, k, v) -> tuple[np.ndarray, list, list]:
+    """Run decode_step over the whole sequence, feeding back whatever cache it returns.
+
+    Returns the stacked outputs, each step's cache shapes and each step's cache (as returned)."""
+    cache, outs, shapes, caches = None, [], [], []
     for t in range(q.shape[2]):
         out_t, cache = as_tuple(s.call("decode_step", q[:, :, t:t + 1], k[:, :, t:t + 1], v[:, :, t:t + 1], cache),
                                 2, "decode_step")
         outs.append(as_array(out_t, f"out_t at step {t}"))
         shapes.append(cache_shapes(cache))
+        caches.append(cache)
     if any(o.shape != outs[0].shape for o in outs):
         raise CheckFailed(f"out_t changes shape between steps: {[o.shape for o in outs]}")
-    return np.concatenate(outs, axis=2), shapes
+    return np.concatenate(outs, axis=2), shapes, caches
 
 
-def variants(q, k, v) -> dict[str, list]:
-    causal = ref.causal_mask(q.shape[2])
-    return {"kv_cache_not_appended": [wrong.decode_without_cache(q, k, v)],
-            "missing_scale": [wrong.attention(q, k, v, causal, scale="none")[0]],
-            "scale_by_d_not_sqrt": [wrong.attention(q, k, v, causal, scale="d")[0]]}
+def check_order(caches: list, k: np.ndarray, v: np.ndarray) -> None:
+    """After step t the cache holds k[:, :, :t+1] and v[:, :, :t+1] in time order (oldest first)."""
+    for t, cache in enumerate(caches):
+        if cache_shapes(cache) != (k[:, :, :t + 1].shape, v[:, :, :t + 1].shape):
+            raise CheckFailed(f"after step {t} the cache does not hold K and V of {t + 1} steps (see the check "
+                              "on how the cache grows)")
+        for name, got, full in (("K", cache[0], k), ("V", cache[1], v)):
+            got = np.asarray(got, dtype=np.float64)
+            want = full[:, :, :t + 1]
+            if not np.allclose(got, want, rtol=1e-6, atol=1e-8):
+                reversed_ = np.allclose(got, want[:, :, ::-1], rtol=1e-6, atol=1e-8)
+                order = [next((j for j in range(t + 1) if np.allclose(got[:, :, i], full[:, :, j])), None)
+                         for i in range(t + 1)]
+                raise CheckFailed(f"after step {t} the cache's {name} holds the steps in the order {order} along "
+                                  f"axis 2, expected {list(range(t + 1))} (oldest first, the new step last)",
+                                  "kv_cache_wrong_order" if reversed_ or None not in order else None)
 
 
 def run(s: Session) -> None:
+    s.overflow_mistake = "unstable_softmax"
     rng = s.rng
     B, H, T, d, dv = distinct(rng, 5, 2, 7)
     q, k, v = (rng.standard_normal((B, H, T, n)) for n in (d, d, dv))
     with s.check("T decoding steps reproduce causal attention over the sequence"):
-        got, _ = decode(s, q, k, v)
-        expect_close(got, ref.decode_sequence(q, k, v), "the stacked outputs (B, H, T, d_v)", variants(q, k, v),
-                     nonfinite_mistake="unstable_softmax")
+        got, _, _ = decode(s, q, k, v)
+        want, variants = ref.decode_sequence(q, k, v), wrong.decode_variants(q, k, v)
+        expect_close(got, want, "the stacked outputs (B, H, T, d_v)", variants, nonfinite_mistake="unstable_softmax",
+                     inputs=(q, k, v))
     with s.check("the cache grows by one step along axis 2"):
-        _, shapes = decode(s, q, k, v)
+        _, shapes, caches = decode(s, q, k, v)
         for t, got in enumerate(shapes):
             want = ((B, H, t + 1, d), (B, H, t + 1, dv))
             if got != want:
@@ -50,12 +65,16 @@ def run(s: Session) -> None:
                 held = "no (K, V) pair" if got is None else f"K {got[0]} and V {got[1]}"
                 raise CheckFailed(f"after step {t} the returned cache holds {held}, expected K {want[0]} and "
                                   f"V {want[1]}", "kv_cache_not_appended" if stuck else None)
+    with s.check("the cache holds the keys and values in time order: K' = K followed by k_t"):
+        # attention ignores the order of the keys, so only the cache itself can show a prepended step
+        check_order(decode(s, q, k, v)[2], k, v)
     with s.check("the first step (cache=None) attends to the token itself"):
         out, cache = as_tuple(s.call("decode_step", q[:, :, :1], k[:, :, :1], v[:, :, :1], None), 2, "decode_step")
-        expect_close(out, v[:, :, :1], "out_t of the first step")
-    with s.check("large logits (scores in the thousands) stay finite"):
+        expect_close(out, v[:, :, :1], "out_t of the first step", inputs=(q, k, v))
+    with s.check("large logits (scores in the thousands, mixed signs, spread inside rows) stay finite"):
         q, k = large_logits(rng, (B, H, T, d), (B, H, T, d))
         v = rng.standard_normal((B, H, T, dv))
-        got, _ = decode(s, q, k, v)
-        expect_close(got, ref.decode_sequence(q, k, v), "the stacked outputs (large logits)", variants(q, k, v),
-                     nonfinite_mistake="unstable_softmax")
+        got, _, _ = decode(s, q, k, v)
+        want, variants = ref.decode_sequence(q, k, v), wrong.decode_variants(q, k, v)
+        expect_close(got, want, "the stacked outputs (large logits)", variants, nonfinite_mistake="unstable_softmax",
+                     inputs=(q, k, v))

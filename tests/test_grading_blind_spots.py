@@ -1,0 +1,327 @@
+"""The red team's blind spots, closed: wrong answers that used to pass (or fail without their id).
+
+Each misconception is written two ways, as a learner would, and must fail with its id on every
+seed; the correct alternatives next to them must still pass. Checks run in this process on a plain
+namespace of functions, so the file is fast.
+"""
+from __future__ import annotations
+
+import math
+import types
+
+import numpy as np
+import pytest
+
+import tinyattn
+from tinyattn import nn
+from tinyattn.grading import checks as checks_pkg
+from tinyattn.grading.checkkit import FAILED, MAX_MESSAGE, PASSED, Session
+
+SEEDS = (1, 2, 3)
+
+
+def grade(ex_id: str, seed: int, **functions) -> list:
+    s = Session(module=types.SimpleNamespace(**functions), path=f"/learner/{ex_id}.py",
+                rng=np.random.default_rng([seed, int(ex_id[2:])]))
+    checks_pkg.load(ex_id).run(s)
+    return s.finish()
+
+
+def failed(results) -> list:
+    return [r for r in results if not r.passed]
+
+
+def named(results) -> set[str]:
+    return {r.mistake for r in results if r.mistake}
+
+
+def ok(results) -> bool:
+    return not failed(results)
+
+
+# ---- softmaxes that subtract the wrong thing (ex02, ex04) -------------------------------------------
+
+def _softmax_with(shift):
+    def softmax(x, axis=-1):
+        with np.errstate(all="ignore"):
+            e = np.exp(x - shift(x, axis))
+            return e / e.sum(axis=axis, keepdims=True)
+    return softmax
+
+
+WRONG_SHIFTS = {
+    "row min": [lambda x, a: x.min(axis=a, keepdims=True), lambda x, a: np.expand_dims(np.min(x, axis=a), a)],
+    "row mean": [lambda x, a: x.mean(axis=a, keepdims=True), lambda x, a: np.sum(x, a, keepdims=True) / x.shape[a]],
+    "global max": [lambda x, a: x.max(), lambda x, a: np.amax(x, axis=None, keepdims=True)],
+}
+
+
+def good_backward(y, dy, axis=-1):
+    return y * (dy - (dy * y).sum(axis=axis, keepdims=True))
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+@pytest.mark.parametrize("kind", sorted(WRONG_SHIFTS))
+def test_softmax_shifted_by_anything_but_the_row_max_is_unstable(kind, seed):
+    for shift in WRONG_SHIFTS[kind]:
+        res = grade("ex02", seed, softmax=_softmax_with(shift), softmax_backward=good_backward)
+        assert failed(res) and named(res) == {"unstable_softmax"}, [(r.name, r.message) for r in failed(res)]
+        assert all(r.state == FAILED for r in failed(res))
+
+
+def _attention_with(shift):
+    def attention(Q, K, V, mask=None):
+        s = Q @ np.swapaxes(K, -1, -2) / math.sqrt(Q.shape[-1])
+        if mask is not None:
+            s = np.where(mask, s, -np.inf)
+        with np.errstate(all="ignore"):
+            e = np.exp(s - shift(s, -1))
+            w = e / e.sum(-1, keepdims=True)
+        return w @ V, w
+    return attention
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+@pytest.mark.parametrize("kind", ["row min", "row mean"])
+def test_attention_shifted_by_the_row_min_or_mean_is_unstable(kind, seed):
+    for shift in WRONG_SHIFTS[kind]:
+        res = grade("ex04", seed, attention=_attention_with(shift))
+        assert failed(res) and named(res) == {"unstable_softmax"}, [(r.name, r.message) for r in failed(res)]
+
+
+def softmax_math_exp_loop(x, axis=-1):
+    x = np.moveaxis(np.asarray(x, dtype=np.float64), axis, -1)
+    out = np.empty_like(x)
+    for idx in np.ndindex(x.shape[:-1]):
+        e = [math.exp(v) for v in x[idx]]               # no max subtracted: math.exp(1000) raises
+        out[idx] = [v / sum(e) for v in e]
+    return np.moveaxis(out, -1, axis)
+
+
+def softmax_math_exp_vectorized(x, axis=-1):
+    e = np.vectorize(math.exp)(x)
+    return e / e.sum(axis=axis, keepdims=True)
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_math_exp_overflow_is_unstable_softmax_not_an_error(seed):
+    for softmax in (softmax_math_exp_loop, softmax_math_exp_vectorized):
+        res = grade("ex02", seed, softmax=softmax, softmax_backward=good_backward)
+        bad = failed(res)
+        assert bad and named(res) == {"unstable_softmax"}
+        assert all(r.state == FAILED for r in bad) and all("OverflowError" in r.message for r in bad)
+        assert {r.name for r in bad} >= {"a large spread inside one row (like [0, 1000]) and mixed signs stay finite"}
+
+
+def softmax_logsumexp(x, axis=-1):
+    m = x.max(axis=axis, keepdims=True)
+    return np.exp(x - m - np.log(np.exp(x - m).sum(axis=axis, keepdims=True)))
+
+
+def softmax_math_exp_stable(x, axis=-1):
+    x = np.moveaxis(np.asarray(x, dtype=np.float64), axis, -1)
+    out = np.empty_like(x)
+    for idx in np.ndindex(x.shape[:-1]):
+        m = max(x[idx])
+        e = [math.exp(v - m) for v in x[idx]]
+        out[idx] = [v / sum(e) for v in e]
+    return np.moveaxis(out, -1, axis).astype(np.result_type(x.dtype, np.float32))
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_correct_softmaxes_still_pass_the_new_stability_checks(seed):
+    for softmax in (softmax_logsumexp, softmax_math_exp_stable, _softmax_with(lambda x, a: x.max(a, keepdims=True))):
+        assert ok(grade("ex02", seed, softmax=softmax, softmax_backward=good_backward))
+    einsum = _attention_with(lambda s, a: s.max(a, keepdims=True))
+    assert ok(grade("ex04", seed, attention=einsum))
+
+
+# ---- ex05: no scale anywhere, and dS = P(1 - P) dP ----------------------------------------------------
+
+def _backward(scale: bool = True, ds: str = "full", einsum: bool = False):
+    def attention_backward(Q, K, V, dout, mask=None):
+        c = 1.0 / math.sqrt(Q.shape[-1]) if scale else 1.0
+        s = (np.einsum("...td,...sd->...ts", Q, K) if einsum else Q @ np.swapaxes(K, -1, -2)) * c
+        if mask is not None:
+            s = np.where(mask, s, -np.inf)
+        P = np.exp(s - s.max(-1, keepdims=True))
+        P = P / P.sum(-1, keepdims=True)
+        dV = np.swapaxes(P, -1, -2) @ dout
+        dP = dout @ np.swapaxes(V, -1, -2)
+        dS = {"full": lambda: P * (dP - (dP * P).sum(-1, keepdims=True)),
+              "p1mp": lambda: P * (1 - P) * dP,
+              "p1mp expanded": lambda: dP * P - dP * P ** 2}[ds]()
+        return dS @ K * c, np.swapaxes(dS, -1, -2) @ Q * c, dV
+    return attention_backward
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_ex05_with_no_scale_anywhere_is_missing_scale(seed):
+    for f in (_backward(scale=False), _backward(scale=False, einsum=True)):
+        res = grade("ex05", seed, attention_backward=f)
+        assert failed(res) and named(res) == {"missing_scale"}
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_ex05_with_p_one_minus_p_is_the_missing_softmax_term(seed):
+    for f in (_backward(ds="p1mp"), _backward(ds="p1mp expanded", einsum=True)):
+        res = grade("ex05", seed, attention_backward=f)
+        assert failed(res) and named(res) == {"softmax_backward_missing_term"}
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_ex05_correct_alternatives_pass(seed):
+    assert ok(grade("ex05", seed, attention_backward=_backward()))
+    assert ok(grade("ex05", seed, attention_backward=_backward(einsum=True)))
+
+
+# ---- ex12: the accumulator rescaled, l not ------------------------------------------------------------
+
+def flash_query_and_key_tiles(Q, K, V, block_size, rescale_l=True):
+    T, d = Q.shape
+    out = np.empty((T, V.shape[1]))
+    for i in range(0, T, block_size):
+        q = Q[i:i + block_size] / math.sqrt(d)
+        m, l = np.full(len(q), -np.inf), np.zeros(len(q))
+        acc = np.zeros((len(q), V.shape[1]))
+        for j in range(0, K.shape[0], block_size):
+            s = q @ K[j:j + block_size].T
+            m_new = np.maximum(m, s.max(1))
+            p, alpha = np.exp(s - m_new[:, None]), np.exp(m - m_new)
+            l = (alpha * l if rescale_l else l) + p.sum(1)
+            acc = alpha[:, None] * acc + p @ V[j:j + block_size]
+            m = m_new
+        out[i:i + block_size] = acc / l[:, None]
+    return out
+
+
+def flash_key_tiles(Q, K, V, block_size, rescale_l=True):
+    m, l = np.full((len(Q), 1), -np.inf), np.zeros((len(Q), 1))
+    acc = np.zeros((len(Q), V.shape[1]))
+    for j in range(0, len(K), block_size):
+        s = Q @ K[j:j + block_size].T / math.sqrt(Q.shape[1])             # (T, Bk)
+        m_new = np.maximum(m, s.max(1, keepdims=True))
+        p, alpha = np.exp(s - m_new), np.exp(m - m_new)
+        l = (alpha * l if rescale_l else l) + p.sum(1, keepdims=True)
+        acc, m = alpha * acc + p @ V[j:j + block_size], m_new
+    return acc / l
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_flash_rescaling_acc_but_not_l_is_flash_missing_rescale(seed):
+    for f in (flash_query_and_key_tiles, flash_key_tiles):
+        res = grade("ex12", seed, flash_attention_forward=lambda *a, f=f: f(*a, rescale_l=False))
+        assert failed(res) and named(res) == {"flash_missing_rescale"}, [(r.name, r.message) for r in failed(res)]
+        assert ok(grade("ex12", seed, flash_attention_forward=f))
+
+
+# ---- ex14: the new step prepended instead of appended ------------------------------------------------------
+
+def _decoder(prepend: str | None = None, lists: bool = False):
+    def decode_step(q_t, k_t, v_t, cache):
+        if cache is None:
+            K, V = k_t, v_t
+        elif prepend == "concatenate":
+            K, V = np.concatenate([k_t, cache[0]], axis=2), np.concatenate([v_t, cache[1]], axis=2)
+        elif prepend == "insert":
+            K, V = np.insert(cache[0], 0, k_t[:, :, 0], axis=2), np.insert(cache[1], 0, v_t[:, :, 0], axis=2)
+        else:
+            K, V = np.concatenate([cache[0], k_t], axis=2), np.concatenate([cache[1], v_t], axis=2)
+        s = q_t @ np.swapaxes(K, -1, -2) / math.sqrt(q_t.shape[-1])
+        w = np.exp(s - s.max(-1, keepdims=True))
+        w = w / w.sum(-1, keepdims=True)
+        return w @ V, ([K, V] if lists else (K, V))
+    return decode_step
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_kv_cache_that_prepends_is_named(seed):
+    for how in ("concatenate", "insert"):
+        res = grade("ex14", seed, decode_step=_decoder(prepend=how))
+        assert [r.name for r in failed(res)] == ["the cache holds the keys and values in time order: K' = K "
+                                                 "followed by k_t"]
+        assert named(res) == {"kv_cache_wrong_order"}
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_kv_cache_appending_passes_with_a_tuple_or_a_list(seed):
+    assert ok(grade("ex14", seed, decode_step=_decoder()))
+    assert ok(grade("ex14", seed, decode_step=_decoder(lists=True)))
+
+
+# ---- ex08: biases, as the docstring promises ---------------------------------------------------------------
+
+class _MHA(nn.Module):
+    bias = True
+    use_bias_in_forward = True
+
+    def __init__(self, d_model, n_heads):
+        super().__init__()
+        if d_model % n_heads:
+            raise ValueError(f"d_model={d_model} is not divisible by n_heads={n_heads}")
+        self.n_heads, self.d_k = n_heads, d_model // n_heads
+        self.W_q, self.W_k, self.W_v, self.W_o = (nn.Linear(d_model, d_model, bias=self.bias) for _ in range(4))
+
+    def _proj(self, lin, x):
+        return lin(x) if self.use_bias_in_forward else x @ lin.weight.transpose(0, 1)
+
+    def forward(self, x, mask=None):
+        B, T, C = x.shape
+        H, d = self.n_heads, self.d_k
+        q, k, v = (self._proj(lin, x).view(B, T, H, d).transpose(1, 2) for lin in (self.W_q, self.W_k, self.W_v))
+        s = q @ k.transpose(-2, -1) / math.sqrt(d)
+        if mask is not None:
+            s = s.masked_fill(~np.asarray(mask, dtype=bool), float("-inf"))
+        out = (s.softmax(dim=-1) @ v).transpose(1, 2).reshape(B, T, C)
+        return self._proj(self.W_o, out)
+
+
+class _NoBias(_MHA):
+    bias = False
+
+
+class _IgnoresBias(_MHA):
+    use_bias_in_forward = False
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_ex08_without_biases_fails(seed):
+    res = grade("ex08", seed, MultiHeadAttention=_NoBias)
+    assert failed(res) and all("no bias" in r.message for r in failed(res))
+    res = grade("ex08", seed, MultiHeadAttention=_IgnoresBias)
+    assert {r.name for r in failed(res)} >= {"forward (B, T, C) -> (B, T, C) equals attention computed from its "
+                                             "weights and biases"}
+    assert ok(grade("ex08", seed, MultiHeadAttention=_MHA))
+
+
+# ---- the dtype before the values -----------------------------------------------------------------------------
+
+def test_a_float16_answer_is_reported_as_the_wrong_dtype():
+    def attention_scores(Q, K):
+        return (Q @ np.swapaxes(K, -1, -2) / math.sqrt(Q.shape[-1])).astype(np.float16)
+
+    bad = failed(grade("ex01", 1, attention_scores=attention_scores))
+    assert len(bad) == 3 and all("dtype float16" in r.message and "wrong in" not in r.message for r in bad)
+
+    def softmax(x, axis=-1):
+        return softmax_logsumexp(x, axis).astype(np.float16)
+
+    bad = failed(grade("ex02", 1, softmax=softmax, softmax_backward=good_backward))
+    by_name = {r.name: r.message for r in bad}
+    for name in ("softmax over the last axis (the default)", "softmax(x, axis=0)", "float32 in, float out"):
+        assert "dtype float16" in by_name[name] and "wrong in" not in by_name[name], by_name[name]
+
+
+def test_every_check_message_is_capped():
+    def attention_scores(Q, K):
+        raise ValueError("x" * 100_000)
+
+    res = grade("ex01", 1, attention_scores=attention_scores)
+    assert all(len(r.message) <= MAX_MESSAGE for r in res) and any("more characters" in r.message for r in res)
+    assert all(r.state != PASSED for r in res if r.name != "does not modify its inputs")
+
+
+def test_tinyattn_default_dtype_is_restored_after_ex08():
+    before = tinyattn.get_default_dtype()
+    grade("ex08", 1, MultiHeadAttention=_MHA)
+    assert tinyattn.get_default_dtype() == before

@@ -1,0 +1,220 @@
+"""`tinyattn release --student`: the student's repository holds no answers, yet its feedback stays mistake-aware.
+
+Built once into a temporary folder; its grader then runs in subprocesses with only that folder on
+the path, so nothing from this repository (references.py, wrong.py, solutions/) can help it.
+"""
+from __future__ import annotations
+
+import ast
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tinyattn.grading import EXERCISES, oracle
+from tinyattn.grading.cli import release_main
+from tinyattn.grading.classroom import autograding_workflow
+from tinyattn.grading.release import BEGIN, END
+from tinyattn.grading.student import ANSWERS, build_student
+
+ROOT = Path(__file__).resolve().parents[1]
+SEEDS = oracle.FIXTURE_SEEDS
+
+
+@pytest.fixture(scope="module")
+def student(tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("student") / "repo"
+    build_student(out, root=ROOT)
+    return out
+
+
+def _run(student: Path, code: str, payload=None, cwd: Path | None = None) -> dict:
+    """Run `code` with ONLY the student repository importable (no PYTHONPATH from this one)."""
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "TINYATTN_GRADE_SEED")}
+    env.update(PYTHONPATH=str(student), PYTHONWARNINGS="ignore")
+    proc = subprocess.run([sys.executable, "-c", code], input=json.dumps(payload), capture_output=True, text=True,
+                          env=env, cwd=cwd or student, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+# ---- the answers are absent --------------------------------------------------------------------------------
+
+def test_no_solutions_and_no_reference_code(student):
+    assert not (student / "solutions").exists()
+    for rel in ANSWERS:
+        assert not (student / rel).exists(), rel
+    assert (student / ".github" / "workflows" / "classroom.yml").read_text() == autograding_workflow()
+    assert "!tinyattn/grading/fixtures/*.npz" in (student / ".gitignore").read_text()   # the fixtures get committed
+    package = {p: p.read_text() for p in (student / "tinyattn").rglob("*.py")}
+    # not one reference or variant function, by name or by body
+    for rel in ANSWERS:
+        source = (ROOT / rel).read_text()
+        for node in ast.parse(source).body:
+            if isinstance(node, ast.FunctionDef):
+                body = ast.get_source_segment(source, node.body[-1]) if len(node.body) > 1 else None
+                for path, text in package.items():
+                    assert f"def {node.name}(" not in text or "grading" not in path.parts, (node.name, path)
+                    if body and len(body) > 40:
+                        assert body not in text, (node.name, path)
+
+
+def test_no_line_of_a_solution_reaches_the_student(student):
+    hidden = set()
+    for ex in EXERCISES:
+        inside = False
+        for line in (ROOT / "solutions" / ex.filename).read_text().splitlines():
+            if line.strip().startswith(BEGIN):
+                inside = True
+            elif line.strip().startswith(END):
+                inside = False
+            elif inside and len(line.strip()) > 30:
+                hidden.add(line.strip())
+    assert len(hidden) > 50
+    for folder in ("exercises", "tinyattn/grading"):      # (the library's own tests check its ops in NumPy)
+        for path in (student / folder).rglob("*.py"):
+            lines = {line.strip() for line in path.read_text().splitlines()}
+            assert not hidden & lines, (path, sorted(hidden & lines)[:3])
+
+
+def test_the_student_readmes_point_nowhere_near_the_answers(student):
+    for readme in (student / "README.md", student / "exercises" / "README.md"):
+        text = readme.read_text()
+        assert "solutions/" not in text and "--batch" not in text and "python -m pytest" in (
+            student / "README.md").read_text()
+        assert ", ".join(map(str, SEEDS)) in text
+    guide = (student / "exercises" / "README.md").read_text()
+    assert "## Rules the grader enforces" in guide and "## Submitting" in guide
+    assert "## For maintainers" not in guide and "## Self-study or classroom" not in guide
+
+
+def test_the_instructors_tests_stay_behind(student):
+    shipped = {p.name for p in (student / "tests").iterdir()}
+    assert "test_grading_student.py" in shipped and "conftest.py" in shipped
+    assert not {"test_grading.py", "test_release.py", "test_release_student.py", "grading_fixtures"} & shipped
+    assert not [n for n in shipped if n.startswith("test_grading") and n != "test_grading_student.py"]
+
+
+# ---- the student's grader, from recorded answers ------------------------------------------------------------
+
+GRADE = """
+import json, sys
+from tinyattn.grading import EXERCISES, oracle
+from tinyattn.grading.runner import grade_in_process
+assert not oracle.live()
+out = {}
+for name, folder, seed in json.load(sys.stdin):
+    results = [grade_in_process(ex.id, f"{folder}/{ex.filename}", seed) for ex in EXERCISES]
+    out[name] = [sum(ex.points for ex, r in zip(EXERCISES, results) if r["status"] == "passed"),
+                 sum(ex.points for ex in EXERCISES), [r["status"] for r in results]]
+print(json.dumps(out))
+"""
+
+
+def test_solutions_score_full_marks_and_stubs_zero_at_every_recorded_seed(student):
+    jobs = [[f"solutions@{s}", str(ROOT / "solutions"), s] for s in SEEDS] + [["stubs", str(student / "exercises"), SEEDS[0]]]
+    got = _run(student, GRADE, jobs)
+    for s in SEEDS:
+        total, most, statuses = got[f"solutions@{s}"]
+        assert total == most == 135 and set(statuses) == {"passed"}, (s, statuses)
+    total, _, statuses = got["stubs"]
+    assert total == 0 and statuses == ["not_attempted"] * len(EXERCISES)
+
+
+MUTANTS = """
+import json, sys, tempfile, pathlib
+from tinyattn.grading.runner import grade_in_process
+from tinyattn.grading.exercises import get
+out = []
+for mid, ex_id, src, seed in json.load(sys.stdin):
+    f = pathlib.Path(tempfile.mkdtemp()) / get(ex_id).filename
+    f.write_text(src)
+    r = grade_in_process(ex_id, str(f), seed)
+    unrecorded = [c["message"] for c in r["checks"] if "recorded answers" in c["message"]]
+    out.append([mid, ex_id, seed, list(dict.fromkeys(c["mistake"] for c in r["checks"] if c["mistake"])), unrecorded])
+print(json.dumps(out))
+"""
+
+
+def test_every_mutant_is_named_from_the_recorded_answers(student):
+    sys.path.insert(0, str(ROOT / "tests"))
+    try:
+        from grading_fixtures.mutants import MUTANTS as ALL
+        from test_grading import mutate
+    finally:
+        sys.path.remove(str(ROOT / "tests"))
+    payload = [[mid, ex_id, mutate(ex_id, subs), SEEDS[i % len(SEEDS)]] for i, (mid, ex_id, subs) in enumerate(ALL)]
+    got = _run(student, MUTANTS, payload)
+    assert len(got) == len(ALL)
+    assert [g for g in got if g[3] != [g[0]] or g[4]] == []
+
+
+def test_correct_alternatives_pass_from_the_recorded_answers(student, tmp_path):
+    # the blind-spot tests' correct alternatives, judged by the student's grader at its recorded seeds
+    shutil.copy(ROOT / "tests" / "test_grading_blind_spots.py", tmp_path / "alternatives.py")
+    code = f"""
+import json, sys
+sys.path.insert(0, {str(tmp_path)!r})
+import alternatives as a
+out = []
+for seed in {list(SEEDS)!r}:
+    cases = [("ex02", dict(softmax=a.softmax_logsumexp, softmax_backward=a.good_backward)),
+             ("ex02", dict(softmax=a.softmax_math_exp_stable, softmax_backward=a.good_backward)),
+             ("ex04", dict(attention=a._attention_with(lambda s, ax: s.max(ax, keepdims=True)))),
+             ("ex05", dict(attention_backward=a._backward(einsum=True))),
+             ("ex08", dict(MultiHeadAttention=a._MHA)),
+             ("ex12", dict(flash_attention_forward=a.flash_key_tiles)),
+             ("ex12", dict(flash_attention_forward=a.flash_query_and_key_tiles)),
+             ("ex14", dict(decode_step=a._decoder(lists=True)))]
+    for ex_id, fns in cases:
+        out.append([ex_id, seed, [(r.name, r.message) for r in a.grade(ex_id, seed, **fns) if not r.passed]])
+print(json.dumps(out))
+"""
+    got = _run(student, code)
+    assert len(got) == 8 * len(SEEDS)
+    assert [g for g in got if g[2]] == []
+
+
+# ---- the Classroom workflow in the command grader's stripped environment -------------------------------------
+
+def test_classroom_steps_pass_in_a_stripped_environment(student, tmp_path):
+    """Each step's `command:` with `env -i PATH=... HOME=...`, from the repository root, on solved exercises.
+
+    The workflow's install step (`pip install -e .`) is stood in for by the console script it would
+    create: a `tinyattn` on PATH that imports the student repository's package."""
+    repo = tmp_path / "classroom"
+    shutil.copytree(student, repo)
+    for ex in EXERCISES:
+        shutil.copy(ROOT / "solutions" / ex.filename, repo / "exercises" / ex.filename)
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    script = bin_dir / "tinyattn"
+    script.write_text(f"#!{sys.executable}\nimport sys\nsys.path.insert(0, {str(repo)!r})\n"
+                      "from tinyattn.cli import main\nsys.exit(main())\n")
+    script.chmod(0o755)
+    steps = [line.split("command: ", 1)[1] for line in autograding_workflow().splitlines()
+             if line.strip().startswith("command: ")]
+    assert len(steps) == len(EXERCISES)
+    home = tmp_path / "home"
+    home.mkdir()
+    for command in steps:
+        proc = subprocess.run(["env", "-i", f"PATH={bin_dir}:/usr/bin:/bin", f"HOME={home}", "sh", "-c", command],
+                              cwd=repo, capture_output=True, text=True, timeout=300)
+        assert proc.returncode == 0, (command, proc.stdout[-2000:], proc.stderr[-2000:])
+        assert " passed " in proc.stdout and "recorded" not in proc.stderr, command
+    # and a step on an unsolved exercise fails, as the command grader needs
+    shutil.copy(student / "exercises" / "ex04_attention.py", repo / "exercises" / "ex04_attention.py")
+    proc = subprocess.run(["env", "-i", f"PATH={bin_dir}:/usr/bin:/bin", f"HOME={home}", "sh", "-c", steps[3]],
+                          cwd=repo, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 1 and "not attempted" in proc.stdout
+
+
+def test_release_student_command(tmp_path, capsys):
+    out = tmp_path / "s"
+    (out / "x").mkdir(parents=True)
+    assert release_main(["--student", str(out)]) == 2
+    assert "not empty" in capsys.readouterr().err

@@ -138,13 +138,13 @@ class _GELUErf(Function):
                          x, cdf, g, dtype=g.dtype)
 
 
-def gelu(x: Tensor, approximate: str = "none") -> Tensor:
+def gelu(input: Tensor, approximate: str = "none") -> Tensor:
     """GELU(x) = x Phi(x), Phi the standard normal CDF: 'none' (exact, via erf; PyTorch's default) or 'tanh'.
 
     approximate='tanh' is GPT-2's formula, x/2 (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))), within
     about 5e-4 of the exact one; models trained with it (GPT-2) need it to give their numbers.
     """
-    x = _as_tensor(x, "gelu")
+    x = _as_tensor(input, "gelu")
     if approximate == "tanh":
         return _GELUTanh.apply(x)
     if approximate == "none":

@@ -132,5 +132,5 @@ def test_lazy_linear_reads_in_features_from_its_first_input():
     assert nn.LazyLinear(2, bias=False)(tinyattn.ones(4, 6)).shape == (4, 2)
     with pytest.raises(ValueError, match="non-empty last dim"):
         nn.LazyLinear(2)(tinyattn.ones(4, 0))
-    with pytest.raises(ValueError, match="out_features must be a positive int, got 0"):
+    with pytest.raises(ValueError, match="out_features must be a positive int, got out_features=0"):
         nn.LazyLinear(0)

@@ -247,7 +247,7 @@ def grad_norm_by_distance(model: SequenceModel, batch: Batch) -> dict[int, float
         F.cross_entropy(logits, targets, ignore_index=IGNORE).backward()
     finally:
         model.train(was_training)
-    norms = np.linalg.norm(x.grad, axis=-1).mean(axis=0)  # (T,) per position
+    norms = np.linalg.norm(x.grad._data, axis=-1).mean(axis=0)  # (T,) per position
     T = len(norms)
     model.zero_grad()
     return {T - 1 - t: float(norms[t]) for t in range(T)}

@@ -1,4 +1,4 @@
-"""PyTorch idioms and construction errors on the engine (from a contract review): each failed before the fix."""
+"""Making and converting tensors: requires_grad, casts, one-element tensors as numbers, split/chunk, devices, seeds."""
 import numpy as np
 import pytest
 

@@ -1,4 +1,4 @@
-"""Learner mistakes and PyTorch idioms found by a fresh-eyes review of the public surface.
+"""Arguments at the public surface: a learner's mistake gets a clear error, and PyTorch's names work.
 
 Each test states one behaviour a learner (or code written for PyTorch) relies on: a clear error that
 names what was expected and what came, instead of a NumPy message from deep inside, or a PyTorch

@@ -1,4 +1,4 @@
-"""PyTorch names added to the surface: random ints and sampling, topk, torch.* reductions, bmm, allclose,
+"""Sampling (randint, randperm, multinomial), topk, torch.* reductions, bmm, allclose,
 Tensor.cumsum/clamp/gather/tril/triu, F.one_hot/mse_loss/sigmoid/tanh/silu, nn.init and nn.utils."""
 import ast
 import math

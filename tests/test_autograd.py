@@ -194,3 +194,16 @@ def test_a_custom_function_that_saves_its_input_is_checked_too():
     z = Cube.apply(x).sum()  # a new forward saves the new values: d/dx x^3 = 3x^2 = [12, 48] at x = [2, 4]
     z.backward()
     np.testing.assert_array_equal(x.grad.numpy(), [12.0, 48.0])
+
+
+def test_grad_fn_names_the_op_that_made_a_tensor_and_is_none_off_the_graph():
+    # PyTorch's idiom `y.grad_fn is None` tells a leaf (or a no_grad result) from an op's output
+    x = ta.tensor([1.0, 2.0], requires_grad=True)
+    y = x * 3.0
+    assert x.grad_fn is None and x.is_leaf
+    assert repr(y.grad_fn) == "<MulBackward>" and y.grad_fn.name() == "MulBackward"
+    assert (y @ x).grad_fn.name() == "MatMulBackward"
+    assert y.detach().grad_fn is None and y.data.grad_fn is None
+    with ta.no_grad():
+        assert (x * 3.0).grad_fn is None
+    assert (ta.tensor([1.0]) * 3.0).grad_fn is None  # no input needs a gradient: nothing recorded

@@ -153,6 +153,7 @@ def test_load_state_dict_round_trip_keeps_parameter_objects():
     w_obj = b.blocks[1].fc.weight
     result = b.load_state_dict(a.state_dict())
     assert result.missing_keys == [] and result.unexpected_keys == []
+    assert repr(result) == "<All keys matched successfully>"  # what a notebook cell prints, as in PyTorch
     assert b.blocks[1].fc.weight is w_obj  # loaded in place: an optimizer over b keeps working
     np.testing.assert_array_equal(a(idx).numpy(), b(idx).numpy())
 
@@ -173,6 +174,7 @@ def test_load_state_dict_errors_and_no_partial_write():
     np.testing.assert_array_equal(net.emb.weight.numpy(), original)  # nothing was written
     res = net.load_state_dict({**missing, "extra": np.zeros(1)}, strict=False)
     assert res.missing_keys == ["blocks.1.fc.bias"] and res.unexpected_keys == ["extra"]
+    assert repr(res) == "_IncompatibleKeys(missing_keys=['blocks.1.fc.bias'], unexpected_keys=['extra'])"
     with pytest.raises(TypeError, match="dict"):
         net.load_state_dict([1, 2])
 

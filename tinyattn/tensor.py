@@ -244,6 +244,11 @@ class Tensor:
         return self._op is None
 
     @property
+    def grad_fn(self):
+        """The op that made this tensor in the graph (``<MulBackward>``); None for a leaf or outside the graph."""
+        return None if self._op is None else autograd.GradFn(self._op)
+
+    @property
     def T(self) -> "Tensor":
         """All dims reversed (the matrix transpose for 2-D tensors)."""
         return self.permute(*range(self.ndim - 1, -1, -1))

@@ -41,6 +41,11 @@ class _IncompatibleKeys(NamedTuple):
     missing_keys: list[str]
     unexpected_keys: list[str]
 
+    def __repr__(self) -> str:  # what `print(model.load_state_dict(sd))` shows in a notebook, as in PyTorch
+        if not self.missing_keys and not self.unexpected_keys:
+            return "<All keys matched successfully>"
+        return f"_IncompatibleKeys(missing_keys={self.missing_keys}, unexpected_keys={self.unexpected_keys})"
+
 
 class Module:
     """Base class of every layer and model: subclass it, assign parts in __init__, write forward."""

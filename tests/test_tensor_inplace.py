@@ -225,6 +225,38 @@ def test_annotated_transformer_data_idioms():
     assert target.data.unsqueeze(1).shape == (3, 1)
 
 
+def test_label_smoothing_target_rows_built_in_place_and_kl_sum_gradient():
+    # Label smoothing over V=4 classes, padding id 0, smoothing 0.4: every class gets 0.4 / (V - 2) = 0.2,
+    # the true class 0.6, the padding column 0, and a row whose target IS the padding id is all zeros.
+    x = ta.tensor(np.log(np.array([[0.1, 0.2, 0.3, 0.4], [0.25, 0.25, 0.25, 0.25], [0.4, 0.3, 0.2, 0.1]])),
+                  requires_grad=True)  # log-probabilities, as a Generator's log_softmax gives
+    target = ta.tensor([2, 0, 3])
+    true_dist = x.data.clone()
+    assert not true_dist.requires_grad
+    true_dist.fill_(0.4 / 2)
+    true_dist.scatter_(1, target.data.unsqueeze(1), 0.6)
+    true_dist[:, 0] = 0
+    mask = ta.nonzero(target.data == 0)  # (1, 1): row 1; squeeze() makes it a 0-d index, which index_fill_ takes
+    assert mask.shape == (1, 1) and mask.squeeze().shape == ()
+    true_dist.index_fill_(0, mask.squeeze(), 0.0)
+    expected = np.array([[0.0, 0.2, 0.6, 0.2], [0.0, 0.0, 0.0, 0.0], [0.0, 0.2, 0.2, 0.6]])
+    np.testing.assert_allclose(true_dist.numpy(), expected, rtol=1e-15)
+    np.testing.assert_allclose(x.data.exp().numpy()[0], [0.1, 0.2, 0.3, 0.4], rtol=1e-12)  # x itself untouched
+    # no padding target: nonzero is (0, 1), squeeze() gives (0,), and index_fill_ changes nothing
+    empty = ta.nonzero(ta.tensor([2, 3]) == 0)
+    assert empty.shape == (0, 1) and empty.dim() == 2 and empty.squeeze().shape == (0,)
+    untouched = ta.ones(2, 4).index_fill_(0, empty.squeeze(), 0.0)
+    np.testing.assert_array_equal(untouched.numpy(), np.ones((2, 4)))
+    # KLDivLoss(sum) = sum over t > 0 of t (log t - x); its gradient in x is -t (zero rows give zero gradient)
+    loss = nn.KLDivLoss(reduction="sum")(x, true_dist.clone().detach())
+    t_ = expected
+    by_hand = sum(t_[i, j] * (np.log(t_[i, j]) - np.log([[0.1, 0.2, 0.3, 0.4], [0.25] * 4, [0.4, 0.3, 0.2, 0.1]])[i, j])
+                  for i in range(3) for j in range(4) if t_[i, j] > 0)
+    assert loss.item() == pytest.approx(by_hand, rel=1e-12)
+    loss.backward()
+    np.testing.assert_allclose(x.grad.numpy(), -expected, rtol=1e-15)
+
+
 def test_sgd_by_hand_through_data():
     # p.data -= lr * p.grad: one step of SGD on sum(p^2) (grad 2p) with lr 0.25 halves p
     p = nn.Parameter(np.array([2.0, -4.0]))

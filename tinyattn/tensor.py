@@ -210,6 +210,13 @@ class Tensor:
         """How many in-place changes this tensor's memory has seen (PyTorch's ``x._version``)."""
         return self._counter[0]
 
+    def _bump_version(self) -> "Tensor":
+        """Count one in-place change of this tensor's memory; backward compares the count with the one
+        at forward time. Every writer calls it: the in-place methods below, an optimizer step,
+        ``nn.init.*_`` and ``load_state_dict`` (PyTorch's do these under no_grad, and they count too)."""
+        self._counter[0] += 1
+        return self
+
     @property
     def requires_grad(self) -> bool:
         """Whether backward() computes a gradient for this tensor (checked on assignment: floats only)."""
@@ -338,8 +345,7 @@ class Tensor:
                 target[steps[-1]] = value
         except (IndexError, ValueError, TypeError, OverflowError) as e:
             raise type(e)(f"{op} on a tensor of shape {self.shape} and dtype {self.dtype}: {e}") from None
-        self._counter[0] += 1
-        return self
+        return self._bump_version()
 
     def zero_(self) -> "Tensor":
         return self._inplace("zero_", 0)

@@ -50,7 +50,8 @@ def _clip_grad_norm(params: Any, max_norm: float, norm_type: float, error_if_non
             or not 0 < norm_type < math.inf:
         raise ValueError(f"{who}: norm_type must be a number p > 0 (2.0 is the L2 norm) or float('inf') "
                          f"(the largest |g|), got {norm_type!r}")
-    grads = [p.grad._data for p in params if p.grad is not None]
+    grad_tensors = [p.grad for p in params if p.grad is not None]
+    grads = [g._data for g in grad_tensors]
     if norm_type == math.inf:
         total = max((float(np.max(np.abs(g))) for g in grads if g.size), default=0.0)
     elif norm_type == 2:  # accumulate squares in float64 so a large float32 gradient does not overflow the sum
@@ -63,8 +64,8 @@ def _clip_grad_norm(params: Any, max_norm: float, norm_type: float, error_if_non
                          "the loss probably overflowed. Pass error_if_nonfinite=False to clip anyway")
     coef = max_norm / (total + 1e-6)  # the 1e-6 avoids 0/0 when every gradient is zero
     if coef < 1.0:
-        for g in grads:
-            g *= coef
+        for g in grad_tensors:
+            g.mul_(coef)
     return total
 
 

@@ -121,7 +121,7 @@ class Optimizer:
                 if set_to_none:
                     p.grad = None
                 elif p.grad is not None:
-                    np.asarray(p.grad)[...] = 0
+                    p.grad.zero_()
 
     def step(self) -> None:
         """Update every parameter that has a gradient, with its group's current options."""
@@ -138,6 +138,7 @@ class Optimizer:
                     raise ValueError(f"{type(self).__name__}.step: a parameter of shape {w.shape} "
                                      f"has a gradient of shape {g.shape}")
                 self._update(w, g, self.state[p], group)
+                p._bump_version()  # a graph that saved p before this step can no longer backward through it
         self._step_count += 1
 
     def _update(self, w: np.ndarray, g: np.ndarray, state: dict[str, Any], group: dict[str, Any]) -> None:

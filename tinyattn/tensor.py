@@ -1173,7 +1173,10 @@ class Pow(Function):
         a, b, out = ctx.saved_tensors
         # b * a^(b-1), with 0 where b == 0 (x^0 is constant; 0 * 0^-1 would be NaN)
         ga = g * np.where(b == 0, 0, b * a ** np.where(b == 0, 1, b - 1)) if ctx.needs_input_grad[0] else None
-        gb = g * out * np.log(a) if ctx.needs_input_grad[1] else None
+        gb = None
+        if ctx.needs_input_grad[1]:  # a^b log(a), with 0 where a == 0 and b >= 0 (PyTorch's choice: 0^b is
+            with np.errstate(divide="ignore", invalid="ignore"):  # 0 for b > 0, so 0 * log 0 would be NaN)
+                gb = g * np.where((a == 0) & (b >= 0), 0, out * np.log(a))
         return ga, gb
 
 

@@ -102,17 +102,7 @@ class Embedding(Module):
         self.weight = Parameter(w.astype(get_default_dtype()))
 
     def forward(self, idx: Any) -> Tensor:
-        ids = np.asarray(idx._data if isinstance(idx, Tensor) else idx)
-        if not np.issubdtype(ids.dtype, np.integer):
-            raise TypeError(f"Embedding expects integer token ids, got dtype {ids.dtype} "
-                            "(ids index rows of the table; convert with .long())")
-        if ids.size and (ids.min() < 0 or ids.max() >= self.num_embeddings):
-            bad = int(ids.min()) if ids.min() < 0 else int(ids.max())
-            raise ValueError(f"Embedding index {bad} is out of range for num_embeddings={self.num_embeddings} "
-                             f"(valid ids: 0..{self.num_embeddings - 1})")
-        # Integer-array indexing picks rows; its backward adds each row's gradient back
-        # (np.add.at, so a token that appears twice gets both contributions).
-        return self.weight[ids]  # (..., embedding_dim)
+        return F.embedding(idx, self.weight)  # (...) -> (..., embedding_dim); F.embedding checks the ids
 
     def extra_repr(self) -> str:
         return f"{self.num_embeddings}, {self.embedding_dim}"

@@ -230,3 +230,17 @@ def test_a_pytorch_tutorial_runs_unchanged_and_is_reproducible():
     assert losses == again[0] and np.array_equal(picks, again[1]) and pmax == again[2]
     assert np.array_equal(noise, again[3])  # the same seed gives the same bits, init to sampling
     assert losses[-1] < losses[0] and picks.shape == (2,) and 0 < pmax <= 1
+
+
+def test_counts_of_factories_schedulers_and_loaders_share_the_int_rule():
+    # a wrong type is a TypeError, a value out of range a ValueError, both in the same words
+    with pytest.raises(ValueError, match=r"^linspace: steps must be an int >= 0, got steps=-1$"):
+        tinyattn.linspace(0, 1, -1)
+    with pytest.raises(TypeError, match=r"^linspace: steps must be an int >= 0, got steps=2.5 \(float\)$"):
+        tinyattn.linspace(0, 1, 2.5)
+    opt = tinyattn.optim.SGD([tinyattn.zeros(2, requires_grad=True)], lr=0.1)
+    with pytest.raises(TypeError, match=r"^StepLR: step_size must be a positive int, got step_size=1.5 \(float\)$"):
+        tinyattn.optim.lr_scheduler.StepLR(opt, step_size=1.5)
+    with pytest.raises(TypeError, match=r"^DataLoader: batch_size must be a positive int, got batch_size=True \(bool\)$"):
+        tinyattn.utils.data.DataLoader([1, 2], batch_size=True)
+    assert len(tinyattn.linspace(0, 1, np.int64(3))) == 3  # a NumPy int is an int

@@ -57,7 +57,8 @@ def test_linear_gradcheck(float64):
 
 def test_linear_error_names_in_features_and_shape():
     lin = nn.Linear(8, 2)
-    with pytest.raises(ValueError, match=r"^Linear expected input with last dim in_features=8, got shape \(2, 5, 7\)$"):
+    with pytest.raises(ValueError, match=r"^linear: x has shape \(2, 5, 7\) but weight has shape \(2, 8\): "
+                                         r"x's last dim must equal in_features=8$"):
         lin(tinyattn.randn(2, 5, 7))
     with pytest.raises(ValueError, match="in_features"):
         nn.Linear(0, 3)
@@ -151,7 +152,7 @@ def test_layernorm_without_affine_has_no_parameters():
 
 
 def test_layernorm_error_names_shapes():
-    with pytest.raises(ValueError, match=r"LayerNorm expected input with trailing shape \(8,\).*got shape \(2, 5, 7\)"):
+    with pytest.raises(ValueError, match=r"layer_norm: expected input with trailing shape \(8,\).*got shape \(2, 5, 7\)"):
         nn.LayerNorm(8)(tinyattn.randn(2, 5, 7))
 
 

@@ -310,3 +310,30 @@ def test_writes_through_data_and_dtype_casts_are_not_counted_as_in_pytorch():
     # L = sum((x W^T + b)^2): dL/dx = 2 (x W^T + b) W, with the W of forward time
     y = x.numpy() @ w_old.T + lin.bias.numpy().astype(np.float64)
     np.testing.assert_allclose(x.grad.numpy(), 2 * y @ w_old, rtol=1e-6)
+
+
+def test_matmul_and_linear_keep_only_what_a_gradient_needs():
+    # y = x @ w: dx = g w^T needs w, dw = x^T g needs x. With x constant only x is kept, so a step that
+    # changes w after forward is no error (as in PyTorch), while a change of x still is.
+    x = ta.tensor(np.array([[1.0, 2.0]]))
+    w = leaf([[3.0], [4.0]])
+    y = x @ w
+    with ta.no_grad():
+        w.mul_(10.0)
+    y.backward(ta.ones(1, 1, dtype=ta.float64))
+    np.testing.assert_array_equal(w.grad.numpy(), [[1.0], [2.0]])  # x^T g, x as it was
+    y = x @ w
+    x.mul_(2.0)
+    with pytest.raises(RuntimeError, match=MODIFIED):
+        y.backward(ta.ones(1, 1, dtype=ta.float64))
+    # the same through nn.Linear: a first layer's input needs no gradient, so stepping its weight is fine
+    lin, _, _ = _linear_graph()
+    xc = ta.randn(4, 3, dtype=ta.float64)
+    loss = lin(xc).sum()
+    opt = ta.optim.SGD(lin.parameters(), lr=0.1)
+    for p in lin.parameters():
+        p.grad = ta.ones(p.shape, dtype=p.dtype)
+    opt.step()
+    opt.zero_grad()
+    loss.backward()  # dW = g^T x with g = 1: every row of dW is the column sums of x
+    np.testing.assert_allclose(lin.weight.grad.numpy(), np.tile(xc.numpy().sum(axis=0), (2, 1)), rtol=1e-12)

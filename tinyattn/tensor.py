@@ -1251,36 +1251,42 @@ class MatMul(Function):
     """a @ b (batched, broadcasting);  da = g @ b^T, db = a^T @ g"""
     @staticmethod
     def forward(ctx, a, b):
-        ctx.save_for_backward(a, b)
+        # da needs only b and db only a: keep what a gradient needs (as PyTorch), so a frozen side's
+        # partner is not held, and an in-place change of it after forward is no error.
+        ctx.save_for_backward(a if ctx.needs_input_grad[1] else None, b if ctx.needs_input_grad[0] else None)
+        ctx.a_shape, ctx.b_shape = a.shape, b.shape
         return a @ b
 
     @staticmethod
     def backward(ctx, g):
         a, b = ctx.saved_tensors
+        a_shape, b_shape = ctx.a_shape, ctx.b_shape
         # Treat vectors as matrices: a (n,) -> (1, n), b (n,) -> (n, 1), and g to match.
-        a2 = a[None, :] if a.ndim == 1 else a
-        b2 = b[:, None] if b.ndim == 1 else b
-        if a.ndim == 1 and b.ndim == 1:
+        a2_shape = (1, *a_shape) if len(a_shape) == 1 else a_shape
+        if len(a_shape) == 1 and len(b_shape) == 1:
             g2 = np.reshape(g, (1, 1))
-        elif a.ndim == 1:
+        elif len(a_shape) == 1:
             g2 = np.expand_dims(g, -2)
-        elif b.ndim == 1:
+        elif len(b_shape) == 1:
             g2 = np.expand_dims(g, -1)
         else:
             g2 = g
         ga = gb = None
         if ctx.needs_input_grad[0]:
+            b2 = b[:, None] if b.ndim == 1 else b
             ga = g2 @ np.swapaxes(b2, -1, -2)                      # (..., n, k) = (..., n, m) @ (..., m, k)
-            ga = unbroadcast(ga, a2.shape).reshape(a.shape)
+            ga = unbroadcast(ga, a2_shape).reshape(a_shape)
         if ctx.needs_input_grad[1]:
-            if b2.ndim == 2:
+            a2 = a[None, :] if a.ndim == 1 else a
+            b2_shape = (*b_shape, 1) if len(b_shape) == 1 else b_shape
+            if len(b2_shape) == 2:
                 # x (B, T, k) @ W (k, m): fold the batch into rows -> one (k, m) GEMM, no (B, k, m) temporary
                 N = math.prod(a2.shape[:-1])  # (written out: reshape(-1, 0) can not infer N when k = 0)
                 a_rows, g_rows = a2.reshape(N, a2.shape[-1]), g2.reshape(N, g2.shape[-1])  # (N, k), (N, m)
                 gb = a_rows.T @ g_rows  # (k, N) @ (N, m) -> (k, m)
             else:
-                gb = unbroadcast(np.swapaxes(a2, -1, -2) @ g2, b2.shape)  # (..., k, m)
-            gb = gb.reshape(b.shape)
+                gb = unbroadcast(np.swapaxes(a2, -1, -2) @ g2, b2_shape)  # (..., k, m)
+            gb = gb.reshape(b_shape)
         return ga, gb
 
 

@@ -193,7 +193,8 @@ class _Linear(Function):
     def forward(ctx, x, weight, *bias):
         # Fold any leading dims into rows: one (N, in) @ (in, out) GEMM instead of a loop over batches.
         rows = x if x.ndim == 2 else x.reshape(-1, x.shape[-1])  # (N, in), N = prod(leading dims)
-        ctx.save_for_backward(rows, weight)
+        needs = ctx.needs_input_grad  # keep only what a gradient needs: dW needs x, dx needs W (as PyTorch)
+        ctx.save_for_backward(rows if needs[1] else None, weight if needs[0] else None)
         y = rows @ weight.T  # (N, out)
         if bias:
             y += bias[0]  # in place: no second (N, out) array
@@ -201,7 +202,7 @@ class _Linear(Function):
 
     @staticmethod
     def backward(ctx, g):
-        rows, weight = ctx.saved_tensors  # rows: x as (N, in)
+        rows, weight = ctx.saved_tensors  # rows: x as (N, in); each None where its partner needs no gradient
         g_rows = g if g.ndim == 2 else g.reshape(-1, g.shape[-1])  # (N, out)
         needs = ctx.needs_input_grad
         gx = g_rows @ weight if needs[0] else None  # (N, out) @ (out, in) -> (N, in)

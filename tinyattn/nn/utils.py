@@ -1,7 +1,7 @@
 """tinyattn.nn.utils: gradient-norm clipping under PyTorch's name, ``nn.utils.clip_grad_norm_``.
 
 The implementation lives here (``nn`` may not import ``optim``); ``tinyattn.optim.clip_grad_norm``
-calls it, and the optimizers share the parameter-list checks below.
+calls it, and the optimizers share the parameter-list check below (``param_list``).
 """
 from __future__ import annotations
 
@@ -16,11 +16,13 @@ from ..tensor import Tensor
 __all__ = ["clip_grad_norm_"]
 
 
-def _param_list(params: Any, who: str) -> list[Tensor]:
-    """Accept model.parameters() (a generator), a list, or a single Tensor; check what is inside."""
+def param_list(params: Any, who: str, leaves: bool = False) -> list[Tensor]:
+    """model.parameters() (a generator), a list, or a single Tensor, as a list of Tensors, each once
+    (a tied weight listed twice is still updated once). ``leaves=True`` (an optimizer's groups) also
+    refuses a tensor computed from others: an update would not reach what it came from."""
     if isinstance(params, Tensor):
         params = [params]
-    if not isinstance(params, Iterable):
+    if isinstance(params, (str, dict)) or not isinstance(params, Iterable):
         raise TypeError(f"{who} expects an iterable of Parameters (e.g. model.parameters()), "
                         f"got {type(params).__name__}")
     out: list[Tensor] = []
@@ -28,7 +30,10 @@ def _param_list(params: Any, who: str) -> list[Tensor]:
     for i, p in enumerate(params):
         if not isinstance(p, Tensor):
             raise TypeError(f"{who}: params[{i}] is a {type(p).__name__}, expected a Parameter (Tensor)")
-        if id(p) not in seen:  # a tied weight listed twice is still updated once
+        if leaves and not p.is_leaf:
+            raise ValueError(f"{who}: params[{i}] is not a leaf tensor (it was computed from others), so "
+                             "an update would not reach what it came from; pass the Parameters themselves")
+        if id(p) not in seen:
             seen.add(id(p))
             out.append(p)
     return out
@@ -42,7 +47,7 @@ def _check_nonneg(value: float, name: str, who: str) -> float:
 
 def _clip_grad_norm(params: Any, max_norm: float, norm_type: float, error_if_nonfinite: bool, who: str) -> float:
     """Scale every .grad by min(1, max_norm / total), total = ||all gradients joined||_norm_type; returns total."""
-    params = _param_list(params, who)
+    params = param_list(params, who)
     max_norm = _check_nonneg(max_norm, "max_norm", who)
     if norm_type in ("inf", math.inf):
         norm_type = math.inf

@@ -16,6 +16,7 @@ from typing import Any
 
 import numpy as np
 
+from ..nn.utils import param_list
 from ..tensor import Tensor
 
 __all__ = ["Optimizer"]
@@ -51,22 +52,6 @@ def _as_list(params: Any, who: str) -> list[Any]:
     return list(params)
 
 
-def _param_list(params: Any, who: str) -> list[Tensor]:
-    """The Parameters of one group, each once (a tied weight listed twice is still updated once)."""
-    out: list[Tensor] = []
-    seen: set[int] = set()
-    for i, p in enumerate(_as_list(params, who)):
-        if not isinstance(p, Tensor):
-            raise TypeError(f"{who}: params[{i}] is a {type(p).__name__}, expected a Parameter (Tensor)")
-        if not p.is_leaf:
-            raise ValueError(f"{who}: params[{i}] is not a leaf tensor (it was computed from others), so "
-                             "an update would not reach what it came from; pass the Parameters themselves")
-        if id(p) not in seen:
-            seen.add(id(p))
-            out.append(p)
-    return out
-
-
 class Optimizer:
     """Base class: subclasses set their defaults, check a group's options, and write ``_update``.
 
@@ -94,7 +79,7 @@ class Optimizer:
         if not isinstance(param_group, dict) or "params" not in param_group:
             raise TypeError(f"{name}: a param group must be a dict with a 'params' key, got {param_group!r:.80}")
         group = dict(param_group)
-        group["params"] = _param_list(group["params"], name)
+        group["params"] = param_list(group["params"], name, leaves=True)
         for key, value in self.defaults.items():
             group.setdefault(key, value)
         self._check_group(group)

@@ -53,7 +53,7 @@ class TensorDataset(Dataset):
             raise ValueError("TensorDataset needs at least one tensor")
         for i, t in enumerate(tensors):
             if not isinstance(t, Tensor) or t.ndim == 0:
-                what = f"a 0-d tensor" if isinstance(t, Tensor) else f"a {type(t).__name__}"
+                what = "a 0-d tensor" if isinstance(t, Tensor) else f"a {type(t).__name__}"
                 raise TypeError(f"TensorDataset: tensors[{i}] is {what}; expected a Tensor whose first dim "
                                 "counts the examples (wrap arrays with tinyattn.tensor)")
         sizes = [t.shape[0] for t in tensors]

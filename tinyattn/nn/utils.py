@@ -11,6 +11,7 @@ from typing import Any
 
 import numpy as np
 
+from .. import checks
 from ..tensor import Tensor
 
 __all__ = ["clip_grad_norm_"]
@@ -39,16 +40,10 @@ def param_list(params: Any, who: str, leaves: bool = False) -> list[Tensor]:
     return out
 
 
-def _check_nonneg(value: float, name: str, who: str) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float, np.number)) or not value >= 0:
-        raise ValueError(f"{who}: {name} must be a number >= 0, got {value!r}")
-    return float(value)
-
-
 def _clip_grad_norm(params: Any, max_norm: float, norm_type: float, error_if_nonfinite: bool, who: str) -> float:
     """Scale every .grad by min(1, max_norm / total), total = ||all gradients joined||_norm_type; returns total."""
     params = param_list(params, who)
-    max_norm = _check_nonneg(max_norm, "max_norm", who)
+    max_norm = checks.number("max_norm", max_norm, who, at_least=0)  # (inf: measure only)
     if norm_type in ("inf", math.inf):
         norm_type = math.inf
     elif isinstance(norm_type, bool) or not isinstance(norm_type, (int, float, np.integer, np.floating)) \

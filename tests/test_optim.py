@@ -110,7 +110,7 @@ def test_zero_grad_and_accepts_generators_and_dedupes_tied_params():
 
 def test_optimizer_errors():
     p = nn.Parameter(np.zeros(2))
-    with pytest.raises(ValueError, match="lr must be a finite number >= 0, got -0.1"):
+    with pytest.raises(ValueError, match="lr must be a finite number >= 0, got lr=-0.1"):
         optim.SGD([p], lr=-0.1)
     with pytest.raises(ValueError, match="empty parameter list"):
         optim.Adam([])

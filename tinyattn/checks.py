@@ -13,6 +13,7 @@ Check at the public surface only (the function or layer a learner calls), not ag
 """
 from __future__ import annotations
 
+import math
 from numbers import Integral, Real
 
 import numpy as np
@@ -44,16 +45,16 @@ def nonneg_int(name: str, value, where: str | None = None) -> int:
 
 
 def number(name: str, value, where: str | None = None, *, at_least: float | None = None,
-           above: float | None = None) -> float:
-    """``value`` as a float, if it is a real number (and >= ``at_least``, or > ``above``, when given).
-
-    NaN is out of every range, so a bound also refuses NaN.
+           above: float | None = None, finite: bool = False) -> float:
+    """``value`` as a float, if it is a real number (and >= ``at_least``, or > ``above``, and not
+    +-inf if ``finite``, when given). NaN is out of every range, so a bound also refuses NaN.
     """
-    rule = ("a number" + (f" >= {at_least:g}" if at_least is not None else "")
-            + (f" > {above:g}" if above is not None else ""))
+    rule = ("a finite number" if finite else "a number") + (f" >= {at_least:g}" if at_least is not None else "") \
+        + (f" > {above:g}" if above is not None else "")
     if isinstance(value, bool) or not isinstance(value, Real):
         raise _fail(TypeError, name, value, rule, where)
-    if (at_least is not None and not value >= at_least) or (above is not None and not value > above):
+    if (at_least is not None and not value >= at_least) or (above is not None and not value > above) \
+            or (finite and not math.isfinite(value)):
         raise _fail(ValueError, name, value, rule, where)
     return float(value)
 

@@ -16,6 +16,7 @@ from typing import Any
 
 import numpy as np
 
+from .. import checks
 from ..nn.utils import param_list
 from ..tensor import Tensor
 
@@ -24,10 +25,7 @@ __all__ = ["Optimizer"]
 
 def check_number(value: Any, name: str, who: str) -> float:
     """A finite real number >= 0 (lr, eps, weight_decay, momentum), as a float; anything else raises."""
-    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)) \
-            or not math.isfinite(value) or value < 0:
-        raise ValueError(f"{who}: {name} must be a finite number >= 0, got {value!r}")
-    return float(value)
+    return checks.number(name, value, who, at_least=0, finite=True)
 
 
 def check_betas(betas: Any, who: str) -> tuple[float, float]:

@@ -156,7 +156,7 @@ def test_module_to_cpu_is_a_no_op_and_other_devices_are_refused():
 def test_load_state_dict_checks_value_types_before_writing_anything():
     tinyattn.manual_seed(0)
     lin = nn.Linear(2, 3)
-    before = {k: v.copy() for k, v in lin.state_dict().items()}
+    before = {k: v.clone() for k, v in lin.state_dict().items()}  # a state_dict shares memory: clone to keep
     bad = {"weight": np.zeros((3, 2)), "bias": np.array(["a", "b", "c"])}  # right shape, not numbers
     with pytest.raises(TypeError, match=r"'bias' must be a numeric array of shape \(3,\), got ndarray with dtype <U1"):
         lin.load_state_dict(bad)

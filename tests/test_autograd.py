@@ -337,3 +337,16 @@ def test_matmul_and_linear_keep_only_what_a_gradient_needs():
     opt.zero_grad()
     loss.backward()  # dW = g^T x with g = 1: every row of dW is the column sums of x
     np.testing.assert_allclose(lin.weight.grad.numpy(), np.tile(xc.numpy().sum(axis=0), (2, 1)), rtol=1e-12)
+
+
+def test_grad_fn_names_the_op_that_made_a_tensor_and_is_none_off_the_graph():
+    # PyTorch's idiom `y.grad_fn is None` tells a leaf (or a no_grad result) from an op's output
+    x = ta.tensor([1.0, 2.0], requires_grad=True)
+    y = x * 3.0
+    assert x.grad_fn is None and x.is_leaf
+    assert repr(y.grad_fn) == "<MulBackward>" and y.grad_fn.name() == "MulBackward"
+    assert (y @ x).grad_fn.name() == "MatMulBackward"
+    assert y.detach().grad_fn is None and y.data.grad_fn is None
+    with ta.no_grad():
+        assert (x * 3.0).grad_fn is None
+    assert (ta.tensor([1.0]) * 3.0).grad_fn is None  # no input needs a gradient: nothing recorded

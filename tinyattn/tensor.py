@@ -97,6 +97,15 @@ def _norm_dim(dim: int, ndim: int, op: str) -> int:
     return int(dim) % n
 
 
+def _dim_or_axis(dim, axis, who: str):
+    """PyTorch takes NumPy's ``axis=`` as another name for ``dim=`` (``x.mean(axis=1)``); not both at once."""
+    if axis is None:
+        return dim
+    if dim is not None:
+        raise TypeError(f"{who}() got both dim={dim!r} and axis={axis!r}; they are one argument, pass one")
+    return axis
+
+
 def _norm_dims(dim, ndim: int, op: str):
     if dim is None:
         return None
@@ -249,6 +258,11 @@ class Tensor:
     @property
     def is_leaf(self) -> bool:
         return self._op is None
+
+    @property
+    def grad_fn(self):
+        """The op that made this tensor in the graph (``<MulBackward>``); None for a leaf or outside the graph."""
+        return None if self._op is None else autograd.GradFn(self._op)
 
     @property
     def T(self) -> "Tensor":
@@ -721,11 +735,12 @@ class Tensor:
         return MinMax(self.gather(d, indices), Tensor._make(indices))
 
     # --- reductions ---------------------------------------------------------------------------
-    def sum(self, dim=None, keepdim: bool = False) -> "Tensor":
-        return Sum.apply(self, dim=_norm_dims(dim, self.ndim, "sum"), keepdim=keepdim)
+    def sum(self, dim=None, keepdim: bool = False, *, axis=None) -> "Tensor":
+        """Sum over dim (all dims if None); ``axis=`` is NumPy's name for dim, accepted as PyTorch does."""
+        return Sum.apply(self, dim=_norm_dims(_dim_or_axis(dim, axis, "sum"), self.ndim, "sum"), keepdim=keepdim)
 
-    def mean(self, dim=None, keepdim: bool = False) -> "Tensor":
-        d = _norm_dims(dim, self.ndim, "mean")
+    def mean(self, dim=None, keepdim: bool = False, *, axis=None) -> "Tensor":
+        d = _norm_dims(_dim_or_axis(dim, axis, "mean"), self.ndim, "mean")
         n = _n_reduced(self.shape, d)
         return Sum.apply(self, dim=d, keepdim=keepdim) * (1.0 / n if n else math.nan)  # the mean of nothing is NaN
 

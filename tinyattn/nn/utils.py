@@ -70,13 +70,17 @@ def _clip_grad_norm(params: Any, max_norm: float, norm_type: float, error_if_non
 
 
 def clip_grad_norm_(parameters: Any, max_norm: float, norm_type: float = 2.0,
-                    error_if_nonfinite: bool = True) -> float:
+                    error_if_nonfinite: bool = True) -> Tensor:
     """Scale all gradients together, in place, so their joint p-norm (default 2; inf = largest |g|) is at most max_norm.
 
-    Returns the total norm BEFORE clipping as a Python float (PyTorch returns a tensor). One factor for
+    Returns the total norm BEFORE clipping as a 0-d Tensor in the gradients' dtype, as PyTorch does
+    (so ``clip_grad_norm_(...).item()`` logs it). One factor for
     every gradient keeps the update's direction; only its length shrinks. max_norm=inf just measures.
     Unlike PyTorch (whose default is False), a non-finite norm raises unless error_if_nonfinite=False:
     clipping an inf gradient would silently turn every gradient into NaN. (Same default as
     ``tinyattn.optim.clip_grad_norm``.)
     """
-    return _clip_grad_norm(parameters, max_norm, norm_type, error_if_nonfinite, "clip_grad_norm_")
+    params = _param_list(parameters, "clip_grad_norm_")
+    total = _clip_grad_norm(params, max_norm, norm_type, error_if_nonfinite, "clip_grad_norm_")
+    dtypes = [p.grad.dtype for p in params if p.grad is not None]
+    return Tensor(np.asarray(total, dtype=dtypes[0] if dtypes else np.float32))  # no gradients: PyTorch's tensor(0.)

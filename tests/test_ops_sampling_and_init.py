@@ -305,11 +305,12 @@ def test_one_hot_values_and_errors():
     assert out.dtype == np.int64 and out.shape == (2, 2, 3)
     np.testing.assert_array_equal(out.numpy(), np.eye(3, dtype=np.int64)[[[0, 2], [1, 2]]])
     assert F.one_hot(ta.tensor([1]), num_classes=4).tolist() == [[0, 1, 0, 0]]
-    with pytest.raises(ValueError, match=r"class id 4 is out of range for num_classes=3 \(valid: 0..2\)"):
+    with pytest.raises(ValueError, match=r"one_hot: input holds id 4 at position \(1,\), outside \[0, 2\] "
+                                         r"\(num_classes=3\)"):
         F.one_hot(ta.tensor([0, 4]), 3)
-    with pytest.raises(ValueError, match=r"class ids must be >= 0, got -1"):
+    with pytest.raises(ValueError, match=r"one_hot: input holds id -1 at position \(0,\), below 0: ids must be >= 0"):
         F.one_hot(ta.tensor([-1, 0]))
-    with pytest.raises(TypeError, match=r"one_hot expects integer class ids, got dtype float32"):
+    with pytest.raises(TypeError, match=r"one_hot: input must be integer ids .*got dtype float32"):
         F.one_hot(ta.tensor([1.0]))
     with pytest.raises(ValueError, match=r"can not infer num_classes from an empty tensor"):
         F.one_hot(np.zeros(0, dtype=np.int64))

@@ -3,6 +3,7 @@
     tinyattn grade [PATH] [--only ex04 ...] [--json FILE] [--seed N] [--timeout S] [--isolation auto]
     tinyattn grade --batch DIR --csv grades.csv --jobs N
     tinyattn release                      # solutions/ -> exercises/ (maintainers)
+    tinyattn release --student OUT        # the repository a student gets: no answers, recorded fixtures
     check("ex04"), check("ex04", attention=f)   # from a notebook (notebook.py)
 
 How a grade is made, and why a submission can not forge it

@@ -15,9 +15,10 @@ from . import checks as checks_pkg
 from .checkkit import ERROR, FORBIDDEN, NOT_IMPLEMENTED, PASSED, CheckResult, Session
 from .exercises import get
 from .learner import LearnerDied, LearnerProcess, LearnerTimeout, resolve_isolation
+from .static import ALWAYS, NEVER_RULE
 
-BLOCKED = ("torch", "tensorflow", "jax", "scipy.special", "tinyattn.grading")
-RULE = ""                              # said after "importing X is not allowed: " (the import rule's text)
+BLOCKED = ALWAYS                       # refused at import time too, in the learner's process
+RULE = NEVER_RULE                      # said after "importing X is not allowed: ", word for word as in the docstrings
 MAX_SOURCE = 1 << 20                   # bytes of .py files sent from one submission folder
 
 

@@ -322,6 +322,7 @@ class Module:
             holder = own[k]
             if isinstance(holder, Tensor):
                 holder._data[...] = new  # in place: optimizers keep pointing at the same Parameter
+                holder._bump_version()  # (a graph saved before the load can no longer backward)
             else:
                 np.asarray(holder)[...] = new
         return _IncompatibleKeys(missing, unexpected)

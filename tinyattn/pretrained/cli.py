@@ -91,7 +91,7 @@ def run(args) -> int:
 
     if len(ids) >= 2:
         T = len(ids)
-        _report_heads(f"previous-token heads, on the text", previous_token_scores(w),
+        _report_heads("previous-token heads, on the text", previous_token_scores(w),
                       float(np.mean(1.0 / np.arange(2, T + 1))))
     manual_seed(args.seed)
     n = min(args.repeat, (model.max_len - 1) // 2)

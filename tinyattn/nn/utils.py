@@ -80,7 +80,7 @@ def clip_grad_norm_(parameters: Any, max_norm: float, norm_type: float = 2.0,
     clipping an inf gradient would silently turn every gradient into NaN. (Same default as
     ``tinyattn.optim.clip_grad_norm``.)
     """
-    params = _param_list(parameters, "clip_grad_norm_")
+    params = param_list(parameters, "clip_grad_norm_")
     total = _clip_grad_norm(params, max_norm, norm_type, error_if_nonfinite, "clip_grad_norm_")
     dtypes = [p.grad.dtype for p in params if p.grad is not None]
     return Tensor(np.asarray(total, dtype=dtypes[0] if dtypes else np.float32))  # no gradients: PyTorch's tensor(0.)

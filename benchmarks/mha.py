@@ -93,7 +93,7 @@ def _make_layers(B: int, T: int, d: int, h: int, dtype) -> tuple:
         layer = MultiHeadAttention(d, h)
     finally:
         tinyattn.set_default_dtype(prev)
-    np_layer = NumpyMHA({name: arr for name, arr in layer.state_dict().items()}, h)
+    np_layer = NumpyMHA({name: np.array(t) for name, t in layer.state_dict().items()}, h)  # NumPy copies
     rng = np.random.default_rng(1)
     x = rng.standard_normal((B, T, d)).astype(dtype)
     dy = rng.standard_normal((B, T, d)).astype(dtype)

@@ -9,6 +9,7 @@ import pytest
 
 import tinyattn
 import tinyattn.nn as nn
+from tinyattn.models import SequenceModel
 from tinyattn.nn.positional import LearnedPositionalEmbedding
 
 
@@ -155,7 +156,7 @@ def test_module_to_cpu_is_a_no_op_and_other_devices_are_refused():
 def test_load_state_dict_checks_value_types_before_writing_anything():
     tinyattn.manual_seed(0)
     lin = nn.Linear(2, 3)
-    before = {k: v.copy() for k, v in lin.state_dict().items()}
+    before = {k: v.clone() for k, v in lin.state_dict().items()}  # a state_dict shares memory: clone to keep
     bad = {"weight": np.zeros((3, 2)), "bias": np.array(["a", "b", "c"])}  # right shape, not numbers
     with pytest.raises(TypeError, match=r"'bias' must be a numeric array of shape \(3,\), got ndarray with dtype <U1"):
         lin.load_state_dict(bad)
@@ -230,3 +231,35 @@ def test_a_pytorch_tutorial_runs_unchanged_and_is_reproducible():
     assert losses == again[0] and np.array_equal(picks, again[1]) and pmax == again[2]
     assert np.array_equal(noise, again[3])  # the same seed gives the same bits, init to sampling
     assert losses[-1] < losses[0] and picks.shape == (2,) and 0 < pmax <= 1
+
+
+def test_counts_of_factories_schedulers_and_loaders_share_the_int_rule():
+    # a wrong type is a TypeError, a value out of range a ValueError, both in the same words
+    with pytest.raises(ValueError, match=r"^linspace: steps must be an int >= 0, got steps=-1$"):
+        tinyattn.linspace(0, 1, -1)
+    with pytest.raises(TypeError, match=r"^linspace: steps must be an int >= 0, got steps=2.5 \(float\)$"):
+        tinyattn.linspace(0, 1, 2.5)
+    opt = tinyattn.optim.SGD([tinyattn.zeros(2, requires_grad=True)], lr=0.1)
+    with pytest.raises(TypeError, match=r"^StepLR: step_size must be a positive int, got step_size=1.5 \(float\)$"):
+        tinyattn.optim.lr_scheduler.StepLR(opt, step_size=1.5)
+    with pytest.raises(TypeError, match=r"^DataLoader: batch_size must be a positive int, got batch_size=True \(bool\)$"):
+        tinyattn.utils.data.DataLoader([1, 2], batch_size=True)
+    assert len(tinyattn.linspace(0, 1, np.int64(3))) == 3  # a NumPy int is an int
+
+
+@pytest.mark.parametrize("call, where", [
+    (lambda ids: nn.Embedding(5, 2)(ids), "embedding: input"),
+    (lambda ids: tinyattn.nn.functional.embedding(ids, tinyattn.ones(5, 2)), "embedding: input"),
+    (lambda ids: tinyattn.nn.functional.cross_entropy(tinyattn.zeros(1, 3, 5), ids), "cross_entropy: target"),
+    (lambda ids: tinyattn.nn.functional.one_hot(ids, 5), "one_hot: input"),
+    (lambda ids: nn.TransformerLM(vocab_size=5, d_model=8, n_heads=2, n_layers=1, max_len=8)(ids), "idx"),
+    (lambda ids: SequenceModel("gru", 5)(ids), "SequenceModel: idx"),
+])
+def test_every_surface_that_takes_ids_checks_them_with_one_rule(call, where):
+    # ids (1, 3) with one id past the table: the first bad one is named with its position and the range
+    with pytest.raises(ValueError, match=rf"^{where} holds id 7 at position \(0, 2\), outside \[0, 4\] "):
+        call(tinyattn.tensor([[1, 4, 7]]))
+    with pytest.raises(ValueError, match=rf"^{where} holds id -2 at position \(0, 0\)"):
+        call(tinyattn.tensor([[-2, 0, 1]]))
+    with pytest.raises(TypeError, match=rf"^{where} must be integer ids .*got dtype float32$"):
+        call(tinyattn.tensor([[1.0, 2.0, 3.0]]))

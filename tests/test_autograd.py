@@ -194,3 +194,159 @@ def test_a_custom_function_that_saves_its_input_is_checked_too():
     z = Cube.apply(x).sum()  # a new forward saves the new values: d/dx x^3 = 3x^2 = [12, 48] at x = [2, 4]
     z.backward()
     np.testing.assert_array_equal(x.grad.numpy(), [12.0, 48.0])
+
+
+# ---------------------------------------------------------------- writers outside the in-place methods
+# An optimizer step, nn.init and load_state_dict write into a parameter's array; PyTorch counts each
+# as an in-place change (they run under no_grad), so a graph built before them refuses to backward.
+MODIFIED = "one of the variables needed for gradient computation has been modified by an inplace operation"
+
+
+def _linear_graph():
+    """A Linear layer (float64) and a loss whose backward needs the weight: dL/dx = g @ W."""
+    ta.manual_seed(0)
+    lin = ta.nn.Linear(3, 2).double()
+    x = ta.randn(4, 3, dtype=ta.float64, requires_grad=True)
+    return lin, x, (lin(x) ** 2).sum()
+
+
+@pytest.mark.parametrize("make", [
+    lambda ps: ta.optim.SGD(ps, lr=0.1),
+    lambda ps: ta.optim.SGD(ps, lr=0.1, momentum=0.9, nesterov=True, weight_decay=0.1),
+    lambda ps: ta.optim.Adam(ps, lr=0.1),
+    lambda ps: ta.optim.AdamW(ps, lr=0.1, weight_decay=0.1),
+], ids=["SGD", "SGD-nesterov", "Adam", "AdamW"])
+def test_an_optimizer_step_counts_as_an_in_place_change(make):
+    lin, x, loss = _linear_graph()
+    opt = make(lin.parameters())
+    for p in lin.parameters():
+        p.grad = ta.ones(p.shape, dtype=p.dtype)  # a gradient from some other graph
+    before = lin.weight._version
+    opt.step()
+    assert lin.weight._version == before + 1 and lin.bias._version == 1
+    with pytest.raises(RuntimeError, match=MODIFIED):
+        loss.backward()
+
+
+def test_a_parameter_without_a_gradient_is_not_stepped_and_not_counted():
+    lin, x, loss = _linear_graph()
+    lin.bias.grad = ta.ones(2, dtype=ta.float64)
+    ta.optim.SGD(lin.parameters(), lr=0.1).step()
+    assert lin.weight._version == 0 and lin.bias._version == 1
+    loss.backward()  # the weight, which the graph saved, is unchanged: backward works
+
+
+def test_an_ordinary_train_loop_still_works():
+    # zero_grad, forward, backward, step: each forward saves the weights as they are after the last step.
+    lin, x, _ = _linear_graph()
+    opt = ta.optim.SGD(lin.parameters(), lr=0.01)
+    losses = []
+    for _ in range(5):
+        opt.zero_grad()
+        loss = (lin(x) ** 2).mean()
+        loss.backward()
+        opt.step()
+        losses.append(loss.item())
+    assert lin.weight._version == 5
+    assert all(b < a for a, b in zip(losses, losses[1:]))  # gradient descent on a convex loss, small lr
+
+
+def test_zero_grad_without_set_to_none_zeroes_in_place():
+    lin, x, loss = _linear_graph()
+    loss.backward()
+    g = lin.weight.grad
+    ta.optim.SGD(lin.parameters(), lr=0.1).zero_grad(set_to_none=False)
+    assert lin.weight.grad is g and g._version == 1
+    np.testing.assert_array_equal(g.numpy(), np.zeros((2, 3)))
+
+
+def test_load_state_dict_counts_as_an_in_place_change():
+    lin, x, loss = _linear_graph()
+    lin.load_state_dict({k: 2 * v for k, v in lin.state_dict().items()})
+    assert lin.weight._version == 1 and lin.bias._version == 1
+    with pytest.raises(RuntimeError, match=MODIFIED):
+        loss.backward()
+
+
+@pytest.mark.parametrize("fill", [
+    ta.nn.init.zeros_, ta.nn.init.ones_, lambda w: ta.nn.init.constant_(w, 0.5), ta.nn.init.normal_,
+    ta.nn.init.uniform_, ta.nn.init.xavier_uniform_, ta.nn.init.xavier_normal_, ta.nn.init.kaiming_uniform_,
+    ta.nn.init.kaiming_normal_,
+], ids=["zeros_", "ones_", "constant_", "normal_", "uniform_", "xavier_uniform_", "xavier_normal_",
+        "kaiming_uniform_", "kaiming_normal_"])
+def test_every_init_function_counts_as_an_in_place_change(fill):
+    lin, x, loss = _linear_graph()
+    fill(lin.weight)
+    assert lin.weight._version == 1  # one write, even where one init calls another
+    with pytest.raises(RuntimeError, match=MODIFIED):
+        loss.backward()
+
+
+def test_clip_grad_norm_changes_the_gradients_not_the_parameters():
+    # As in PyTorch: the gradients' counters move, the parameters' do not, so the graph still works.
+    lin, x, loss = _linear_graph()
+    for p in lin.parameters():
+        p.grad = ta.full(p.shape, 10.0, dtype=ta.float64)
+    grads = [p.grad for p in lin.parameters()]
+    ta.nn.utils.clip_grad_norm_(lin.parameters(), 1.0)
+    assert [g._version for g in grads] == [1, 1] and lin.weight._version == 0
+    # 8 gradients of 10 have norm 10 sqrt(8); clipped to norm 1 each is 1 / sqrt(8) (less the 1e-6 guard)
+    np.testing.assert_allclose(grads[0].numpy(), 1 / np.sqrt(8), rtol=1e-6)
+    for p in lin.parameters():
+        p.grad = None
+    loss.backward()
+
+
+def test_writes_through_data_and_dtype_casts_are_not_counted_as_in_pytorch():
+    # .data is autograd's escape hatch (its own counter), and Module.to gives each parameter new memory,
+    # so the arrays the graph saved keep their old values: nothing to refuse.
+    lin, x, loss = _linear_graph()
+    w_old = lin.weight.numpy().copy()
+    lin.weight.data[0, 0] = 5.0
+    lin.weight.data.copy_(ta.tensor(w_old))
+    lin.float()
+    assert lin.weight._version == 0 and lin.weight.dtype == np.float32
+    loss.backward()
+    # L = sum((x W^T + b)^2): dL/dx = 2 (x W^T + b) W, with the W of forward time
+    y = x.numpy() @ w_old.T + lin.bias.numpy().astype(np.float64)
+    np.testing.assert_allclose(x.grad.numpy(), 2 * y @ w_old, rtol=1e-6)
+
+
+def test_matmul_and_linear_keep_only_what_a_gradient_needs():
+    # y = x @ w: dx = g w^T needs w, dw = x^T g needs x. With x constant only x is kept, so a step that
+    # changes w after forward is no error (as in PyTorch), while a change of x still is.
+    x = ta.tensor(np.array([[1.0, 2.0]]))
+    w = leaf([[3.0], [4.0]])
+    y = x @ w
+    with ta.no_grad():
+        w.mul_(10.0)
+    y.backward(ta.ones(1, 1, dtype=ta.float64))
+    np.testing.assert_array_equal(w.grad.numpy(), [[1.0], [2.0]])  # x^T g, x as it was
+    y = x @ w
+    x.mul_(2.0)
+    with pytest.raises(RuntimeError, match=MODIFIED):
+        y.backward(ta.ones(1, 1, dtype=ta.float64))
+    # the same through nn.Linear: a first layer's input needs no gradient, so stepping its weight is fine
+    lin, _, _ = _linear_graph()
+    xc = ta.randn(4, 3, dtype=ta.float64)
+    loss = lin(xc).sum()
+    opt = ta.optim.SGD(lin.parameters(), lr=0.1)
+    for p in lin.parameters():
+        p.grad = ta.ones(p.shape, dtype=p.dtype)
+    opt.step()
+    opt.zero_grad()
+    loss.backward()  # dW = g^T x with g = 1: every row of dW is the column sums of x
+    np.testing.assert_allclose(lin.weight.grad.numpy(), np.tile(xc.numpy().sum(axis=0), (2, 1)), rtol=1e-12)
+
+
+def test_grad_fn_names_the_op_that_made_a_tensor_and_is_none_off_the_graph():
+    # PyTorch's idiom `y.grad_fn is None` tells a leaf (or a no_grad result) from an op's output
+    x = ta.tensor([1.0, 2.0], requires_grad=True)
+    y = x * 3.0
+    assert x.grad_fn is None and x.is_leaf
+    assert repr(y.grad_fn) == "<MulBackward>" and y.grad_fn.name() == "MulBackward"
+    assert (y @ x).grad_fn.name() == "MatMulBackward"
+    assert y.detach().grad_fn is None and y.data.grad_fn is None
+    with ta.no_grad():
+        assert (x * 3.0).grad_fn is None
+    assert (ta.tensor([1.0]) * 3.0).grad_fn is None  # no input needs a gradient: nothing recorded

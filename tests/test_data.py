@@ -128,7 +128,7 @@ def test_decode_batch_and_errors():
     task = make_task("copy", length=2, n_symbols=3)
     assert task.decode([2, 3, 0, 1, 1]) == "a b = _ _"
     assert task.decode(np.array([[2, 0], [4, 1]])) == ["a =", "c _"]
-    with pytest.raises(ValueError, match="outside this vocabulary of 5"):
+    with pytest.raises(ValueError, match=r"decode: ids holds id 7 at position \(0,\), outside \[0, 4\] \(vocab_size=5\)"):
         task.decode([7])
 
 

@@ -104,3 +104,48 @@ def test_autocast_changes_no_dtype_and_says_so():
         warnings.simplefilter("error")
         with torch.amp.autocast(device_type="cpu", enabled=False):
             assert (x + 1).dtype == np.float32
+
+
+def test_a_multi_gpu_scripts_imports_work_and_its_single_process_branch_runs():
+    # nanoGPT-style header: the names import; the DDP branch is taken only under torchrun (RANK set)
+    from tinyattn.distributed import destroy_process_group, init_process_group
+    from tinyattn.nn.parallel import DistributedDataParallel as DDP
+    assert not torch.distributed.is_available() and not torch.distributed.is_initialized()
+    with pytest.raises(RuntimeError, match="init_process_group\\(backend='nccl'\\): tinyattn trains in one process"):
+        init_process_group(backend="nccl")
+    with pytest.raises(RuntimeError, match="destroy_process_group: Default process group has not been initialized"):
+        destroy_process_group()
+    with pytest.raises(RuntimeError, match="get_world_size: Default process group has not been initialized"):
+        torch.distributed.get_world_size()
+    with pytest.raises(RuntimeError, match="DistributedDataParallel: Default process group has not been initialized"):
+        DDP(nn.Linear(2, 2), device_ids=[0])
+
+
+def test_data_parallel_without_gpus_calls_the_module_and_prefixes_names_with_module():
+    inner = nn.Linear(3, 2)
+    with torch.no_grad():
+        inner.weight.fill_(1.0)
+        inner.bias.fill_(0.5)
+    dp = nn.parallel.DataParallel(inner)
+    assert dp.module is inner and dp.device_ids == []
+    assert list(dp.state_dict()) == ["module.weight", "module.bias"]
+    assert [p is q for p, q in zip(dp.parameters(), inner.parameters())] == [True, True]
+    out = dp(torch.tensor([[1.0, 2.0, 3.0]]))  # 1 + 2 + 3 + 0.5 in each of the two outputs
+    np.testing.assert_array_equal(out.numpy(), [[6.5, 6.5]])
+    with pytest.raises(TypeError, match="DataParallel wraps a Module, got function"):
+        nn.parallel.DataParallel(lambda x: x)
+
+
+def test_compile_returns_the_model_itself_so_nothing_it_computes_changes():
+    model = nn.Linear(2, 2)
+    assert torch.compile(model) is model and torch.compile(model, mode="max-autotune") is model
+
+    def f(x):
+        return x * 2
+
+    assert torch.compile(f) is f
+    assert torch.compile(mode="reduce-overhead")(f) is f  # the decorator-with-options form
+    assert not torch.compiler.is_compiling()
+    with pytest.raises(TypeError, match="compile expects a Module or a function, got int"):
+        torch.compile(3)
+    assert "compile" not in torch.__all__  # `from tinyattn import *` keeps Python's builtin compile

@@ -57,7 +57,8 @@ def test_linear_gradcheck(float64):
 
 def test_linear_error_names_in_features_and_shape():
     lin = nn.Linear(8, 2)
-    with pytest.raises(ValueError, match=r"^Linear expected input with last dim in_features=8, got shape \(2, 5, 7\)$"):
+    with pytest.raises(ValueError, match=r"^linear: x has shape \(2, 5, 7\) but weight has shape \(2, 8\): "
+                                         r"x's last dim must equal in_features=8$"):
         lin(tinyattn.randn(2, 5, 7))
     with pytest.raises(ValueError, match="in_features"):
         nn.Linear(0, 3)
@@ -99,14 +100,26 @@ def test_embedding_gradient_accumulates_repeated_ids(float64):
     np.testing.assert_array_equal(emb.weight.grad.numpy()[:, 0], [1, 3, 0, 0, 2])  # how often each id appears
 
 
+def test_functional_embedding_is_the_layer_and_gradchecks():
+    w = tinyattn.tensor(np.random.default_rng(3).standard_normal((5, 3)), requires_grad=True)
+    ids = np.array([[0, 4, 4], [2, 0, 1]])
+    np.testing.assert_array_equal(F.embedding(ids, w).numpy(), w.numpy()[ids])  # (2, 3) ids -> (2, 3, 3)
+    assert gradcheck(lambda t: F.embedding(ids, t), [w])  # rows 0 and 4 are picked twice: their gradients add
+    with pytest.raises(ValueError, match=r"embedding: weight must be 2-D"):
+        F.embedding(ids, w[0])
+
+
 def test_embedding_errors():
     emb = nn.Embedding(10, 4)
-    with pytest.raises(TypeError, match="integer token ids, got dtype float"):
+    with pytest.raises(TypeError, match=r"embedding: input must be integer ids .*got dtype float64"):
         emb(np.array([1.0, 2.0]))
-    with pytest.raises(ValueError, match=r"index 10 is out of range for num_embeddings=10 \(valid ids: 0..9\)"):
+    with pytest.raises(ValueError, match=r"embedding: input holds id 10 at position \(0, 1\), outside \[0, 9\] "
+                                         r"\(num_embeddings=10\)$"):
         emb(np.array([[1, 10]]))
-    with pytest.raises(ValueError, match="index -1 is out of range"):
+    with pytest.raises(ValueError, match=r"holds id -1 at position \(0,\), outside \[0, 9\]"):
         emb(np.array([-1, 2]))
+    with pytest.raises(ValueError, match=r"holds id 12 at position \(1,\)"):  # the first bad id, not the largest
+        F.embedding(np.array([3, 12, 15]), emb.weight)
 
 
 # ---------------------------------------------------------------- LayerNorm
@@ -139,7 +152,7 @@ def test_layernorm_without_affine_has_no_parameters():
 
 
 def test_layernorm_error_names_shapes():
-    with pytest.raises(ValueError, match=r"LayerNorm expected input with trailing shape \(8,\).*got shape \(2, 5, 7\)"):
+    with pytest.raises(ValueError, match=r"layer_norm: expected input with trailing shape \(8,\).*got shape \(2, 5, 7\)"):
         nn.LayerNorm(8)(tinyattn.randn(2, 5, 7))
 
 

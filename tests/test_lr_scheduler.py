@@ -155,10 +155,10 @@ def test_scheduler_state_dict_round_trip_and_resume():
 
 
 @pytest.mark.parametrize("make,match", [
-    (lambda o: sched.StepLR(o, step_size=0), "step_size must be an int >= 1, got 0"),
+    (lambda o: sched.StepLR(o, step_size=0), "StepLR: step_size must be a positive int, got step_size=0"),
     (lambda o: sched.StepLR(o, step_size=2, gamma=float("nan")), "gamma must be a finite number >= 0"),
     (lambda o: sched.LinearLR(o, start_factor=0.0), r"start_factor must be in \(0, 1\]"),
-    (lambda o: sched.CosineAnnealingLR(o, T_max=0), "T_max must be an int >= 1"),
+    (lambda o: sched.CosineAnnealingLR(o, T_max=0), "CosineAnnealingLR: T_max must be a positive int, got T_max=0"),
     (lambda o: sched.OneCycleLR(o, max_lr=float("inf"), total_steps=5), "max_lr must be a finite number"),
     (lambda o: sched.OneCycleLR(o, max_lr=1.0, total_steps=5, pct_start=1.5), r"pct_start must be a number in"),
     (lambda o: sched.OneCycleLR(o, max_lr=1.0, total_steps=5, anneal_strategy="exp"), "'cos' or 'linear'"),

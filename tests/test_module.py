@@ -1,4 +1,6 @@
 """nn.Module: registration, traversal, train/eval, state_dict/save/load, containers, repr."""
+import copy
+
 import numpy as np
 import pytest
 
@@ -107,16 +109,23 @@ def test_zero_grad_and_train_eval_recursive():
     assert all(m.training for m in net.modules())
 
 
-def test_state_dict_is_a_copy_with_all_names():
+def test_state_dict_holds_detached_tensors_sharing_the_models_memory_as_in_pytorch():
     net = Net()
     sd = net.state_dict()
     assert "head.weight" in sd and "emb.weight" in sd  # a tied weight appears under each name, as in PyTorch
-    assert all(isinstance(v, np.ndarray) for v in sd.values())
-    before = sd["blocks.0.fc.weight"].copy()
-    net.blocks[0].fc.weight.data += 1.0
-    np.testing.assert_array_equal(sd["blocks.0.fc.weight"], before)
-    sd["emb.weight"][:] = 0
-    assert net.emb.weight.numpy().any()
+    assert all(isinstance(v, tinyattn.Tensor) and not v.requires_grad for v in sd.values())
+    before = sd["blocks.0.fc.weight"].clone()
+    net.blocks[0].fc.weight.data += 1.0  # the model changes: so does its state_dict (same memory)
+    np.testing.assert_array_equal(sd["blocks.0.fc.weight"].numpy(), before.numpy() + 1.0)
+    with tinyattn.no_grad():
+        sd["emb.weight"].copy_(tinyattn.zeros(sd["emb.weight"].shape))  # nanoGPT's from_pretrained writes this way
+    assert not net.emb.weight.numpy().any() and not net.head.weight.numpy().any()  # tied: both names, one array
+    snapshot = copy.deepcopy(net.state_dict())  # the PyTorch way to keep a state that training will not touch
+    net.blocks[0].fc.weight.data -= 5.0
+    np.testing.assert_array_equal(snapshot["blocks.0.fc.weight"].numpy(), before.numpy() + 1.0)
+    kept = net.state_dict(keep_vars=True)
+    assert kept["blocks.0.fc.weight"] is net.blocks[0].fc.weight and kept["emb.weight"].requires_grad
+    assert list(net.state_dict(prefix="model.")) == ["model." + k for k in sd]
 
 
 def test_shared_submodule_listed_once_in_children_but_under_each_name_in_state_dict():
@@ -153,6 +162,7 @@ def test_load_state_dict_round_trip_keeps_parameter_objects():
     w_obj = b.blocks[1].fc.weight
     result = b.load_state_dict(a.state_dict())
     assert result.missing_keys == [] and result.unexpected_keys == []
+    assert repr(result) == "<All keys matched successfully>"  # what a notebook cell prints, as in PyTorch
     assert b.blocks[1].fc.weight is w_obj  # loaded in place: an optimizer over b keeps working
     np.testing.assert_array_equal(a(idx).numpy(), b(idx).numpy())
 
@@ -173,6 +183,7 @@ def test_load_state_dict_errors_and_no_partial_write():
     np.testing.assert_array_equal(net.emb.weight.numpy(), original)  # nothing was written
     res = net.load_state_dict({**missing, "extra": np.zeros(1)}, strict=False)
     assert res.missing_keys == ["blocks.1.fc.bias"] and res.unexpected_keys == ["extra"]
+    assert repr(res) == "_IncompatibleKeys(missing_keys=['blocks.1.fc.bias'], unexpected_keys=['extra'])"
     with pytest.raises(TypeError, match="dict"):
         net.load_state_dict([1, 2])
 

@@ -305,11 +305,12 @@ def test_one_hot_values_and_errors():
     assert out.dtype == np.int64 and out.shape == (2, 2, 3)
     np.testing.assert_array_equal(out.numpy(), np.eye(3, dtype=np.int64)[[[0, 2], [1, 2]]])
     assert F.one_hot(ta.tensor([1]), num_classes=4).tolist() == [[0, 1, 0, 0]]
-    with pytest.raises(ValueError, match=r"class id 4 is out of range for num_classes=3 \(valid: 0..2\)"):
+    with pytest.raises(ValueError, match=r"one_hot: input holds id 4 at position \(1,\), outside \[0, 2\] "
+                                         r"\(num_classes=3\)"):
         F.one_hot(ta.tensor([0, 4]), 3)
-    with pytest.raises(ValueError, match=r"class ids must be >= 0, got -1"):
+    with pytest.raises(ValueError, match=r"one_hot: input holds id -1 at position \(0,\), below 0: ids must be >= 0"):
         F.one_hot(ta.tensor([-1, 0]))
-    with pytest.raises(TypeError, match=r"one_hot expects integer class ids, got dtype float32"):
+    with pytest.raises(TypeError, match=r"one_hot: input must be integer ids .*got dtype float32"):
         F.one_hot(ta.tensor([1.0]))
     with pytest.raises(ValueError, match=r"can not infer num_classes from an empty tensor"):
         F.one_hot(np.zeros(0, dtype=np.int64))
@@ -407,31 +408,44 @@ def test_nn_utils_clip_grad_norm_matches_optim():
     a, b = _grads()
     total = nn.utils.clip_grad_norm_([a, b], 1.3)
     a2, b2 = _grads()
-    assert isinstance(total, float) and total == pytest.approx(13.0) == optim.clip_grad_norm([a2, b2], 1.3)
+    # PyTorch's clip_grad_norm_ returns a 0-d tensor (in the gradients' dtype); tinyattn.optim's own name a float
+    assert isinstance(total, ta.Tensor) and total.shape == () and total.dtype == np.float64
+    assert total.item() == pytest.approx(13.0) == optim.clip_grad_norm([a2, b2], 1.3)
+    assert isinstance(optim.clip_grad_norm(list(_grads()), 1.3), float)
     np.testing.assert_array_equal(a.grad.numpy(), a2.grad.numpy())
     np.testing.assert_allclose(b.grad.numpy(), [0.0, 0.4, -1.2], rtol=1e-6)
 
 
 def test_nn_utils_clip_grad_norm_inf_norm_and_errors():
     a, b = _grads()
-    assert nn.utils.clip_grad_norm_([a, b], 6.0, norm_type=float("inf")) == 12.0
+    assert nn.utils.clip_grad_norm_([a, b], 6.0, norm_type=float("inf")).item() == 12.0
     np.testing.assert_allclose(b.grad.numpy(), [0.0, 2.0, -6.0], rtol=1e-6)
     a, b = _grads()
-    assert nn.utils.clip_grad_norm_([a, b], 3.8, norm_type=1) == pytest.approx(19.0)  # any p > 0, like PyTorch
+    assert nn.utils.clip_grad_norm_([a, b], 3.8, norm_type=1).item() == pytest.approx(19.0)  # any p > 0, like PyTorch
     np.testing.assert_allclose(b.grad.numpy(), [0.0, 0.8, -2.4], rtol=1e-6)
     a, b = _grads()
-    assert nn.utils.clip_grad_norm_([a, b], 100.0, norm_type=3) == pytest.approx((27 + 64 + 1728) ** (1 / 3))
+    assert nn.utils.clip_grad_norm_([a, b], 100.0, norm_type=3).item() == pytest.approx((27 + 64 + 1728) ** (1 / 3))
     for bad in (0, -2, "two", True, float("nan")):
         with pytest.raises(ValueError, match=r"clip_grad_norm_: norm_type must be a number p > 0 .* or float\('inf'\)"):
             nn.utils.clip_grad_norm_([a], 1.0, norm_type=bad)
     a.grad = ta.tensor(np.array([np.inf, 1.0]))
     with np.errstate(invalid="ignore"):  # inf * 0 -> NaN in the clipped gradient, as in PyTorch
-        assert nn.utils.clip_grad_norm_([a], 1.0, error_if_nonfinite=False) == math.inf
+        assert nn.utils.clip_grad_norm_([a], 1.0, error_if_nonfinite=False).item() == math.inf
     a.grad = ta.tensor(np.array([np.inf, 1.0]))
     with pytest.raises(ValueError, match=r"clip_grad_norm_: the total gradient norm is inf"):
         nn.utils.clip_grad_norm_([a], 1.0)  # tinyattn's default (PyTorch's is False): no silent NaN
     with pytest.raises(TypeError, match=r"clip_grad_norm_: params\[0\] is a str"):
         nn.utils.clip_grad_norm_(["w"], 1.0)
+
+
+def test_clip_grad_norm_returns_a_tensor_to_log_with_item():
+    # the logging idiom `norm = clip_grad_norm_(...); print(f"{norm.item():.2f}")`, in float32 gradients too
+    w = nn.Parameter(np.zeros(2, dtype=np.float32))
+    w.grad = ta.tensor(np.array([6.0, 8.0], dtype=np.float32))  # norm 10, clipped to 5: halved
+    norm = nn.utils.clip_grad_norm_([w], 5.0)
+    assert norm.dtype == np.float32 and f"{norm.item():.2f}" == "10.00" and not norm.requires_grad
+    np.testing.assert_allclose(w.grad.numpy(), [3.0, 4.0], rtol=1e-6)
+    assert nn.utils.clip_grad_norm_([nn.Parameter(np.zeros(1))], 1.0).item() == 0.0  # no .grad yet: norm 0
 
 
 def test_nn_never_imports_optim():

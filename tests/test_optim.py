@@ -110,7 +110,7 @@ def test_zero_grad_and_accepts_generators_and_dedupes_tied_params():
 
 def test_optimizer_errors():
     p = nn.Parameter(np.zeros(2))
-    with pytest.raises(ValueError, match="lr must be a finite number >= 0, got -0.1"):
+    with pytest.raises(ValueError, match="lr must be a finite number >= 0, got lr=-0.1"):
         optim.SGD([p], lr=-0.1)
     with pytest.raises(ValueError, match="empty parameter list"):
         optim.Adam([])
@@ -169,8 +169,12 @@ def test_clip_grad_norm_errors():
     with pytest.raises(ValueError, match="total gradient norm is inf"):
         optim.clip_grad_norm([p], 1.0)
     p.grad = tinyattn.tensor(np.array([1.0, 1.0]))
-    with pytest.raises(ValueError, match="max_norm"):
+    with pytest.raises(ValueError, match=r"clip_grad_norm_: max_norm must be a number >= 0, got max_norm=-1.0$"):
         optim.clip_grad_norm([p], -1.0)
+    with pytest.raises(ValueError, match=r"max_norm must be a number >= 0, got max_norm=nan$"):
+        optim.clip_grad_norm([p], float("nan"))
+    with pytest.raises(TypeError, match=r"max_norm must be a number >= 0, got max_norm='1' \(str\)$"):
+        optim.clip_grad_norm([p], "1")
 
 
 def test_adamw_trains_a_tiny_classifier():

@@ -54,7 +54,7 @@ def test_edited_bad_lr_is_refused_at_the_next_step():
     opt = optim.Adam([w])
     opt.param_groups[0]["lr"] = float("nan")
     w.grad = grad([1.0])
-    with pytest.raises(ValueError, match="lr must be a finite number >= 0, got nan"):
+    with pytest.raises(ValueError, match="lr must be a finite number >= 0, got lr=nan"):
         opt.step()
     assert w.numpy()[0] == 0.0  # nothing was written
 
@@ -77,25 +77,31 @@ def test_non_leaf_tensor_is_refused():
 
 
 @pytest.mark.parametrize("make,match", [
-    (lambda p: optim.SGD([p], lr=float("inf")), "lr must be a finite number >= 0, got inf"),
-    (lambda p: optim.SGD([p], lr=float("nan")), "lr must be a finite number >= 0, got nan"),
-    (lambda p: optim.SGD([p], lr="0.1"), "lr must be a finite number >= 0, got '0.1'"),
-    (lambda p: optim.SGD([p], lr=True), "lr must be a finite number >= 0, got True"),
+    (lambda p: optim.SGD([p], lr=float("inf")), "lr must be a finite number >= 0, got lr=inf"),
+    (lambda p: optim.SGD([p], lr=float("nan")), "lr must be a finite number >= 0, got lr=nan"),
     (lambda p: optim.SGD([p], lr=0.1, momentum=float("inf")), "momentum must be a finite number >= 0"),
     (lambda p: optim.SGD([p], lr=0.1, dampening=-1), "dampening must be a finite number >= 0"),
     (lambda p: optim.SGD([p], lr=0.1, weight_decay=float("nan")), "weight_decay must be a finite number >= 0"),
     (lambda p: optim.SGD([p], lr=0.1, nesterov=True), "nesterov=True needs momentum > 0"),
-    (lambda p: optim.Adam([p], eps=-1e-8), "eps must be a finite number >= 0, got -1e-08"),
-    (lambda p: optim.Adam([p], eps=float("inf")), "eps must be a finite number >= 0, got inf"),
+    (lambda p: optim.Adam([p], eps=-1e-8), "eps must be a finite number >= 0, got eps=-1e-08"),
+    (lambda p: optim.Adam([p], eps=float("inf")), "eps must be a finite number >= 0, got eps=inf"),
     (lambda p: optim.Adam([p], betas=(float("nan"), 0.9)), r"betas\[0\] must be in \[0, 1\), got nan"),
     (lambda p: optim.Adam([p], betas=(-0.1, 0.9)), r"betas\[0\] must be in \[0, 1\)"),
     (lambda p: optim.Adam([p], betas=0.9), r"betas must be a pair"),
-    (lambda p: optim.AdamW([{"params": [p], "lr": -1.0}]), "AdamW: lr must be a finite number >= 0, got -1.0"),
+    (lambda p: optim.AdamW([{"params": [p], "lr": -1.0}]), "AdamW: lr must be a finite number >= 0, got lr=-1.0"),
     (lambda p: optim.AdamW([{"params": [p], "weight_decay": float("inf")}]), "weight_decay must be a finite"),
 ])
 def test_optimizer_numbers_are_checked(make, match):
     with pytest.raises(ValueError, match=match):
         make(param([1.0]))
+
+
+def test_an_optimizer_number_of_the_wrong_type_is_a_type_error():
+    with pytest.raises(TypeError, match=r"^SGD: lr must be a finite number >= 0, got lr='0.1' \(str\)$"):
+        optim.SGD([param([1.0])], lr="0.1")
+    with pytest.raises(TypeError, match=r"lr must be a finite number >= 0, got lr=True \(bool\)$"):
+        optim.SGD([param([1.0])], lr=True)
+    assert optim.SGD([param([1.0])], lr=np.float32(0.5)).param_groups[0]["lr"] == 0.5  # NumPy numbers are numbers
 
 
 def test_zero_grad_set_to_none_false_zeroes_in_place():
@@ -153,7 +159,7 @@ def test_load_state_dict_refuses_mismatched_groups():
     bad = optim.SGD([a], lr=0.1).state_dict()
     bad["param_groups"][0]["lr"] = float("inf")
     fresh = optim.SGD([a], lr=0.1)
-    with pytest.raises(ValueError, match="lr must be a finite number >= 0, got inf"):
+    with pytest.raises(ValueError, match="lr must be a finite number >= 0, got lr=inf"):
         fresh.load_state_dict(bad)
     assert fresh.param_groups[0]["lr"] == 0.1  # nothing was written
     opt = optim.Adam([b])

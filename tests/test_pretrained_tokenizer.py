@@ -48,7 +48,10 @@ def test_tokenizer_input_errors(ckpt):
     _, tok = load_gpt2(ckpt[0])
     with pytest.raises(TypeError, match="expects a str"):
         tok.encode([1, 2])
-    with pytest.raises(ValueError, match=rf"token id {len(VOCAB)} is outside the vocabulary \[0, {len(VOCAB) - 1}\]"):
+    with pytest.raises(ValueError, match=rf"decode: ids holds id {len(VOCAB)} at position \(1,\), outside "
+                                         rf"\[0, {len(VOCAB) - 1}\] \(vocab_size={len(VOCAB)}\)"):
         tok.decode([1, len(VOCAB)])
-    with pytest.raises(TypeError, match="1-D sequence of integer"):
+    with pytest.raises(TypeError, match="decode: ids must be integer ids"):
         tok.decode([1.5])
+    with pytest.raises(TypeError, match="1-D sequence of integer"):
+        tok.decode([[1, 2]])

@@ -2,6 +2,8 @@
 
 Each expectation is derived by hand from PyTorch's rule (stated in the test), not copied from a run.
 """
+import math
+
 import numpy as np
 import pytest
 
@@ -58,6 +60,20 @@ def test_the_pytorch_index_gradient_lands_on_the_picked_entries():
     want = np.zeros((2, 3, 4))
     want[0, :, 1], want[0, :, 2] = 2, 1  # column 1 was picked twice
     np.testing.assert_array_equal(np.asarray(x.grad), want)
+
+
+def test_arrays_separated_by_none_or_an_ellipsis_go_first():
+    # Two array indices with anything between them (a slice, None, ...) are "separated": their
+    # broadcast shape (2,) goes first, then the dims the other entries leave, in order.
+    x = x234()
+    a = x[[0, 1], None, [1, 2]]  # picks x[0, 1, :] and x[1, 2, :]; None adds a dim of size 1 -> (2, 1, 4)
+    assert a.shape == (2, 1, 4)
+    np.testing.assert_array_equal(a.numpy()[:, 0], [[4, 5, 6, 7], [20, 21, 22, 23]])
+    b = x[[0, 1], ..., [1, 2]]  # the ellipsis stands for dim 1: x[0, :, 1] and x[1, :, 2] -> (2, 3)
+    np.testing.assert_array_equal(b.numpy(), [[1, 5, 9], [14, 18, 22]])
+    c = x[:, [0, 1], None, [1, 2]]  # separated by None: (2,) first, then dim 0 (2) and the new 1 -> (2, 2, 1)
+    assert c.shape == (2, 2, 1)
+    np.testing.assert_array_equal(c.numpy()[..., 0], [[1, 13], [6, 18]])  # c[k, i] = x[i, [0, 1][k], [1, 2][k]]
 
 
 def test_setitem_follows_the_same_rule():
@@ -130,6 +146,13 @@ def test_max_along_a_dim_sends_the_whole_gradient_to_the_returned_index():
     np.testing.assert_array_equal(np.asarray(x.grad), [[1, 0, 0], [0, 0, 1]])
 
 
+def test_max_over_all_elements_splits_the_gradient_among_ties():
+    # Without dim, PyTorch returns no index and shares the gradient evenly among the maxima.
+    x = torch.tensor(np.array([[1.0, 3.0, 3.0]]), requires_grad=True)
+    x.max().backward()
+    np.testing.assert_array_equal(np.asarray(x.grad), [[0, 0.5, 0.5]])
+
+
 def test_max_along_a_dim_gradchecks():
     x = torch.tensor(rng.standard_normal((3, 5)), requires_grad=True)
     assert gradcheck(lambda t: t.max(dim=1).values, [x])
@@ -150,7 +173,11 @@ def test_masked_fill_with_a_0d_value_that_requires_grad_gives_it_a_gradient():
 
 
 def test_std_of_a_constant_slice_has_gradient_zero():
-    # d std / dx = (x - mean) / ((N - 1) std): 0 / 0 for a constant slice; PyTorch defines it as 0
+    # std = sqrt(var), var = sum((x - mean)^2) / (N - 1). By the chain rule
+    #   d std / dx_i = (d var / dx_i) / (2 std) = [2 (x_i - mean) / (N - 1)] / (2 std) = (x_i - mean) / ((N - 1) std),
+    # which is 0 / 0 on a constant slice (there std has no derivative: it grows like |h| along x + h v).
+    # PyTorch's std_backward first forms grad / (2 std) and sets it to 0 where std == 0, then applies
+    # var's backward, 2 (x_i - mean) / (N - 1) times that: so 0, a subgradient, and no NaN.
     x = torch.tensor(np.array([[2.0, 2.0, 2.0], [1.0, 2.0, 4.0]]), requires_grad=True)
     s = x.std(dim=1)
     np.testing.assert_allclose(s.numpy(), [0.0, np.std([1, 2, 4], ddof=1)])
@@ -162,6 +189,36 @@ def test_std_of_a_constant_slice_has_gradient_zero():
     np.testing.assert_allclose(g[1], (row - row.mean()) / (2 * np.std(row, ddof=1)))
     y = torch.tensor(rng.standard_normal((3, 4)), requires_grad=True)
     assert gradcheck(lambda t: t.std(dim=0), [y])
+
+
+def test_the_exponent_gradient_at_base_zero_is_zero_where_the_exponent_is_not_negative():
+    # d(a^b)/db = a^b log(a). At a = 0: 0^b = 0 for b > 0 and 0^0 = 1, so the formula gives 0 * -inf
+    # (NaN) and 1 * -inf. PyTorch puts 0 wherever a == 0 and b >= 0 (0^b is constant for b > 0); for
+    # b < 0, 0^b = inf and inf * log 0 = -inf is kept.
+    y = torch.tensor(np.array([2.0, 0.0, 0.5, -1.5]), requires_grad=True)
+    with np.errstate(divide="ignore"):  # 0 ** -1.5 = inf in forward
+        (torch.zeros(4, dtype=np.float64) ** y).backward(torch.ones(4, dtype=np.float64))
+    np.testing.assert_array_equal(np.asarray(y.grad), [0.0, 0.0, 0.0, -np.inf])
+    y.grad = None
+    (0.0 ** y[:3]).sum().backward()  # a Python number as the base takes the same path
+    np.testing.assert_array_equal(np.asarray(y.grad), [0.0, 0.0, 0.0, 0.0])
+    a = torch.tensor(np.array([0.0, 2.0]), requires_grad=True)  # one zero base next to a positive one
+    b = torch.tensor(np.array([1.5, 3.0]), requires_grad=True)
+    (a ** b).backward(torch.tensor(np.array([1.0, 1.0])))
+    np.testing.assert_allclose(np.asarray(b.grad), [0.0, 8 * np.log(2.0)], rtol=1e-15)
+    np.testing.assert_allclose(np.asarray(a.grad), [0.0, 12.0])  # b a^(b-1): 1.5 * 0^0.5 = 0, 3 * 2^2 = 12
+
+
+def test_gelu_of_a_0d_tensor_with_the_exact_form():
+    # gelu(x) = x Phi(x), Phi(x) = (1 + erf(x / sqrt 2)) / 2; d/dx = Phi(x) + x phi(x), phi(x) = exp(-x^2 / 2) / sqrt(2 pi)
+    x = torch.tensor(np.float64(0.5), requires_grad=True)
+    y = F.gelu(x, approximate="none")
+    assert y.shape == ()
+    phi, cdf = math.exp(-0.125) / math.sqrt(2 * math.pi), (1 + math.erf(0.5 / math.sqrt(2))) / 2
+    assert y.item() == pytest.approx(0.5 * cdf, rel=1e-14)
+    y.backward()
+    assert x.grad.shape == () and x.grad.item() == pytest.approx(cdf + 0.5 * phi, rel=1e-12)
+    assert gradcheck(lambda t: F.gelu(t, approximate="none"), [torch.tensor(np.float64(-1.3), requires_grad=True)])
 
 
 def test_the_mean_of_nothing_is_nan():

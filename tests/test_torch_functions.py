@@ -133,3 +133,15 @@ def test_new_factories_take_dtype_from_the_tensor():
     assert t.tolist() == [1.0, 2.0]  # new_tensor copies
     with pytest.raises(ValueError, match=">= 0"):
         x.new_zeros(-1)
+
+
+def test_sum_and_mean_take_numpys_axis_as_another_name_for_dim():
+    x = torch.tensor([[1.0, 2.0, 3.0], [4.0, 5.0, 9.0]], requires_grad=True)
+    np.testing.assert_array_equal(x.sum(axis=1).numpy(), [6.0, 18.0])          # 1+2+3, 4+5+9
+    np.testing.assert_array_equal(x.mean(axis=0).numpy(), [2.5, 3.5, 6.0])     # column means
+    np.testing.assert_array_equal(torch.mean(x, axis=1, keepdim=True).numpy(), [[2.0], [6.0]])
+    assert torch.sum(x, axis=(0, 1)).item() == 24.0
+    x.mean(axis=1).sum().backward()  # d/dx of (row means summed) = 1/3 everywhere
+    np.testing.assert_allclose(x.grad.numpy(), np.full((2, 3), 1 / 3))
+    with pytest.raises(TypeError, match=r"sum\(\) got both dim=0 and axis=1; they are one argument"):
+        x.sum(0, axis=1)

@@ -197,7 +197,8 @@ def test_bad_arguments_give_one_line_errors():
         fit(SequenceModel("attention", 16, causal=False), make_task("induction"), progress=False)
     with pytest.raises(ValueError, match="head='cls' predicts one label per sequence"):
         fit(SequenceModel("gru", 10, head="cls"), make_task("copy"), progress=False)
-    with pytest.raises(ValueError, match=r"token ids must be in \[0, 5\)"):
+    with pytest.raises(ValueError, match=r"SequenceModel: idx holds id 7 at position \(0, 1\), outside \[0, 4\] "
+                                         r"\(vocab_size=5\)"):
         SequenceModel("rnn", 5)(np.array([[1, 7]]))
     with pytest.raises(ValueError, match="target_accuracy must be in"):
         fit(model, make_task("copy"), target_accuracy=99, progress=False)

@@ -257,11 +257,11 @@ def test_lm_input_errors():
     lm = TransformerLM(V, D, H, n_layers=1, max_len=5)
     with pytest.raises(ValueError, match=r"T=6 tokens, more than max_len=5"):
         lm(np.zeros((1, 6), dtype=int))
-    with pytest.raises(ValueError, match=r"token id 7, outside the vocabulary \[0, 6\] \(vocab_size=7\)"):
+    with pytest.raises(ValueError, match=r"^idx holds id 7 at position \(0, 1\), outside \[0, 6\] \(vocab_size=7\)"):
         lm(np.array([[1, 7]]))
-    with pytest.raises(ValueError, match=r"token id -1"):
+    with pytest.raises(ValueError, match=r"idx holds id -1"):
         lm(np.array([[-1, 2]]))
-    with pytest.raises(TypeError, match="integer token ids, got dtype float"):
+    with pytest.raises(TypeError, match="idx must be integer ids .*got dtype float"):
         lm(np.array([[1.0, 2.0]]))
     with pytest.raises(ValueError, match=r"\(B, T\), got shape \(3,\)"):
         lm(np.array([1, 2, 3]))

@@ -58,7 +58,7 @@ def test_random_sampler_without_and_with_replacement():
     assert len(draws) == 200 and set(draws) == {0, 1, 2}
     assert max(np.bincount(draws)) > 200 / 3  # with replacement: counts are uneven (no permutation)
     assert list(SequentialSampler(range(3))) == [0, 1, 2]
-    with pytest.raises(ValueError, match="num_samples must be an int >= 1, got 0"):
+    with pytest.raises(ValueError, match="RandomSampler: num_samples must be a positive int, got num_samples=0"):
         RandomSampler(range(3), num_samples=0)
     with pytest.raises(TypeError, match="generator must be a numpy.random.Generator"):
         RandomSampler(range(3), generator=5)
@@ -74,7 +74,7 @@ def test_sampler_and_collate_fn_and_batch_size_none():
     assert [b[1].tolist() for b in by_batch] == [[0, 1, 2, 3, 4], [5]]
     with pytest.raises(ValueError, match="sampler option is mutually exclusive with shuffle"):
         DataLoader(ds, sampler=[0], shuffle=True)
-    with pytest.raises(ValueError, match="batch_size must be an int >= 1, got 0"):
+    with pytest.raises(ValueError, match="DataLoader: batch_size must be a positive int, got batch_size=0"):
         DataLoader(ds, batch_size=0)
     with pytest.raises(TypeError, match="unexpected keyword argument"):
         DataLoader(ds, batchsize=2)

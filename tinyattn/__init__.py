@@ -24,6 +24,8 @@ from . import nn  # noqa: F401  (so `torch.nn.Linear` works with `import tinyatt
 from . import optim  # noqa: F401
 from . import utils  # noqa: F401  (torch.utils.data)
 from . import amp, backends, cuda  # noqa: F401  (a CPU-only PyTorch's answers)
+from . import distributed  # noqa: F401  (one process: the names import, calls that need a group raise)
+from .compiler import compile  # noqa: F401,A004  (returns the model itself; not in __all__: shadows the builtin)
 from .amp import autocast  # noqa: F401
 from .devices import device  # noqa: F401
 from .serialization import load, save  # noqa: F401

@@ -125,6 +125,21 @@ class Function:
         return out
 
 
+class GradFn:
+    """What ``t.grad_fn`` shows: the op that made t, e.g. ``<MulBackward>`` (PyTorch prints ``<MulBackward0 ...>``)."""
+
+    __slots__ = ("op",)
+
+    def __init__(self, op: type) -> None:
+        self.op = op  # the Function class whose backward this node runs
+
+    def name(self) -> str:
+        return f"{self.op.__name__}Backward"
+
+    def __repr__(self) -> str:
+        return f"<{self.name()}>"
+
+
 def _owner_counter(array: np.ndarray, tensors: list, default: list) -> list:
     """The version counter of the tensor whose memory ``array`` lies in (``default`` if none)."""
     owner = array if array.base is None else array.base

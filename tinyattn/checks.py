@@ -13,7 +13,10 @@ Check at the public surface only (the function or layer a learner calls), not ag
 """
 from __future__ import annotations
 
+import math
 from numbers import Integral, Real
+
+import numpy as np
 
 
 def _fail(error: type, name: str, value, rule: str, where: str | None):
@@ -42,16 +45,16 @@ def nonneg_int(name: str, value, where: str | None = None) -> int:
 
 
 def number(name: str, value, where: str | None = None, *, at_least: float | None = None,
-           above: float | None = None) -> float:
-    """``value`` as a float, if it is a real number (and >= ``at_least``, or > ``above``, when given).
-
-    NaN is out of every range, so a bound also refuses NaN.
+           above: float | None = None, finite: bool = False) -> float:
+    """``value`` as a float, if it is a real number (and >= ``at_least``, or > ``above``, and not
+    +-inf if ``finite``, when given). NaN is out of every range, so a bound also refuses NaN.
     """
-    rule = ("a number" + (f" >= {at_least:g}" if at_least is not None else "")
-            + (f" > {above:g}" if above is not None else ""))
+    rule = ("a finite number" if finite else "a number") + (f" >= {at_least:g}" if at_least is not None else "") \
+        + (f" > {above:g}" if above is not None else "")
     if isinstance(value, bool) or not isinstance(value, Real):
         raise _fail(TypeError, name, value, rule, where)
-    if (at_least is not None and not value >= at_least) or (above is not None and not value > above):
+    if (at_least is not None and not value >= at_least) or (above is not None and not value > above) \
+            or (finite and not math.isfinite(value)):
         raise _fail(ValueError, name, value, rule, where)
     return float(value)
 
@@ -64,6 +67,35 @@ def probability(name: str, value, where: str | None = None) -> float:
     if not 0.0 <= value < 1.0:
         raise _fail(ValueError, name, value, rule, where)
     return float(value)
+
+
+def ids_in_range(ids, n: int | None, name: str, where: str | None = None, *, n_name: str = "n",
+                 ignore: int | None = None) -> np.ndarray:
+    """``ids`` (a Tensor, an array or a list) as an integer array, if every id is in [0, n): the one rule
+    for token ids and class ids (embedding, the models' inputs, decode, cross_entropy's targets,
+    one_hot), with one wording::
+
+        embedding: input holds id 10 at position (0, 3), outside [0, 9] (num_embeddings=10)
+
+    ``n=None`` checks only ids >= 0; ids equal to ``ignore`` (cross_entropy's ignore_index) pass.
+    """
+    arr = np.asarray(getattr(ids, "_data", ids))
+    if arr.size == 0 and isinstance(ids, (list, tuple)):
+        arr = arr.astype(np.int64)  # NumPy makes an empty list float64
+    at = f"{where}: " if where else ""
+    if arr.dtype.kind not in "iu":
+        raise TypeError(f"{at}{name} must be integer ids (indices, not values or probabilities; "
+                        f"convert with .long()), got dtype {arr.dtype}")
+    if arr.size and (arr.min() < 0 or (n is not None and arr.max() >= n)):  # the cheap test first
+        bad = (arr < 0) if n is None else (arr < 0) | (arr >= n)
+        if ignore is not None:
+            bad &= arr != ignore
+        if bad.any():
+            pos = tuple(int(i) for i in np.unravel_index(int(np.argmax(bad)), arr.shape))
+            rule = "below 0: ids must be >= 0" if n is None else f"outside [0, {n - 1}] ({n_name}={n})"
+            also = "" if ignore is None else f", and is not ignore_index={ignore}"
+            raise ValueError(f"{at}{name} holds id {int(arr[pos])} at position {pos}, {rule}{also}")
+    return arr
 
 
 def device(device, who: str = "device") -> None:

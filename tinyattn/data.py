@@ -132,15 +132,8 @@ class Task:
             return [self.decode(row) for row in a]
         if a.ndim != 1:
             raise ValueError(f"decode expects a 1-D sequence or a 2-D batch of ids, got shape {a.shape}")
-        out = []
-        for i in a.tolist():
-            if i == IGNORE:
-                out.append("·")
-            elif 0 <= i < len(self.vocab):
-                out.append(self.vocab[i])
-            else:
-                raise ValueError(f"token id {i} is outside this vocabulary of {len(self.vocab)} tokens")
-        return " ".join(out)
+        a = checks.ids_in_range(a, len(self.vocab), "ids", "decode", n_name="vocab_size", ignore=IGNORE)
+        return " ".join("·" if i == IGNORE else self.vocab[i] for i in a.tolist())
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(seq_len={self.seq_len}, vocab_size={self.vocab_size}, chance={self.chance:.3f})"

@@ -97,9 +97,8 @@ def from_numpy(ndarray: np.ndarray) -> Tensor:
 def linspace(start, end, steps: int, dtype=None, requires_grad: bool = False, device=None) -> Tensor:
     """``steps`` evenly spaced values from start to end, both included (the default float dtype)."""
     _device(device)
-    if isinstance(steps, bool) or not isinstance(steps, (int, np.integer)) or steps < 0:
-        raise ValueError(f"linspace: steps must be an int >= 0, got {steps!r}")
-    return _factory(np.linspace(start, end, int(steps), dtype=dtype or get_default_dtype()), requires_grad)
+    steps = checks.nonneg_int("steps", steps, "linspace")
+    return _factory(np.linspace(start, end, steps, dtype=dtype or get_default_dtype()), requires_grad)
 
 
 def eye(n: int, m: int | None = None, dtype=None, requires_grad: bool = False, device=None) -> Tensor:

@@ -91,9 +91,9 @@ def argmax(input, dim: int | None = None, keepdim: bool = False) -> Tensor:
     return _t(input).argmax(dim, keepdim)
 
 
-def mean(input, dim=None, keepdim: bool = False) -> Tensor:
-    """sum(x) / N over ``dim`` (None = every element)."""
-    return _t(input).mean(dim, keepdim)
+def mean(input, dim=None, keepdim: bool = False, *, axis=None) -> Tensor:
+    """sum(x) / N over ``dim`` (None = every element; ``axis`` is another name for it)."""
+    return _t(input).mean(dim, keepdim, axis=axis)
 
 
 def max(input, dim: int | None = None, keepdim: bool = False):  # noqa: A001  (torch.max)
@@ -106,9 +106,9 @@ def min(input, dim: int | None = None, keepdim: bool = False):  # noqa: A001  (t
     return _t(input).min(dim, keepdim)
 
 
-def sum(input, dim=None, keepdim: bool = False) -> Tensor:  # noqa: A001  (torch.sum)
-    """sum(x) over ``dim`` (None = every element)."""
-    return _t(input).sum(dim, keepdim)
+def sum(input, dim=None, keepdim: bool = False, *, axis=None) -> Tensor:  # noqa: A001  (torch.sum)
+    """sum(x) over ``dim`` (None = every element; ``axis`` is another name for it)."""
+    return _t(input).sum(dim, keepdim, axis=axis)
 
 
 def allclose(input, other, rtol: float = 1e-5, atol: float = 1e-8, equal_nan: bool = False) -> bool:

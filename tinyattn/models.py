@@ -58,15 +58,13 @@ class SequenceModel(nn.Module):
     def embed(self, idx: Tensor | np.ndarray) -> Tensor:
         """Token ids (B, T) -> embeddings (B, T, C), checking ids and length at the surface."""
         idx = idx._data if isinstance(idx, Tensor) else np.asarray(idx)
-        if idx.ndim != 2 or not np.issubdtype(idx.dtype, np.integer):
-            raise ValueError(f"{type(self).__name__} expects integer token ids of shape (B, T), "
-                             f"got {idx.dtype} array of shape {idx.shape}")
-        T, V = idx.shape[1], self.config["vocab_size"]
+        if idx.ndim != 2:
+            raise ValueError(f"{type(self).__name__} expects integer token ids of shape (B, T), got shape {idx.shape}")
+        T = idx.shape[1]
         if self.kind == "attention" and T > self.max_len:
             raise ValueError(f"sequence length {T} is longer than the model's max_len={self.max_len}; "
                              f"build the model with max_len >= {T}")
-        if idx.size and (idx.min() < 0 or idx.max() >= V):
-            raise ValueError(f"token ids must be in [0, {V}) for vocab_size={V}, got min {idx.min()} max {idx.max()}")
+        idx = checks.ids_in_range(idx, self.config["vocab_size"], "idx", type(self).__name__, n_name="vocab_size")
         return self.embedding(Tensor(idx))  # (B, T, C)
 
     def encode(self, x: Tensor) -> Tensor:

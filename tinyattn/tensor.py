@@ -97,6 +97,15 @@ def _norm_dim(dim: int, ndim: int, op: str) -> int:
     return int(dim) % n
 
 
+def _dim_or_axis(dim, axis, who: str):
+    """PyTorch takes NumPy's ``axis=`` as another name for ``dim=`` (``x.mean(axis=1)``); not both at once."""
+    if axis is None:
+        return dim
+    if dim is not None:
+        raise TypeError(f"{who}() got both dim={dim!r} and axis={axis!r}; they are one argument, pass one")
+    return axis
+
+
 def _norm_dims(dim, ndim: int, op: str):
     if dim is None:
         return None
@@ -210,6 +219,13 @@ class Tensor:
         """How many in-place changes this tensor's memory has seen (PyTorch's ``x._version``)."""
         return self._counter[0]
 
+    def _bump_version(self) -> "Tensor":
+        """Count one in-place change of this tensor's memory; backward compares the count with the one
+        at forward time. Every writer calls it: the in-place methods below, an optimizer step,
+        ``nn.init.*_`` and ``load_state_dict`` (PyTorch's do these under no_grad, and they count too)."""
+        self._counter[0] += 1
+        return self
+
     @property
     def requires_grad(self) -> bool:
         """Whether backward() computes a gradient for this tensor (checked on assignment: floats only)."""
@@ -242,6 +258,11 @@ class Tensor:
     @property
     def is_leaf(self) -> bool:
         return self._op is None
+
+    @property
+    def grad_fn(self):
+        """The op that made this tensor in the graph (``<MulBackward>``); None for a leaf or outside the graph."""
+        return None if self._op is None else autograd.GradFn(self._op)
 
     @property
     def T(self) -> "Tensor":
@@ -338,8 +359,7 @@ class Tensor:
                 target[steps[-1]] = value
         except (IndexError, ValueError, TypeError, OverflowError) as e:
             raise type(e)(f"{op} on a tensor of shape {self.shape} and dtype {self.dtype}: {e}") from None
-        self._counter[0] += 1
-        return self
+        return self._bump_version()
 
     def zero_(self) -> "Tensor":
         return self._inplace("zero_", 0)
@@ -715,11 +735,12 @@ class Tensor:
         return MinMax(self.gather(d, indices), Tensor._make(indices))
 
     # --- reductions ---------------------------------------------------------------------------
-    def sum(self, dim=None, keepdim: bool = False) -> "Tensor":
-        return Sum.apply(self, dim=_norm_dims(dim, self.ndim, "sum"), keepdim=keepdim)
+    def sum(self, dim=None, keepdim: bool = False, *, axis=None) -> "Tensor":
+        """Sum over dim (all dims if None); ``axis=`` is NumPy's name for dim, accepted as PyTorch does."""
+        return Sum.apply(self, dim=_norm_dims(_dim_or_axis(dim, axis, "sum"), self.ndim, "sum"), keepdim=keepdim)
 
-    def mean(self, dim=None, keepdim: bool = False) -> "Tensor":
-        d = _norm_dims(dim, self.ndim, "mean")
+    def mean(self, dim=None, keepdim: bool = False, *, axis=None) -> "Tensor":
+        d = _norm_dims(_dim_or_axis(dim, axis, "mean"), self.ndim, "mean")
         n = _n_reduced(self.shape, d)
         return Sum.apply(self, dim=d, keepdim=keepdim) * (1.0 / n if n else math.nan)  # the mean of nothing is NaN
 
@@ -1167,7 +1188,10 @@ class Pow(Function):
         a, b, out = ctx.saved_tensors
         # b * a^(b-1), with 0 where b == 0 (x^0 is constant; 0 * 0^-1 would be NaN)
         ga = g * np.where(b == 0, 0, b * a ** np.where(b == 0, 1, b - 1)) if ctx.needs_input_grad[0] else None
-        gb = g * out * np.log(a) if ctx.needs_input_grad[1] else None
+        gb = None
+        if ctx.needs_input_grad[1]:  # a^b log(a), with 0 where a == 0 and b >= 0 (PyTorch's choice: 0^b is
+            with np.errstate(divide="ignore", invalid="ignore"):  # 0 for b > 0, so 0 * log 0 would be NaN)
+                gb = g * np.where((a == 0) & (b >= 0), 0, out * np.log(a))
         return ga, gb
 
 
@@ -1242,36 +1266,42 @@ class MatMul(Function):
     """a @ b (batched, broadcasting);  da = g @ b^T, db = a^T @ g"""
     @staticmethod
     def forward(ctx, a, b):
-        ctx.save_for_backward(a, b)
+        # da needs only b and db only a: keep what a gradient needs (as PyTorch), so a frozen side's
+        # partner is not held, and an in-place change of it after forward is no error.
+        ctx.save_for_backward(a if ctx.needs_input_grad[1] else None, b if ctx.needs_input_grad[0] else None)
+        ctx.a_shape, ctx.b_shape = a.shape, b.shape
         return a @ b
 
     @staticmethod
     def backward(ctx, g):
         a, b = ctx.saved_tensors
+        a_shape, b_shape = ctx.a_shape, ctx.b_shape
         # Treat vectors as matrices: a (n,) -> (1, n), b (n,) -> (n, 1), and g to match.
-        a2 = a[None, :] if a.ndim == 1 else a
-        b2 = b[:, None] if b.ndim == 1 else b
-        if a.ndim == 1 and b.ndim == 1:
+        a2_shape = (1, *a_shape) if len(a_shape) == 1 else a_shape
+        if len(a_shape) == 1 and len(b_shape) == 1:
             g2 = np.reshape(g, (1, 1))
-        elif a.ndim == 1:
+        elif len(a_shape) == 1:
             g2 = np.expand_dims(g, -2)
-        elif b.ndim == 1:
+        elif len(b_shape) == 1:
             g2 = np.expand_dims(g, -1)
         else:
             g2 = g
         ga = gb = None
         if ctx.needs_input_grad[0]:
+            b2 = b[:, None] if b.ndim == 1 else b
             ga = g2 @ np.swapaxes(b2, -1, -2)                      # (..., n, k) = (..., n, m) @ (..., m, k)
-            ga = unbroadcast(ga, a2.shape).reshape(a.shape)
+            ga = unbroadcast(ga, a2_shape).reshape(a_shape)
         if ctx.needs_input_grad[1]:
-            if b2.ndim == 2:
+            a2 = a[None, :] if a.ndim == 1 else a
+            b2_shape = (*b_shape, 1) if len(b_shape) == 1 else b_shape
+            if len(b2_shape) == 2:
                 # x (B, T, k) @ W (k, m): fold the batch into rows -> one (k, m) GEMM, no (B, k, m) temporary
                 N = math.prod(a2.shape[:-1])  # (written out: reshape(-1, 0) can not infer N when k = 0)
                 a_rows, g_rows = a2.reshape(N, a2.shape[-1]), g2.reshape(N, g2.shape[-1])  # (N, k), (N, m)
                 gb = a_rows.T @ g_rows  # (k, N) @ (N, m) -> (k, m)
             else:
-                gb = unbroadcast(np.swapaxes(a2, -1, -2) @ g2, b2.shape)  # (..., k, m)
-            gb = gb.reshape(b.shape)
+                gb = unbroadcast(np.swapaxes(a2, -1, -2) @ g2, b2_shape)  # (..., k, m)
+            gb = gb.reshape(b_shape)
         return ga, gb
 
 

@@ -3,7 +3,7 @@ from .module import Module, ModuleList, Parameter, Sequential  # noqa: F401
 from .layers import GELU, Dropout, Embedding, Identity, LayerNorm, LazyLinear, Linear, ReLU  # noqa: F401
 from .containers import ModuleDict, ParameterDict, ParameterList  # noqa: F401
 from .loss import CrossEntropyLoss, KLDivLoss, MSELoss  # noqa: F401
-from . import functional, init, utils  # noqa: F401
+from . import functional, init, parallel, utils  # noqa: F401
 from .positional import PositionalEncoding, LearnedPositionalEmbedding, RotaryEmbedding  # noqa: F401
 from .rnn import RNN, GRU  # noqa: F401
 from .transformer import TransformerBlock, TransformerLM, TransformerClassifier, Seq2SeqTransformer  # noqa: F401

@@ -24,7 +24,7 @@ from ..tensor import ReLU as _ReLU  # the op (nn.ReLU is the module)
 
 __all__ = [
     "softmax", "log_softmax", "relu", "sigmoid", "logsigmoid", "tanh", "silu", "gelu", "dropout", "linear", "layer_norm",
-    "cross_entropy", "mse_loss", "kl_div", "one_hot", "pad",
+    "embedding", "cross_entropy", "mse_loss", "kl_div", "one_hot", "pad",
     "attention", "scaled_dot_product_attention", "linear_attention", "flash_attention",
 ]
 
@@ -193,7 +193,8 @@ class _Linear(Function):
     def forward(ctx, x, weight, *bias):
         # Fold any leading dims into rows: one (N, in) @ (in, out) GEMM instead of a loop over batches.
         rows = x if x.ndim == 2 else x.reshape(-1, x.shape[-1])  # (N, in), N = prod(leading dims)
-        ctx.save_for_backward(rows, weight)
+        needs = ctx.needs_input_grad  # keep only what a gradient needs: dW needs x, dx needs W (as PyTorch)
+        ctx.save_for_backward(rows if needs[1] else None, weight if needs[0] else None)
         y = rows @ weight.T  # (N, out)
         if bias:
             y += bias[0]  # in place: no second (N, out) array
@@ -201,7 +202,7 @@ class _Linear(Function):
 
     @staticmethod
     def backward(ctx, g):
-        rows, weight = ctx.saved_tensors  # rows: x as (N, in)
+        rows, weight = ctx.saved_tensors  # rows: x as (N, in); each None where its partner needs no gradient
         g_rows = g if g.ndim == 2 else g.reshape(-1, g.shape[-1])  # (N, out)
         needs = ctx.needs_input_grad
         gx = g_rows @ weight if needs[0] else None  # (N, out) @ (out, in) -> (N, in)
@@ -229,6 +230,17 @@ def linear(x: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     if bias._data.shape != (w_shape[0],):
         raise ValueError(f"linear: bias must have shape (out_features,) = ({w_shape[0]},), got {bias._data.shape}")
     return _Linear.apply(x, weight, bias)
+
+
+def embedding(input: Any, weight: Tensor) -> Tensor:
+    """Rows of ``weight`` (num_embeddings, D) picked by integer ids ``input`` (...) -> (..., D)."""
+    weight = _as_tensor(weight, "embedding", "weight")
+    if weight._data.ndim != 2:
+        raise ValueError(f"embedding: weight must be 2-D (num_embeddings, embedding_dim), got shape {weight.shape}")
+    ids = checks.ids_in_range(input, weight.shape[0], "input", "embedding", n_name="num_embeddings")
+    # Integer-array indexing picks rows; its backward adds each row's gradient back
+    # (np.add.at, so a token that appears twice gets both contributions).
+    return weight[ids]  # (..., D)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -402,27 +414,18 @@ def cross_entropy(logits: Tensor, targets: Any, ignore_index: int = -100, reduct
     if isinstance(label_smoothing, bool) or not isinstance(label_smoothing, (int, float, np.floating)) \
             or not 0.0 <= label_smoothing <= 1.0:
         raise ValueError(f"cross_entropy: label_smoothing must be a number in [0, 1], got {label_smoothing!r}")
-    t = np.asarray(targets._data if isinstance(targets, Tensor) else targets)
-    if t.dtype.kind not in "iu":  # signed or unsigned ints (np.issubdtype(t.dtype, np.integer), but cheaper)
-        raise TypeError(f"cross_entropy expects integer class ids as targets, got dtype {t.dtype} "
-                        "(targets are indices, not probabilities; convert with .long())")
     shape = logits._data.shape
+    C = shape[-1] if shape else None  # (0-d logits: the shape check below says what is wrong)
+    t = checks.ids_in_range(targets, C, "target", "cross_entropy", n_name="C", ignore=ignore_index)
     if not shape or t.shape != shape[:-1]:
         raise ValueError(f"cross_entropy: logits have shape {shape}, so targets must have shape "
                          f"{shape[:-1]} (logits.shape[:-1], classes last), got {t.shape}")
-    C = shape[-1]
     t = t.reshape(-1)  # (N,)
     keep, n_valid = None, t.size  # the common case: nothing ignored, no masking work
     if ignore_index in t:
         keep = t != ignore_index  # (N,) True = scored
         n_valid = int(np.count_nonzero(keep))
         t = np.where(keep, t, 0)  # ignored rows point at class 0 for the lookup, then get weight 0
-    bad = (t < 0) | (t >= C)  # (N,)
-    if bad.any():
-        i = int(np.argmax(bad))
-        where = tuple(int(j) for j in np.unravel_index(i, shape[:-1]))
-        raise ValueError(f"cross_entropy: target {int(t[i])} at position {where} is out of range for "
-                         f"C={C} classes (valid: 0..{C - 1}, or ignore_index={ignore_index})")
     if reduction == "mean" and t.size == 0:
         raise ValueError(f"cross_entropy: empty batch (logits shape {shape}): the mean over zero targets is "
                          "undefined (PyTorch returns nan); use reduction='sum' (0) or 'none', or skip the batch")
@@ -521,20 +524,14 @@ def mse_loss(input: Tensor, target: Any, reduction: str = "mean") -> Tensor:
 
 def one_hot(tensor: Any, num_classes: int = -1) -> Tensor:
     """Class ids (...) -> int64 (..., num_classes) with a 1 at each id; num_classes=-1 means max id + 1."""
-    ids = np.asarray(tensor._data if isinstance(tensor, Tensor) else tensor)
-    if ids.dtype.kind not in "iu":
-        raise TypeError(f"one_hot expects integer class ids, got dtype {ids.dtype} (convert with .long())")
     if isinstance(num_classes, bool) or not isinstance(num_classes, (int, np.integer)) or num_classes < -1:
         raise ValueError(f"one_hot: num_classes must be an int >= 0, or -1 for max id + 1; got {num_classes!r}")
-    if ids.size and ids.min() < 0:
-        raise ValueError(f"one_hot: class ids must be >= 0, got {int(ids.min())}")
-    if num_classes == -1:
+    n = None if num_classes == -1 else int(num_classes)
+    ids = checks.ids_in_range(tensor, n, "input", "one_hot", n_name="num_classes")
+    if n is None:
         if ids.size == 0:
             raise ValueError("one_hot: can not infer num_classes from an empty tensor; pass num_classes=")
         num_classes = int(ids.max()) + 1
-    if ids.size and ids.max() >= num_classes:
-        raise ValueError(f"one_hot: class id {int(ids.max())} is out of range for num_classes={num_classes} "
-                         f"(valid: 0..{num_classes - 1})")
     return Tensor._make((ids[..., None] == np.arange(num_classes)).astype(np.int64))  # (..., 1) vs (C,) -> (..., C)
 
 

@@ -25,9 +25,9 @@ def _target(t: Tensor, fn: str, floating: bool = False) -> Tensor:
 
 
 def _fill(t: Tensor, values, fn: str) -> Tensor:
-    """t.data[...] = values (cast to t's dtype; same array, no graph involved); returns t."""
+    """t.data[...] = values (cast to t's dtype; same array, no graph involved), counted as an in-place change; returns t."""
     _target(t, fn)._data[...] = values
-    return t
+    return t._bump_version()
 
 
 def _fans(t: Tensor, fn: str) -> tuple[int, int]:

@@ -41,6 +41,11 @@ class _IncompatibleKeys(NamedTuple):
     missing_keys: list[str]
     unexpected_keys: list[str]
 
+    def __repr__(self) -> str:  # what `print(model.load_state_dict(sd))` shows in a notebook, as in PyTorch
+        if not self.missing_keys and not self.unexpected_keys:
+            return "<All keys matched successfully>"
+        return f"_IncompatibleKeys(missing_keys={self.missing_keys}, unexpected_keys={self.unexpected_keys})"
+
 
 class Module:
     """Base class of every layer and model: subclass it, assign parts in __init__, write forward."""
@@ -271,9 +276,19 @@ class Module:
             if m is not None:
                 yield from m._state_items(f"{prefix}{name}.")
 
-    def state_dict(self) -> dict[str, np.ndarray]:
-        """{dotted name: numpy array}, each a copy, so later training does not change a saved state."""
-        return OrderedDict((k, np.array(v._data if isinstance(v, Tensor) else v)) for k, v in self._state_items())
+    def state_dict(self, *, prefix: str = "", keep_vars: bool = False) -> dict[str, Tensor]:
+        """{dotted name: Tensor}, as in PyTorch: each shares memory with its parameter or buffer.
+
+        The values are detached (no grad; ``sd[k].copy_(w)`` under no_grad writes into the model), or
+        the Parameters themselves with keep_vars=True. Sharing means later training changes them: keep
+        a snapshot with ``copy.deepcopy(model.state_dict())`` or ``{k: v.clone() for k, v in ...}``.
+        """
+        out = OrderedDict()
+        for k, v in self._state_items(prefix):
+            if not isinstance(v, Tensor):  # a buffer registered as a plain array: wrapped, still shared
+                v = Tensor._make(np.asarray(v))
+            out[k] = v if keep_vars else v.detach()
+        return out
 
     def load_state_dict(self, state_dict: dict[str, Any], strict: bool = True) -> _IncompatibleKeys:
         """Copy arrays into the parameters and buffers (in place). Checks everything before changing anything."""
@@ -307,6 +322,7 @@ class Module:
             holder = own[k]
             if isinstance(holder, Tensor):
                 holder._data[...] = new  # in place: optimizers keep pointing at the same Parameter
+                holder._bump_version()  # (a graph saved before the load can no longer backward)
             else:
                 np.asarray(holder)[...] = new
         return _IncompatibleKeys(missing, unexpected)

@@ -51,16 +51,10 @@ def _token_ids(idx, name: str, vocab_size: int) -> np.ndarray:
     ids = np.asarray(idx._data if isinstance(idx, Tensor) else idx)
     if ids.ndim != 2:
         raise ValueError(f"{name} must be token ids of shape (B, T), got shape {ids.shape}")
-    if ids.size and not np.issubdtype(ids.dtype, np.integer):
-        raise TypeError(f"{name} must hold integer token ids, got dtype {ids.dtype}")
     if ids.shape[0] == 0 or ids.shape[1] == 0:
         raise ValueError(f"{name} has shape {ids.shape}: it needs at least one sequence of at least one token "
                          "(B >= 1, T >= 1)")
-    lo, hi = int(ids.min()), int(ids.max())
-    if lo < 0 or hi >= vocab_size:
-        bad = lo if lo < 0 else hi
-        raise ValueError(f"{name} contains token id {bad}, outside the vocabulary [0, {vocab_size - 1}] "
-                         f"(vocab_size={vocab_size})")
+    ids = checks.ids_in_range(ids, vocab_size, name, n_name="vocab_size")
     return ids.astype(np.int64, copy=False)
 
 

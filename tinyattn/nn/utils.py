@@ -1,7 +1,7 @@
 """tinyattn.nn.utils: gradient-norm clipping under PyTorch's name, ``nn.utils.clip_grad_norm_``.
 
 The implementation lives here (``nn`` may not import ``optim``); ``tinyattn.optim.clip_grad_norm``
-calls it, and the optimizers share the parameter-list checks below.
+calls it, and the optimizers share the parameter-list check below (``param_list``).
 """
 from __future__ import annotations
 
@@ -11,16 +11,19 @@ from typing import Any
 
 import numpy as np
 
+from .. import checks
 from ..tensor import Tensor
 
 __all__ = ["clip_grad_norm_"]
 
 
-def _param_list(params: Any, who: str) -> list[Tensor]:
-    """Accept model.parameters() (a generator), a list, or a single Tensor; check what is inside."""
+def param_list(params: Any, who: str, leaves: bool = False) -> list[Tensor]:
+    """model.parameters() (a generator), a list, or a single Tensor, as a list of Tensors, each once
+    (a tied weight listed twice is still updated once). ``leaves=True`` (an optimizer's groups) also
+    refuses a tensor computed from others: an update would not reach what it came from."""
     if isinstance(params, Tensor):
         params = [params]
-    if not isinstance(params, Iterable):
+    if isinstance(params, (str, dict)) or not isinstance(params, Iterable):
         raise TypeError(f"{who} expects an iterable of Parameters (e.g. model.parameters()), "
                         f"got {type(params).__name__}")
     out: list[Tensor] = []
@@ -28,29 +31,27 @@ def _param_list(params: Any, who: str) -> list[Tensor]:
     for i, p in enumerate(params):
         if not isinstance(p, Tensor):
             raise TypeError(f"{who}: params[{i}] is a {type(p).__name__}, expected a Parameter (Tensor)")
-        if id(p) not in seen:  # a tied weight listed twice is still updated once
+        if leaves and not p.is_leaf:
+            raise ValueError(f"{who}: params[{i}] is not a leaf tensor (it was computed from others), so "
+                             "an update would not reach what it came from; pass the Parameters themselves")
+        if id(p) not in seen:
             seen.add(id(p))
             out.append(p)
     return out
 
 
-def _check_nonneg(value: float, name: str, who: str) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float, np.number)) or not value >= 0:
-        raise ValueError(f"{who}: {name} must be a number >= 0, got {value!r}")
-    return float(value)
-
-
 def _clip_grad_norm(params: Any, max_norm: float, norm_type: float, error_if_nonfinite: bool, who: str) -> float:
     """Scale every .grad by min(1, max_norm / total), total = ||all gradients joined||_norm_type; returns total."""
-    params = _param_list(params, who)
-    max_norm = _check_nonneg(max_norm, "max_norm", who)
+    params = param_list(params, who)
+    max_norm = checks.number("max_norm", max_norm, who, at_least=0)  # (inf: measure only)
     if norm_type in ("inf", math.inf):
         norm_type = math.inf
     elif isinstance(norm_type, bool) or not isinstance(norm_type, (int, float, np.integer, np.floating)) \
             or not 0 < norm_type < math.inf:
         raise ValueError(f"{who}: norm_type must be a number p > 0 (2.0 is the L2 norm) or float('inf') "
                          f"(the largest |g|), got {norm_type!r}")
-    grads = [p.grad._data for p in params if p.grad is not None]
+    grad_tensors = [p.grad for p in params if p.grad is not None]
+    grads = [g._data for g in grad_tensors]
     if norm_type == math.inf:
         total = max((float(np.max(np.abs(g))) for g in grads if g.size), default=0.0)
     elif norm_type == 2:  # accumulate squares in float64 so a large float32 gradient does not overflow the sum
@@ -63,19 +64,23 @@ def _clip_grad_norm(params: Any, max_norm: float, norm_type: float, error_if_non
                          "the loss probably overflowed. Pass error_if_nonfinite=False to clip anyway")
     coef = max_norm / (total + 1e-6)  # the 1e-6 avoids 0/0 when every gradient is zero
     if coef < 1.0:
-        for g in grads:
-            g *= coef
+        for g in grad_tensors:
+            g.mul_(coef)
     return total
 
 
 def clip_grad_norm_(parameters: Any, max_norm: float, norm_type: float = 2.0,
-                    error_if_nonfinite: bool = True) -> float:
+                    error_if_nonfinite: bool = True) -> Tensor:
     """Scale all gradients together, in place, so their joint p-norm (default 2; inf = largest |g|) is at most max_norm.
 
-    Returns the total norm BEFORE clipping as a Python float (PyTorch returns a tensor). One factor for
+    Returns the total norm BEFORE clipping as a 0-d Tensor in the gradients' dtype, as PyTorch does
+    (so ``clip_grad_norm_(...).item()`` logs it). One factor for
     every gradient keeps the update's direction; only its length shrinks. max_norm=inf just measures.
     Unlike PyTorch (whose default is False), a non-finite norm raises unless error_if_nonfinite=False:
     clipping an inf gradient would silently turn every gradient into NaN. (Same default as
     ``tinyattn.optim.clip_grad_norm``.)
     """
-    return _clip_grad_norm(parameters, max_norm, norm_type, error_if_nonfinite, "clip_grad_norm_")
+    params = _param_list(parameters, "clip_grad_norm_")
+    total = _clip_grad_norm(params, max_norm, norm_type, error_if_nonfinite, "clip_grad_norm_")
+    dtypes = [p.grad.dtype for p in params if p.grad is not None]
+    return Tensor(np.asarray(total, dtype=dtypes[0] if dtypes else np.float32))  # no gradients: PyTorch's tensor(0.)

@@ -9,7 +9,7 @@ from .optimizer import Optimizer  # noqa: F401
 from .sgd import SGD  # noqa: F401
 from .adam import Adam, AdamW  # noqa: F401
 from . import lr_scheduler  # noqa: F401
-from ..nn.utils import clip_grad_norm_
+from ..nn.utils import _clip_grad_norm, clip_grad_norm_
 
 __all__ = ["Optimizer", "SGD", "Adam", "AdamW", "clip_grad_norm", "clip_grad_norm_", "lr_scheduler"]
 
@@ -19,6 +19,7 @@ def clip_grad_norm(params, max_norm: float, error_if_nonfinite: bool = True) -> 
 
     Returns the total norm BEFORE clipping (useful to log). Clipping all gradients by one factor
     keeps the update's direction; only its length shrinks. max_norm=inf just measures.
-    (``nn.utils.clip_grad_norm_``, PyTorch's name, also takes norm_type.)
+    Returns a Python float; ``nn.utils.clip_grad_norm_`` (PyTorch's name, which also takes norm_type)
+    returns the same number as a 0-d Tensor, as PyTorch does.
     """
-    return clip_grad_norm_(params, max_norm, error_if_nonfinite=error_if_nonfinite)
+    return _clip_grad_norm(params, max_norm, 2.0, error_if_nonfinite, "clip_grad_norm")

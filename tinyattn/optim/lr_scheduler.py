@@ -18,15 +18,10 @@ from bisect import bisect_right
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from .. import checks
 from .optimizer import Optimizer, check_number
 
 __all__ = ["LRScheduler", "LambdaLR", "StepLR", "LinearLR", "CosineAnnealingLR", "OneCycleLR", "SequentialLR"]
-
-
-def _positive_int(value: Any, name: str, who: str) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise ValueError(f"{who}: {name} must be an int >= 1, got {value!r}")
-    return value
 
 
 def _per_group(value: Any, name: str, optimizer: Optimizer, who: str) -> list[Any]:
@@ -115,7 +110,7 @@ class StepLR(LRScheduler):
     """lr(t) = base_lr * gamma ** (t // step_size): multiply by gamma every step_size steps."""
 
     def __init__(self, optimizer: Optimizer, step_size: int, gamma: float = 0.1, last_epoch: int = -1) -> None:
-        self.step_size = _positive_int(step_size, "step_size", "StepLR")
+        self.step_size = checks.positive_int("step_size", step_size, "StepLR")
         self.gamma = check_number(gamma, "gamma", "StepLR")
         super().__init__(optimizer, last_epoch)
 
@@ -136,7 +131,7 @@ class LinearLR(LRScheduler):
         if isinstance(end_factor, bool) or not isinstance(end_factor, (int, float)) or not 0 <= end_factor <= 1:
             raise ValueError(f"LinearLR: end_factor must be in [0, 1], got {end_factor!r}")
         self.start_factor, self.end_factor = float(start_factor), float(end_factor)
-        self.total_iters = _positive_int(total_iters, "total_iters", "LinearLR")
+        self.total_iters = checks.positive_int("total_iters", total_iters, "LinearLR")
         super().__init__(optimizer, last_epoch)
 
     def get_lr(self) -> list[float]:
@@ -152,7 +147,7 @@ class CosineAnnealingLR(LRScheduler):
     """
 
     def __init__(self, optimizer: Optimizer, T_max: int, eta_min: float = 0.0, last_epoch: int = -1) -> None:
-        self.T_max = _positive_int(T_max, "T_max", "CosineAnnealingLR")
+        self.T_max = checks.positive_int("T_max", T_max, "CosineAnnealingLR")
         self.eta_min = check_number(eta_min, "eta_min", "CosineAnnealingLR")
         super().__init__(optimizer, last_epoch)
 
@@ -176,10 +171,10 @@ class OneCycleLR(LRScheduler):
                  max_momentum: float = 0.95, div_factor: float = 25.0, final_div_factor: float = 1e4,
                  three_phase: bool = False, last_epoch: int = -1) -> None:
         if total_steps is not None:
-            self.total_steps = _positive_int(total_steps, "total_steps", "OneCycleLR")
+            self.total_steps = checks.positive_int("total_steps", total_steps, "OneCycleLR")
         elif epochs is not None and steps_per_epoch is not None:
-            self.total_steps = (_positive_int(epochs, "epochs", "OneCycleLR")
-                                * _positive_int(steps_per_epoch, "steps_per_epoch", "OneCycleLR"))
+            self.total_steps = (checks.positive_int("epochs", epochs, "OneCycleLR")
+                                * checks.positive_int("steps_per_epoch", steps_per_epoch, "OneCycleLR"))
         else:
             raise ValueError("OneCycleLR: give total_steps, or both epochs and steps_per_epoch")
         if isinstance(pct_start, bool) or not isinstance(pct_start, (int, float)) or not 0 <= pct_start <= 1:

@@ -16,6 +16,8 @@ from typing import Any
 
 import numpy as np
 
+from .. import checks
+from ..nn.utils import param_list
 from ..tensor import Tensor
 
 __all__ = ["Optimizer"]
@@ -23,10 +25,7 @@ __all__ = ["Optimizer"]
 
 def check_number(value: Any, name: str, who: str) -> float:
     """A finite real number >= 0 (lr, eps, weight_decay, momentum), as a float; anything else raises."""
-    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)) \
-            or not math.isfinite(value) or value < 0:
-        raise ValueError(f"{who}: {name} must be a finite number >= 0, got {value!r}")
-    return float(value)
+    return checks.number(name, value, who, at_least=0, finite=True)
 
 
 def check_betas(betas: Any, who: str) -> tuple[float, float]:
@@ -49,22 +48,6 @@ def _as_list(params: Any, who: str) -> list[Any]:
         raise TypeError(f"{who} expects an iterable of Parameters (e.g. model.parameters()) or of "
                         f"param-group dicts, got {type(params).__name__}")
     return list(params)
-
-
-def _param_list(params: Any, who: str) -> list[Tensor]:
-    """The Parameters of one group, each once (a tied weight listed twice is still updated once)."""
-    out: list[Tensor] = []
-    seen: set[int] = set()
-    for i, p in enumerate(_as_list(params, who)):
-        if not isinstance(p, Tensor):
-            raise TypeError(f"{who}: params[{i}] is a {type(p).__name__}, expected a Parameter (Tensor)")
-        if not p.is_leaf:
-            raise ValueError(f"{who}: params[{i}] is not a leaf tensor (it was computed from others), so "
-                             "an update would not reach what it came from; pass the Parameters themselves")
-        if id(p) not in seen:
-            seen.add(id(p))
-            out.append(p)
-    return out
 
 
 class Optimizer:
@@ -94,7 +77,7 @@ class Optimizer:
         if not isinstance(param_group, dict) or "params" not in param_group:
             raise TypeError(f"{name}: a param group must be a dict with a 'params' key, got {param_group!r:.80}")
         group = dict(param_group)
-        group["params"] = _param_list(group["params"], name)
+        group["params"] = param_list(group["params"], name, leaves=True)
         for key, value in self.defaults.items():
             group.setdefault(key, value)
         self._check_group(group)
@@ -121,7 +104,7 @@ class Optimizer:
                 if set_to_none:
                     p.grad = None
                 elif p.grad is not None:
-                    np.asarray(p.grad)[...] = 0
+                    p.grad.zero_()
 
     def step(self) -> None:
         """Update every parameter that has a gradient, with its group's current options."""
@@ -138,6 +121,7 @@ class Optimizer:
                     raise ValueError(f"{type(self).__name__}.step: a parameter of shape {w.shape} "
                                      f"has a gradient of shape {g.shape}")
                 self._update(w, g, self.state[p], group)
+                p._bump_version()  # a graph that saved p before this step can no longer backward through it
         self._step_count += 1
 
     def _update(self, w: np.ndarray, g: np.ndarray, state: dict[str, Any], group: dict[str, Any]) -> None:

@@ -18,7 +18,7 @@ import os
 
 import numpy as np
 
-from .. import Tensor
+from .. import Tensor, checks
 
 __all__ = ["GPT2Tokenizer", "load_tokenizer"]
 
@@ -49,12 +49,9 @@ class GPT2Tokenizer:
 
     def _ids(self, ids) -> list[int]:
         arr = np.asarray(ids.numpy() if isinstance(ids, Tensor) else ids)
-        if arr.ndim != 1 or (arr.size and not np.issubdtype(arr.dtype, np.integer)):
+        if arr.ndim != 1:
             raise TypeError(f"expected a 1-D sequence of integer token ids, got shape {arr.shape} dtype {arr.dtype}")
-        if arr.size and (arr.min() < 0 or arr.max() >= self.vocab_size):
-            bad = int(arr.min()) if arr.min() < 0 else int(arr.max())
-            raise ValueError(f"token id {bad} is outside the vocabulary [0, {self.vocab_size - 1}]")
-        return [int(i) for i in arr]
+        return [int(i) for i in checks.ids_in_range(ids, self.vocab_size, "ids", "decode", n_name="vocab_size")]
 
     def decode(self, ids) -> str:
         """Token ids -> text. Bytes that are not valid UTF-8 on their own (half a character) become U+FFFD."""

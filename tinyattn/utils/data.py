@@ -19,6 +19,7 @@ from typing import Any
 
 import numpy as np
 
+from .. import checks
 from ..factories import tensor as _tensor
 from ..functions import stack
 from ..tensor import Tensor, get_rng
@@ -34,12 +35,6 @@ def _rng(generator: np.random.Generator | None) -> np.random.Generator:
         raise TypeError(f"generator must be a numpy.random.Generator or None (then tinyattn.manual_seed's), "
                         f"got {type(generator).__name__}")
     return generator
-
-
-def _count(value: Any, name: str, who: str, minimum: int = 1) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < minimum:
-        raise ValueError(f"{who}: {name} must be an int >= {minimum}, got {value!r}")
-    return int(value)
 
 
 # ----------------------------------------------------------------------------- datasets
@@ -145,7 +140,7 @@ class RandomSampler(Sampler):
         if not isinstance(replacement, bool):
             raise TypeError(f"RandomSampler: replacement must be a bool, got {replacement!r}")
         self.data_source, self.replacement, self.generator = data_source, replacement, generator
-        self._num_samples = None if num_samples is None else _count(num_samples, "num_samples", "RandomSampler")
+        self._num_samples = None if num_samples is None else checks.positive_int("num_samples", num_samples, "RandomSampler")
         _rng(generator)  # check it now
 
     @property
@@ -171,7 +166,7 @@ class BatchSampler(Sampler):
 
     def __init__(self, sampler: Iterable[int], batch_size: int, drop_last: bool) -> None:
         self.sampler = sampler
-        self.batch_size = _count(batch_size, "batch_size", "BatchSampler")
+        self.batch_size = checks.positive_int("batch_size", batch_size, "BatchSampler")
         self.drop_last = bool(drop_last)
 
     def __iter__(self) -> Iterator[list[int]]:
@@ -244,7 +239,7 @@ class DataLoader:
             raise TypeError(f"DataLoader got unexpected keyword argument(s) {sorted(unknown)}")
         if not hasattr(dataset, "__getitem__") or not hasattr(dataset, "__len__"):
             raise TypeError(f"DataLoader expects a dataset with __getitem__ and __len__, got {type(dataset).__name__}")
-        _count(num_workers, "num_workers", "DataLoader", minimum=0)
+        checks.nonneg_int("num_workers", num_workers, "DataLoader")
         if sampler is not None and shuffle:
             raise ValueError("DataLoader: sampler option is mutually exclusive with shuffle")
         if batch_sampler is not None and (batch_size != 1 or shuffle or sampler is not None or drop_last):
@@ -258,7 +253,7 @@ class DataLoader:
         self.sampler = sampler
         self.drop_last = bool(drop_last)
         if batch_sampler is None and batch_size is not None:
-            batch_size = _count(batch_size, "batch_size", "DataLoader")
+            batch_size = checks.positive_int("batch_size", batch_size, "DataLoader")
             batch_sampler = BatchSampler(sampler, batch_size, self.drop_last)
         self.batch_size, self.batch_sampler = batch_size, batch_sampler
         self.collate_fn = collate_fn or (default_collate if batch_sampler is not None else (lambda ex: ex))

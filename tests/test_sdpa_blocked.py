@@ -1,5 +1,5 @@
-"""scaled_dot_product_attention's blocked path (a block of query rows at a time, for long sequences)
-gives the numbers and gradients of the plain path."""
+"""scaled_dot_product_attention's blocked path (a block of heads and query rows at a time, for big
+score arrays) gives the numbers and gradients of the plain path."""
 import numpy as np
 import pytest
 
@@ -25,16 +25,23 @@ def _run(monkeypatch, block_elements, q, k, v, **kw):
     return out.numpy().copy(), [np.asarray(t.grad).copy() for t in (q, k, v)]
 
 
+# (block elements, (heads, rows) per block) for q (2, 3, 37, 8), k and v (2, 3, 40, 8):
+BLOCKINGS = [(2 * 37 * 40, (2, 37)),  # whole heads, two at a time: 3 heads make a full group and a partial one
+             (16 * 40, (1, 16))]  # one head, 16 of its 37 query rows at a time: the last row block is partial
+
+
+@pytest.mark.parametrize("block_elements, block_shape", BLOCKINGS)
 @pytest.mark.parametrize("kw", [{}, {"is_causal": True}, {"scale": 0.3},
                                 {"attn_mask": np.random.default_rng(3).random((2, 1, 1, 40)) > 0.3},
+                                {"attn_mask": np.random.default_rng(4).random((2, 3, 37, 40)) > 0.3},
                                 {"attn_mask": np.tril(np.ones((37, 40), bool), 3)}])
-def test_blocked_path_equals_plain_path(monkeypatch, kw):
-    q, k, v = _qkv(2, 3, 37, 40, 8)  # 37 query rows: the last block is a partial one
-    assert sdpa._block_rows(q.numpy(), k.numpy(), v.numpy(), None) is None  # this size runs plain by default
-    monkeypatch.setattr(sdpa, "_BLOCK_ELEMENTS", 2 * 3 * 40 * 16)
-    assert sdpa._block_rows(q.numpy(), k.numpy(), v.numpy(), None) == 16  # ...and blocked (3 blocks) when told to
+def test_blocked_path_equals_plain_path(monkeypatch, kw, block_elements, block_shape):
+    q, k, v = _qkv(2, 3, 37, 40, 8)
+    assert sdpa._block_shape(q.numpy(), k.numpy(), v.numpy(), None) is None  # this size runs plain by default
+    monkeypatch.setattr(sdpa, "_BLOCK_ELEMENTS", block_elements)
+    assert sdpa._block_shape(q.numpy(), k.numpy(), v.numpy(), None) == block_shape  # ...and blocked when told to
     plain_out, plain_grads = _run(monkeypatch, 1 << 40, q, k, v, **kw)
-    blk_out, blk_grads = _run(monkeypatch, 2 * 3 * 40 * 16, q, k, v, **kw)
+    blk_out, blk_grads = _run(monkeypatch, block_elements, q, k, v, **kw)
     np.testing.assert_allclose(blk_out, plain_out, rtol=1e-12, atol=1e-14)
     for a, b in zip(blk_grads, plain_grads):
         np.testing.assert_allclose(a, b, rtol=1e-10, atol=1e-13)
@@ -43,7 +50,7 @@ def test_blocked_path_equals_plain_path(monkeypatch, kw):
 def test_blocked_path_gradcheck(monkeypatch):
     monkeypatch.setattr(sdpa, "_BLOCK_ELEMENTS", 1)  # the smallest blocks: 16 rows
     q, k, v = _qkv(1, 2, 35, 6, 4, seed=1)
-    assert sdpa._block_rows(q.numpy(), k.numpy(), v.numpy(), None) == 16
+    assert sdpa._block_shape(q.numpy(), k.numpy(), v.numpy(), None) == (1, 16)
     assert gradcheck(lambda a, b, c: F.scaled_dot_product_attention(a, b, c, is_causal=True), [q, k, v])
 
 
@@ -52,3 +59,20 @@ def test_dropout_and_float_masks_take_the_plain_path(monkeypatch):
     q, k, v = _qkv(1, 1, 40, 40, 4)
     bias = tinyattn.tensor(np.random.default_rng(2).standard_normal((40, 40)), requires_grad=True)
     assert gradcheck(lambda a, b, c, m: F.scaled_dot_product_attention(a, b, c, attn_mask=m), [q, k, v, bias])
+
+
+def test_blocked_path_without_batch_dims(monkeypatch):
+    # q (T, d) with no batch dims: the blocks are row slices only
+    rng = np.random.default_rng(5)
+    q, k, v = (tinyattn.tensor(rng.standard_normal(shape), requires_grad=True) for shape in ((35, 4), (6, 4), (6, 4)))
+    monkeypatch.setattr(sdpa, "_BLOCK_ELEMENTS", 1)
+    assert sdpa._block_shape(q.numpy(), k.numpy(), v.numpy(), None) == (1, 16)
+    assert gradcheck(lambda a, b, c: F.scaled_dot_product_attention(a, b, c), [q, k, v])
+
+
+def test_default_blocks_are_whole_heads_when_a_head_fits():
+    # The default sizes at the benchmark shapes: a head of T = 512 fits a block whole; one of T = 2048 does not
+    shape = sdpa._block_shape
+    assert shape(np.empty((4, 8, 512, 32)), np.empty((4, 8, 512, 32)), np.empty((4, 8, 512, 32)), None) == (1, 512)
+    assert shape(np.empty((1, 4, 2048, 32)), np.empty((1, 4, 2048, 32)), np.empty((1, 4, 2048, 32)), None) == (1, 128)
+    assert shape(np.empty((8, 8, 128, 32)), np.empty((8, 8, 128, 32)), np.empty((8, 8, 128, 32)), None) == (8, 128)

@@ -40,9 +40,11 @@ def param_list(params: Any, who: str, leaves: bool = False) -> list[Tensor]:
     return out
 
 
-def _clip_grad_norm(params: Any, max_norm: float, norm_type: float, error_if_nonfinite: bool, who: str) -> float:
-    """Scale every .grad by min(1, max_norm / total), total = ||all gradients joined||_norm_type; returns total."""
-    params = param_list(params, who)
+def _clip_grad_norm(params: list[Tensor], max_norm: float, norm_type: float, error_if_nonfinite: bool,
+                    who: str) -> float:
+    """Scale every .grad by min(1, max_norm / total), total = ||all gradients joined||_norm_type; returns total.
+
+    ``params`` is already a checked list (``param_list``): the public functions check their argument once."""
     max_norm = checks.number("max_norm", max_norm, who, at_least=0)  # (inf: measure only)
     if norm_type in ("inf", math.inf):
         norm_type = math.inf

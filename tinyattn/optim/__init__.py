@@ -9,7 +9,7 @@ from .optimizer import Optimizer  # noqa: F401
 from .sgd import SGD  # noqa: F401
 from .adam import Adam, AdamW  # noqa: F401
 from . import lr_scheduler  # noqa: F401
-from ..nn.utils import _clip_grad_norm, clip_grad_norm_
+from ..nn.utils import _clip_grad_norm, clip_grad_norm_, param_list
 
 __all__ = ["Optimizer", "SGD", "Adam", "AdamW", "clip_grad_norm", "clip_grad_norm_", "lr_scheduler"]
 
@@ -22,4 +22,4 @@ def clip_grad_norm(params, max_norm: float, error_if_nonfinite: bool = True) -> 
     Returns a Python float; ``nn.utils.clip_grad_norm_`` (PyTorch's name, which also takes norm_type)
     returns the same number as a 0-d Tensor, as PyTorch does.
     """
-    return _clip_grad_norm(params, max_norm, 2.0, error_if_nonfinite, "clip_grad_norm")
+    return _clip_grad_norm(param_list(params, "clip_grad_norm"), max_norm, 2.0, error_if_nonfinite, "clip_grad_norm")

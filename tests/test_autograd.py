@@ -52,6 +52,37 @@ def test_first_gradient_is_a_copy_of_no_other_array():
     np.testing.assert_array_equal(x.grad.numpy(), [10.0, 14.0])
 
 
+def test_linear_gradients_are_kept_uncopied_and_still_accumulate_correctly():
+    # y = x W^T + b, loss = sum(y * c): dW = c^T x, db = sum of c over rows, dx = c W (derived by hand).
+    # _Linear promises new arrays, so .grad keeps them without a copy; each must still be its own memory.
+    x = leaf([[1.0, 2.0], [3.0, 4.0]])
+    W = leaf([[1.0, 0.0], [2.0, -1.0], [0.5, 0.5]])
+    b = leaf([0.0, 1.0, 2.0])
+    c = np.array([[1.0, 2.0, 3.0], [-1.0, 0.0, 1.0]])
+    loss = (ta.nn.functional.linear(x, W, b) * ta.tensor(c)).sum()
+    loss.backward(retain_graph=True)
+    dW, db, dx = c.T @ x.numpy(), c.sum(axis=0), c @ W.numpy()
+    np.testing.assert_array_equal(W.grad.numpy(), dW)
+    np.testing.assert_array_equal(b.grad.numpy(), db)
+    np.testing.assert_array_equal(x.grad.numpy(), dx)
+    grads = [W.grad.numpy(), b.grad.numpy(), x.grad.numpy()]
+    for i, a in enumerate(grads):
+        for other in grads[i + 1:] + [x.numpy(), W.numpy(), b.numpy(), c]:
+            assert not np.shares_memory(a, other)
+    loss.backward()  # a second pass adds the same gradients in place: twice each
+    np.testing.assert_array_equal(W.grad.numpy(), 2 * dW)
+    np.testing.assert_array_equal(b.grad.numpy(), 2 * db)
+    np.testing.assert_array_equal(x.grad.numpy(), 2 * dx)
+
+
+def test_a_weight_used_by_two_linears_gets_the_sum_in_its_own_memory():
+    # y = sum(x W^T) + sum(z W^T): dW = (column sums of ones) = [sum of x rows + sum of z rows] per output row
+    x, z = ta.tensor([[1.0, 2.0]]), ta.tensor([[3.0, -1.0]])
+    W = leaf([[1.0, 1.0]])
+    (ta.nn.functional.linear(x, W).sum() + ta.nn.functional.linear(z, W).sum()).backward()
+    np.testing.assert_array_equal(W.grad.numpy(), [[4.0, 1.0]])
+
+
 def test_a_tensor_used_twice_gets_the_sum_and_neither_path_is_written_into():
     # y = x * x + x: dy/dx = 2x + 1 = [3, 5] at x = [1, 2]
     x = leaf([1.0, 2.0])

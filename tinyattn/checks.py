@@ -86,7 +86,7 @@ def ids_in_range(ids, n: int | None, name: str, where: str | None = None, *, n_n
     if arr.dtype.kind not in "iu":
         raise TypeError(f"{at}{name} must be integer ids (indices, not values or probabilities; "
                         f"convert with .long()), got dtype {arr.dtype}")
-    if arr.size and (arr.min() < 0 or (n is not None and arr.max() >= n)):  # the cheap test first
+    if not all_in_range(arr, n):  # the cheap test first
         bad = (arr < 0) if n is None else (arr < 0) | (arr >= n)
         if ignore is not None:
             bad &= arr != ignore
@@ -96,6 +96,15 @@ def ids_in_range(ids, n: int | None, name: str, where: str | None = None, *, n_n
             also = "" if ignore is None else f", and is not ignore_index={ignore}"
             raise ValueError(f"{at}{name} holds id {int(arr[pos])} at position {pos}, {rule}{also}")
     return arr
+
+
+def all_in_range(arr: np.ndarray, n: int | None) -> bool:
+    """0 <= every id (< n): one pass. Seen as unsigned ints of the same width, a negative id is huge."""
+    if arr.size == 0:
+        return True
+    if n is None:
+        return arr.dtype.kind == "u" or bool(arr.min() >= 0)
+    return bool(arr.view(f"u{arr.dtype.itemsize}").max() < n)
 
 
 def device(device, who: str = "device") -> None:

@@ -189,6 +189,8 @@ def dropout(x: Tensor, p: float = 0.5, training: bool = True) -> Tensor:
 # ----------------------------------------------------------------------------------------------
 class _Linear(Function):
     """y = x W^T (+ b);  dx = g W,  dW = g^T x (summed over all rows),  db = sum of g over rows"""
+    new_arrays = True  # each gradient is a new matmul or sum
+
     @staticmethod
     def forward(ctx, x, weight, *bias):
         # Fold any leading dims into rows: one (N, in) @ (in, out) GEMM instead of a loop over batches.
@@ -422,7 +424,8 @@ def cross_entropy(logits: Tensor, targets: Any, ignore_index: int = -100, reduct
                          f"{shape[:-1]} (logits.shape[:-1], classes last), got {t.shape}")
     t = t.reshape(-1)  # (N,)
     keep, n_valid = None, t.size  # the common case: nothing ignored, no masking work
-    if ignore_index in t:
+    # (ignore_index, -100 by default, can be among the targets only if it is a class id or some target is not)
+    if (0 <= ignore_index < C or not checks.all_in_range(t, C)) and ignore_index in t:
         keep = t != ignore_index  # (N,) True = scored
         n_valid = int(np.count_nonzero(keep))
         t = np.where(keep, t, 0)  # ignored rows point at class 0 for the lookup, then get weight 0

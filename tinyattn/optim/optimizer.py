@@ -102,7 +102,7 @@ class Optimizer:
         for group in self.param_groups:
             for p in group["params"]:
                 if set_to_none:
-                    p.grad = None
+                    p._grad = None
                 elif p.grad is not None:
                     p.grad.zero_()
 
@@ -113,10 +113,10 @@ class Optimizer:
             if type(lr) is not float or not 0.0 <= lr < math.inf:  # (the cheap test first; NaN fails it too)
                 group["lr"] = check_number(lr, "lr", type(self).__name__)
             for p in group["params"]:
-                if p.grad is None:
+                if p._grad is None:
                     continue  # it took no part in the loss
-                g = np.asarray(p.grad)
-                w = np.asarray(p)  # the parameter's own array: updates below write into it
+                g = p._grad._data  # (the arrays themselves, not Tensors: the update below is NumPy)
+                w = p._data  # the parameter's own array: updates below write into it
                 if g.shape != w.shape:
                     raise ValueError(f"{type(self).__name__}.step: a parameter of shape {w.shape} "
                                      f"has a gradient of shape {g.shape}")

@@ -9,6 +9,10 @@ Here that is *slower*: the loop must then slice step t out of the (B, T, 3H) res
 and the backward of each slice is a full (B, T, 3H) array of zeros with one step filled
 in, T of them. Slicing x_t out of the thinner (B, T, in) input costs far less. Measured
 (B=32, in=16, H=64, forward+backward of a GRU): T=64 100 ms vs 60 ms, T=128 305 ms vs 118 ms.
+
+The transposes W^T are taken once, before the loop. Inside it, each step would add a
+transpose node, and backward would transpose T gradients and add them up, instead of
+adding T gradients and transposing once (same numbers, bit for bit: the sum is in the same order).
 """
 from __future__ import annotations
 
@@ -79,10 +83,11 @@ class RNN(Module):
 
     def forward(self, x: Tensor, h0: Tensor | None = None) -> tuple[Tensor, Tensor]:
         x, h = _check_input("RNN", x, self.input_size, self.hidden_size, h0)
+        w_ih, w_hh = self.weight_ih.T, self.weight_hh.T  # (in, H), (H, H): transposed once, not once per step
         outs = []
         for x_t in x.unbind(1):  # (B, in) per step (unbind, not x[:, t]: its backward is O(T log T), not O(T^2))
             # (B, in) @ (in, H) + (B, H) @ (H, H) -> (B, H)
-            pre = x_t @ self.weight_ih.T + self.bias_ih + h @ self.weight_hh.T + self.bias_hh
+            pre = x_t @ w_ih + self.bias_ih + h @ w_hh + self.bias_hh
             h = pre.tanh() if self.nonlinearity == "tanh" else pre.relu()
             outs.append(h)
         return stack(outs, dim=1), h  # (B, T, H), (B, H)
@@ -113,11 +118,12 @@ class GRU(Module):
     def forward(self, x: Tensor, h0: Tensor | None = None) -> tuple[Tensor, Tensor]:
         x, h = _check_input("GRU", x, self.input_size, self.hidden_size, h0)
         H = self.hidden_size
+        w_ih, w_hh = self.weight_ih.T, self.weight_hh.T  # (in, 3H), (H, 3H): transposed once, not once per step
         outs = []
         for x_t in x.unbind(1):  # (B, in) per step (unbind, not x[:, t]: its backward is O(T log T), not O(T^2))
             # All three gates in one matmul each, then split: columns [0:H] r, [H:2H] z, [2H:3H] n.
-            gi = x_t @ self.weight_ih.T + self.bias_ih  # (B, in) @ (in, 3H) -> (B, 3H)
-            gh = h @ self.weight_hh.T + self.bias_hh  # (B, H) @ (H, 3H) -> (B, 3H)
+            gi = x_t @ w_ih + self.bias_ih  # (B, in) @ (in, 3H) -> (B, 3H)
+            gh = h @ w_hh + self.bias_hh  # (B, H) @ (H, 3H) -> (B, 3H)
             r = (gi[:, :H] + gh[:, :H]).sigmoid()  # (B, H) reset gate
             z = (gi[:, H:2 * H] + gh[:, H:2 * H]).sigmoid()  # (B, H) update gate
             # The reset gate scales only the hidden part of the candidate, bias b_hn included (PyTorch's choice).

@@ -167,6 +167,15 @@ def test_torch_comparison_is_optional_and_skips_cleanly_without_torch(monkeypatc
     assert "torch is not importable" in capsys.readouterr().out
 
 
+def test_gpt2_forward_skips_cleanly_without_the_pretrained_extra(monkeypatch, capsys):
+    """A plain `pip install -e .` has no safetensors: the full run must go on, not crash at gpt2_forward."""
+    from benchmarks import gpt2_forward
+    monkeypatch.setattr(gpt2_forward.importlib.util, "find_spec", lambda name: None)
+    assert not gpt2_forward.available()
+    assert gpt2_forward.run(quick=True) == []
+    assert "gpt2_forward is skipped" in capsys.readouterr().out
+
+
 def test_gpt_model_code_trains_on_tinyattn():
     """The benchmark's GPT, written against PyTorch's API, runs on tinyattn and learns a fixed batch."""
     import tinyattn

@@ -125,3 +125,30 @@ def test_a_map_style_dataset_subclass_works_with_the_loader():
     assert xb.shape == (5, 1) and yb.tolist() == [0, 1, 4, 9, 16]
     with pytest.raises(NotImplementedError, match="must define __getitem__"):
         Dataset()[0]
+
+
+def test_an_endless_random_sampler_draws_as_it_goes():
+    # minGPT's Trainer asks for RandomSampler(ds, replacement=True, num_samples=int(1e10)) and takes
+    # batches with next(): building the 10^10 indices up front would need 80 GB
+    s = RandomSampler(range(10), replacement=True, num_samples=int(1e10), generator=np.random.default_rng(3))
+    assert len(s) == 10 ** 10
+    it = iter(s)
+    first = [next(it) for _ in range(5000)]  # more than one chunk of draws
+    assert set(first) == set(range(10))
+    # the draws are the generator's own stream, chunk after chunk
+    ref = np.random.default_rng(3)
+    expected = np.concatenate([ref.integers(0, 10, size=RandomSampler._CHUNK) for _ in range(5)])[:5000]
+    assert first == expected.tolist()
+    # without replacement the pass is made one permutation at a time, and stops at num_samples
+    loader = DataLoader(xy(6), batch_size=4, sampler=RandomSampler(range(6), num_samples=10 ** 9))
+    xb, yb = next(iter(loader))
+    assert xb.shape == (4, 2) and len(set(yb.tolist())) == 4
+
+
+def test_the_submodules_have_pytorchs_names():
+    # `from torch.utils.data.dataloader import DataLoader` and its siblings port unchanged
+    from tinyattn.utils.data.dataloader import DataLoader as DL, default_collate as dc
+    from tinyattn.utils.data.dataset import Dataset as D, TensorDataset as TD, random_split as rs
+    from tinyattn.utils.data.sampler import RandomSampler as RS, Sampler as S
+    assert (DL, dc, D, TD, rs, RS, S) == (DataLoader, default_collate, Dataset, TensorDataset, random_split,
+                                          RandomSampler, tinyattn.utils.data.Sampler)

@@ -37,11 +37,12 @@ from .dtypes import (  # noqa: F401,A004
 )
 # torch.pow, torch.sin, torch.transpose, ...: the top-level function of each Tensor method
 from .functions import (  # noqa: F401,A004
-    abs, amax, amin, argmin, chunk, clamp, clip, cos, cumsum, flatten, gather, masked_fill, neg, nonzero, permute, pow,
-    repeat_interleave, reshape, sin, split, square, squeeze, std, transpose, unbind, unsqueeze, var,
+    abs, all, amax, amin, any, argmin, argsort, chunk, clamp, clip, cos, cumsum, flatten, gather, masked_fill, neg,
+    nonzero, numel, permute, pow, repeat_interleave, reshape, sin, sort, split, square, squeeze, std, transpose,
+    unbind, unique, unsqueeze, var,
 )
 
-# `from tinyattn import *` exports these; `float`, `bool`, `int`, `abs`, `pow`, `max`, `min` and `sum` are left
+# `from tinyattn import *` exports these; `float`, `bool`, `int`, `abs`, `all`, `any`, `pow`, `max`, `min` and `sum` are left
 # out so they never shadow the builtins.
 __all__ = [
     "Function", "GradcheckError", "Tensor", "allclose", "arange", "argmax", "bmm", "cat", "double", "enable_grad",
@@ -54,7 +55,7 @@ __all__ = [
     "ShortTensor", "bfloat16", "float16", "half", "int8", "int16", "short", "uint8",
     "amax", "amin", "argmin", "chunk", "clamp", "clip", "cos", "cumsum", "flatten", "gather", "masked_fill", "neg",
     "permute", "repeat_interleave", "reshape", "sin", "split", "square", "squeeze", "std", "transpose", "unbind",
-    "unsqueeze", "var", "empty", "eye", "from_numpy", "linspace", "meshgrid", "nonzero", "normal",
+    "unsqueeze", "var", "argsort", "numel", "sort", "unique", "empty", "eye", "from_numpy", "linspace", "meshgrid", "nonzero", "normal",
 ]
 
 # the PyTorch surface that training scripts touch: data loading, checkpoints, devices

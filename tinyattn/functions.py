@@ -2,11 +2,12 @@
 
 Most of them call the Tensor method of the same name, which does the work; ``cat``, ``stack`` and
 ``where`` take several tensors, so they check them here and call their op. This module defines
-``max``, ``min``, ``sum``, ``abs`` and ``pow`` under PyTorch's names, so it never uses Python's builtins
-of those names. ``torch.sin(x)`` and ``x.sin()`` are one op: the derivative lives with the method's op.
+``max``, ``min``, ``sum``, ``abs``, ``pow``, ``all`` and ``any`` under PyTorch's names, so where it needs
+Python's builtins of those names it writes ``builtins.any``. ``torch.sin(x)`` and ``x.sin()`` are one op: the derivative lives with the method's op.
 """
 from __future__ import annotations
 
+import builtins
 from collections.abc import Iterable, Sequence
 
 import numpy as np
@@ -33,12 +34,12 @@ def _tensors(seq, op: str) -> list:
 def cat(tensors, dim: int = 0) -> Tensor:
     """Join tensors along an existing dim; all other dims must match."""
     ts = _tensors(tensors, "cat")
-    if any(t.ndim == 0 for t in ts):
+    if builtins.any(t.ndim == 0 for t in ts):
         raise ValueError(f"cat: a 0-d tensor (a scalar) can not be concatenated; got shapes {[tuple(x.shape) for x in ts]} "
                          "(use stack to make a new dim)")
     d = _norm_dim(dim, ts[0].ndim, "cat")
     for t in ts[1:]:
-        if t.ndim != ts[0].ndim or any(a != b for i, (a, b) in enumerate(zip(t.shape, ts[0].shape)) if i != d):
+        if t.ndim != ts[0].ndim or builtins.any(a != b for i, (a, b) in enumerate(zip(t.shape, ts[0].shape)) if i != d):
             raise ValueError(f"cat: shapes {[tuple(x.shape) for x in ts]} differ outside dim {dim}")
     return Cat.apply(*ts, dim=d)
 
@@ -46,7 +47,7 @@ def cat(tensors, dim: int = 0) -> Tensor:
 def stack(tensors, dim: int = 0) -> Tensor:
     """Join same-shaped tensors along a new dim."""
     ts = _tensors(tensors, "stack")
-    if any(t.shape != ts[0].shape for t in ts):
+    if builtins.any(t.shape != ts[0].shape for t in ts):
         raise ValueError(f"stack: all tensors need the same shape, got {[tuple(x.shape) for x in ts]}")
     return Stack.apply(*ts, dim=_norm_dim(dim, ts[0].ndim + 1, "stack"))
 
@@ -134,6 +135,37 @@ def bmm(input, mat2) -> Tensor:
 def topk(input, k: int, dim: int = -1, largest: bool = True, sorted: bool = True) -> MinMax:
     """The k largest (or smallest) entries along ``dim``: ``(values, indices)`` (as ``Tensor.topk``)."""
     return _t(input).topk(k, dim, largest, sorted)
+
+
+def sort(input, dim: int = -1, descending: bool = False, stable: bool = False) -> MinMax:
+    """``(values, indices)`` sorted along ``dim`` (as ``Tensor.sort``)."""
+    return _t(input).sort(dim, descending, stable)
+
+
+def argsort(input, dim: int = -1, descending: bool = False, stable: bool = False) -> Tensor:
+    """The indices that sort ``input`` along ``dim`` (as ``Tensor.argsort``)."""
+    return _t(input).argsort(dim, descending, stable)
+
+
+def unique(input, sorted: bool = True, return_inverse: bool = False, return_counts: bool = False,  # noqa: A002
+           dim: int | None = None):
+    """The distinct values in increasing order, optionally with inverse and counts (as ``Tensor.unique``)."""
+    return _t(input).unique(sorted, return_inverse, return_counts, dim)
+
+
+def all(input, dim=None, keepdim: bool = False) -> Tensor:  # noqa: A001  (torch.all)
+    """True where every element (over ``dim``) is nonzero (as ``Tensor.all``)."""
+    return _t(input).all(dim, keepdim)
+
+
+def any(input, dim=None, keepdim: bool = False) -> Tensor:  # noqa: A001  (torch.any)
+    """True where some element (over ``dim``) is nonzero (as ``Tensor.any``)."""
+    return _t(input).any(dim, keepdim)
+
+
+def numel(input) -> int:
+    """The number of elements (a Python int, as torch.numel)."""
+    return _t(input).numel()
 
 
 # --- the top-level function of every other Tensor method (torch.pow, torch.sin, torch.transpose, ...)

@@ -278,6 +278,8 @@ class Tensor:
     def numel(self) -> int:
         return int(self._data.size)
 
+    nelement = numel  # PyTorch's older name
+
     def __len__(self) -> int:
         if self.ndim == 0:
             raise TypeError("len() of a 0-d tensor")
@@ -561,11 +563,18 @@ class Tensor:
             raise ValueError(f"the truth value of a tensor with shape {self.shape} is ambiguous; use .any() or .all()")
         return bool(self._data)
 
-    def any(self) -> bool:
-        return bool(self._data.any())
+    def _reduce_axes(self, dim, op: str):
+        """NumPy's axis for a reduction over ``dim`` (a 0-d tensor takes dim 0 or -1 and reduces nothing)."""
+        axes = _norm_dims(dim, self.ndim, op)
+        return None if self.ndim == 0 else axes
 
-    def all(self) -> bool:
-        return bool(self._data.all())
+    def any(self, dim=None, keepdim: bool = False) -> "Tensor":
+        """True where some element (over ``dim``; every dim if None) is nonzero: a bool tensor, as in PyTorch."""
+        return Tensor._make(np.any(self._data, axis=self._reduce_axes(dim, "any"), keepdims=keepdim))
+
+    def all(self, dim=None, keepdim: bool = False) -> "Tensor":
+        """True where every element (over ``dim``; every dim if None) is nonzero: a bool tensor."""
+        return Tensor._make(np.all(self._data, axis=self._reduce_axes(dim, "all"), keepdims=keepdim))
 
     # --- arithmetic (broadcasting like NumPy) -------------------------------------------------
     def _lift(self, other) -> "Tensor":
@@ -733,6 +742,42 @@ class Tensor:
             order = np.flip(order, axis=d)
         indices = np.take(order, np.arange(k), axis=d)  # the first k along d
         return MinMax(self.gather(d, indices), Tensor._make(indices))
+
+    def argsort(self, dim: int = -1, descending: bool = False, stable: bool = False) -> "Tensor":
+        """The indices that sort ``self`` along ``dim`` (int64). Equal entries keep their order, in both
+        directions, so ``stable=True`` changes nothing; NaN sorts as the largest value, as in PyTorch."""
+        if self.ndim == 0:
+            return Tensor._make(np.zeros((), dtype=np.int64))
+        d = _norm_dim(dim, self.ndim, "argsort")
+        if not descending:
+            return Tensor._make(np.argsort(self._data, axis=d, kind="stable"))
+        # descending with ties in their first order: sort the reversed array ascending, reverse that,
+        # and map the positions back (position r of the reversed array is n - 1 - r of this one)
+        n = self.shape[d]
+        order = np.flip(np.argsort(np.flip(self._data, axis=d), axis=d, kind="stable"), axis=d)
+        return Tensor._make(n - 1 - order)
+
+    def sort(self, dim: int = -1, descending: bool = False, stable: bool = False) -> MinMax:
+        """``(values, indices)`` sorted along ``dim``; the values are gathered, so each one's gradient goes
+        back to the entry it came from."""
+        indices = self.argsort(dim, descending, stable)
+        if self.ndim == 0:
+            return MinMax(self, indices)
+        return MinMax(self.gather(dim, indices), indices)
+
+    def unique(self, sorted: bool = True, return_inverse: bool = False, return_counts: bool = False,
+               dim: int | None = None):
+        """The distinct values (or distinct slices along ``dim``), in increasing order; optionally also
+        where each element went (``inverse``, self's shape) and how often each value occurs. Like
+        PyTorch's, the result carries no gradient."""
+        d = None if dim is None else _norm_dim(dim, self.ndim, "unique")
+        values, inverse, counts = np.unique(self._data, return_inverse=True, return_counts=True, axis=d)
+        out = [Tensor._make(values)]
+        if return_inverse:
+            out.append(Tensor._make(inverse.reshape(self.shape if d is None else -1).astype(np.int64)))
+        if return_counts:
+            out.append(Tensor._make(counts.astype(np.int64)))
+        return out[0] if len(out) == 1 else tuple(out)
 
     # --- reductions ---------------------------------------------------------------------------
     def sum(self, dim=None, keepdim: bool = False, *, axis=None) -> "Tensor":

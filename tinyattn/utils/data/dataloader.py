@@ -1,0 +1,97 @@
+"""The DataLoader, and default_collate, which stacks a list of examples into a batch (``torch.utils.data.dataloader``)."""
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from typing import Any
+
+import numpy as np
+
+from ... import checks
+from ...factories import tensor as _tensor
+from ...functions import stack
+from ...tensor import Tensor
+from .sampler import BatchSampler, RandomSampler, SequentialSampler
+
+
+def default_collate(batch: list[Any]) -> Any:
+    """Stack a list of examples into one batch, keeping their structure.
+
+    Tensors (and arrays) -> one Tensor with a new first dim; Python ints -> int64 and floats -> float64
+    Tensors (PyTorch's choice); tuples/lists -> the same kind of sequence, each field collated;
+    dicts -> a dict, each key collated; strings -> a list of strings.
+    """
+    first = batch[0]
+    if isinstance(first, Tensor):
+        return stack(list(batch), 0)
+    if isinstance(first, np.ndarray):
+        return stack([_tensor(a) for a in batch], 0)
+    if isinstance(first, (bool, np.bool_)):
+        return _tensor(np.array(batch, dtype=bool))
+    if isinstance(first, (int, np.integer)):
+        return _tensor(np.array(batch, dtype=np.int64))
+    if isinstance(first, (float, np.floating)):
+        return _tensor(np.array(batch, dtype=np.float64))
+    if isinstance(first, str):
+        return list(batch)
+    if isinstance(first, Mapping):
+        return {k: default_collate([ex[k] for ex in batch]) for k in first}
+    if isinstance(first, (tuple, list)):
+        if any(len(ex) != len(first) for ex in batch):
+            raise RuntimeError("default_collate: each element in the batch should be of equal size, got lengths "
+                               f"{sorted({len(ex) for ex in batch})}")
+        fields = [default_collate(list(samples)) for samples in zip(*batch)]
+        if hasattr(first, "_fields"):  # a namedtuple
+            return type(first)(*fields)
+        return tuple(fields) if isinstance(first, tuple) else fields
+    raise TypeError(f"default_collate: batches must hold Tensors, arrays, numbers, strings, dicts or sequences; "
+                    f"found {type(first).__name__} (pass collate_fn= to combine these)")
+
+
+class DataLoader:
+    """Batches from a dataset: ``for xb, yb in DataLoader(ds, batch_size=32, shuffle=True): ...``.
+
+    sampler= gives the index order yourself (then shuffle must stay off); batch_size=None yields single
+    examples uncollated; drop_last drops a final short batch; collate_fn turns a list of examples into
+    a batch (default_collate by default). ``len(loader)`` is the number of batches.
+    """
+
+    def __init__(self, dataset: Any, batch_size: int | None = 1, shuffle: bool | None = None,
+                 sampler: Iterable[int] | None = None, batch_sampler: Iterable[list[int]] | None = None,
+                 num_workers: int = 0, collate_fn: Callable[[list[Any]], Any] | None = None,
+                 pin_memory: bool = False, drop_last: bool = False,
+                 generator: np.random.Generator | None = None, **ignored: Any) -> None:
+        unknown = set(ignored) - {"timeout", "worker_init_fn", "prefetch_factor", "persistent_workers",
+                                  "multiprocessing_context", "pin_memory_device", "in_order"}
+        if unknown:
+            raise TypeError(f"DataLoader got unexpected keyword argument(s) {sorted(unknown)}")
+        if not hasattr(dataset, "__getitem__") or not hasattr(dataset, "__len__"):
+            raise TypeError(f"DataLoader expects a dataset with __getitem__ and __len__, got {type(dataset).__name__}")
+        checks.nonneg_int("num_workers", num_workers, "DataLoader")
+        if sampler is not None and shuffle:
+            raise ValueError("DataLoader: sampler option is mutually exclusive with shuffle")
+        if batch_sampler is not None and (batch_size != 1 or shuffle or sampler is not None or drop_last):
+            raise ValueError("DataLoader: batch_sampler option is mutually exclusive with batch_size, shuffle, "
+                             "sampler, and drop_last")
+        if collate_fn is not None and not callable(collate_fn):
+            raise TypeError(f"DataLoader: collate_fn must be a function of a list of examples, got {collate_fn!r}")
+        self.dataset, self.num_workers, self.pin_memory, self.generator = dataset, num_workers, pin_memory, generator
+        if sampler is None:
+            sampler = RandomSampler(dataset, generator=generator) if shuffle else SequentialSampler(dataset)
+        self.sampler = sampler
+        self.drop_last = bool(drop_last)
+        if batch_sampler is None and batch_size is not None:
+            batch_size = checks.positive_int("batch_size", batch_size, "DataLoader")
+            batch_sampler = BatchSampler(sampler, batch_size, self.drop_last)
+        self.batch_size, self.batch_sampler = batch_size, batch_sampler
+        self.collate_fn = collate_fn or (default_collate if batch_sampler is not None else (lambda ex: ex))
+
+    def __iter__(self) -> Iterator[Any]:
+        if self.batch_sampler is None:  # batch_size=None: one example at a time
+            for i in self.sampler:
+                yield self.collate_fn(self.dataset[i])
+            return
+        for indices in self.batch_sampler:
+            yield self.collate_fn([self.dataset[i] for i in indices])
+
+    def __len__(self) -> int:
+        return len(self.batch_sampler if self.batch_sampler is not None else self.sampler)  # type: ignore[arg-type]

@@ -60,7 +60,7 @@ def test_random_sampler_without_and_with_replacement():
     assert list(SequentialSampler(range(3))) == [0, 1, 2]
     with pytest.raises(ValueError, match="RandomSampler: num_samples must be a positive int, got num_samples=0"):
         RandomSampler(range(3), num_samples=0)
-    with pytest.raises(TypeError, match="generator must be a numpy.random.Generator"):
+    with pytest.raises(TypeError, match="generator must be a tinyattn.Generator, a numpy.random.Generator or None"):
         RandomSampler(range(3), generator=5)
 
 

@@ -5,16 +5,17 @@ attention code unchanged. Everything here is a re-export; the code
 lives in the submodules.
 """
 from .tensor import (
-    Function, Tensor, enable_grad, float32, float64, get_default_dtype, get_rng, is_grad_enabled, manual_seed,
-    matmul, no_grad, set_default_dtype,
+    Function, Generator, Tensor, enable_grad, float32, float64, get_default_dtype, get_rng, is_grad_enabled,
+    manual_seed, matmul, no_grad, set_default_dtype,
 )
+from .autograd import inference_mode, set_grad_enabled
 from .factories import (
-    arange, empty, eye, from_numpy, full, linspace, meshgrid, ones, ones_like, tensor, zeros, zeros_like,
+    arange, empty, eye, from_numpy, full, full_like, linspace, meshgrid, ones, ones_like, tensor, zeros, zeros_like,
 )
-from .sampling import multinomial, normal, rand, randint, randn, randperm
+from .sampling import multinomial, normal, rand, rand_like, randint, randn, randn_like, randperm
 from .functions import (
-    allclose, argmax, bmm, cat, exp, log, log_softmax, mean, relu, sigmoid, softmax, sqrt, stack, tanh, topk, tril,
-    triu, where,
+    allclose, argmax, bmm, cat, einsum, exp, log, log_softmax, mean, relu, sigmoid, softmax, sqrt, stack, tanh, topk,
+    tril, triu, where,
 )
 from .functions import max, min, sum  # noqa: F401,A004  (torch.max/min/sum; not in __all__)
 from .gradcheck import GradcheckError, gradcheck, numerical_grad
@@ -33,7 +34,7 @@ from .serialization import load, save  # noqa: F401
 # PyTorch's dtype names (`dtype=torch.long`, `torch.ones(T, T, dtype=torch.bool)`) and LongTensor & co.
 from .dtypes import (  # noqa: F401,A004
     BoolTensor, ByteTensor, CharTensor, DoubleTensor, FloatTensor, HalfTensor, IntTensor, LongTensor, ShortTensor,
-    bfloat16, bool, double, float, float16, half, int, int8, int16, int32, int64, long, short, uint8,
+    bfloat16, bool, double, finfo, float, float16, half, iinfo, int, int8, int16, int32, int64, long, short, uint8,
 )
 # torch.pow, torch.sin, torch.transpose, ...: the top-level function of each Tensor method
 from .functions import (  # noqa: F401,A004
@@ -41,8 +42,16 @@ from .functions import (  # noqa: F401,A004
     nonzero, numel, permute, pow, repeat_interleave, reshape, sin, sort, split, square, squeeze, std, transpose,
     unbind, unique, unsqueeze, var,
 )
+# the rest of torch.*'s arithmetic, rounding, tests and shape helpers (torch.add, torch.flip, ...)
+from .functions import (  # noqa: F401,A004
+    add, ceil, clamp_max, clamp_min, clone, concat, concatenate, cosh, detach, div, divide, expm1, flip, floor,
+    floor_divide, fmod, histogram, index_select, is_floating_point, is_tensor, isfinite, isinf, isnan, log1p, log2,
+    logical_and, logical_not, logical_or, logical_xor, logsumexp, maximum, minimum, mm, mul, multiply, narrow, norm,
+    outer, reciprocal, remainder, roll, round, rsqrt, sign, sinh, sub, subtract, swapaxes, swapdims, t, true_divide,
+    trunc,
+)
 
-# `from tinyattn import *` exports these; `float`, `bool`, `int`, `abs`, `all`, `any`, `pow`, `max`, `min` and `sum` are left
+# `from tinyattn import *` exports these; `float`, `bool`, `int`, `abs`, `all`, `any`, `pow`, `max`, `min`, `round` and `sum` are left
 # out so they never shadow the builtins.
 __all__ = [
     "Function", "GradcheckError", "Tensor", "allclose", "arange", "argmax", "bmm", "cat", "double", "enable_grad",
@@ -56,6 +65,13 @@ __all__ = [
     "amax", "amin", "argmin", "chunk", "clamp", "clip", "cos", "cumsum", "flatten", "gather", "masked_fill", "neg",
     "permute", "repeat_interleave", "reshape", "sin", "split", "square", "squeeze", "std", "transpose", "unbind",
     "unsqueeze", "var", "argsort", "numel", "sort", "unique", "empty", "eye", "from_numpy", "linspace", "meshgrid", "nonzero", "normal",
+    "Generator", "einsum", "full_like", "inference_mode", "rand_like", "randn_like", "set_grad_enabled", "finfo",
+    "iinfo", "add", "ceil", "clamp_max", "clamp_min", "clone", "concat", "concatenate", "cosh", "detach", "div",
+    "divide", "expm1", "flip", "floor", "floor_divide", "fmod", "histogram", "index_select", "is_floating_point",
+    "is_tensor", "isfinite", "isinf", "isnan", "log1p", "log2", "logical_and", "logical_not", "logical_or",
+    "logical_xor", "logsumexp", "maximum", "minimum", "mm", "mul", "multiply", "narrow", "norm", "outer",
+    "reciprocal", "remainder", "roll", "rsqrt", "sign", "sinh", "sub", "subtract", "swapaxes", "swapdims", "t",
+    "true_divide", "trunc",
 ]
 
 # the PyTorch surface that training scripts touch: data loading, checkpoints, devices

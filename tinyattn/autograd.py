@@ -51,6 +51,38 @@ def enable_grad():
     return _set_grad(True)
 
 
+def inference_mode(mode: bool = True):
+    """PyTorch's faster ``no_grad`` for evaluation; here the two are one (``inference_mode(False)`` records)."""
+    return _set_grad(not mode)
+
+
+def Variable(data, requires_grad: bool = False):
+    """PyTorch before 0.4 wrapped tensors in a Variable to track gradients; a tensor does that now, so
+    ``Variable(x)`` is x (made a tensor if it is not one), as in today's PyTorch."""
+    t = data if isinstance(data, Tensor) else Tensor(data)
+    if requires_grad:
+        t.requires_grad_(True)
+    return t
+
+
+class set_grad_enabled:
+    """Turn graph recording on or off: at once when called (``set_grad_enabled(False)``), and back to
+    what it was at the end of a ``with set_grad_enabled(is_train):`` block, as in PyTorch."""
+
+    def __init__(self, mode: bool) -> None:
+        global _grad_enabled
+        if not isinstance(mode, (bool, np.bool_)):
+            raise TypeError(f"set_grad_enabled expects a bool, got {type(mode).__name__}")
+        self.prev, _grad_enabled = _grad_enabled, bool(mode)
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, *exc) -> None:
+        global _grad_enabled
+        _grad_enabled = self.prev
+
+
 # ----------------------------------------------------------------------------------------------
 # Context and Function: an op with its forward and its backward side by side.
 # ----------------------------------------------------------------------------------------------

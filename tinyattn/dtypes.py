@@ -14,7 +14,7 @@ __all__ = [
     "bfloat16", "bool", "double", "float", "float16", "float32", "float64", "half", "int", "int8", "int16", "int32",
     "int64", "long", "short", "uint8",
     "BoolTensor", "ByteTensor", "CharTensor", "DoubleTensor", "FloatTensor", "HalfTensor", "IntTensor", "LongTensor",
-    "ShortTensor",
+    "ShortTensor", "finfo", "iinfo",
 ]
 
 uint8 = np.uint8
@@ -66,3 +66,21 @@ def _typed(name: str):
 FloatTensor, DoubleTensor, HalfTensor = _typed("FloatTensor"), _typed("DoubleTensor"), _typed("HalfTensor")
 LongTensor, IntTensor, ShortTensor = _typed("LongTensor"), _typed("IntTensor"), _typed("ShortTensor")
 CharTensor, ByteTensor, BoolTensor = _typed("CharTensor"), _typed("ByteTensor"), _typed("BoolTensor")
+
+
+def finfo(type=None) -> np.finfo:  # noqa: A002  (torch.finfo)
+    """The limits of a float dtype (default: the default dtype): ``.min``, ``.max``, ``.eps``, ``.tiny``,
+    ``.bits``, as torch.finfo. ``torch.finfo(x.dtype).min`` is the usual "minus infinity" for a mask."""
+    from .tensor import get_default_dtype
+    dt = np.dtype(get_default_dtype() if type is None else type)
+    if dt.kind != "f":
+        raise TypeError(f"finfo: {dt} is not a floating-point dtype (use iinfo for integers)")
+    return np.finfo(dt)
+
+
+def iinfo(type) -> np.iinfo:  # noqa: A002  (torch.iinfo)
+    """The limits of an integer dtype: ``.min``, ``.max``, ``.bits``, as torch.iinfo."""
+    dt = np.dtype(type)
+    if dt.kind not in "iu":
+        raise TypeError(f"iinfo: {dt} is not an integer dtype (use finfo for floats)")
+    return np.iinfo(dt)

@@ -64,6 +64,11 @@ def ones_like(t: Tensor, dtype=None, requires_grad: bool = False) -> Tensor:
     return _factory(np.ones(np.shape(_as_array(t)), dtype=dtype or _as_array(t).dtype), requires_grad)
 
 
+def full_like(t: Tensor, fill_value, dtype=None, requires_grad: bool = False) -> Tensor:
+    """A tensor of t's shape and dtype (unless dtype is given) holding fill_value."""
+    return _factory(np.full(np.shape(_as_array(t)), fill_value, dtype=dtype or _as_array(t).dtype), requires_grad)
+
+
 def arange(start, end=None, step=1, dtype=None, requires_grad: bool = False, device=None) -> Tensor:
     """Like torch.arange: ints give int64, floats give the default dtype."""
     _device(device)

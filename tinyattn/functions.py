@@ -9,12 +9,14 @@ from __future__ import annotations
 
 import builtins
 from collections.abc import Iterable, Sequence
+from typing import NamedTuple
 
 import numpy as np
 
 from functools import reduce
 
-from .tensor import Cat, MinMax, Stack, Tensor, Where, _as_array, _norm_dim, matmul, promote_types, result_type
+from .tensor import (Cat, Einsum, MinMax, Stack, Tensor, Where, _as_array, _norm_dim, matmul, numpy_names,
+                     promote_types, result_type)
 
 
 def _t(x) -> Tensor:
@@ -44,6 +46,9 @@ def cat(tensors, dim: int = 0) -> Tensor:
     return Cat.apply(*ts, dim=d)
 
 
+concat = concatenate = cat  # PyTorch's other names for cat
+
+
 def stack(tensors, dim: int = 0) -> Tensor:
     """Join same-shaped tensors along a new dim."""
     ts = _tensors(tensors, "stack")
@@ -52,8 +57,16 @@ def stack(tensors, dim: int = 0) -> Tensor:
     return Stack.apply(*ts, dim=_norm_dim(dim, ts[0].ndim + 1, "stack"))
 
 
-def where(condition, a, b) -> Tensor:
-    """Elementwise ``a if condition else b`` (condition is bool, gets no gradient)."""
+_NOT_GIVEN = object()
+
+
+def where(condition, a=_NOT_GIVEN, b=_NOT_GIVEN):
+    """Elementwise ``a if condition else b`` (condition is bool, gets no gradient). With the condition
+    alone, ``where(condition)`` is ``nonzero(condition, as_tuple=True)``: one index tensor per dim."""
+    if a is _NOT_GIVEN and b is _NOT_GIVEN:
+        return _t(condition).nonzero(as_tuple=True)
+    if a is _NOT_GIVEN or b is _NOT_GIVEN:
+        raise TypeError("where: give both a and b (where(condition, a, b)), or neither (where(condition))")
     c = np.asarray(condition._data if isinstance(condition, Tensor) else condition)
     if c.dtype != bool:
         raise TypeError(f"where: condition must be bool, got dtype {c.dtype}")
@@ -86,30 +99,53 @@ def softmax(x, dim: int) -> Tensor: return _t(x).softmax(dim)
 def log_softmax(x, dim: int) -> Tensor: return _t(x).log_softmax(dim)
 
 
-# --- reductions and comparisons ----------------------------------------------------------------
+# --- reductions and comparisons (each also takes NumPy's axis= and keepdims=) ----------------------
+@numpy_names
 def argmax(input, dim: int | None = None, keepdim: bool = False) -> Tensor:
     """Index of the largest entry (of the flattened tensor, or along ``dim``); int64."""
     return _t(input).argmax(dim, keepdim)
 
 
-def mean(input, dim=None, keepdim: bool = False, *, axis=None) -> Tensor:
-    """sum(x) / N over ``dim`` (None = every element; ``axis`` is another name for it)."""
-    return _t(input).mean(dim, keepdim, axis=axis)
+@numpy_names
+def mean(input, dim=None, keepdim: bool = False) -> Tensor:
+    """sum(x) / N over ``dim`` (None = every element)."""
+    return _t(input).mean(dim, keepdim)
 
 
+@numpy_names
 def max(input, dim: int | None = None, keepdim: bool = False):  # noqa: A001  (torch.max)
     """The largest entry; with ``dim``, the ``(values, indices)`` pair along it (as ``Tensor.max``)."""
     return _t(input).max(dim, keepdim)
 
 
+@numpy_names
 def min(input, dim: int | None = None, keepdim: bool = False):  # noqa: A001  (torch.min)
     """The smallest entry; with ``dim``, the ``(values, indices)`` pair along it (as ``Tensor.min``)."""
     return _t(input).min(dim, keepdim)
 
 
-def sum(input, dim=None, keepdim: bool = False, *, axis=None) -> Tensor:  # noqa: A001  (torch.sum)
-    """sum(x) over ``dim`` (None = every element; ``axis`` is another name for it)."""
-    return _t(input).sum(dim, keepdim, axis=axis)
+@numpy_names
+def sum(input, dim=None, keepdim: bool = False) -> Tensor:  # noqa: A001  (torch.sum)
+    """sum(x) over ``dim`` (None = every element)."""
+    return _t(input).sum(dim, keepdim)
+
+
+def histogram(input, bins=100, *, range=None, weight=None, density: bool = False):  # noqa: A002
+    """Counts of input's values in ``bins`` equal bins over [min, max] (or ``range``): ``(hist, bin_edges)``,
+    float tensors, as torch.histogram (``bins`` may also be a 1-D tensor of edges)."""
+    x = _t(input)
+    if x.dtype.kind != "f":
+        raise TypeError(f"histogram expects a floating-point tensor, got dtype {x.dtype}")
+    edges = bins.numpy() if isinstance(bins, Tensor) else bins
+    w = None if weight is None else _t(weight).numpy().ravel()
+    hist, edges = np.histogram(x.numpy().ravel(), bins=edges, range=range, weights=w, density=density)
+    return Histogram(Tensor._make(hist.astype(x.dtype)), Tensor._make(edges.astype(x.dtype)))
+
+
+class Histogram(NamedTuple):
+    """What torch.histogram returns: ``hist, bin_edges = torch.histogram(x)``."""
+    hist: Tensor
+    bin_edges: Tensor
 
 
 def allclose(input, other, rtol: float = 1e-5, atol: float = 1e-8, equal_nan: bool = False) -> bool:
@@ -120,6 +156,63 @@ def allclose(input, other, rtol: float = 1e-5, atol: float = 1e-8, equal_nan: bo
     except ValueError:
         raise ValueError(f"allclose: shapes {a.shape} and {b.shape} do not broadcast") from None
     return bool(np.allclose(a, b, rtol=rtol, atol=atol, equal_nan=equal_nan))
+
+
+def einsum(equation: str, *operands) -> Tensor:
+    """Sum of products named by letters, as torch.einsum: ``einsum('bhqd,bhkd->bhqk', q, k)`` is
+    ``q @ k.transpose(-2, -1)``. Each operand gets one letter per dim; a letter in two operands is
+    matched up, a letter left out of the output (after ``->``) is summed. ``...`` stands for the
+    leading dims; without ``->`` the output is the letters used once, in alphabetical order.
+    The operands may also come as one list: ``einsum('ij,jk', [a, b])``."""
+    if not isinstance(equation, str):
+        raise TypeError(f"einsum: the first argument is the equation, a str such as 'ij,jk->ik', got {type(equation).__name__}")
+    if len(operands) == 1 and isinstance(operands[0], (list, tuple)):
+        operands = tuple(operands[0])
+    ts = _tensors(operands, "einsum")
+    spec = _einsum_spec(equation.replace(" ", ""), [t.shape for t in ts])
+    dt = reduce(promote_types, (t.dtype for t in ts))
+    return Einsum.apply(*(t if t.dtype == dt else t.to(dt) for t in ts), spec=spec)
+
+
+def _einsum_spec(equation: str, shapes: list) -> str:
+    """The equation with '...' written out as letters and the output made explicit, checked against the shapes."""
+    lhs, arrow, rhs = equation.partition("->")
+    terms = lhs.split(",")
+    if len(terms) != len(shapes):
+        raise ValueError(f"einsum: the equation {equation!r} names {len(terms)} operand(s), but {len(shapes)} were given")
+    bad = set(equation) - set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ.,->")
+    if bad or equation.count("->") > 1:
+        raise ValueError(f"einsum: {equation!r} is not an equation; use letters, ',', '...' and one '->', got {sorted(bad)}")
+    spare = [c for c in "ZYXWVUTSRQPONMLKJIHGFEDCBA" if c not in equation]
+    n_ellipsis = builtins.max([len(shp) - len(t.replace("...", "")) for t, shp in zip(terms, shapes) if "..." in t],
+                              default=0)
+    dots = "".join(spare[:n_ellipsis][::-1])  # the letters that '...' stands for, leading dims first
+    written = []
+    for k, (t, shp) in enumerate(zip(terms, shapes)):
+        if "..." in t:
+            t = t.replace("...", dots[len(dots) - (len(shp) - len(t.replace("...", ""))):] if shp else "")
+        if len(t) != len(shp) or "." in t:
+            raise ValueError(f"einsum: operand {k} has shape {tuple(shp)} ({len(shp)} dims) but {terms[k]!r} "
+                             f"gives it {len(terms[k].replace('...', ''))} letter(s)")
+        if len(set(t)) != len(t):
+            raise ValueError(f"einsum: operand {k}'s subscripts {terms[k]!r} repeat a letter (a diagonal); "
+                             "take the diagonal first, e.g. with torch.diagonal")
+        written.append(t)
+    sizes: dict = {}
+    for k, (t, shp) in enumerate(zip(written, shapes)):
+        for c, n in zip(t, shp):
+            if sizes.setdefault(c, n) != n:
+                raise ValueError(f"einsum: letter {c!r} is size {sizes[c]} in one operand and {n} in operand {k} "
+                                 f"(shapes {[tuple(x) for x in shapes]}); the sizes of one letter must match")
+    if arrow:
+        out = rhs.replace("...", dots)
+        unknown = [c for c in out if c not in sizes]
+        if unknown or len(set(out)) != len(out):
+            raise ValueError(f"einsum: the output {rhs!r} must use each letter of the operands at most once, got {rhs!r}")
+    else:  # implicit output: the letters used once, alphabetically, after the '...' dims
+        counts = "".join(written)
+        out = dots + "".join(sorted(c for c in set(counts) if counts.count(c) == 1 and c not in dots))
+    return ",".join(written) + "->" + out
 
 
 def bmm(input, mat2) -> Tensor:
@@ -153,11 +246,13 @@ def unique(input, sorted: bool = True, return_inverse: bool = False, return_coun
     return _t(input).unique(sorted, return_inverse, return_counts, dim)
 
 
+@numpy_names
 def all(input, dim=None, keepdim: bool = False) -> Tensor:  # noqa: A001  (torch.all)
     """True where every element (over ``dim``) is nonzero (as ``Tensor.all``)."""
     return _t(input).all(dim, keepdim)
 
 
+@numpy_names
 def any(input, dim=None, keepdim: bool = False) -> Tensor:  # noqa: A001  (torch.any)
     """True where some element (over ``dim``) is nonzero (as ``Tensor.any``)."""
     return _t(input).any(dim, keepdim)
@@ -183,6 +278,68 @@ def pow(input, exponent) -> Tensor:  # noqa: A001
     return _t(input) ** exponent
 
 
+# torch.add(x, y, alpha=2) is x + 2 * y; the names of the other operators, and the rounding ones
+def add(input, other, *, alpha=1) -> Tensor: return _operand(input, other).add(other, alpha=alpha)
+def sub(input, other, *, alpha=1) -> Tensor: return _operand(input, other).sub(other, alpha=alpha)
+def mul(input, other) -> Tensor: return _operand(input, other).mul(other)
+def div(input, other, *, rounding_mode=None) -> Tensor: return _operand(input, other).div(other, rounding_mode=rounding_mode)
+def true_divide(input, other) -> Tensor: return _operand(input, other).true_divide(other)
+def floor_divide(input, other) -> Tensor: return _operand(input, other) // other
+def remainder(input, other) -> Tensor: return _operand(input, other) % other
+def fmod(input, other) -> Tensor: return _operand(input, other).fmod(other)
+def maximum(input, other) -> Tensor: return _t(input).maximum(other)
+def minimum(input, other) -> Tensor: return _t(input).minimum(other)
+subtract, multiply, divide = sub, mul, div
+
+
+def _operand(input, other) -> Tensor:
+    """``input`` as a Tensor of the pair's dtype when it is a number and ``other`` a tensor (torch.add(1, x))."""
+    if not isinstance(input, Tensor) and isinstance(other, Tensor):
+        return other._lift(input)
+    return _t(input)
+
+
+def floor(input) -> Tensor: return _t(input).floor()
+def ceil(input) -> Tensor: return _t(input).ceil()
+def trunc(input) -> Tensor: return _t(input).trunc()
+def round(input, *, decimals: int = 0) -> Tensor: return _t(input).round(decimals=decimals)  # noqa: A001
+def sign(input) -> Tensor: return _t(input).sign()
+def log1p(input) -> Tensor: return _t(input).log1p()
+def expm1(input) -> Tensor: return _t(input).expm1()
+def rsqrt(input) -> Tensor: return _t(input).rsqrt()
+def reciprocal(input) -> Tensor: return _t(input).reciprocal()
+def flip(input, dims) -> Tensor: return _t(input).flip(dims)
+def roll(input, shifts, dims=None) -> Tensor: return _t(input).roll(shifts, dims)
+def outer(input, vec2) -> Tensor: return _t(input).outer(vec2)
+def clone(input) -> Tensor: return _t(input).clone()
+def detach(input) -> Tensor: return _t(input).detach()
+def cosh(input) -> Tensor: return _t(input).cosh()
+def sinh(input) -> Tensor: return _t(input).sinh()
+def log2(input) -> Tensor: return _t(input).log2()
+def logical_not(input) -> Tensor: return _t(input).logical_not()
+def logical_and(input, other) -> Tensor: return _t(input).logical_and(other)
+def logical_or(input, other) -> Tensor: return _t(input).logical_or(other)
+def logical_xor(input, other) -> Tensor: return _t(input).logical_xor(other)
+def t(input) -> Tensor: return _t(input).t()
+def narrow(input, dim: int, start: int, length: int) -> Tensor: return _t(input).narrow(dim, start, length)
+def index_select(input, dim: int, index) -> Tensor: return _t(input).index_select(dim, index)
+def swapaxes(input, axis0: int, axis1: int) -> Tensor: return _t(input).transpose(axis0, axis1)
+def swapdims(input, dim0: int, dim1: int) -> Tensor: return _t(input).transpose(dim0, dim1)
+def norm(input, p=2, dim=None, keepdim: bool = False) -> Tensor: return _t(input).norm(p, dim, keepdim)
+
+
+def mm(input, mat2) -> Tensor:
+    """The product of two matrices, (n, k) @ (k, m) -> (n, m) (only 2-D, unlike matmul)."""
+    a, b = _t(input), _t(mat2)
+    if a.ndim != 2 or b.ndim != 2:
+        raise ValueError(f"mm expects two 2-D tensors, got shapes {a.shape} and {b.shape} (matmul broadcasts)")
+    return matmul(a, b)
+
+
+def clamp_min(input, min) -> Tensor: return _t(input).clamp(min=min)  # noqa: A002
+def clamp_max(input, max) -> Tensor: return _t(input).clamp(max=max)  # noqa: A002
+
+
 def clamp(input, min=None, max=None) -> Tensor:  # noqa: A002
     """input clipped to [min, max] elementwise (either bound may be None)."""
     return _t(input).clamp(min, max)
@@ -196,19 +353,33 @@ def gather(input, dim: int, index) -> Tensor: return _t(input).gather(dim, index
 def masked_fill(input, mask, value) -> Tensor: return _t(input).masked_fill(mask, value)
 
 
-def var(input, dim=None, keepdim: bool = False, correction: int = 1) -> Tensor:
-    """sum((x - mean)^2) / (N - correction) over ``dim``."""
-    return _t(input).var(dim, keepdim=keepdim, correction=correction)
+@numpy_names
+def var(input, dim=None, unbiased=None, keepdim: bool = False, *, correction=None) -> Tensor:
+    """sum((x - mean)^2) / (N - correction) over ``dim`` (as ``Tensor.var``, ``unbiased`` included)."""
+    return _t(input).var(dim, unbiased, keepdim=keepdim, correction=correction)
 
 
-def std(input, dim=None, keepdim: bool = False, correction: int = 1) -> Tensor:
-    """sqrt(var(input, dim, correction))."""
-    return _t(input).std(dim, keepdim=keepdim, correction=correction)
+@numpy_names
+def std(input, dim=None, unbiased=None, keepdim: bool = False, *, correction=None) -> Tensor:
+    """sqrt(var(...)), with var's arguments."""
+    return _t(input).std(dim, unbiased, keepdim=keepdim, correction=correction)
 
 
+@numpy_names
 def amax(input, dim=None, keepdim: bool = False) -> Tensor: return _t(input).amax(dim, keepdim)
+@numpy_names
 def amin(input, dim=None, keepdim: bool = False) -> Tensor: return _t(input).amin(dim, keepdim)
+@numpy_names
 def argmin(input, dim=None, keepdim: bool = False) -> Tensor: return _t(input).argmin(dim, keepdim)
+@numpy_names
+def logsumexp(input, dim, keepdim: bool = False) -> Tensor: return _t(input).logsumexp(dim, keepdim)
+
+
+def isnan(input) -> Tensor: return _t(input).isnan()
+def isinf(input) -> Tensor: return _t(input).isinf()
+def isfinite(input) -> Tensor: return _t(input).isfinite()
+def is_tensor(obj) -> bool: return isinstance(obj, Tensor)
+def is_floating_point(input) -> bool: return _t(input).is_floating_point()
 
 
 # --- shape functions --------------------------------------------------------------------------

@@ -1,7 +1,8 @@
-"""Random tensors and sampling, all drawn from the one generator seeded by ``manual_seed``.
+"""Random tensors and sampling, drawn from the one generator seeded by ``manual_seed``.
 
-``randn``, ``rand``, ``randint``, ``randperm`` and ``multinomial`` (torch.* names): the same seed
-gives the same numbers.
+``randn``, ``rand``, ``randint``, ``randperm``, ``multinomial`` and ``normal`` (torch.* names): the
+same seed gives the same numbers. Each also takes ``generator=``, a ``tinyattn.Generator`` with a
+stream of its own (``g = Generator().manual_seed(2147483647)``), as in PyTorch.
 """
 from __future__ import annotations
 
@@ -9,21 +10,31 @@ import numpy as np
 
 from . import checks
 from .checks import device as _device
-from .tensor import Tensor, _as_array, _new_shape, get_default_dtype, get_rng
+from .tensor import Tensor, _as_array, _new_shape, get_default_dtype, rng_of
 
 
-def randn(*shape, dtype=None, requires_grad: bool = False, device=None) -> Tensor:
-    """Standard normal samples from the generator seeded by ``manual_seed``."""
+def randn(*shape, generator=None, dtype=None, requires_grad: bool = False, device=None) -> Tensor:
+    """Standard normal samples."""
     _device(device)
     dt = np.dtype(dtype or get_default_dtype()).type
-    return Tensor(get_rng().standard_normal(_new_shape(shape), dtype=dt), requires_grad=requires_grad)
+    return Tensor(rng_of(generator).standard_normal(_new_shape(shape), dtype=dt), requires_grad=requires_grad)
 
 
-def rand(*shape, dtype=None, requires_grad: bool = False, device=None) -> Tensor:
-    """Uniform [0, 1) samples from the generator seeded by ``manual_seed``."""
+def rand(*shape, generator=None, dtype=None, requires_grad: bool = False, device=None) -> Tensor:
+    """Uniform [0, 1) samples."""
     _device(device)
     dt = np.dtype(dtype or get_default_dtype()).type
-    return Tensor(get_rng().random(_new_shape(shape), dtype=dt), requires_grad=requires_grad)
+    return Tensor(rng_of(generator).random(_new_shape(shape), dtype=dt), requires_grad=requires_grad)
+
+
+def randn_like(input, dtype=None, requires_grad: bool = False, device=None) -> Tensor:
+    """randn of input's shape, in input's (float) dtype unless dtype is given."""
+    return randn(*input.shape, dtype=dtype or input.dtype, requires_grad=requires_grad, device=device)
+
+
+def rand_like(input, dtype=None, requires_grad: bool = False, device=None) -> Tensor:
+    """rand of input's shape, in input's (float) dtype unless dtype is given."""
+    return rand(*input.shape, dtype=dtype or input.dtype, requires_grad=requires_grad, device=device)
 
 
 def _int_arg(v, name: str, op: str) -> int:
@@ -32,7 +43,8 @@ def _int_arg(v, name: str, op: str) -> int:
     return int(v)
 
 
-def randint(low: int, high: int | None = None, size: tuple = (), dtype=np.int64, device=None) -> Tensor:
+def randint(low: int, high: int | None = None, size: tuple = (), *, generator=None, dtype=np.int64,
+            device=None) -> Tensor:
     """Uniform integers in [low, high) of shape ``size``; ``randint(high, size)`` means low=0, as in PyTorch."""
     _device(device)
     if isinstance(high, (tuple, list)):  # randint(high, size)
@@ -46,17 +58,18 @@ def randint(low: int, high: int | None = None, size: tuple = (), dtype=np.int64,
         raise TypeError(f"randint: size must be a tuple of ints such as (2, 3), got {type(size).__name__}")
     if high <= low:
         raise ValueError(f"randint: high={high} must be greater than low={low} (it draws from [low, high))")
-    return Tensor._make(get_rng().integers(low, high, size=_new_shape(size), dtype=np.int64).astype(dtype, copy=False))
+    draws = rng_of(generator).integers(low, high, size=_new_shape(size), dtype=np.int64)
+    return Tensor._make(draws.astype(dtype, copy=False))
 
 
-def randperm(n: int, dtype=np.int64, device=None) -> Tensor:
+def randperm(n: int, *, generator=None, dtype=np.int64, device=None) -> Tensor:
     """A random permutation of 0..n-1 (int64)."""
     _device(device)
     n = checks.nonneg_int("n", n, "randperm")
-    return Tensor._make(get_rng().permutation(n).astype(dtype, copy=False))
+    return Tensor._make(rng_of(generator).permutation(n).astype(dtype, copy=False))
 
 
-def multinomial(input, num_samples: int, replacement: bool = False) -> Tensor:
+def multinomial(input, num_samples: int, replacement: bool = False, *, generator=None) -> Tensor:
     """Category ids drawn with probability weight / row sum: weights (C,) or (N, C) -> int64 (num_samples,) or (N, num_samples).
 
     Without replacement each category is drawn at most once (Efraimidis-Spirakis: every category
@@ -79,7 +92,7 @@ def multinomial(input, num_samples: int, replacement: bool = False) -> Tensor:
     if not replacement and num_samples > n_pos.min():
         raise ValueError(f"multinomial: num_samples={num_samples} without replacement, but a row has only "
                          f"{int(n_pos.min())} categories with weight > 0 (of C={C}); pass replacement=True or draw fewer")
-    rng = get_rng()
+    rng = rng_of(generator)
     if replacement:
         cdf = np.cumsum(rows, axis=1)
         cdf /= cdf[:, -1:]  # (N, C), last column exactly 1
@@ -92,7 +105,8 @@ def multinomial(input, num_samples: int, replacement: bool = False) -> Tensor:
     return Tensor._make(out.astype(np.int64).reshape(w.shape[:-1] + (num_samples,)))
 
 
-def normal(mean=0.0, std=1.0, size=None, dtype=None, requires_grad: bool = False, device=None) -> Tensor:
+def normal(mean=0.0, std=1.0, size=None, *, generator=None, dtype=None, requires_grad: bool = False,
+           device=None) -> Tensor:
     """Normal samples mean + std * N(0, 1), as torch.normal: ``normal(mean, std, size)`` with numbers,
     or ``normal(mean_tensor, std_tensor)`` with one draw per element of their broadcast shape."""
     _device(device)
@@ -112,7 +126,7 @@ def normal(mean=0.0, std=1.0, size=None, dtype=None, requires_grad: bool = False
             raise ValueError(f"normal: mean {m.shape} and std {s.shape} do not broadcast") from None
     floats = [a.dtype for a in (m, s) if a.dtype.kind == "f" and a.ndim]  # a tensor's float dtype wins
     dt = np.dtype(dtype or (floats[0] if floats else get_default_dtype())).type
-    z = get_rng().standard_normal(shape, dtype=dt)
+    z = rng_of(generator).standard_normal(shape, dtype=dt)
     z *= s.astype(dt)
     z += m.astype(dt)
     return Tensor(z, requires_grad=requires_grad)

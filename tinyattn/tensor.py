@@ -13,6 +13,8 @@ This module imports only ``autograd``, ``checks`` and ``fastnp`` from the packag
 """
 from __future__ import annotations
 
+import functools
+import inspect
 import math
 from typing import Any, NamedTuple
 
@@ -60,6 +62,60 @@ def get_rng() -> np.random.Generator:
     return _rng
 
 
+class Generator:
+    """A random stream of its own, as ``torch.Generator``: ``g = Generator().manual_seed(2147483647)``,
+    then ``randn(27, 27, generator=g)``. Seeded streams repeat exactly, but the numbers are NumPy's
+    (PCG64), not PyTorch's, for the same seed."""
+
+    def __init__(self, device=None) -> None:
+        checks.device(device)
+        self.manual_seed(67280421310721)  # PyTorch's default seed
+
+    def manual_seed(self, seed: int) -> "Generator":
+        if not isinstance(seed, (int, np.integer)) or isinstance(seed, bool):
+            raise TypeError(f"Generator.manual_seed expects an int, got {type(seed).__name__}")
+        self._seed = int(seed)
+        self.rng = np.random.default_rng(self._seed % 2**64)
+        return self  # so that `g = torch.Generator().manual_seed(n)` works
+
+    def seed(self) -> int:
+        """Reseed from the operating system's entropy; returns the new seed."""
+        return self.manual_seed(int(np.random.SeedSequence().entropy) % 2**63).initial_seed()
+
+    def initial_seed(self) -> int:
+        return self._seed
+
+    @property
+    def device(self) -> str:
+        return "cpu"
+
+
+def random_fill(t: "Tensor", dist: str, a: float, b: float, generator, who: str) -> "Tensor":
+    """Overwrite t with draws of U(a, b) (dist 'uniform') or N(a, b^2) ('normal'), in place: the checks of
+    Tensor.uniform_/normal_ and of nn.init's, in one place (``who`` names the caller in errors)."""
+    if t.dtype.kind != "f":
+        raise TypeError(f"{who} draws real numbers and needs a floating-point tensor, got dtype {t.dtype}")
+    if dist == "uniform" and not a <= b:
+        raise ValueError(f"{who}: needs a <= b, got a={a}, b={b}")
+    if dist == "normal" and not b >= 0:
+        raise ValueError(f"{who}: std must be >= 0, got {b}")
+    rng = rng_of(generator)
+    return t._inplace(who, rng.uniform(a, b, t.shape) if dist == "uniform" else rng.normal(a, b, t.shape))
+
+
+def rng_of(generator) -> np.random.Generator:
+    """The NumPy generator to draw from for a ``generator=`` argument: ``manual_seed``'s when None, a
+    ``Generator``'s own stream, or a ``numpy.random.Generator`` as it is."""
+    if generator is None:
+        return _rng
+    if isinstance(generator, Generator):
+        return generator.rng
+    if isinstance(generator, np.random.Generator):
+        return generator
+    raise TypeError(f"generator must be a tinyattn.Generator, a numpy.random.Generator or None (then "
+                    f"manual_seed's), got {type(generator).__name__}")
+
+
 
 
 # ----------------------------------------------------------------------------------------------
@@ -97,13 +153,26 @@ def _norm_dim(dim: int, ndim: int, op: str) -> int:
     return int(dim) % n
 
 
-def _dim_or_axis(dim, axis, who: str):
-    """PyTorch takes NumPy's ``axis=`` as another name for ``dim=`` (``x.mean(axis=1)``); not both at once."""
-    if axis is None:
-        return dim
-    if dim is not None:
-        raise TypeError(f"{who}() got both dim={dim!r} and axis={axis!r}; they are one argument, pass one")
-    return axis
+_NUMPY_NAMES = (("axis", "dim"), ("keepdims", "keepdim"))
+
+
+def numpy_names(method):
+    """Let a reduction take NumPy's names, as PyTorch's do: ``axis=`` for ``dim=`` and ``keepdims=`` for
+    ``keepdim=`` (``x.mean(axis=1)``, ``P.sum(1, keepdims=True)``); both names at once is an error."""
+    after_self = list(inspect.signature(method).parameters)[1:]  # the parameters after self (or input)
+
+    @functools.wraps(method)
+    def reduction(self, *args, **kwargs):
+        for numpy_name, name in _NUMPY_NAMES:
+            if numpy_name in kwargs:
+                given = name in kwargs or name in after_self and len(args) > after_self.index(name)
+                if given:
+                    value = kwargs[name] if name in kwargs else args[after_self.index(name)]
+                    raise TypeError(f"{method.__name__}() got both {name}={value!r} and "
+                                    f"{numpy_name}={kwargs[numpy_name]!r}; they are one argument, pass one")
+                kwargs[name] = kwargs.pop(numpy_name)
+        return method(self, *args, **kwargs)
+    return reduction
 
 
 def _norm_dims(dim, ndim: int, op: str):
@@ -124,6 +193,23 @@ def _n_reduced(shape: tuple, dim) -> int:
     if dim is None:
         return math.prod(shape)
     return math.prod(shape[i] for i in (dim if isinstance(dim, tuple) else (dim,)))
+
+
+def _var_args(dim, unbiased, correction) -> tuple:
+    """var/std's (dim, correction) from PyTorch's two spellings: ``correction=`` (keyword only) or the
+    older ``unbiased`` bool, which may even come first (``x.var(False)``)."""
+    if isinstance(dim, bool):  # x.var(True): the bool is `unbiased`, over every dim
+        if unbiased is not None:
+            raise TypeError("var/std: got unbiased twice (a bool in dim's place, and unbiased=)")
+        dim, unbiased = None, dim
+    if unbiased is not None:
+        if correction is not None:
+            raise TypeError("var/std: pass correction= or unbiased=, not both")
+        if not isinstance(unbiased, (bool, np.bool_)):
+            raise TypeError(f"var/std: unbiased must be a bool, got {unbiased!r} (keepdim is keyword-only "
+                            "after it: x.var(0, keepdim=True))")
+        return dim, int(bool(unbiased))
+    return dim, 1 if correction is None else correction
 
 
 def _shape_arg(shape) -> tuple:
@@ -478,6 +564,25 @@ class Tensor:
     def long(self) -> "Tensor":
         return Tensor._make(self._data.astype(np.int64))
 
+    def int(self) -> "Tensor":  # noqa: A003  (torch's int is int32)
+        return Tensor._make(self._data.astype(np.int32))
+
+    def half(self) -> "Tensor":
+        return self if self.dtype == np.float16 else Cast.apply(self, dtype=np.float16)
+
+    def byte(self) -> "Tensor":
+        return Tensor._make(self._data.astype(np.uint8))
+
+    def is_contiguous(self) -> bool:
+        return bool(self._data.flags.c_contiguous)
+
+    # in-place random fills (``weight.data.uniform_(-r, r)``)
+    def uniform_(self, a: float = 0.0, b: float = 1.0, *, generator=None) -> "Tensor":
+        return random_fill(self, "uniform", a, b, generator, "uniform_")
+
+    def normal_(self, mean: float = 0.0, std: float = 1.0, *, generator=None) -> "Tensor":
+        return random_fill(self, "normal", mean, std, generator, "normal_")
+
     # --- PyTorch's type names and new_* factories (out of place: each returns a new tensor) ----
     def type(self, dtype=None):
         """With no argument, PyTorch's type name ('torch.FloatTensor'); otherwise ``self.to(dtype)``,
@@ -568,10 +673,12 @@ class Tensor:
         axes = _norm_dims(dim, self.ndim, op)
         return None if self.ndim == 0 else axes
 
+    @numpy_names
     def any(self, dim=None, keepdim: bool = False) -> "Tensor":
         """True where some element (over ``dim``; every dim if None) is nonzero: a bool tensor, as in PyTorch."""
         return Tensor._make(np.any(self._data, axis=self._reduce_axes(dim, "any"), keepdims=keepdim))
 
+    @numpy_names
     def all(self, dim=None, keepdim: bool = False) -> "Tensor":
         """True where every element (over ``dim``; every dim if None) is nonzero: a bool tensor."""
         return Tensor._make(np.all(self._data, axis=self._reduce_axes(dim, "all"), keepdims=keepdim))
@@ -586,7 +693,7 @@ class Tensor:
             return Tensor._make(np.asarray(other, dtype=result_type(self, other)))
         return Tensor(other)
 
-    def _binary(self, op, other, reverse=False) -> "Tensor":
+    def _binary(self, op, other, reverse=False, **constants) -> "Tensor":
         if isinstance(other, Tensor) and other._data.dtype == self._data.dtype:
             dt = self._data.dtype  # the common case: nothing to promote
         else:
@@ -597,7 +704,7 @@ class Tensor:
             dt = np.dtype(_default_dtype)
         a, b = (x if x.dtype == dt else x.to(dt) for x in (a, b))
         try:
-            return op.apply(a, b)
+            return op.apply(a, b, **constants)
         except ValueError:
             try:
                 np.broadcast_shapes(a.shape, b.shape)
@@ -629,6 +736,11 @@ class Tensor:
         return self ** exponent
 
     def __rpow__(self, o): return self._binary(Pow, o, True)
+    # floor division and remainder with Python's signs, as PyTorch: 7 // -2 == -4 and 7 % -2 == -1
+    def __floordiv__(self, o): return self._binary(RoundedDiv, o, mode="floor")
+    def __rfloordiv__(self, o): return self._binary(RoundedDiv, o, True, mode="floor")
+    def __mod__(self, o): return self._binary(Remainder, o, mode="floor")
+    def __rmod__(self, o): return self._binary(Remainder, o, True, mode="floor")
     def __neg__(self): return Neg.apply(self)
     def __matmul__(self, o): return matmul(self, o)
     def __rmatmul__(self, o): return matmul(o, self)
@@ -648,6 +760,17 @@ class Tensor:
     def __le__(self, o): return self._cmp(o, np.less_equal)
     def __gt__(self, o): return self._cmp(o, np.greater)
     def __ge__(self, o): return self._cmp(o, np.greater_equal)
+    def eq(self, o): return self == o
+    def ne(self, o): return self != o
+    def lt(self, o): return self < o
+    def le(self, o): return self <= o
+    def gt(self, o): return self > o
+    def ge(self, o): return self >= o
+    def logical_not(self): return Tensor._make(np.logical_not(self._data))
+    def logical_and(self, o): return self._cmp(o, np.logical_and)
+    def logical_or(self, o): return self._cmp(o, np.logical_or)
+    def logical_xor(self, o): return self._cmp(o, np.logical_xor)
+
     def __invert__(self):
         if self.dtype.kind not in "biu":
             raise TypeError(f"~x needs a bool (logical not) or integer (bitwise not) tensor, got dtype {self.dtype}")
@@ -657,6 +780,40 @@ class Tensor:
 
     def matmul(self, other) -> "Tensor":
         return matmul(self, other)
+
+    # PyTorch's names for the operators: x.add(y, alpha=2) is x + 2 * y
+    def add(self, other, *, alpha=1) -> "Tensor":
+        return self + (other if alpha == 1 else alpha * other)
+
+    def sub(self, other, *, alpha=1) -> "Tensor":
+        return self - (other if alpha == 1 else alpha * other)
+
+    def mul(self, other) -> "Tensor": return self * other
+    def true_divide(self, other) -> "Tensor": return self / other
+    def floor_divide(self, other) -> "Tensor": return self // other
+    def remainder(self, other) -> "Tensor": return self % other
+
+    def fmod(self, other) -> "Tensor":
+        """The remainder with the sign of self (C's fmod): fmod(-7, 2) == -1, where -7 % 2 == 1."""
+        return self._binary(Remainder, other, mode="trunc")
+
+    def div(self, other, *, rounding_mode: str | None = None) -> "Tensor":
+        """self / other; ``rounding_mode='floor'`` rounds the quotient down (``//``), ``'trunc'`` toward 0."""
+        if rounding_mode is None:
+            return self / other
+        if rounding_mode not in ("floor", "trunc"):
+            raise ValueError(f"div: rounding_mode must be None, 'trunc' or 'floor', got {rounding_mode!r}")
+        return self._binary(RoundedDiv, other, mode=rounding_mode)
+
+    subtract, multiply, divide = sub, mul, div
+
+    def maximum(self, other) -> "Tensor":
+        """The larger of self and other, elementwise (NaN wins); the gradient of a tie is split evenly."""
+        return self._binary(Maximum, other, larger=True)
+
+    def minimum(self, other) -> "Tensor":
+        """The smaller of self and other, elementwise (NaN wins); the gradient of a tie is split evenly."""
+        return self._binary(Maximum, other, larger=False)
 
     # --- elementwise --------------------------------------------------------------------------
     def exp(self): return Exp.apply(self)
@@ -669,6 +826,65 @@ class Tensor:
     def abs(self): return Abs.apply(self)
     def sin(self): return Sin.apply(self)
     def cos(self): return Cos.apply(self)
+    def sinh(self): return (self.exp() - (-self).exp()) * 0.5  # (e^x - e^-x) / 2
+    def cosh(self): return (self.exp() + (-self).exp()) * 0.5
+    def log2(self): return self.log() * (1 / math.log(2))  # log2 x = ln x / ln 2
+    def log1p(self): return Log1p.apply(self._floating("log1p"))
+    def expm1(self): return Expm1.apply(self._floating("expm1"))
+    def reciprocal(self): return 1.0 / self._floating("reciprocal")
+    def rsqrt(self): return 1.0 / self._floating("rsqrt").sqrt()  # 1 / sqrt(x), as in RMSNorm
+
+    def _floating(self, op: str) -> "Tensor":
+        """self, or self in the default float dtype if it holds integers (torch.log1p(int) is a float)."""
+        return self if self.dtype.kind in "fc" else self.to(_default_dtype)
+
+    # floor, ceil, round, trunc and sign: steps, so their gradient is 0 (as in PyTorch)
+    def floor(self): return self._rounded(np.floor)
+    def ceil(self): return self._rounded(np.ceil)
+    def trunc(self): return self._rounded(np.trunc)
+    def sign(self): return Rounding.apply(self, fn=np.sign)
+
+    def round(self, *, decimals: int = 0):
+        """To the nearest integer (ties to even, as PyTorch), or to ``decimals`` places."""
+        return self._rounded(functools.partial(np.round, decimals=decimals) if decimals else np.round)
+
+    def _rounded(self, fn) -> "Tensor":
+        # an integer tensor is whole already: a copy, of its own dtype (np.floor would make it float)
+        return Contiguous.apply(self) if self.dtype.kind in "biu" else Rounding.apply(self, fn=fn)
+
+    # NaN and inf tests: bool tensors, outside the graph
+    def isnan(self): return Tensor._make(np.isnan(self._data))
+    def isinf(self): return Tensor._make(np.isinf(self._data))
+    def isfinite(self): return Tensor._make(np.isfinite(self._data))
+    def is_floating_point(self) -> bool: return self.dtype.kind == "f"
+
+    def flip(self, *dims) -> "Tensor":
+        """The order reversed along each of ``dims`` (``x.flip(0)``, ``x.flip([0, 1])``, ``torch.flip(x, (1,))``)."""
+        axes = _norm_dims(_shape_arg(dims) if dims else None, self.ndim, "flip")
+        if axes is None:
+            raise TypeError("flip: name the dims to reverse, e.g. x.flip(0) or torch.flip(x, [0, 1])")
+        return Flip.apply(self, dims=axes)
+
+    def roll(self, shifts, dims=None) -> "Tensor":
+        """Shift elements along ``dims`` by ``shifts``, wrapping around (no dims: over the flattened tensor)."""
+        if dims is None:
+            return Roll.apply(self, shifts=shifts, dims=None)
+        axes = _norm_dims(dims, self.ndim, "roll")
+        if np.ndim(shifts) != np.ndim(axes) or np.size(shifts) != np.size(axes):
+            raise ValueError(f"roll: shifts={shifts!r} and dims={dims!r} must have the same length")
+        return Roll.apply(self, shifts=shifts, dims=axes)
+
+    def outer(self, vec2) -> "Tensor":
+        """The outer product of two 1-D tensors: out[i, j] = self[i] * vec2[j], shape (n, m)."""
+        v = self._lift(vec2)
+        if self.ndim != 1 or v.ndim != 1:
+            raise ValueError(f"outer expects two 1-D tensors, got shapes {self.shape} and {v.shape}")
+        return self.reshape(-1, 1) * v.reshape(1, -1)  # (n, 1) * (1, m) -> (n, m)
+
+    ger = outer  # PyTorch's older name
+
+    def clamp_min(self, min) -> "Tensor": return self.clamp(min=min)  # noqa: A002
+    def clamp_max(self, max) -> "Tensor": return self.clamp(max=max)  # noqa: A002
 
     def masked_fill(self, mask, value: float) -> "Tensor":
         """Where ``mask`` is True, put ``value``; elsewhere keep self. (PyTorch's meaning.)"""
@@ -780,17 +996,25 @@ class Tensor:
         return out[0] if len(out) == 1 else tuple(out)
 
     # --- reductions ---------------------------------------------------------------------------
-    def sum(self, dim=None, keepdim: bool = False, *, axis=None) -> "Tensor":
-        """Sum over dim (all dims if None); ``axis=`` is NumPy's name for dim, accepted as PyTorch does."""
-        return Sum.apply(self, dim=_norm_dims(_dim_or_axis(dim, axis, "sum"), self.ndim, "sum"), keepdim=keepdim)
+    # Every reduction also takes NumPy's names axis= and keepdims= (see numpy_names).
+    @numpy_names
+    def sum(self, dim=None, keepdim: bool = False) -> "Tensor":
+        """Sum over dim (all dims if None)."""
+        return Sum.apply(self, dim=_norm_dims(dim, self.ndim, "sum"), keepdim=keepdim)
 
-    def mean(self, dim=None, keepdim: bool = False, *, axis=None) -> "Tensor":
-        d = _norm_dims(_dim_or_axis(dim, axis, "mean"), self.ndim, "mean")
+    @numpy_names
+    def mean(self, dim=None, keepdim: bool = False) -> "Tensor":
+        d = _norm_dims(dim, self.ndim, "mean")
         n = _n_reduced(self.shape, d)
         return Sum.apply(self, dim=d, keepdim=keepdim) * (1.0 / n if n else math.nan)  # the mean of nothing is NaN
 
-    def var(self, dim=None, keepdim: bool = False, correction: int = 1) -> "Tensor":
-        """sum((x - mean)^2) / (N - correction), as PyTorch (correction=1 is the unbiased estimate)."""
+    @numpy_names
+    def var(self, dim=None, unbiased: bool | None = None, keepdim: bool = False, *,
+            correction: int | None = None) -> "Tensor":
+        """sum((x - mean)^2) / (N - correction), as PyTorch: correction=1 (the default) is the unbiased
+        estimate. PyTorch's older ``unbiased`` (True = correction 1, False = 0) is the second positional
+        argument, as there: ``x.var(0, False)`` is the biased variance over dim 0, not keepdim."""
+        dim, correction = _var_args(dim, unbiased, correction)
         d = _norm_dims(dim, self.ndim, "var")
         n = _n_reduced(self.shape, d)
         if n - correction <= 0:
@@ -798,18 +1022,22 @@ class Tensor:
         centered = self - self.mean(dim=d, keepdim=True)
         return (centered * centered).sum(dim=d, keepdim=keepdim) * (1.0 / (n - correction))
 
+    @numpy_names
     def amax(self, dim=None, keepdim: bool = False) -> "Tensor":
         return Amax.apply(self, dim=_norm_dims(dim, self.ndim, "amax"), keepdim=keepdim, sign=1.0)
 
+    @numpy_names
     def amin(self, dim=None, keepdim: bool = False) -> "Tensor":
         return Amax.apply(self, dim=_norm_dims(dim, self.ndim, "amin"), keepdim=keepdim, sign=-1.0)
 
+    @numpy_names
     def max(self, dim: int | None = None, keepdim: bool = False):
         """The largest element (whole tensor); with ``dim``, PyTorch's ``(values, indices)`` pair along it."""
         if dim is None:
             return self.amax()  # (the gradient is shared among ties, as torch.max() without dim)
         return self._pick(dim, keepdim, self.argmax(dim, keepdim=True))
 
+    @numpy_names
     def min(self, dim: int | None = None, keepdim: bool = False):
         """The smallest element (whole tensor); with ``dim``, PyTorch's ``(values, indices)`` pair along it."""
         if dim is None:
@@ -825,17 +1053,34 @@ class Tensor:
         values = self.gather(d, index)
         return MinMax(values, index) if keepdim else MinMax(values.squeeze(d), index.squeeze(d))
 
-    def std(self, dim=None, keepdim: bool = False, correction: int = 1) -> "Tensor":
-        """sqrt(var(dim, correction)), as PyTorch (a constant slice has std 0 and gradient 0, not NaN)."""
+    @numpy_names
+    def std(self, dim=None, unbiased: bool | None = None, keepdim: bool = False, *,
+            correction: int | None = None) -> "Tensor":
+        """sqrt(var(...)) with var's arguments (a constant slice has std 0 and gradient 0, not NaN)."""
+        dim, correction = _var_args(dim, unbiased, correction)
         return StdFromVar.apply(self.var(dim=dim, keepdim=keepdim, correction=correction))
 
+    @numpy_names
     def argmin(self, dim=None, keepdim: bool = False) -> "Tensor":
         d = _norm_dims(dim, self.ndim, "argmin")
         return Tensor._make(np.argmin(self._data, axis=d, keepdims=keepdim))
 
+    @numpy_names
     def argmax(self, dim=None, keepdim: bool = False) -> "Tensor":
         d = _norm_dims(dim, self.ndim, "argmax")
         return Tensor._make(np.argmax(self._data, axis=d, keepdims=keepdim))
+
+    @numpy_names
+    def logsumexp(self, dim, keepdim: bool = False) -> "Tensor":
+        """log(sum(exp(x))) over ``dim``, as m + log(sum(exp(x - m))) with m the max, so that exp never
+        overflows; its gradient is softmax(x). m is a constant here (detached): the result does not
+        depend on it, so neither does the gradient."""
+        d = _norm_dims(dim, self.ndim, "logsumexp")
+        m = self.detach().amax(dim=d, keepdim=True)
+        m = m.masked_fill(~m.isfinite(), 0.0)  # a slice of all -inf: exp(-inf - 0) = 0, log 0 = -inf
+        m_out = m if keepdim else m.sum(dim=d)  # the max without its size-1 dims
+        with np.errstate(divide="ignore"):  # log 0 = -inf is the right answer for an all -inf slice
+            return (self - m).exp().sum(dim=d, keepdim=keepdim).log() + m_out
 
     def softmax(self, dim: int) -> "Tensor":
         d = _norm_dim(dim, self.ndim, "softmax")
@@ -877,6 +1122,50 @@ class Tensor:
         axes = list(range(self.ndim))
         axes[d0], axes[d1] = axes[d1], axes[d0]
         return Permute.apply(self, axes=tuple(axes))
+
+    swapaxes = swapdims = transpose  # NumPy's and PyTorch's other names
+
+    def t(self) -> "Tensor":
+        """The transpose of a matrix (a 0-d or 1-D tensor comes back as it is), as PyTorch's ``t()``."""
+        if self.ndim > 2:
+            raise ValueError(f"t() expects a tensor with at most 2 dims, got shape {self.shape}; "
+                             "use transpose(dim0, dim1) or mT")
+        return self.transpose(0, -1) if self.ndim == 2 else self
+
+    def view_as(self, other) -> "Tensor": return self.view(other.shape)
+    def reshape_as(self, other) -> "Tensor": return self.reshape(other.shape)
+    def expand_as(self, other) -> "Tensor": return self.expand(other.shape)
+
+    def narrow(self, dim: int, start: int, length: int) -> "Tensor":
+        """The slice start : start + length along dim (``x.narrow(0, 2, 3)`` is ``x[2:5]``)."""
+        d = _norm_dim(dim, self.ndim, "narrow")
+        n = self.shape[d]
+        start = start + n if -n <= start < 0 else start
+        if not (0 <= start <= n and 0 <= length <= n - start):
+            raise IndexError(f"narrow: start={start}, length={length} leaves dim {dim} (size {n}); "
+                             f"need 0 <= start and start + length <= {n}")
+        return self[(slice(None),) * d + (slice(start, start + length),)]
+
+    def index_select(self, dim: int, index) -> "Tensor":
+        """The entries at ``index`` (1-D ints) along ``dim``: ``x.index_select(0, i)`` is ``x[i]``."""
+        d = _norm_dim(dim, self.ndim, "index_select")
+        idx = _array_of(index)
+        if idx.ndim > 1 or idx.dtype.kind not in "iu":
+            raise TypeError(f"index_select: index must be a 1-D integer tensor, got shape {idx.shape} and dtype {idx.dtype}")
+        return self[(slice(None),) * d + (Tensor._make(idx.reshape(-1)),)]
+
+    def norm(self, p=2, dim=None, keepdim: bool = False) -> "Tensor":
+        """The p-norm over dim (every element if None): p=2 (Euclid), 1, inf or any p > 0. The gradient of
+        the 2-norm at 0 is 0, not NaN (as in PyTorch)."""
+        if p in ("fro", 2, 2.0):
+            return StdFromVar.apply((self * self).sum(dim=dim, keepdim=keepdim))  # sqrt, gradient 0 at 0
+        if p in (1, 1.0):
+            return self.abs().sum(dim=dim, keepdim=keepdim)
+        if p == math.inf:
+            return self.abs().amax(dim=dim, keepdim=keepdim)
+        if not isinstance(p, (int, float)) or not p > 0:
+            raise ValueError(f"norm: p must be a number > 0, inf or 'fro', got {p!r}")
+        return (self.abs() ** p).sum(dim=dim, keepdim=keepdim) ** (1 / p)
 
     def permute(self, *dims) -> "Tensor":
         dims = _shape_arg(dims)
@@ -1512,6 +1801,161 @@ class Abs(Function):
     def backward(ctx, g):
         (a,) = ctx.saved_tensors
         return g * np.sign(a)
+
+
+class Log1p(Function):
+    """log(1 + a), exact for tiny a;  da = g / (1 + a)"""
+    @staticmethod
+    def forward(ctx, a):
+        ctx.save_for_backward(a)
+        return np.log1p(a)
+
+    @staticmethod
+    def backward(ctx, g):
+        (a,) = ctx.saved_tensors
+        return g / (1 + a)
+
+
+class Expm1(Function):
+    """exp(a) - 1, exact for tiny a;  da = g exp(a) = g (y + 1)"""
+    @staticmethod
+    def forward(ctx, a):
+        y = np.expm1(a)
+        ctx.save_for_backward(y)
+        return y
+
+    @staticmethod
+    def backward(ctx, g):
+        (y,) = ctx.saved_tensors
+        return g * (y + 1)
+
+
+class Rounding(Function):
+    """floor, ceil, round, trunc or sign of a (``fn``);  da = 0: a step is flat wherever it is defined"""
+    @staticmethod
+    def forward(ctx, a, fn):
+        return fn(a)
+
+    @staticmethod
+    def backward(ctx, g):
+        return np.zeros_like(g)
+
+
+def _check_divisor(b: np.ndarray, op: str) -> None:
+    """Integer division by zero has no answer (NumPy would return 0 with a warning)."""
+    if b.dtype.kind in "biu" and not b.all():
+        raise ZeroDivisionError(f"{op}: integer division by zero (the divisor holds a 0); "
+                                "use float tensors to get inf/nan instead")
+
+
+def _trunc_div(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """a / b rounded toward zero; for integers, exactly (a float quotient loses int64 digits)."""
+    if a.dtype.kind in "biu":
+        q = np.floor_divide(a, b)
+        return q + ((q < 0) & (q * b != a))  # floor went one below zero's side: step back up
+    return np.trunc(a / b)
+
+
+class RoundedDiv(Function):
+    """a / b rounded down (mode 'floor', a // b) or toward 0 ('trunc');  da = db = 0: a step in a and b"""
+    @staticmethod
+    def forward(ctx, a, b, mode):
+        _check_divisor(b, f"{mode} division")
+        with np.errstate(divide="ignore", invalid="ignore"):  # float x // 0 is inf or nan, as in PyTorch
+            return np.floor_divide(a, b) if mode == "floor" else _trunc_div(a, b)
+
+    @staticmethod
+    def backward(ctx, g):
+        return (np.zeros_like(g) if ctx.needs_input_grad[0] else None,
+                np.zeros_like(g) if ctx.needs_input_grad[1] else None)
+
+
+class Remainder(Function):
+    """a - b q with q = a // b (mode 'floor', a % b) or q = trunc(a / b) ('trunc', fmod);  da = g, db = -g q"""
+    @staticmethod
+    def forward(ctx, a, b, mode):
+        _check_divisor(b, "remainder" if mode == "floor" else "fmod")
+        ctx.mode = mode
+        ctx.save_for_backward(a, b)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return np.remainder(a, b) if mode == "floor" else np.fmod(a, b)
+
+    @staticmethod
+    def backward(ctx, g):
+        a, b = ctx.saved_tensors
+        with np.errstate(divide="ignore", invalid="ignore"):
+            q = np.floor_divide(a, b) if ctx.mode == "floor" else _trunc_div(a, b)
+        return g, (-g * q if ctx.needs_input_grad[1] else None)
+
+
+class Maximum(Function):
+    """max(a, b) (or min, larger=False) elementwise;  g goes to the winner, half to each on a tie (as PyTorch)"""
+    @staticmethod
+    def forward(ctx, a, b, larger):
+        ctx.larger = larger
+        ctx.save_for_backward(a, b)
+        return np.maximum(a, b) if larger else np.minimum(a, b)
+
+    @staticmethod
+    def backward(ctx, g):
+        a, b = ctx.saved_tensors
+        a_wins = (a > b) if ctx.larger else (a < b)
+        share = (a_wins + 0.5 * (a == b)).astype(g.dtype)  # a's share of g: 1, 0.5 on a tie, or 0
+        return g * share, g * (1 - share)
+
+
+class Flip(Function):
+    """a reversed along dims;  da = g reversed back along the same dims"""
+    @staticmethod
+    def forward(ctx, a, dims):
+        ctx.dims = dims
+        return np.flip(a, dims).copy()  # a copy, as in PyTorch: the result shares no memory with a
+
+    @staticmethod
+    def backward(ctx, g):
+        return np.flip(g, ctx.dims)
+
+
+class Roll(Function):
+    """a shifted along dims with wrap-around;  da = g shifted back by -shifts"""
+    @staticmethod
+    def forward(ctx, a, shifts, dims):
+        ctx.shifts, ctx.dims = shifts, dims
+        return np.roll(a, shifts, axis=dims)
+
+    @staticmethod
+    def backward(ctx, g):
+        return np.roll(g, np.negative(ctx.shifts), axis=ctx.dims)
+
+
+class Einsum(Function):
+    """einsum(spec, *arrays), spec explicit ('bij,bjk->bik');  d(operand) = einsum of g with the other
+    operands, back to that operand's letters; a letter summed in that operand alone is broadcast back"""
+    @staticmethod
+    def forward(ctx, *arrays, spec):
+        ctx.spec = spec
+        ctx.save_for_backward(*arrays)
+        return np.einsum(spec, *arrays, optimize=len(arrays) > 2)
+
+    @staticmethod
+    def backward(ctx, g):
+        arrays = ctx.saved_tensors
+        inputs, out = ctx.spec.split("->")
+        letters = inputs.split(",")
+        grads = []
+        for i, (mine, a) in enumerate(zip(letters, arrays)):
+            if not ctx.needs_input_grad[i]:
+                grads.append(None)
+                continue
+            others = [j for j in range(len(arrays)) if j != i]
+            elsewhere = set(out).union(*(letters[j] for j in others))
+            kept = "".join(c for c in mine if c in elsewhere)  # e.g. 'ij,jk->ik' gives dA over 'ij'
+            spec = ",".join([out] + [letters[j] for j in others]) + "->" + kept
+            gi = np.einsum(spec, g, *(arrays[j] for j in others), optimize=len(arrays) > 1)
+            # a letter only this operand has (as i in 'ij->j') was summed: each entry gets the same g
+            sizes = [n if c in elsewhere else 1 for c, n in zip(mine, a.shape)]
+            grads.append(np.broadcast_to(gi.reshape(sizes), a.shape))
+        return tuple(grads)
 
 
 class Cast(Function):

@@ -1,8 +1,11 @@
 """tinyattn.nn: Module, Parameter, layers, attention, transformer, RNNs (re-exports only)."""
 from .module import Module, ModuleList, Parameter, Sequential  # noqa: F401
-from .layers import GELU, Dropout, Embedding, Identity, LayerNorm, LazyLinear, Linear, ReLU  # noqa: F401
+from .layers import (  # noqa: F401
+    GELU, Dropout, Embedding, Flatten, Identity, LayerNorm, LazyLinear, Linear, LogSoftmax, ReLU, Sigmoid, SiLU, Softmax,
+    Tanh,
+)
 from .containers import ModuleDict, ParameterDict, ParameterList  # noqa: F401
-from .loss import CrossEntropyLoss, KLDivLoss, MSELoss  # noqa: F401
+from .loss import CrossEntropyLoss, KLDivLoss, MSELoss, NLLLoss  # noqa: F401
 from . import functional, init, parallel, utils  # noqa: F401
 from .positional import PositionalEncoding, LearnedPositionalEmbedding, RotaryEmbedding  # noqa: F401
 from .rnn import RNN, GRU  # noqa: F401

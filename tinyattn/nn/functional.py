@@ -24,7 +24,7 @@ from ..tensor import ReLU as _ReLU  # the op (nn.ReLU is the module)
 
 __all__ = [
     "softmax", "log_softmax", "relu", "sigmoid", "logsigmoid", "tanh", "silu", "gelu", "dropout", "linear", "layer_norm",
-    "embedding", "cross_entropy", "mse_loss", "kl_div", "one_hot", "pad",
+    "embedding", "cross_entropy", "nll_loss", "mse_loss", "kl_div", "one_hot", "pad",
     "attention", "scaled_dot_product_attention", "linear_attention", "flash_attention",
 ]
 
@@ -411,17 +411,27 @@ def cross_entropy(logits: Tensor, targets: Any, ignore_index: int = -100, reduct
     label_smoothing e in [0, 1]: the target is (1 - e) onehot(t_i) + e / C instead of onehot(t_i).
     """
     logits = _as_tensor(logits, "cross_entropy", "logits")
-    if reduction not in ("mean", "sum", "none"):
-        raise ValueError(f"cross_entropy: reduction must be 'mean', 'sum' or 'none', got {reduction!r}")
     if isinstance(label_smoothing, bool) or not isinstance(label_smoothing, (int, float, np.floating)) \
             or not 0.0 <= label_smoothing <= 1.0:
         raise ValueError(f"cross_entropy: label_smoothing must be a number in [0, 1], got {label_smoothing!r}")
-    shape = logits._data.shape
-    C = shape[-1] if shape else None  # (0-d logits: the shape check below says what is wrong)
-    t = checks.ids_in_range(targets, C, "target", "cross_entropy", n_name="C", ignore=ignore_index)
+    t, keep, n_valid = _class_targets(logits, targets, ignore_index, reduction, "cross_entropy", "logits")
+    if weight is None and not label_smoothing:
+        return _CrossEntropy.apply(logits, targets=t, keep=keep, n_valid=n_valid, reduction=reduction)
+    logp = logits.reshape(t.size, logits.shape[-1]).log_softmax(-1)  # (N, C)
+    return _weighted_nll(logp, t, keep, weight, float(label_smoothing), reduction, logits.shape, "cross_entropy")
+
+
+def _class_targets(scores: Tensor, targets: Any, ignore_index: int, reduction: str, fn: str, name: str) -> tuple:
+    """Check class-id targets against scores (N, C) or (B, T, C), classes last, and the reduction.
+    Returns (t (N,) ids with ignored ones set to 0, keep (N,) bool or None if all count, n_valid)."""
+    if reduction not in ("mean", "sum", "none"):
+        raise ValueError(f"{fn}: reduction must be 'mean', 'sum' or 'none', got {reduction!r}")
+    shape = scores._data.shape
+    C = shape[-1] if shape else None  # (0-d scores: the shape check below says what is wrong)
+    t = checks.ids_in_range(targets, C, "target", fn, n_name="C", ignore=ignore_index)
     if not shape or t.shape != shape[:-1]:
-        raise ValueError(f"cross_entropy: logits have shape {shape}, so targets must have shape "
-                         f"{shape[:-1]} (logits.shape[:-1], classes last), got {t.shape}")
+        raise ValueError(f"{fn}: {name} {'have' if name.endswith('s') else 'has'} shape {shape}, so targets must have shape "
+                         f"{shape[:-1]} ({name}.shape[:-1], classes last), got {t.shape}")
     t = t.reshape(-1)  # (N,)
     keep, n_valid = None, t.size  # the common case: nothing ignored, no masking work
     # (ignore_index, -100 by default, can be among the targets only if it is a class id or some target is not)
@@ -430,44 +440,53 @@ def cross_entropy(logits: Tensor, targets: Any, ignore_index: int = -100, reduct
         n_valid = int(np.count_nonzero(keep))
         t = np.where(keep, t, 0)  # ignored rows point at class 0 for the lookup, then get weight 0
     if reduction == "mean" and t.size == 0:
-        raise ValueError(f"cross_entropy: empty batch (logits shape {shape}): the mean over zero targets is "
+        raise ValueError(f"{fn}: empty batch ({name} shape {shape}): the mean over zero targets is "
                          "undefined (PyTorch returns nan); use reduction='sum' (0) or 'none', or skip the batch")
     if reduction == "mean" and n_valid == 0:
-        raise ValueError(f"cross_entropy: every target equals ignore_index={ignore_index}, so the mean is over "
+        raise ValueError(f"{fn}: every target equals ignore_index={ignore_index}, so the mean is over "
                          "zero targets (undefined); use reduction='sum' or skip this batch")
-    if weight is None and not label_smoothing:
-        return _CrossEntropy.apply(logits, targets=t, keep=keep, n_valid=n_valid, reduction=reduction)
-    return _weighted_cross_entropy(logits, t, keep, weight, float(label_smoothing), reduction)
+    return t, keep, n_valid
 
 
-def _weighted_cross_entropy(logits: Tensor, t: np.ndarray, keep: np.ndarray | None, weight: Any,
-                            smoothing: float, reduction: str) -> Tensor:
-    """cross_entropy with class weights and/or label smoothing, written with Tensor ops (autograd does backward).
+def nll_loss(input: Tensor, target: Any, weight: Tensor | None = None, ignore_index: int = -100,
+             reduction: str = "mean") -> Tensor:
+    """The negative log-likelihood of the targets, from LOG-probabilities: input (N, C) or (B, T, C)
+    (the output of log_softmax; the class dim LAST, as in cross_entropy), target (N,) or (B, T) ids.
+    loss_i = -weight[t_i] input_i[t_i], so ``nll_loss(log_softmax(z, -1), t) == cross_entropy(z, t)``.
+    ignore_index, weight and reduction as in cross_entropy."""
+    input = _as_tensor(input, "nll_loss")
+    t, keep, _ = _class_targets(input, target, ignore_index, reduction, "nll_loss", "input")
+    logp = input.reshape(t.size, input.shape[-1])  # (N, C)
+    return _weighted_nll(logp, t, keep, weight, 0.0, reduction, input.shape, "nll_loss")
 
-    Row i: loss_i = (1 - e) w[t_i] (-log p_i[t_i]) + (e / C) sum_c w_c (-log p_i[c]), p_i = softmax(z_i).
+
+def _weighted_nll(logp: Tensor, t: np.ndarray, keep: np.ndarray | None, weight: Any, smoothing: float,
+                  reduction: str, shape: tuple, fn: str) -> Tensor:
+    """The loss from log-probabilities logp (N, C), with class weights and/or label smoothing, written
+    with Tensor ops (autograd does backward).
+
+    Row i: loss_i = (1 - e) w[t_i] (-logp_i[t_i]) + (e / C) sum_c w_c (-logp_i[c]).
     """
-    C = logits.shape[-1]
-    N = t.size
+    N, C = logp.shape
     if weight is None:
-        w = np.ones(C, dtype=logits.dtype)
+        w = np.ones(C, dtype=logp.dtype)
     else:
-        w = np.asarray(weight, dtype=logits.dtype)
+        w = np.asarray(weight, dtype=logp.dtype)
         if w.shape != (C,) or not np.all(np.isfinite(w)):
-            raise ValueError(f"cross_entropy: weight must be a finite 1-D tensor with one entry per class, "
+            raise ValueError(f"{fn}: weight must be a finite 1-D tensor with one entry per class, "
                              f"shape ({C},); got shape {w.shape}")
     w_t = w[t] if keep is None else w[t] * keep  # (N,) each row's weight; 0 for ignored rows
-    logp = logits.reshape(N, C).log_softmax(-1)  # (N, C)
     loss = logp[np.arange(N), t] * (-(1.0 - smoothing) * w_t)  # (N,)
     if smoothing:
-        row_keep = np.ones(N, dtype=logits.dtype) if keep is None else keep.astype(logits.dtype)
+        row_keep = np.ones(N, dtype=logp.dtype) if keep is None else keep.astype(logp.dtype)
         loss = loss + (logp * w).sum(-1) * (-(smoothing / C) * row_keep)  # (N, C) -> (N,)
     if reduction == "none":
-        return loss.reshape(logits.shape[:-1])  # (N,) -> logits' leading dims, e.g. (B, T)
+        return loss.reshape(shape[:-1])  # (N,) -> the scores' leading dims, e.g. (B, T)
     if reduction == "sum":
         return loss.sum()
     total_weight = float(w_t.sum())
     if total_weight == 0:
-        raise ValueError("cross_entropy: the scored targets' weights sum to 0, so the weighted mean is "
+        raise ValueError(f"{fn}: the scored targets' weights sum to 0, so the weighted mean is "
                          "undefined; use reduction='sum'")
     return loss.sum() / total_weight
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 
-from ..tensor import Tensor, get_rng
+from ..tensor import Tensor, no_grad, random_fill
 
 __all__ = ["calculate_gain", "zeros_", "ones_", "constant_", "normal_", "uniform_", "xavier_uniform_",
            "xavier_normal_", "kaiming_uniform_", "kaiming_normal_"]
@@ -71,20 +71,16 @@ def constant_(tensor: Tensor, val: float) -> Tensor:
     return _fill(tensor, val, "constant_")
 
 
-def normal_(tensor: Tensor, mean: float = 0.0, std: float = 1.0) -> Tensor:
+def normal_(tensor: Tensor, mean: float = 0.0, std: float = 1.0, generator=None) -> Tensor:
     """tensor <- samples of N(mean, std^2)."""
-    t = _target(tensor, "normal_", floating=True)
-    if not std >= 0:
-        raise ValueError(f"init.normal_: std must be >= 0, got {std}")
-    return _fill(t, get_rng().normal(mean, std, size=t.shape), "normal_")
+    with no_grad():  # an initialisation, not a step of the graph (so a Parameter may be filled)
+        return random_fill(_target(tensor, "normal_"), "normal", mean, std, generator, "init.normal_")
 
 
-def uniform_(tensor: Tensor, a: float = 0.0, b: float = 1.0) -> Tensor:
+def uniform_(tensor: Tensor, a: float = 0.0, b: float = 1.0, generator=None) -> Tensor:
     """tensor <- samples of U(a, b)."""
-    t = _target(tensor, "uniform_", floating=True)
-    if not a <= b:
-        raise ValueError(f"init.uniform_: needs a <= b, got a={a}, b={b}")
-    return _fill(t, get_rng().uniform(a, b, size=t.shape), "uniform_")
+    with no_grad():
+        return random_fill(_target(tensor, "uniform_"), "uniform", a, b, generator, "init.uniform_")
 
 
 def xavier_uniform_(tensor: Tensor, gain: float = 1.0) -> Tensor:

@@ -145,10 +145,77 @@ class Dropout(Module):
 
 
 class ReLU(Module):
-    """max(x, 0) elementwise."""
+    """max(x, 0) elementwise. ``inplace=True`` is accepted and computes out of place (the same numbers)."""
+
+    def __init__(self, inplace: bool = False) -> None:
+        super().__init__()
+        self.inplace = inplace
 
     def forward(self, x: Tensor) -> Tensor:
         return F.relu(x)
+
+
+class Tanh(Module):
+    """tanh(x) elementwise."""
+
+    def forward(self, x: Tensor) -> Tensor:
+        return F.tanh(x)
+
+
+class Sigmoid(Module):
+    """1 / (1 + exp(-x)) elementwise."""
+
+    def forward(self, x: Tensor) -> Tensor:
+        return F.sigmoid(x)
+
+
+class SiLU(Module):
+    """x sigmoid(x) elementwise (also called swish)."""
+
+    def __init__(self, inplace: bool = False) -> None:
+        super().__init__()
+        self.inplace = inplace
+
+    def forward(self, x: Tensor) -> Tensor:
+        return F.silu(x)
+
+
+class Softmax(Module):
+    """softmax over ``dim`` (name it: PyTorch's implicit choice of dim is deprecated)."""
+
+    def __init__(self, dim: int | None = None) -> None:
+        super().__init__()
+        self.dim = dim
+
+    def forward(self, x: Tensor) -> Tensor:
+        return F.softmax(x, _module_dim(self.dim, "Softmax"))
+
+    def extra_repr(self) -> str:
+        return f"dim={self.dim}"
+
+
+class LogSoftmax(Softmax):
+    """log softmax over ``dim``: what NLLLoss takes."""
+
+    def forward(self, x: Tensor) -> Tensor:
+        return F.log_softmax(x, _module_dim(self.dim, "LogSoftmax"))
+
+
+def _module_dim(dim: int | None, layer: str) -> int:
+    if dim is None:
+        raise TypeError(f"{layer}() needs the dim to normalise over, e.g. nn.{layer}(dim=-1)")
+    return dim
+
+
+class Flatten(Module):
+    """x.flatten(start_dim, end_dim); the defaults keep the batch dim: (B, C, H, W) -> (B, C*H*W)."""
+
+    def __init__(self, start_dim: int = 1, end_dim: int = -1) -> None:
+        super().__init__()
+        self.start_dim, self.end_dim = start_dim, end_dim
+
+    def forward(self, x: Tensor) -> Tensor:
+        return x.flatten(self.start_dim, self.end_dim)
 
 
 class GELU(Module):

@@ -1,4 +1,4 @@
-"""Loss modules: CrossEntropyLoss, MSELoss, KLDivLoss, holding PyTorch's arguments and calling nn.functional.
+"""Loss modules: CrossEntropyLoss, NLLLoss, MSELoss, KLDivLoss, holding PyTorch's arguments and calling nn.functional.
 
 ``criterion = nn.CrossEntropyLoss(label_smoothing=0.1); loss = criterion(logits, targets)`` is the same
 as ``F.cross_entropy(logits, targets, label_smoothing=0.1)``; the module only remembers the options.
@@ -11,7 +11,7 @@ from ..tensor import Tensor
 from . import functional as F
 from .module import Module
 
-__all__ = ["CrossEntropyLoss", "MSELoss", "KLDivLoss"]
+__all__ = ["CrossEntropyLoss", "NLLLoss", "MSELoss", "KLDivLoss"]
 
 
 class CrossEntropyLoss(Module):
@@ -32,6 +32,23 @@ class CrossEntropyLoss(Module):
 
     def extra_repr(self) -> str:
         return f"ignore_index={self.ignore_index}, reduction={self.reduction!r}, label_smoothing={self.label_smoothing}"
+
+
+class NLLLoss(Module):
+    """F.nll_loss as a module: log-probabilities (N, C) or (B, T, C), classes LAST, targets (N,) or (B, T).
+    ``nn.LogSoftmax(dim=-1)`` then ``nn.NLLLoss()`` is ``nn.CrossEntropyLoss()`` in two steps."""
+
+    def __init__(self, weight: Tensor | None = None, ignore_index: int = -100, reduction: str = "mean") -> None:
+        super().__init__()
+        self.register_buffer("weight", weight)
+        self.ignore_index, self.reduction = ignore_index, reduction
+
+    def forward(self, input: Tensor, target: Any) -> Tensor:
+        return F.nll_loss(input, target, weight=self.weight, ignore_index=self.ignore_index,
+                          reduction=self.reduction)
+
+    def extra_repr(self) -> str:
+        return f"ignore_index={self.ignore_index}, reduction={self.reduction!r}"
 
 
 class MSELoss(Module):

@@ -8,7 +8,7 @@ import DataLoader`` ports too):
   them: a batch of ``(x, y)`` pairs becomes ``(X, Y)`` with a new first dim of size batch_size.
 
 All randomness (shuffling, RandomSampler, random_split) comes from the generator seeded by
-``tinyattn.manual_seed``, unless a ``numpy.random.Generator`` is passed as ``generator=``. A new
+``tinyattn.manual_seed``, unless ``generator=`` passes a ``tinyattn.Generator`` (or a NumPy one). A new
 pass over a shuffling DataLoader draws a new order. Everything runs in this process: there are no
 worker processes (``num_workers`` is accepted and the loading stays here).
 """

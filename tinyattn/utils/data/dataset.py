@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 
 from ...tensor import Tensor
-from .sampler import generator_or_default
+from ...tensor import rng_of
 
 
 class Dataset:
@@ -72,7 +72,7 @@ def random_split(dataset: Any, lengths: Sequence[int | float],
         raise ValueError(f"random_split: lengths must be ints >= 0 or fractions summing to 1, got {lengths}")
     if sum(lengths) != n:
         raise ValueError(f"random_split: the lengths {lengths} sum to {sum(lengths)}, but the dataset has {n} examples")
-    order = generator_or_default(generator).permutation(n).tolist()
+    order = rng_of(generator).permutation(n).tolist()
     splits, start = [], 0
     for size in lengths:
         splits.append(Subset(dataset, order[start:start + size]))

@@ -7,16 +7,7 @@ from typing import Any
 import numpy as np
 
 from ... import checks
-from ...tensor import get_rng
-
-
-def generator_or_default(generator: np.random.Generator | None) -> np.random.Generator:
-    if generator is None:
-        return get_rng()
-    if not isinstance(generator, np.random.Generator):
-        raise TypeError(f"generator must be a numpy.random.Generator or None (then tinyattn.manual_seed's), "
-                        f"got {type(generator).__name__}")
-    return generator
+from ...tensor import rng_of  # generator=: None (manual_seed's), a tinyattn.Generator or a numpy Generator
 
 
 class Sampler:
@@ -56,14 +47,14 @@ class RandomSampler(Sampler):
             raise TypeError(f"RandomSampler: replacement must be a bool, got {replacement!r}")
         self.data_source, self.replacement, self.generator = data_source, replacement, generator
         self._num_samples = None if num_samples is None else checks.positive_int("num_samples", num_samples, "RandomSampler")
-        generator_or_default(generator)  # check it now
+        rng_of(generator)  # check it now
 
     @property
     def num_samples(self) -> int:
         return len(self.data_source) if self._num_samples is None else self._num_samples
 
     def __iter__(self) -> Iterator[int]:
-        n, rng, left = len(self.data_source), generator_or_default(self.generator), self.num_samples
+        n, rng, left = len(self.data_source), rng_of(self.generator), self.num_samples
         if n == 0:
             return
         while left > 0:

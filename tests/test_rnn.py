@@ -1,10 +1,11 @@
-"""RNN and GRU: PyTorch's equations (checked against a plain NumPy loop), BPTT gradients, errors."""
+"""RNN, GRU and LSTM: PyTorch's equations (checked against a plain NumPy loop), its layouts, layers and
+directions, parameter names, BPTT gradients, and errors."""
 import numpy as np
 import pytest
 
 import tinyattn
 from tinyattn.gradcheck import gradcheck
-from tinyattn.nn import GRU, RNN
+from tinyattn.nn import GRU, LSTM, RNN
 
 
 def _sigmoid(a):
@@ -38,18 +39,44 @@ def numpy_gru(x, h, W_ih, W_hh, b_ih, b_hh):
     return np.stack(outs, axis=1), h
 
 
-def _params(m):
-    return m.weight_ih.numpy(), m.weight_hh.numpy(), m.bias_ih.numpy(), m.bias_hh.numpy()
+def numpy_lstm(x, h, c, W_ih, W_hh, b_ih, b_hh):
+    """Reference LSTM with each gate's weights pulled out by name (order i, f, g, o)."""
+    H = h.shape[1]
+    Wi, Wf, Wg, Wo = (W_ih[k * H:(k + 1) * H] for k in range(4))
+    Ui, Uf, Ug, Uo = (W_hh[k * H:(k + 1) * H] for k in range(4))
+    bi, bf, bg, bo = (b_ih[k * H:(k + 1) * H] + b_hh[k * H:(k + 1) * H] for k in range(4))
+    outs = []
+    for t in range(x.shape[1]):
+        xt = x[:, t]
+        i = _sigmoid(xt @ Wi.T + h @ Ui.T + bi)
+        f = _sigmoid(xt @ Wf.T + h @ Uf.T + bf)
+        g = np.tanh(xt @ Wg.T + h @ Ug.T + bg)
+        o = _sigmoid(xt @ Wo.T + h @ Uo.T + bo)
+        c = f * c + i * g
+        h = o * np.tanh(c)
+        outs.append(h)
+    return np.stack(outs, axis=1), h, c
+
+
+def _params(m, suffix="_l0"):
+    return tuple(getattr(m, name + suffix).numpy() for name in ("weight_ih", "weight_hh", "bias_ih", "bias_hh"))
 
 
 def test_parameter_names_shapes_and_init():
     tinyattn.manual_seed(0)
     rnn, gru = RNN(3, 5), GRU(3, 5)
+    # PyTorch's names, so a torch state_dict loads key for key
     assert {n: tuple(p.shape) for n, p in rnn.named_parameters()} == {
-        "weight_ih": (5, 3), "weight_hh": (5, 5), "bias_ih": (5,), "bias_hh": (5,)}
+        "weight_ih_l0": (5, 3), "weight_hh_l0": (5, 5), "bias_ih_l0": (5,), "bias_hh_l0": (5,)}
     assert {n: tuple(p.shape) for n, p in gru.named_parameters()} == {
-        "weight_ih": (15, 3), "weight_hh": (15, 5), "bias_ih": (15,), "bias_hh": (15,)}
-    for m in (RNN(6, 16), GRU(6, 16)):
+        "weight_ih_l0": (15, 3), "weight_hh_l0": (15, 5), "bias_ih_l0": (15,), "bias_hh_l0": (15,)}
+    deep = LSTM(3, 5, num_layers=2, bidirectional=True, bias=False)
+    assert {n: tuple(p.shape) for n, p in deep.named_parameters()} == {
+        "weight_ih_l0": (20, 3), "weight_hh_l0": (20, 5), "weight_ih_l0_reverse": (20, 3),
+        "weight_hh_l0_reverse": (20, 5), "weight_ih_l1": (20, 10), "weight_hh_l1": (20, 5),
+        "weight_ih_l1_reverse": (20, 10), "weight_hh_l1_reverse": (20, 5)}  # layer 1 reads both directions
+    assert list(deep.state_dict())[:2] == ["weight_ih_l0", "weight_hh_l0"]
+    for m in (RNN(6, 16), GRU(6, 16), LSTM(6, 16)):
         bound = 1 / np.sqrt(16)
         values = np.concatenate([p.numpy().ravel() for p in m.parameters()])  # hundreds of draws from U(-b, b)
         assert np.all(np.abs(values) <= bound)
@@ -63,28 +90,90 @@ def test_parameter_names_shapes_and_init():
 @pytest.mark.parametrize("nonlinearity,act", [("tanh", np.tanh), ("relu", lambda a: np.maximum(a, 0))])
 def test_rnn_matches_numpy_loop(float64, nonlinearity, act):
     tinyattn.manual_seed(1)
-    rnn = RNN(3, 4, nonlinearity=nonlinearity)
+    rnn = RNN(3, 4, nonlinearity=nonlinearity, batch_first=True)
     rng = np.random.default_rng(0)
-    x, h0 = rng.standard_normal((2, 5, 3)), rng.standard_normal((2, 4))
+    x, h0 = rng.standard_normal((2, 5, 3)), rng.standard_normal((1, 2, 4))  # (B, T, in), (layers, B, H)
     out, hT = rnn(tinyattn.tensor(x), tinyattn.tensor(h0))
-    ref_out, ref_h = numpy_rnn(x, h0, *_params(rnn), act)
-    assert out.shape == (2, 5, 4) and hT.shape == (2, 4)
+    ref_out, ref_h = numpy_rnn(x, h0[0], *_params(rnn), act)
+    assert out.shape == (2, 5, 4) and hT.shape == (1, 2, 4)
     np.testing.assert_allclose(out.numpy(), ref_out, rtol=1e-12, atol=1e-12)
-    np.testing.assert_allclose(hT.numpy(), ref_h, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(hT.numpy()[0], ref_h, rtol=1e-12, atol=1e-12)
 
 
 def test_gru_matches_numpy_loop(float64):
     tinyattn.manual_seed(2)
-    gru = GRU(3, 4)
+    gru = GRU(3, 4, batch_first=True)
     rng = np.random.default_rng(1)
-    x, h0 = rng.standard_normal((2, 6, 3)), rng.standard_normal((2, 4))
+    x, h0 = rng.standard_normal((2, 6, 3)), rng.standard_normal((1, 2, 4))
     out, hT = gru(tinyattn.tensor(x), tinyattn.tensor(h0))
-    ref_out, ref_h = numpy_gru(x, h0, *_params(gru))
+    ref_out, ref_h = numpy_gru(x, h0[0], *_params(gru))
     np.testing.assert_allclose(out.numpy(), ref_out, rtol=1e-12, atol=1e-12)
-    np.testing.assert_allclose(hT.numpy(), ref_h, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(hT.numpy()[0], ref_h, rtol=1e-12, atol=1e-12)
     # h0=None means zeros, as in PyTorch
     out0, _ = gru(tinyattn.tensor(x))
     np.testing.assert_allclose(out0.numpy(), numpy_gru(x, np.zeros((2, 4)), *_params(gru))[0], rtol=1e-12, atol=1e-12)
+
+
+def test_lstm_matches_numpy_loop(float64):
+    tinyattn.manual_seed(3)
+    lstm = LSTM(3, 4, batch_first=True)
+    rng = np.random.default_rng(2)
+    x, h0, c0 = rng.standard_normal((2, 6, 3)), rng.standard_normal((1, 2, 4)), rng.standard_normal((1, 2, 4))
+    out, (hT, cT) = lstm(tinyattn.tensor(x), (tinyattn.tensor(h0), tinyattn.tensor(c0)))
+    ref_out, ref_h, ref_c = numpy_lstm(x, h0[0], c0[0], *_params(lstm))
+    np.testing.assert_allclose(out.numpy(), ref_out, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(hT.numpy()[0], ref_h, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(cT.numpy()[0], ref_c, rtol=1e-12, atol=1e-12)
+    assert lstm(tinyattn.tensor(x))[1][1].shape == (1, 2, 4)  # no state given: zeros for both
+
+
+def test_pytorchs_default_layout_is_time_first_and_unbatched_input_works(float64):
+    tinyattn.manual_seed(4)
+    gru = GRU(3, 4)  # batch_first=False, as in PyTorch: input (T, B, in)
+    rng = np.random.default_rng(3)
+    x = rng.standard_normal((6, 2, 3))  # (T, B, in)
+    out, h_n = gru(tinyattn.tensor(x))
+    ref_out, ref_h = numpy_gru(x.transpose(1, 0, 2), np.zeros((2, 4)), *_params(gru))
+    assert out.shape == (6, 2, 4) and h_n.shape == (1, 2, 4)
+    np.testing.assert_allclose(out.numpy(), ref_out.transpose(1, 0, 2), rtol=1e-12, atol=1e-12)
+    one, h_one = gru(tinyattn.tensor(x[:, 0]))  # unbatched (T, in): no batch dim in or out
+    assert one.shape == (6, 4) and h_one.shape == (1, 4)
+    np.testing.assert_allclose(one.numpy(), ref_out[0], rtol=1e-12, atol=1e-12)
+    # the seq2seq tutorial's one step at a time: input (1, 1, H), hidden (1, 1, H)
+    step_out, step_h = gru(tinyattn.tensor(x[:1, :1]), tinyattn.zeros(1, 1, 4, dtype=np.float64))
+    np.testing.assert_allclose(step_h.numpy()[0], ref_out[:1, 0], rtol=1e-12, atol=1e-12)
+
+
+def test_stacked_and_bidirectional_layers(float64):
+    tinyattn.manual_seed(5)
+    rnn = RNN(3, 4, num_layers=2, bidirectional=True, batch_first=True)
+    rng = np.random.default_rng(4)
+    x = rng.standard_normal((2, 5, 3))
+    out, h_n = rnn(tinyattn.tensor(x))
+    assert out.shape == (2, 5, 8) and h_n.shape == (4, 2, 4)  # (B, T, 2H), (layers * 2, B, H)
+    zeros = np.zeros((2, 4))
+    fwd, hf = numpy_rnn(x, zeros, *_params(rnn, "_l0"), np.tanh)
+    bwd, hb = numpy_rnn(x[:, ::-1], zeros, *_params(rnn, "_l0_reverse"), np.tanh)
+    layer0 = np.concatenate([fwd, bwd[:, ::-1]], axis=-1)  # the reverse direction, back in time order
+    fwd1, hf1 = numpy_rnn(layer0, zeros, *_params(rnn, "_l1"), np.tanh)
+    bwd1, hb1 = numpy_rnn(layer0[:, ::-1], zeros, *_params(rnn, "_l1_reverse"), np.tanh)
+    np.testing.assert_allclose(out.numpy(), np.concatenate([fwd1, bwd1[:, ::-1]], axis=-1), rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(h_n.numpy(), np.stack([hf, hb, hf1, hb1]), rtol=1e-12, atol=1e-12)
+
+
+def test_dropout_acts_between_layers_in_training_only(float64):
+    tinyattn.manual_seed(6)
+    lstm = LSTM(3, 4, num_layers=2, dropout=0.5)
+    x = tinyattn.randn(5, 2, 3, dtype=np.float64)
+    lstm.eval()
+    a, b = lstm(x)[0].numpy(), lstm(x)[0].numpy()
+    np.testing.assert_array_equal(a, b)  # eval: no dropout, the same output twice
+    lstm.train()
+    c = lstm(x)[0].numpy()
+    assert not np.allclose(a, c)  # training: layer 0's output was dropped out before layer 1
+    single = GRU(3, 4, dropout=0.5)  # one layer: nothing comes after it, so dropout changes nothing
+    single.train()
+    np.testing.assert_array_equal(single(x)[0].numpy(), single.eval()(x)[0].numpy())
 
 
 def test_float32_default_runs_in_float32():
@@ -92,37 +181,55 @@ def test_float32_default_runs_in_float32():
     gru = GRU(3, 4)
     out, hT = gru(tinyattn.randn(2, 3, 3))
     assert out.dtype == np.float32 and hT.dtype == np.float32
+    assert repr(GRU(3, 4, num_layers=2, batch_first=True)) == "GRU(3, 4, num_layers=2, batch_first=True)"
+    assert repr(RNN(3, 4, nonlinearity="relu")) == "RNN(3, 4, nonlinearity='relu')"
 
 
 @pytest.mark.parametrize("cls", [RNN, GRU])
 def test_bptt_gradcheck_inputs_and_h0(float64, cls):
     tinyattn.manual_seed(3)
-    m = cls(2, 3)
+    m = cls(2, 3, num_layers=2, bidirectional=True)
     rng = np.random.default_rng(2)
-    x = tinyattn.tensor(rng.standard_normal((2, 4, 2)), requires_grad=True)
-    h0 = tinyattn.tensor(rng.standard_normal((2, 3)), requires_grad=True)
+    x = tinyattn.tensor(rng.standard_normal((4, 2, 2)), requires_grad=True)  # (T, B, in)
+    h0 = tinyattn.tensor(rng.standard_normal((4, 2, 3)), requires_grad=True)  # (layers * 2, B, H)
 
     def fn(x, h0):
-        out, hT = m(x, h0)
-        return out + 2.0 * hT.unsqueeze(1)  # (B, T, H): both outputs feed the check
+        out, h_n = m(x, h0)
+        return out[:, :, :3] + 2.0 * h_n.sum(0)  # (T, B, H): both outputs feed the check
 
     assert gradcheck(fn, [x, h0])
 
 
-@pytest.mark.parametrize("cls", [RNN, GRU])
+def test_lstm_gradcheck_inputs_and_both_states(float64):
+    tinyattn.manual_seed(7)
+    m = LSTM(2, 3, num_layers=2, batch_first=True)
+    rng = np.random.default_rng(5)
+    x = tinyattn.tensor(rng.standard_normal((2, 4, 2)), requires_grad=True)
+    h0, c0 = (tinyattn.tensor(rng.standard_normal((2, 2, 3)), requires_grad=True) for _ in range(2))
+
+    def fn(x, h0, c0):
+        out, (h_n, c_n) = m(x, (h0, c0))
+        return out + (h_n - 3.0 * c_n).sum(0).unsqueeze(1)  # (B, T, H)
+
+    assert gradcheck(fn, [x, h0, c0])
+
+
+@pytest.mark.parametrize("cls", [RNN, GRU, LSTM])
 def test_bptt_gradcheck_parameters(float64, cls):
     tinyattn.manual_seed(4)
-    m = cls(2, 3)
-    x = tinyattn.tensor(np.random.default_rng(3).standard_normal((2, 4, 2)))
+    m = cls(2, 3, num_layers=2)
+    x = tinyattn.tensor(np.random.default_rng(3).standard_normal((4, 2, 2)))
     params = list(m.parameters())
-    assert len(params) == 4
+    assert len(params) == 8
     assert gradcheck(lambda *ps: m(x)[0], params)
+    no_bias = cls(2, 3, bias=False)
+    assert len(list(no_bias.parameters())) == 2 and gradcheck(lambda *ps: no_bias(x)[0], list(no_bias.parameters()))
 
 
 def test_gradient_reaches_the_first_step(float64):
     """BPTT really runs through time: the last output depends on the first input."""
     tinyattn.manual_seed(5)
-    gru = GRU(2, 3)
+    gru = GRU(2, 3, batch_first=True)
     x = tinyattn.tensor(np.random.default_rng(4).standard_normal((1, 6, 2)), requires_grad=True)
     out, _ = gru(x)
     out[:, -1].sum().backward()
@@ -131,19 +238,40 @@ def test_gradient_reaches_the_first_step(float64):
 
 @pytest.mark.parametrize("cls", [RNN, GRU])
 def test_clear_errors(cls):
-    m = cls(3, 4)
+    m = cls(3, 4, batch_first=True)
     with pytest.raises(ValueError, match=r"last dim is 5, expected 3"):
         m(tinyattn.randn(2, 6, 5))
-    with pytest.raises(ValueError, match=r"\(B, T, 3\).*\(6, 3\)"):
-        m(tinyattn.randn(6, 3))
-    with pytest.raises(ValueError, match=r"h0 has shape \(1, 2, 4\), expected \(B, H\) = \(2, 4\)"):
-        m(tinyattn.randn(2, 6, 3), tinyattn.zeros(1, 2, 4))
-    with pytest.raises(ValueError, match=r"h0 has shape \(2, 5\)"):
-        m(tinyattn.randn(2, 6, 3), tinyattn.zeros(2, 5))
+    with pytest.raises(ValueError, match=r"expects input of shape \(B, T, in\) \(batch_first=True\) or \(T, in\) "
+                                         r"unbatched, with in = 3; got shape \(1, 2, 6, 3\)"):
+        m(tinyattn.randn(1, 2, 6, 3))
+    with pytest.raises(ValueError, match=r"h0 has shape \(2, 4\), expected \(num_layers \* num_directions, B, H\) "
+                                         r"= \(1, 2, 4\)"):
+        m(tinyattn.randn(2, 6, 3), tinyattn.zeros(2, 4))  # the pre-PyTorch-layout (B, H) state
+    with pytest.raises(ValueError, match=r"h0 has shape \(1, 2, 5\)"):
+        m(tinyattn.randn(2, 6, 3), tinyattn.zeros(1, 2, 5))
+    with pytest.raises(ValueError, match=r"expected \(num_layers \* num_directions, H\) = \(1, 4\) for unbatched"):
+        m(tinyattn.randn(6, 3), tinyattn.zeros(1, 1, 4))
     with pytest.raises(TypeError, match=r"float input.*got dtype int64"):
         m(np.ones((2, 6, 3), dtype=np.int64))
+    with pytest.raises(TypeError, match=r"batch_first must be a bool, got 'yes'"):
+        cls(3, 4, batch_first="yes")
+    with pytest.raises(ValueError, match=r"dropout must be"):
+        cls(3, 4, dropout=1.5)
+    with pytest.raises(TypeError, match=r"LSTM: the initial state is a pair \(h0, c0\)"):
+        LSTM(3, 4)(tinyattn.randn(6, 2, 3), tinyattn.zeros(1, 2, 4))
 
 
 def test_bad_nonlinearity():
     with pytest.raises(ValueError, match="tanh.*relu.*'sigmoid'"):
         RNN(2, 3, nonlinearity="sigmoid")
+
+
+def test_pytorchs_positional_order_and_a_torch_state_dict_load():
+    m = RNN(4, 6, 2, nonlinearity="relu", dropout=0.2)  # word_language_model: RNN(ninp, nhid, nlayers, ...)
+    assert (m.num_layers, m.nonlinearity, m.dropout, m.batch_first) == (2, "relu", 0.2, False)
+    # a state_dict written under PyTorch's names loads key for key
+    src = LSTM(3, 5, num_layers=2)
+    dst = LSTM(3, 5, num_layers=2)
+    dst.load_state_dict({k: v.numpy() for k, v in src.state_dict().items()})
+    x = tinyattn.randn(4, 2, 3)
+    np.testing.assert_array_equal(dst(x)[0].numpy(), src(x)[0].numpy())

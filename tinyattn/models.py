@@ -52,7 +52,7 @@ class SequenceModel(nn.Module):
             self.norm = nn.LayerNorm(d_model)  # pre-LN blocks leave the residual stream un-normalized
         else:
             cell = nn.GRU if kind == "gru" else nn.RNN
-            self.rnns = nn.ModuleList([cell(d_model, d_model) for _ in range(n_layers)])
+            self.rnns = nn.ModuleList([cell(d_model, d_model, batch_first=True) for _ in range(n_layers)])
         self.head = nn.Linear(d_model, n_out)
 
     def embed(self, idx: Tensor | np.ndarray) -> Tensor:

@@ -393,8 +393,11 @@ class Tensor:
         return int(self._data.item())
 
     def __format__(self, spec: str) -> str:
-        """``f"{loss:.4f}"`` formats a one-element tensor like its number (as PyTorch)."""
-        return format(self.item(), spec) if spec and self._data.size == 1 else format(str(self), spec)
+        """``f"{loss:.4f}"`` and ``f"{score}"`` format a 0-d tensor as its number (as PyTorch), and a
+        one-element tensor too when a format is given."""
+        if self.ndim == 0 or spec and self._data.size == 1:
+            return format(self.item(), spec)
+        return format(str(self), spec)
 
     def __array__(self, dtype=None, copy=None):
         return self._data if dtype is None else self._data.astype(dtype)

@@ -1,7 +1,15 @@
-"""Recurrent baselines: an Elman RNN and a GRU, with PyTorch's parameters and equations.
+"""Recurrent layers: RNN, GRU and LSTM with PyTorch's constructor, parameter names, layouts and equations.
 
-Both are batch-first and built only from Tensor ops, so autograd gives
-backpropagation through time for free.
+As in PyTorch:
+  input (T, B, in), or (B, T, in) with ``batch_first=True``, or unbatched (T, in);
+  h0 (and LSTM's c0) (num_layers * D, B, H), D = 2 if bidirectional; None means zeros;
+  forward returns (output, h_n), LSTM (output, (h_n, c_n)): output is the last layer's hidden
+  state at every step, (T, B, D*H) (or (B, T, D*H)), h_n the final state of every layer and direction.
+  Parameters are weight_ih_l{k}, weight_hh_l{k}, bias_ih_l{k}, bias_hh_l{k} (``_reverse`` for the
+  backward direction), each drawn from U(-1/sqrt(H), 1/sqrt(H)), so a PyTorch state_dict loads key
+  for key. ``dropout`` applies between layers (not after the last), in training mode only.
+
+Everything is built from Tensor ops, so autograd gives backpropagation through time for free.
 
 Why the input projection ``x_t @ W_ih^T`` is done inside the loop: it does not depend on
 h, so in PyTorch one would compute it for all steps at once, (B, T, in) @ (in, 3H).
@@ -21,12 +29,13 @@ import math
 import numpy as np
 
 from tinyattn import checks
-from tinyattn.functions import stack
+from tinyattn.functions import cat, stack
 from tinyattn.tensor import Tensor, get_default_dtype, get_rng
 
+from . import functional as F
 from .module import Module, Parameter
 
-__all__ = ["RNN", "GRU"]
+__all__ = ["RNN", "GRU", "LSTM"]
 
 
 def _uniform(shape: tuple[int, ...], bound: float) -> Parameter:
@@ -35,102 +44,222 @@ def _uniform(shape: tuple[int, ...], bound: float) -> Parameter:
     return Parameter(data)
 
 
-def _sizes(name: str, input_size, hidden_size) -> tuple[int, int]:
-    return checks.positive_int("input_size", input_size, name), checks.positive_int("hidden_size", hidden_size, name)
+# ----------------------------------------------------------------------------------------------
+# One step of each cell: (x_t (B, in), state) -> new state; w_ih (in, G*H) and w_hh (H, G*H) transposed.
+# ----------------------------------------------------------------------------------------------
+def _tanh_step(x_t, h, w_ih, w_hh, b_ih, b_hh):
+    """h' = tanh(W_ih x + b_ih + W_hh h + b_hh)"""
+    return _affine(x_t, w_ih, b_ih, h, w_hh, b_hh).tanh()
 
 
-def _check_input(name: str, x: Tensor, input_size: int, hidden_size: int, h0) -> tuple[Tensor, Tensor]:
-    """Validate x (B, T, in) and h0 (B, H) at the surface; returns them as Tensors (h0 zeros if None)."""
-    if not isinstance(x, Tensor):
-        x = Tensor(x)
-    if x.ndim != 3:
-        raise ValueError(f"{name} expects batch-first input of shape (B, T, {input_size}), got shape {tuple(x.shape)}")
-    if not np.issubdtype(x.dtype, np.floating):
-        raise TypeError(f"{name} expects float input (B, T, {input_size}), got dtype {x.dtype} "
-                        "(token ids? embed them first, e.g. with nn.Embedding)")
-    B, T, C = x.shape
-    if C != input_size:
-        raise ValueError(f"{name}(input_size={input_size}) got input of shape {tuple(x.shape)}: "
-                         f"last dim is {C}, expected {input_size}")
-    if T == 0:
-        raise ValueError(f"{name} got an empty sequence (T=0) in input of shape {tuple(x.shape)}")
-    if h0 is None:
-        h0 = Tensor(np.zeros((B, hidden_size), dtype=x.dtype))
-    elif not isinstance(h0, Tensor):
-        h0 = Tensor(h0)
-    if tuple(h0.shape) != (B, hidden_size):
-        raise ValueError(f"{name}: h0 has shape {tuple(h0.shape)}, expected (B, H) = ({B}, {hidden_size})")
-    return x, h0
+def _relu_step(x_t, h, w_ih, w_hh, b_ih, b_hh):
+    """h' = relu(W_ih x + b_ih + W_hh h + b_hh)"""
+    return _affine(x_t, w_ih, b_ih, h, w_hh, b_hh).relu()
 
 
-class RNN(Module):
+def _affine(x_t, w_ih, b_ih, h, w_hh, b_hh):
+    # (B, in) @ (in, H) + (B, H) @ (H, H) -> (B, H), in the order x W_ih + b_ih + h W_hh + b_hh
+    pre = x_t @ w_ih
+    if b_ih is not None:
+        pre = pre + b_ih
+    pre = pre + h @ w_hh
+    return pre if b_hh is None else pre + b_hh
+
+
+def _gru_step(x_t, h, w_ih, w_hh, b_ih, b_hh):
+    """r = σ(W_ir x + b_ir + W_hr h + b_hr);  z = σ(W_iz x + b_iz + W_hz h + b_hz);
+    n = tanh(W_in x + b_in + r * (W_hn h + b_hn));  h' = (1 - z) * n + z * h"""
+    H = h.shape[-1]
+    # All three gates in one matmul each, then split: columns [0:H] r, [H:2H] z, [2H:3H] n.
+    gi = x_t @ w_ih if b_ih is None else x_t @ w_ih + b_ih  # (B, in) @ (in, 3H) -> (B, 3H)
+    gh = h @ w_hh if b_hh is None else h @ w_hh + b_hh  # (B, H) @ (H, 3H) -> (B, 3H)
+    r = (gi[:, :H] + gh[:, :H]).sigmoid()  # (B, H) reset gate
+    z = (gi[:, H:2 * H] + gh[:, H:2 * H]).sigmoid()  # (B, H) update gate
+    # The reset gate scales only the hidden part of the candidate, bias b_hn included (PyTorch's choice).
+    n = (gi[:, 2 * H:] + r * gh[:, 2 * H:]).tanh()  # (B, H) candidate
+    return (1 - z) * n + z * h  # z near 1 keeps the old state: that is how a GRU carries memory
+
+
+def _lstm_step(x_t, state, w_ih, w_hh, b_ih, b_hh):
+    """i, f, o = σ(...), g = tanh(...) from W_i* x + b_i* + W_h* h + b_h* (gate order i, f, g, o);
+    c' = f * c + i * g;  h' = o * tanh(c')"""
+    h, c = state
+    H = h.shape[-1]
+    gates = _affine(x_t, w_ih, b_ih, h, w_hh, b_hh)  # (B, 4H)
+    i, f = gates[:, :H].sigmoid(), gates[:, H:2 * H].sigmoid()  # input and forget gates
+    g, o = gates[:, 2 * H:3 * H].tanh(), gates[:, 3 * H:].sigmoid()  # candidate and output gate
+    c = f * c + i * g  # the cell state: a sum, not a product, so its gradient survives many steps
+    return o * c.tanh(), c
+
+
+class _RNNBase(Module):
+    """The layers, directions and layouts shared by RNN, GRU and LSTM; a subclass names its step and gates."""
+
+    gates = 1  # weight rows per hidden unit: 1 (RNN), 3 (GRU), 4 (LSTM)
+
+    def __init__(self, input_size: int, hidden_size: int, num_layers: int = 1, bias: bool = True,
+                 batch_first: bool = False, dropout: float = 0.0, bidirectional: bool = False) -> None:
+        super().__init__()
+        name = type(self).__name__
+        self.input_size = checks.positive_int("input_size", input_size, name)
+        self.hidden_size = checks.positive_int("hidden_size", hidden_size, name)
+        self.num_layers = checks.positive_int("num_layers", num_layers, name)
+        self.dropout = checks.probability("dropout", dropout, name)
+        for flag, value in (("bias", bias), ("batch_first", batch_first), ("bidirectional", bidirectional)):
+            if not isinstance(value, (bool, np.bool_)):
+                raise TypeError(f"{name}: {flag} must be a bool, got {value!r} (pass the sizes positionally "
+                                f"and the options by name, e.g. {name}(16, 32, num_layers=2, batch_first=True))")
+        self.bias, self.batch_first, self.bidirectional = bool(bias), bool(batch_first), bool(bidirectional)
+        D, H, k = 2 if bidirectional else 1, self.hidden_size, 1.0 / math.sqrt(hidden_size)
+        # Registered (and so drawn) in PyTorch's order: layer by layer, forward direction first.
+        for layer in range(self.num_layers):
+            n_in = self.input_size if layer == 0 else D * H  # a later layer reads both directions
+            for suffix in [f"_l{layer}", f"_l{layer}_reverse"][:D]:
+                setattr(self, "weight_ih" + suffix, _uniform((self.gates * H, n_in), k))
+                setattr(self, "weight_hh" + suffix, _uniform((self.gates * H, H), k))
+                if self.bias:
+                    setattr(self, "bias_ih" + suffix, _uniform((self.gates * H,), k))
+                    setattr(self, "bias_hh" + suffix, _uniform((self.gates * H,), k))
+
+    def _weights(self, suffix: str) -> tuple:
+        """(W_ih^T (in, G*H), W_hh^T (H, G*H), b_ih, b_hh): transposed once, not once per step."""
+        b = (getattr(self, "bias_ih" + suffix), getattr(self, "bias_hh" + suffix)) if self.bias else (None, None)
+        return (getattr(self, "weight_ih" + suffix).T, getattr(self, "weight_hh" + suffix).T) + b
+
+    def _check(self, x, state, what: str) -> tuple:
+        """x as (B, T, in), and the expected shape of each initial state; names the layout in errors."""
+        name = type(self).__name__
+        if not isinstance(x, Tensor):
+            x = Tensor(x)
+        layout = "(B, T, in)" if self.batch_first else "(T, B, in)"
+        if x.ndim not in (2, 3):
+            raise ValueError(f"{name} expects input of shape {layout} (batch_first={self.batch_first}) or "
+                             f"(T, in) unbatched, with in = {self.input_size}; got shape {tuple(x.shape)}")
+        if not np.issubdtype(x.dtype, np.floating):
+            raise TypeError(f"{name} expects float input, got dtype {x.dtype} "
+                            "(token ids? embed them first, e.g. with nn.Embedding)")
+        if x.shape[-1] != self.input_size:
+            raise ValueError(f"{name}(input_size={self.input_size}) got input of shape {tuple(x.shape)}: "
+                             f"last dim is {x.shape[-1]}, expected {self.input_size}")
+        unbatched = x.ndim == 2
+        x = x.unsqueeze(0) if unbatched else (x if self.batch_first else x.transpose(0, 1))  # (B, T, in)
+        if x.shape[1] == 0:
+            raise ValueError(f"{name} got an empty sequence (T=0) in input of shape {tuple(x.shape)}")
+        LD, B = self.num_layers * (2 if self.bidirectional else 1), x.shape[0]
+        want = (LD, self.hidden_size) if unbatched else (LD, B, self.hidden_size)
+        states = []
+        for s in state:
+            if s is None:
+                s = Tensor(np.zeros((LD, B, self.hidden_size), dtype=x.dtype))
+            else:
+                s = s if isinstance(s, Tensor) else Tensor(s)
+                if tuple(s.shape) != want:
+                    raise ValueError(f"{name}: {what} has shape {tuple(s.shape)}, expected (num_layers * "
+                                     f"num_directions, B, H) = {want}" if not unbatched else
+                                     f"{name}: {what} has shape {tuple(s.shape)}, expected (num_layers * "
+                                     f"num_directions, H) = {want} for unbatched input")
+                s = s.unsqueeze(1) if unbatched else s
+            states.append(s)
+        return x, unbatched, states
+
+    def _run(self, x: Tensor, states: list) -> tuple:
+        """x (B, T, in), states [(L*D, B, H), ...] -> (output (B, T, D*H), final states [(L*D, B, H), ...])."""
+        step = self._step()
+        D = 2 if self.bidirectional else 1
+        steps = list(x.unbind(1))  # (B, in) per step (unbind, not x[:, t]: its backward is O(T log T), not O(T^2))
+        finals = []
+        for layer in range(self.num_layers):
+            outs_by_direction = []
+            for d, suffix in enumerate([f"_l{layer}", f"_l{layer}_reverse"][:D]):
+                weights = self._weights(suffix)
+                state = tuple(s[layer * D + d] for s in states)  # each (B, H)
+                state = state[0] if len(state) == 1 else state
+                order = reversed(steps) if d == 1 else steps  # the reverse direction reads from the end
+                outs = []
+                for x_t in order:
+                    state = step(x_t, state, *weights)
+                    outs.append(state if isinstance(state, Tensor) else state[0])
+                outs_by_direction.append(outs[::-1] if d == 1 else outs)  # back in time order
+                finals.append(state if isinstance(state, tuple) else (state,))
+            steps = outs_by_direction[0] if D == 1 else [cat(pair, dim=-1) for pair in zip(*outs_by_direction)]
+            if self.dropout and self.training and layer < self.num_layers - 1:  # between layers only
+                steps = list(F.dropout(stack(steps, dim=1), self.dropout).unbind(1))
+        output = stack(steps, dim=1)  # (B, T, D*H)
+        return output, [stack([f[i] for f in finals], dim=0) for i in range(len(states))]  # each (L*D, B, H)
+
+    def _layout(self, output: Tensor, finals: list, unbatched: bool) -> tuple:
+        """Back to the caller's layout: (T, B, ...) unless batch_first; no batch dim for unbatched input."""
+        if unbatched:
+            return output.squeeze(0), [f.squeeze(1) for f in finals]  # (T, D*H), (L*D, H)
+        return (output if self.batch_first else output.transpose(0, 1)), finals
+
+    def extra_repr(self) -> str:
+        s = f"{self.input_size}, {self.hidden_size}"
+        defaults = dict(num_layers=1, bias=True, batch_first=False, dropout=0.0, bidirectional=False)
+        return s + "".join(f", {k}={getattr(self, k)}" for k, v in defaults.items() if getattr(self, k) != v)
+
+
+class RNN(_RNNBase):
     """Elman RNN: h_t = act(W_ih x_t + b_ih + W_hh h_{t-1} + b_hh), act = tanh or relu.
 
-    forward(x (B, T, input_size), h0 (B, H) or None) -> (outputs (B, T, H), h_T (B, H)).
+    ``RNN(input_size, hidden_size, num_layers=1, nonlinearity='tanh', bias=True, batch_first=False,
+    dropout=0.0, bidirectional=False)``; forward(x, h0=None) -> (output, h_n) (layouts in the module docstring).
     """
 
-    def __init__(self, input_size: int, hidden_size: int, nonlinearity: str = "tanh") -> None:
-        super().__init__()
+    def __init__(self, input_size: int, hidden_size: int, num_layers: int = 1, nonlinearity: str = "tanh",
+                 bias: bool = True, batch_first: bool = False, dropout: float = 0.0,
+                 bidirectional: bool = False) -> None:
         if nonlinearity not in ("tanh", "relu"):
             raise ValueError(f"nonlinearity must be 'tanh' or 'relu', got {nonlinearity!r}")
-        input_size, hidden_size = _sizes("RNN", input_size, hidden_size)
-        self.input_size, self.hidden_size, self.nonlinearity = input_size, hidden_size, nonlinearity
-        k = 1.0 / math.sqrt(hidden_size)  # PyTorch: every weight and bias ~ U(-1/sqrt(H), 1/sqrt(H))
-        self.weight_ih = _uniform((hidden_size, input_size), k)
-        self.weight_hh = _uniform((hidden_size, hidden_size), k)
-        self.bias_ih = _uniform((hidden_size,), k)
-        self.bias_hh = _uniform((hidden_size,), k)
+        super().__init__(input_size, hidden_size, num_layers, bias, batch_first, dropout, bidirectional)
+        self.nonlinearity = nonlinearity
+
+    def _step(self):
+        return _tanh_step if self.nonlinearity == "tanh" else _relu_step
 
     def forward(self, x: Tensor, h0: Tensor | None = None) -> tuple[Tensor, Tensor]:
-        x, h = _check_input("RNN", x, self.input_size, self.hidden_size, h0)
-        w_ih, w_hh = self.weight_ih.T, self.weight_hh.T  # (in, H), (H, H): transposed once, not once per step
-        outs = []
-        for x_t in x.unbind(1):  # (B, in) per step (unbind, not x[:, t]: its backward is O(T log T), not O(T^2))
-            # (B, in) @ (in, H) + (B, H) @ (H, H) -> (B, H)
-            pre = x_t @ w_ih + self.bias_ih + h @ w_hh + self.bias_hh
-            h = pre.tanh() if self.nonlinearity == "tanh" else pre.relu()
-            outs.append(h)
-        return stack(outs, dim=1), h  # (B, T, H), (B, H)
+        x, unbatched, states = self._check(x, [h0], "h0")
+        output, (h_n,) = self._layout(*self._run(x, states), unbatched)
+        return output, h_n
 
-    def __repr__(self) -> str:
-        return f"RNN({self.input_size}, {self.hidden_size}, nonlinearity={self.nonlinearity!r})"
+    def extra_repr(self) -> str:
+        s = super().extra_repr()
+        return s if self.nonlinearity == "tanh" else s + f", nonlinearity={self.nonlinearity!r}"
 
 
-class GRU(Module):
-    """GRU (PyTorch's equations, gate order r, z, n):
-    r = σ(W_ir x + b_ir + W_hr h + b_hr);  z = σ(W_iz x + b_iz + W_hz h + b_hz);
-    n = tanh(W_in x + b_in + r * (W_hn h + b_hn));  h' = (1 - z) * n + z * h.
+class GRU(_RNNBase):
+    """GRU (PyTorch's equations, gate order r, z, n; see _gru_step).
 
-    forward(x (B, T, input_size), h0 (B, H) or None) -> (outputs (B, T, H), h_T (B, H)).
+    ``GRU(input_size, hidden_size, num_layers=1, bias=True, batch_first=False, dropout=0.0,
+    bidirectional=False)``; forward(x, h0=None) -> (output, h_n).
     """
 
-    def __init__(self, input_size: int, hidden_size: int) -> None:
-        super().__init__()
-        input_size, hidden_size = _sizes("GRU", input_size, hidden_size)
-        self.input_size, self.hidden_size = input_size, hidden_size
-        k = 1.0 / math.sqrt(hidden_size)
-        # The three gates' weights are stacked row-wise in the order r, z, n, exactly as PyTorch stores them.
-        self.weight_ih = _uniform((3 * hidden_size, input_size), k)
-        self.weight_hh = _uniform((3 * hidden_size, hidden_size), k)
-        self.bias_ih = _uniform((3 * hidden_size,), k)
-        self.bias_hh = _uniform((3 * hidden_size,), k)
+    gates = 3
+
+    def _step(self):
+        return _gru_step
 
     def forward(self, x: Tensor, h0: Tensor | None = None) -> tuple[Tensor, Tensor]:
-        x, h = _check_input("GRU", x, self.input_size, self.hidden_size, h0)
-        H = self.hidden_size
-        w_ih, w_hh = self.weight_ih.T, self.weight_hh.T  # (in, 3H), (H, 3H): transposed once, not once per step
-        outs = []
-        for x_t in x.unbind(1):  # (B, in) per step (unbind, not x[:, t]: its backward is O(T log T), not O(T^2))
-            # All three gates in one matmul each, then split: columns [0:H] r, [H:2H] z, [2H:3H] n.
-            gi = x_t @ w_ih + self.bias_ih  # (B, in) @ (in, 3H) -> (B, 3H)
-            gh = h @ w_hh + self.bias_hh  # (B, H) @ (H, 3H) -> (B, 3H)
-            r = (gi[:, :H] + gh[:, :H]).sigmoid()  # (B, H) reset gate
-            z = (gi[:, H:2 * H] + gh[:, H:2 * H]).sigmoid()  # (B, H) update gate
-            # The reset gate scales only the hidden part of the candidate, bias b_hn included (PyTorch's choice).
-            n = (gi[:, 2 * H:] + r * gh[:, 2 * H:]).tanh()  # (B, H) candidate
-            h = (1 - z) * n + z * h  # z near 1 keeps the old state: that is how a GRU carries memory
-            outs.append(h)
-        return stack(outs, dim=1), h  # (B, T, H), (B, H)
+        x, unbatched, states = self._check(x, [h0], "h0")
+        output, (h_n,) = self._layout(*self._run(x, states), unbatched)
+        return output, h_n
 
-    def __repr__(self) -> str:
-        return f"GRU({self.input_size}, {self.hidden_size})"
+
+class LSTM(_RNNBase):
+    """LSTM (PyTorch's equations, gate order i, f, g, o; see _lstm_step).
+
+    ``LSTM(input_size, hidden_size, num_layers=1, bias=True, batch_first=False, dropout=0.0,
+    bidirectional=False)``; forward(x, (h0, c0)=None) -> (output, (h_n, c_n)).
+    """
+
+    gates = 4
+
+    def _step(self):
+        return _lstm_step
+
+    def forward(self, x: Tensor, hx: tuple | None = None) -> tuple[Tensor, tuple[Tensor, Tensor]]:
+        if hx is not None and not (isinstance(hx, (tuple, list)) and len(hx) == 2):
+            raise TypeError("LSTM: the initial state is a pair (h0, c0), each (num_layers * num_directions, B, H)")
+        x, unbatched, states = self._check(x, list(hx) if hx is not None else [None, None], "h0/c0")
+        output, (h_n, c_n) = self._layout(*self._run(x, states), unbatched)
+        return output, (h_n, c_n)

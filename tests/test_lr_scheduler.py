@@ -51,6 +51,10 @@ def test_lambda_lr_one_function_per_group():
 def test_step_lr():
     opt = make_opt()
     assert rates(opt, sched.StepLR(opt, step_size=2, gamma=0.5), 6) == [1.0, 1.0, 0.5, 0.5, 0.25, 0.25]
+    # PyTorch's transformer tutorial passes a whole float, StepLR(optimizer, 1.0, gamma=0.95)
+    opt2 = make_opt()
+    assert rates(opt2, sched.StepLR(opt2, 1.0, gamma=0.5), 3) == [1.0, 0.5, 0.25]
+    assert sched._LRScheduler is sched.LRScheduler  # the older name custom schedules subclass
 
 
 def test_linear_lr_warms_up_then_holds():

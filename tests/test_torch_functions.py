@@ -75,6 +75,8 @@ def test_typed_tensor_constructors():
     z = torch.LongTensor(2, 3)
     assert z.shape == (2, 3) and z.dtype == np.int64 and not z.numpy().any()
     assert torch.FloatTensor().shape == (0,)
+    # one size alone is a 1-D tensor of that length (word_language_model: LongTensor(n).zero_().view(-1, bsz))
+    assert torch.LongTensor(6).zero_().view(-1, 2).shape == (3, 2) and torch.IntTensor(4).dtype == np.int32
 
 
 def test_type_with_names_dtypes_and_constructors():

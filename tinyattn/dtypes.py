@@ -6,6 +6,8 @@ from a table still imports) but raises a clear TypeError the moment anything is 
 """
 from __future__ import annotations
 
+import builtins
+
 import numpy as np
 
 from .tensor import Tensor, _TYPE_OF_NAME, _as_array, _new_shape, float32, float64
@@ -52,7 +54,7 @@ def _typed(name: str):
     def make(*data) -> Tensor:
         # torch.LongTensor([[1, 2]]) holds the data; torch.LongTensor(2, 3) is a tensor of that shape
         # (left uninitialised by PyTorch, zeros here, so nothing depends on leftover memory).
-        if len(data) == 1 and not isinstance(data[0], (int, np.integer)) or not data:
+        if len(data) == 1 and not isinstance(data[0], (builtins.int, np.integer)) or not data:  # (this module's int is int32)
             return Tensor(np.array(_as_array(data[0]) if data else [], dtype=dt))
         return Tensor(np.zeros(_new_shape(data), dtype=dt))
 

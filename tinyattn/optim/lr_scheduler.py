@@ -21,7 +21,7 @@ from typing import Any
 from .. import checks
 from .optimizer import Optimizer, check_number
 
-__all__ = ["LRScheduler", "LambdaLR", "StepLR", "LinearLR", "CosineAnnealingLR", "OneCycleLR", "SequentialLR"]
+__all__ = ["LRScheduler", "_LRScheduler", "LambdaLR", "StepLR", "LinearLR", "CosineAnnealingLR", "OneCycleLR", "SequentialLR"]
 
 
 def _per_group(value: Any, name: str, optimizer: Optimizer, who: str) -> list[Any]:
@@ -87,6 +87,9 @@ class LRScheduler:
         self.__dict__.update(state_dict)
 
 
+_LRScheduler = LRScheduler  # PyTorch's older name, still subclassed by custom schedules
+
+
 class LambdaLR(LRScheduler):
     """lr(t) = base_lr * lr_lambda(t): any schedule, written as a function of the step t (one per group, or one)."""
 
@@ -110,6 +113,8 @@ class StepLR(LRScheduler):
     """lr(t) = base_lr * gamma ** (t // step_size): multiply by gamma every step_size steps."""
 
     def __init__(self, optimizer: Optimizer, step_size: int, gamma: float = 0.1, last_epoch: int = -1) -> None:
+        if isinstance(step_size, float) and step_size.is_integer():  # StepLR(opt, 1.0, ...) runs in PyTorch too
+            step_size = int(step_size)
         self.step_size = checks.positive_int("step_size", step_size, "StepLR")
         self.gamma = check_number(gamma, "gamma", "StepLR")
         super().__init__(optimizer, last_epoch)

@@ -71,3 +71,10 @@ def test_nll_rejects_what_cross_entropy_rejects_with_its_own_name():
         F.nll_loss(logp, torch.tensor([0, 1]), reduction="avg")
     with pytest.raises(ValueError, match="nll_loss: weight must be a finite 1-D tensor with one entry per class"):
         F.nll_loss(logp, torch.tensor([0, 1]), weight=torch.ones(2))
+
+
+def test_layer_norm_without_a_bias():
+    ln = nn.LayerNorm(4, bias=False)  # PyTorch 2.1's option: keep the scale, drop the shift
+    assert ln.bias is None and [n for n, _ in ln.named_parameters()] == ["weight"]
+    y = ln(torch.tensor([[1.0, 2.0, 3.0, 6.0]]))
+    assert abs(float(y.mean())) < 1e-6 and y.shape == (1, 4)

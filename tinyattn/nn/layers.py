@@ -107,7 +107,7 @@ class LayerNorm(Module):
     """Normalize the trailing dims to mean 0, variance 1, then * weight (ones) + bias (zeros)."""
 
     def __init__(self, normalized_shape: int | Sequence[int], eps: float = 1e-5,
-                 elementwise_affine: bool = True) -> None:
+                 elementwise_affine: bool = True, bias: bool = True) -> None:
         super().__init__()
         shape = (normalized_shape,) if isinstance(normalized_shape, (int, np.integer)) else tuple(normalized_shape)
         for n in shape:
@@ -116,9 +116,12 @@ class LayerNorm(Module):
             raise ValueError("LayerNorm: normalized_shape must name at least one dim")
         eps = checks.number("eps", eps, "LayerNorm", above=0)
         self.normalized_shape, self.eps = tuple(int(n) for n in shape), eps
-        if elementwise_affine:
+        if elementwise_affine:  # bias=False keeps the scale and drops the shift (PyTorch 2.1's option)
             self.weight = Parameter(np.ones(self.normalized_shape, dtype=get_default_dtype()))
-            self.bias = Parameter(np.zeros(self.normalized_shape, dtype=get_default_dtype()))
+            if bias:
+                self.bias = Parameter(np.zeros(self.normalized_shape, dtype=get_default_dtype()))
+            else:
+                self.register_parameter("bias", None)
         else:
             self.register_parameter("weight", None)
             self.register_parameter("bias", None)

@@ -163,7 +163,7 @@ def numpy_names(method):
 
     @functools.wraps(method)
     def reduction(self, *args, **kwargs):
-        for numpy_name, name in _NUMPY_NAMES:
+        for numpy_name, name in _NUMPY_NAMES if kwargs else ():  # (no keywords, the common case: nothing to do)
             if numpy_name in kwargs:
                 given = name in kwargs or name in after_self and len(args) > after_self.index(name)
                 if given:

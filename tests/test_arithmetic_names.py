@@ -133,3 +133,11 @@ def test_dtype_limits():
         torch.finfo(torch.long)
     with pytest.raises(TypeError, match="bfloat16 is not supported"):
         torch.finfo(torch.bfloat16)
+
+
+def test_log_of_zero_is_minus_inf_without_a_warning():
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # word_language_model builds its causal mask as log(tril(ones))
+        mask = torch.log(torch.tril(torch.ones(3, 3)))
+    assert mask.tolist() == [[0.0, -math.inf, -math.inf], [0.0, 0.0, -math.inf], [0.0, 0.0, 0.0]]

@@ -327,3 +327,25 @@ def test_a_part_written_into_its_registry_is_what_the_attribute_and_parameters_g
     del lin.weight
     with pytest.raises(AttributeError):
         lin.weight
+
+
+def test_replacing_a_submodule_or_parameter_keeps_its_place():
+    # word_language_model subclasses nn.Transformer and then sets self.decoder = nn.Linear(...);
+    # tying sets decoder.weight = encoder.weight. PyTorch keeps both where they were registered, so a
+    # state_dict or parameter list keeps its order.
+    class Net(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.encoder = nn.Embedding(5, 4)
+            self.decoder = nn.Linear(4, 5)
+            self.head = nn.Linear(5, 1)
+
+    net = Net()
+    net.decoder = nn.Linear(4, 5)
+    net.decoder.weight = nn.Parameter(np.zeros((5, 4)))
+    assert list(net.state_dict()) == ["encoder.weight", "decoder.weight", "decoder.bias", "head.weight", "head.bias"]
+    net.register_buffer("table", np.ones(2))
+    net.register_buffer("other", np.ones(1))
+    net.register_buffer("table", np.zeros(2))  # re-registered: same place, new value
+    keys = list(net.state_dict())
+    assert keys.index("table") < keys.index("other") and net.table.sum() == 0

@@ -275,3 +275,10 @@ def test_pytorchs_positional_order_and_a_torch_state_dict_load():
     dst.load_state_dict({k: v.numpy() for k, v in src.state_dict().items()})
     x = tinyattn.randn(4, 2, 3)
     np.testing.assert_array_equal(dst(x)[0].numpy(), src(x)[0].numpy())
+
+
+def test_flatten_parameters_is_accepted_and_changes_nothing():
+    m = LSTM(2, 3)
+    before = {k: v.numpy().copy() for k, v in m.state_dict().items()}
+    assert m.flatten_parameters() is None  # word_language_model calls it after loading (cuDNN's packing)
+    assert all(np.array_equal(before[k], v.numpy()) for k, v in m.state_dict().items())

@@ -5,6 +5,7 @@ import pytest
 
 import tinyattn as ta
 import tinyattn.nn as nn
+from tinyattn.gradcheck import gradcheck
 
 
 # ---------------------------------------------------------------- .data and .grad are Tensors
@@ -263,3 +264,53 @@ def test_sgd_by_hand_through_data():
     (p * p).sum().backward()
     p.data -= 0.25 * p.grad
     np.testing.assert_array_equal(p.numpy(), [1.0, -2.0])
+
+
+def test_writing_a_tensor_that_requires_grad_into_a_buffer_records_the_write(float64):
+    # PyTorch's CopySlices: buf[i] = v keeps v's gradient (the old seq2seq tutorial fills its
+    # encoder_outputs this way); it used to be a plain copy that silently cut v out of the graph
+    rng = np.random.default_rng(7)
+    w = ta.tensor(rng.standard_normal(3), requires_grad=True)
+    buf = ta.zeros(4, 3, dtype=np.float64)
+    buf[1] = w * 2
+    buf[2:4] = w  # broadcast into two rows
+    assert buf.requires_grad and not buf.is_leaf
+    (buf * ta.arange(12.0, dtype=np.float64).view(4, 3)).sum().backward()
+    np.testing.assert_allclose(w.grad.numpy(), 2 * np.array([3, 4, 5]) + [6, 7, 8] + [9, 10, 11])
+
+    def fill(a, b):
+        out = ta.zeros(5, 3, dtype=np.float64)
+        for i in range(5):
+            out[i] = (a[i] * b).tanh()
+        out[ta.tensor([0, 2])] = b  # an integer-array index, written last
+        return out * (1 + out)  # read only after the writes
+
+    a = ta.tensor(rng.standard_normal((5, 3)), requires_grad=True)
+    b = ta.tensor(rng.standard_normal(3), requires_grad=True)
+    assert gradcheck(fill, [a, b])
+    # a non-leaf can be written too: the gradient of the overwritten entries goes to the new value only
+    x = ta.tensor(rng.standard_normal(4), requires_grad=True)
+    y = x * 3.0
+    y[0] = b[1]
+    y.sum().backward()
+    assert x.grad.tolist()[0] == 0.0 and x.grad.tolist()[1:] == [3.0, 3.0, 3.0] and b.grad.tolist()[1] == 1.0
+
+
+def test_writes_that_would_change_a_recorded_reader_are_refused():
+    v = ta.tensor([1.0, 2.0], requires_grad=True)
+    h = ta.zeros(3, 2)
+    h[0] = v
+    with pytest.raises(RuntimeError, match=r"x\[\.\.\.\] = value: x is already the input of an op that autograd "
+                                           r"recorded.*collect the pieces in a list and tinyattn.stack"):
+        h[1] = h[0] * 2  # h[0] was read, so a node already points at h
+    e = v.exp()
+    e[0] = ta.tensor(5.0, requires_grad=True)  # exp saved its output, which this write changes
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        e.sum().backward()
+    p = ta.nn.Parameter(ta.zeros(2))
+    with pytest.raises(RuntimeError, match="a leaf Variable that requires grad is being used in an in-place operation"):
+        p[0] = v[0]
+    with ta.no_grad():
+        h2 = ta.zeros(2)
+        h2[0] = v[0]  # under no_grad a write is a plain copy
+    assert not h2.requires_grad and h2.tolist() == [1.0, 0.0]

@@ -152,3 +152,26 @@ def test_the_submodules_have_pytorchs_names():
     from tinyattn.utils.data.sampler import RandomSampler as RS, Sampler as S
     assert (DL, dc, D, TD, rs, RS, S) == (DataLoader, default_collate, Dataset, TensorDataset, random_split,
                                           RandomSampler, tinyattn.utils.data.Sampler)
+
+
+def test_an_iterable_dataset_is_batched_in_its_own_order():
+    from tinyattn.utils.data import IterableDataset
+
+    class Stream(IterableDataset):  # e.g. tokens read from a file, one example at a time
+        def __iter__(self):
+            return iter([(i, 10 * i) for i in range(7)])
+
+    batches = list(DataLoader(Stream(), batch_size=3))
+    assert [b[0].tolist() for b in batches] == [[0, 1, 2], [3, 4, 5], [6]] and batches[0][1].tolist() == [0, 10, 20]
+    assert len(list(DataLoader(Stream(), batch_size=3, drop_last=True))) == 2
+    assert list(DataLoader(Stream(), batch_size=None))[1] == (1, 10)
+    with pytest.raises(ValueError, match="DataLoader with IterableDataset: expected unspecified shuffle"):
+        DataLoader(Stream(), batch_size=2, shuffle=True)
+    with pytest.raises(TypeError, match="an IterableDataset without __len__"):
+        len(DataLoader(Stream(), batch_size=2))
+
+    class Sized(Stream):
+        def __len__(self):
+            return 7
+
+    assert len(DataLoader(Sized(), batch_size=3)) == 3 and len(DataLoader(Sized(), batch_size=3, drop_last=True)) == 2

@@ -157,6 +157,8 @@ class Function:
             out._counter = _owner_counter(out._data, tensors, out._counter)  # one version counter for both
         if _grad_enabled and True in needs:  # record the op only if some input needs a gradient
             out._rg, out._op, out._ctx, out._parents = True, cls, ctx, tensors
+            for t in tensors:  # each input now has a user in the graph (x[i] = v checks this)
+                t._consumed = True
             if ctx._saved:
                 ctx._versions = _watch(ctx._saved, tensors, out)
         return out

@@ -245,7 +245,8 @@ class Tensor:
     that memory (an escape hatch from the graph), ``.grad`` is a Tensor too, and ``.numpy()`` gives the array.
     """
 
-    __slots__ = ("_data", "_grad", "_counter", "_rg", "_op", "_ctx", "_parents", "_retain", "__weakref__")
+    __slots__ = ("_data", "_grad", "_counter", "_rg", "_op", "_ctx", "_parents", "_retain", "_consumed",
+                 "__weakref__")
     __array_priority__ = 1000  # make `ndarray + Tensor` call Tensor.__radd__
     __array_ufunc__ = None
 
@@ -264,6 +265,7 @@ class Tensor:
         self._ctx = None            # what that op's forward kept for its backward (freed by backward)
         self._parents = ()          # the op's input tensors (dropped by backward, with the ctx)
         self._retain = False        # keep .grad on a non-leaf (retain_grad)
+        self._consumed = False      # an op that autograd recorded has taken this tensor as an input
 
     @staticmethod
     def _make(arr: np.ndarray) -> "Tensor":
@@ -444,10 +446,8 @@ class Tensor:
                 value = value(self._data)
             if index is None:
                 np.copyto(self._data, value, casting="same_kind", where=where)
-            else:  # PyTorch's indexing: an int selects first (a view), then the array indices are placed
-                steps = _pytorch_index_steps(index, self.ndim)
-                target = self._data[steps[0]] if len(steps) == 2 else self._data
-                target[steps[-1]] = value
+            else:
+                _write_at(self._data, index, value)
         except (IndexError, ValueError, TypeError, OverflowError) as e:
             raise type(e)(f"{op} on a tensor of shape {self.shape} and dtype {self.dtype}: {e}") from None
         return self._bump_version()
@@ -1268,12 +1268,30 @@ class Tensor:
     def __setitem__(self, idx, value) -> None:
         """x[idx] = value, in place (nanoGPT's ``logits[logits < v[:, [-1]]] = -float('inf')``).
 
-        Only outside the graph: on a tensor that needs no gradient, or under ``no_grad()`` (as when
-        initialising weights). A tensor that requires grad may already have been read by recorded ops,
-        and changing it in place would silently change their gradients; build a new tensor instead
-        with ``x.masked_fill(mask, value)`` or ``tinyattn.where(cond, a, b)``.
+        Outside the graph (neither x nor value requires grad, or under ``no_grad()``) it is a plain write.
+        Inside it, as in PyTorch, the write is recorded as an op, so gradients reach value (``out[t] = h``
+        into a zeros buffer) and the rest of x: x becomes that op's output. Refused, with the fix named:
+        a leaf that requires grad (a Parameter; write under ``no_grad()``), and a tensor that a recorded
+        op has already read (``h[t] = f(h[t - 1])``), whose node here is the tensor itself, so writing
+        would change what that op's gradient flows into; collect the pieces in a list and ``stack`` them.
         """
-        self._inplace("x[...] = value", value, index=_index_arg(idx))
+        index = _index_arg(idx)
+        value_rg = isinstance(value, Tensor) and value._rg
+        if not (autograd.is_grad_enabled() and (value_rg or self._rg)) or (self._rg and self._op is None):
+            self._inplace("x[...] = value", value, index=index)  # outside the graph (or a leaf: its error)
+            return
+        if self._consumed:
+            raise RuntimeError("x[...] = value: x is already the input of an op that autograd recorded, and a "
+                               "write would change what that op's gradient flows into; collect the pieces in "
+                               "a list and tinyattn.stack / cat them, or write before x is read")
+        before = Tensor._make(self._data)  # x as it was, taking over x's place in the graph
+        before._rg, before._op, before._ctx, before._parents = self._rg, self._op, self._ctx, self._parents
+        before._counter = self._counter  # one memory, one version counter
+        value = self._lift(value)
+        value = value if value.dtype == self.dtype else value.to(self.dtype)
+        node = SetItem.apply(before, value, index=index)  # writes into x's memory
+        self._op, self._ctx, self._parents, self._rg = node._op, node._ctx, node._parents, node._rg
+        self._bump_version()  # ops that saved x's old values see the change at backward and say so
 
 
 autograd.Tensor = Tensor  # Function.apply and backward wrap arrays in this class
@@ -1353,6 +1371,19 @@ def _index_arg(idx):
 def _is_int_index(i) -> bool:
     return (isinstance(i, (int, np.integer)) and not isinstance(i, (bool, np.bool_))) or \
         (isinstance(i, np.ndarray) and i.ndim == 0 and i.dtype.kind in "iu")
+
+
+def _write_at(arr: np.ndarray, index, value) -> None:
+    """arr[index] = value with PyTorch's indexing: an int selects first (a view), then the array indices."""
+    steps = _pytorch_index_steps(index, arr.ndim)
+    target = arr[steps[0]] if len(steps) == 2 else arr
+    target[steps[-1]] = value
+
+
+def _read_at(arr: np.ndarray, index) -> np.ndarray:
+    """arr[index] with PyTorch's indexing (see _pytorch_index_steps)."""
+    steps = _pytorch_index_steps(index, arr.ndim)
+    return arr[steps[0]][steps[1]] if len(steps) == 2 else arr[steps[0]]
 
 
 def _pytorch_index_steps(idx, ndim: int) -> tuple:
@@ -1679,7 +1710,8 @@ class Log(Function):
     @staticmethod
     def forward(ctx, a):
         ctx.save_for_backward(a)
-        return np.log(a)
+        with np.errstate(divide="ignore"):  # log 0 = -inf, silently, as in PyTorch (log(tril(ones)) masks)
+            return np.log(a)
 
     @staticmethod
     def backward(ctx, g):
@@ -2201,6 +2233,23 @@ class GetItem(Function):
         else:
             out[ctx.idx] = g
         return out
+
+
+class SetItem(Function):
+    """a[index] = v written into a's own memory (x[i] = v in the graph);  da = g with g[index] = 0, dv = g[index]"""
+    @staticmethod
+    def forward(ctx, a, v, index):
+        ctx.index = index
+        _write_at(a, index, v)
+        return a
+
+    @staticmethod
+    def backward(ctx, g):
+        da = None
+        if ctx.needs_input_grad[0]:
+            da = np.array(g)  # a copy: the written entries came from v, not from a
+            _write_at(da, ctx.index, 0)
+        return da, (_read_at(g, ctx.index) if ctx.needs_input_grad[1] else None)
 
 
 class MaskedFill(Function):

@@ -72,10 +72,10 @@ class Module:
             raise AttributeError(f"cannot assign {kind} '{name}' before Module.__init__() ran: "
                                  f"call super().__init__() first in {type(self).__name__}.__init__")
         if isinstance(value, Parameter):
-            self._forget(name)
+            self._forget(name, keep="_parameters")  # a replaced parameter keeps its place, as in PyTorch
             self._register("_parameters", name, value)
         elif isinstance(value, Module):
-            self._forget(name)
+            self._forget(name, keep="_modules")  # (so a torch state_dict's order still lines up)
             self._register("_modules", name, value)
         elif params is not None and name in params:
             if value is not None:  # None is allowed: that is how an optional bias is switched off
@@ -92,11 +92,13 @@ class Module:
         else:
             object.__setattr__(self, name, value)
 
-    def _forget(self, name: str) -> None:
-        """Drop `name` from every place it could live, so one name means one thing."""
+    def _forget(self, name: str, keep: str | None = None) -> None:
+        """Drop `name` from every place it could live (but ``keep``, where it is about to be replaced),
+        so one name means one thing."""
         self.__dict__.pop(name, None)
-        for registry in (self._parameters, self._buffers, self._modules):
-            registry.pop(name, None)
+        for registry in ("_parameters", "_buffers", "_modules"):
+            if registry != keep:
+                self.__dict__[registry].pop(name, None)
         self.__dict__.get("_non_persistent", set()).discard(name)  # a re-registered buffer starts persistent
 
     def __getattr__(self, name: str) -> Any:
@@ -125,12 +127,12 @@ class Module:
         """Register `param` (or None, a declared-but-absent parameter such as bias=False) under `name`."""
         if param is not None and not isinstance(param, Parameter):
             raise TypeError(f"register_parameter('{name}') expects a Parameter or None, got {type(param).__name__}")
-        self._forget(name)
+        self._forget(name, keep="_parameters")
         self._register("_parameters", name, param)
 
     def register_buffer(self, name: str, value: Any, persistent: bool = True) -> None:
         """Register non-learned state (a running mean, a fixed table); it goes into state_dict if persistent."""
-        self._forget(name)
+        self._forget(name, keep="_buffers")
         self._register("_buffers", name, value)
         if not persistent:
             self.__dict__.setdefault("_non_persistent", set()).add(name)
@@ -139,7 +141,7 @@ class Module:
         """Register a child under a name that need not be an identifier (Sequential uses '0', '1', ...)."""
         if module is not None and not isinstance(module, Module):
             raise TypeError(f"add_module('{name}') expects a Module, got {type(module).__name__}")
-        self._forget(name)
+        self._forget(name, keep="_modules")
         self._register("_modules", name, module)
 
     # ---------------------------------------------------------------- walking the tree

@@ -193,6 +193,9 @@ class _RNNBase(Module):
             return output.squeeze(0), [f.squeeze(1) for f in finals]  # (T, D*H), (L*D, H)
         return (output if self.batch_first else output.transpose(0, 1)), finals
 
+    def flatten_parameters(self) -> None:
+        """PyTorch packs the weights into one block for cuDNN here; on NumPy there is nothing to do."""
+
     def extra_repr(self) -> str:
         s = f"{self.input_size}, {self.hidden_size}"
         defaults = dict(num_layers=1, bias=True, batch_first=False, dropout=0.0, bidirectional=False)

@@ -13,8 +13,8 @@ pass over a shuffling DataLoader draws a new order. Everything runs in this proc
 worker processes (``num_workers`` is accepted and the loading stays here).
 """
 from .dataloader import DataLoader, default_collate
-from .dataset import Dataset, Subset, TensorDataset, random_split
+from .dataset import Dataset, IterableDataset, Subset, TensorDataset, random_split
 from .sampler import BatchSampler, RandomSampler, Sampler, SequentialSampler
 
-__all__ = ["Dataset", "TensorDataset", "Subset", "Sampler", "SequentialSampler", "RandomSampler", "BatchSampler",
+__all__ = ["Dataset", "IterableDataset", "TensorDataset", "Subset", "Sampler", "SequentialSampler", "RandomSampler", "BatchSampler",
            "DataLoader", "default_collate", "random_split"]

@@ -10,6 +10,7 @@ from ... import checks
 from ...factories import tensor as _tensor
 from ...functions import stack
 from ...tensor import Tensor
+from .dataset import IterableDataset
 from .sampler import BatchSampler, RandomSampler, SequentialSampler
 
 
@@ -64,8 +65,14 @@ class DataLoader:
                                   "multiprocessing_context", "pin_memory_device", "in_order"}
         if unknown:
             raise TypeError(f"DataLoader got unexpected keyword argument(s) {sorted(unknown)}")
-        if not hasattr(dataset, "__getitem__") or not hasattr(dataset, "__len__"):
-            raise TypeError(f"DataLoader expects a dataset with __getitem__ and __len__, got {type(dataset).__name__}")
+        self.stream = isinstance(dataset, IterableDataset)
+        if self.stream:
+            if shuffle or sampler is not None or batch_sampler is not None:
+                raise ValueError("DataLoader with IterableDataset: expected unspecified shuffle, sampler and "
+                                 "batch_sampler options (a stream is read in its own order)")
+        elif not hasattr(dataset, "__getitem__") or not hasattr(dataset, "__len__"):
+            raise TypeError(f"DataLoader expects a dataset with __getitem__ and __len__, or an IterableDataset; "
+                            f"got {type(dataset).__name__}")
         checks.nonneg_int("num_workers", num_workers, "DataLoader")
         if sampler is not None and shuffle:
             raise ValueError("DataLoader: sampler option is mutually exclusive with shuffle")
@@ -75,17 +82,25 @@ class DataLoader:
         if collate_fn is not None and not callable(collate_fn):
             raise TypeError(f"DataLoader: collate_fn must be a function of a list of examples, got {collate_fn!r}")
         self.dataset, self.num_workers, self.pin_memory, self.generator = dataset, num_workers, pin_memory, generator
-        if sampler is None:
+        if sampler is None and not self.stream:
             sampler = RandomSampler(dataset, generator=generator) if shuffle else SequentialSampler(dataset)
         self.sampler = sampler
         self.drop_last = bool(drop_last)
         if batch_sampler is None and batch_size is not None:
             batch_size = checks.positive_int("batch_size", batch_size, "DataLoader")
-            batch_sampler = BatchSampler(sampler, batch_size, self.drop_last)
+            if not self.stream:
+                batch_sampler = BatchSampler(sampler, batch_size, self.drop_last)
         self.batch_size, self.batch_sampler = batch_size, batch_sampler
-        self.collate_fn = collate_fn or (default_collate if batch_sampler is not None else (lambda ex: ex))
+        batched = batch_sampler is not None or self.stream and batch_size is not None
+        self.collate_fn = collate_fn or (default_collate if batched else (lambda ex: ex))
 
     def __iter__(self) -> Iterator[Any]:
+        if self.stream:  # an IterableDataset: batches of consecutive examples, in the stream's order
+            if self.batch_size is None:
+                yield from (self.collate_fn(ex) for ex in self.dataset)
+                return
+            yield from (self.collate_fn(b) for b in BatchSampler(self.dataset, self.batch_size, self.drop_last))
+            return
         if self.batch_sampler is None:  # batch_size=None: one example at a time
             for i in self.sampler:
                 yield self.collate_fn(self.dataset[i])
@@ -94,4 +109,10 @@ class DataLoader:
             yield self.collate_fn([self.dataset[i] for i in indices])
 
     def __len__(self) -> int:
+        if self.stream:
+            if not hasattr(self.dataset, "__len__"):
+                raise TypeError(f"len() of a DataLoader over {type(self.dataset).__name__}, an IterableDataset "
+                                "without __len__: the number of batches is unknown until the stream ends")
+            n, b = len(self.dataset), self.batch_size or 1
+            return n // b if self.drop_last else -(-n // b)
         return len(self.batch_sampler if self.batch_sampler is not None else self.sampler)  # type: ignore[arg-type]

@@ -1,4 +1,5 @@
-"""Datasets: ``len(ds)`` and ``ds[i]``; TensorDataset, Subset and random_split (``torch.utils.data.dataset``)."""
+"""Datasets: ``len(ds)`` and ``ds[i]``; IterableDataset (a stream), TensorDataset, Subset and random_split
+(``torch.utils.data.dataset``)."""
 from __future__ import annotations
 
 import math
@@ -7,8 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from ...tensor import Tensor
-from ...tensor import rng_of
+from ...tensor import Tensor, rng_of
 
 
 class Dataset:
@@ -16,6 +16,14 @@ class Dataset:
 
     def __getitem__(self, index: int) -> Any:
         raise NotImplementedError(f"{type(self).__name__} must define __getitem__(self, index)")
+
+
+class IterableDataset(Dataset):
+    """A stream of examples: subclass and write ``__iter__`` (and ``__len__`` if the length is known).
+    A DataLoader batches the examples in the order they come: no sampler, no shuffle (as in PyTorch)."""
+
+    def __iter__(self):
+        raise NotImplementedError(f"{type(self).__name__} must define __iter__(self)")
 
 
 class TensorDataset(Dataset):

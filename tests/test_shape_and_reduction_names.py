@@ -126,3 +126,23 @@ def test_histogram_and_where_with_the_condition_alone():
     assert torch.mm(torch.ones(2, 3), torch.ones(3, 1)).tolist() == [[3.0], [3.0]]
     with pytest.raises(ValueError, match="mm expects two 2-D tensors"):
         torch.mm(torch.ones(3), torch.ones(3, 1))
+
+
+def test_bad_arguments_name_themselves():
+    x = torch.randn(3, 4)
+    with pytest.raises(TypeError, match=r"roll: shifts must be ints, got 1.5"):
+        x.roll(1.5, 0)
+    with pytest.raises(TypeError, match=r"narrow: start must be an int >= -3, got start=1.0 \(float\)"):
+        x.narrow(0, 1.0, 1)
+    with pytest.raises(ValueError, match=r"narrow: length must be an int >= 0, got length=-1"):
+        x.narrow(0, 0, -1)
+    with pytest.raises(ValueError, match=r"histogram: bins must be a positive int, got bins=-1"):
+        torch.histogram(x, bins=-1)
+    with pytest.raises(ValueError, match=r"histogram: range must be \(min, max\) with min < max, got \(1, 0\)"):
+        torch.histogram(x, bins=3, range=(1, 0))
+    with pytest.raises(TypeError, match=r"round: decimals must be an int"):
+        torch.round(x, decimals=1.5)
+    assert torch.round(torch.tensor([1234.0]), decimals=-2).tolist() == [1200.0]
+    w = torch.ones(2, requires_grad=True)
+    with pytest.raises(ValueError, match=r"x\[\.\.\.\] = value on a tensor of shape \(3,\) and dtype float32"):
+        torch.zeros(3)[0] = w  # two values into one entry, inside the graph

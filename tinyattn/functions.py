@@ -15,6 +15,7 @@ import numpy as np
 
 from functools import reduce
 
+from . import checks
 from .tensor import (Cat, Einsum, MinMax, Stack, Tensor, Where, _as_array, _norm_dim, matmul, numpy_names,
                      promote_types, result_type)
 
@@ -136,6 +137,10 @@ def histogram(input, bins=100, *, range=None, weight=None, density: bool = False
     x = _t(input)
     if x.dtype.kind != "f":
         raise TypeError(f"histogram expects a floating-point tensor, got dtype {x.dtype}")
+    if not isinstance(bins, Tensor):
+        checks.positive_int("bins", bins, "histogram")
+    if range is not None and not (len(range) == 2 and range[0] < range[1]):
+        raise ValueError(f"histogram: range must be (min, max) with min < max, got {range!r}")
     edges = bins.numpy() if isinstance(bins, Tensor) else bins
     w = None if weight is None else _t(weight).numpy().ravel()
     hist, edges = np.histogram(x.numpy().ravel(), bins=edges, range=range, weights=w, density=density)
@@ -168,10 +173,8 @@ def einsum(equation: str, *operands) -> Tensor:
         raise TypeError(f"einsum: the first argument is the equation, a str such as 'ij,jk->ik', got {type(equation).__name__}")
     if len(operands) == 1 and isinstance(operands[0], (list, tuple)):
         operands = tuple(operands[0])
-    ts = _tensors(operands, "einsum")
-    spec = _einsum_spec(equation.replace(" ", ""), [t.shape for t in ts])
-    dt = reduce(promote_types, (t.dtype for t in ts))
-    return Einsum.apply(*(t if t.dtype == dt else t.to(dt) for t in ts), spec=spec)
+    ts = _tensors(operands, "einsum")  # (promoted to one dtype)
+    return Einsum.apply(*ts, spec=_einsum_spec(equation.replace(" ", ""), [t.shape for t in ts]))
 
 
 def _einsum_spec(equation: str, shapes: list) -> str:

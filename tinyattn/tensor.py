@@ -849,6 +849,8 @@ class Tensor:
 
     def round(self, *, decimals: int = 0):
         """To the nearest integer (ties to even, as PyTorch), or to ``decimals`` places."""
+        if isinstance(decimals, bool) or not isinstance(decimals, (int, np.integer)):
+            raise TypeError(f"round: decimals must be an int (negative rounds to tens, hundreds, ...), got {decimals!r}")
         return self._rounded(functools.partial(np.round, decimals=decimals) if decimals else np.round)
 
     def _rounded(self, fn) -> "Tensor":
@@ -870,6 +872,9 @@ class Tensor:
 
     def roll(self, shifts, dims=None) -> "Tensor":
         """Shift elements along ``dims`` by ``shifts``, wrapping around (no dims: over the flattened tensor)."""
+        for s in (shifts if isinstance(shifts, (tuple, list)) else (shifts,)):
+            if isinstance(s, bool) or not isinstance(s, (int, np.integer)):
+                raise TypeError(f"roll: shifts must be ints, got {shifts!r}")
         if dims is None:
             return Roll.apply(self, shifts=shifts, dims=None)
         axes = _norm_dims(dims, self.ndim, "roll")
@@ -1142,6 +1147,7 @@ class Tensor:
     def narrow(self, dim: int, start: int, length: int) -> "Tensor":
         """The slice start : start + length along dim (``x.narrow(0, 2, 3)`` is ``x[2:5]``)."""
         d = _norm_dim(dim, self.ndim, "narrow")
+        start, length = checks.int_at_least("start", start, -self.shape[d], "narrow"), checks.nonneg_int("length", length, "narrow")
         n = self.shape[d]
         start = start + n if -n <= start < 0 else start
         if not (0 <= start <= n and 0 <= length <= n - start):
@@ -1289,7 +1295,10 @@ class Tensor:
         before._counter = self._counter  # one memory, one version counter
         value = self._lift(value)
         value = value if value.dtype == self.dtype else value.to(self.dtype)
-        node = SetItem.apply(before, value, index=index)  # writes into x's memory
+        try:
+            node = SetItem.apply(before, value, index=index)  # writes into x's memory
+        except (IndexError, ValueError, TypeError) as e:  # (NumPy checks before it writes anything)
+            raise type(e)(f"x[...] = value on a tensor of shape {self.shape} and dtype {self.dtype}: {e}") from None
         self._op, self._ctx, self._parents, self._rg = node._op, node._ctx, node._parents, node._rg
         self._bump_version()  # ops that saved x's old values see the change at backward and say so
 

@@ -10,7 +10,9 @@ This module is the one place that says what a mask means:
 * ``band``: the causal / sliding-window structure as limits ``lo <= j - i <= hi``, with the
   bottom-right alignment (the T queries are the last T of S positions) written once;
 * ``Keep``: a checked mask AND a band, the form every attention backend takes;
-* ``check_rows``: the refusal of a query row with no key left (its softmax would be 0/0).
+* ``check_rows``: the refusal of a query row with no key left (its softmax would be 0/0);
+* ``additive_blocked``: the other meaning, that of PyTorch's ``nn.MultiheadAttention`` (True = may
+  NOT attend, a float mask is added to the scores), as the array to add.
 """
 from __future__ import annotations
 
@@ -22,7 +24,8 @@ import numpy as np
 from . import checks
 from .tensor import Tensor
 
-__all__ = ["causal_mask", "padding_mask", "sliding_window_mask", "as_keep", "band", "check_rows", "Keep"]
+__all__ = ["causal_mask", "padding_mask", "sliding_window_mask", "as_keep", "band", "check_rows", "Keep",
+           "additive_blocked"]
 
 
 # ----------------------------------------------------------------------------------------------
@@ -128,6 +131,20 @@ def as_keep(mask, full: tuple, name: str = "mask", dims: str = "the attention sc
                          "bool mask (True = attend), or give the additive one to "
                          "F.scaled_dot_product_attention(attn_mask=...)")
     return m != 0
+
+
+def additive_blocked(mask, name: str, dtype) -> np.ndarray | None:
+    """``nn.MultiheadAttention``'s mask meaning as an array to add to the scores: a bool mask's True
+    (may NOT attend) becomes -inf, a float mask is added as it is. (The opposite of ``as_keep``'s bool.)"""
+    if mask is None:
+        return None
+    m = np.asarray(mask._data if isinstance(mask, Tensor) else mask)
+    if m.dtype == np.bool_:
+        return np.where(m, -np.inf, 0.0).astype(dtype)
+    if m.dtype.kind != "f":
+        raise TypeError(f"MultiheadAttention: {name} must be bool (True = may NOT attend) or float (added to the "
+                        f"scores), got dtype {m.dtype}")
+    return m.astype(dtype, copy=False)
 
 
 def check_rows(dead: np.ndarray, full: tuple) -> None:

@@ -832,12 +832,12 @@ class Tensor:
     def sinh(self): return (self.exp() - (-self).exp()) * 0.5  # (e^x - e^-x) / 2
     def cosh(self): return (self.exp() + (-self).exp()) * 0.5
     def log2(self): return self.log() * (1 / math.log(2))  # log2 x = ln x / ln 2
-    def log1p(self): return Log1p.apply(self._floating("log1p"))
-    def expm1(self): return Expm1.apply(self._floating("expm1"))
-    def reciprocal(self): return 1.0 / self._floating("reciprocal")
-    def rsqrt(self): return 1.0 / self._floating("rsqrt").sqrt()  # 1 / sqrt(x), as in RMSNorm
+    def log1p(self): return Log1p.apply(self._floating())
+    def expm1(self): return Expm1.apply(self._floating())
+    def reciprocal(self): return 1.0 / self._floating()
+    def rsqrt(self): return 1.0 / self._floating().sqrt()  # 1 / sqrt(x), as in RMSNorm
 
-    def _floating(self, op: str) -> "Tensor":
+    def _floating(self) -> "Tensor":
         """self, or self in the default float dtype if it holds integers (torch.log1p(int) is a float)."""
         return self if self.dtype.kind in "fc" else self.to(_default_dtype)
 
@@ -1147,10 +1147,11 @@ class Tensor:
     def narrow(self, dim: int, start: int, length: int) -> "Tensor":
         """The slice start : start + length along dim (``x.narrow(0, 2, 3)`` is ``x[2:5]``)."""
         d = _norm_dim(dim, self.ndim, "narrow")
-        start, length = checks.int_at_least("start", start, -self.shape[d], "narrow"), checks.nonneg_int("length", length, "narrow")
         n = self.shape[d]
-        start = start + n if -n <= start < 0 else start
-        if not (0 <= start <= n and 0 <= length <= n - start):
+        start = checks.int_at_least("start", start, -n, "narrow")  # (a negative start counts from the end)
+        length = checks.nonneg_int("length", length, "narrow")
+        start = start + n if start < 0 else start
+        if start + length > n:
             raise IndexError(f"narrow: start={start}, length={length} leaves dim {dim} (size {n}); "
                              f"need 0 <= start and start + length <= {n}")
         return self[(slice(None),) * d + (slice(start, start + length),)]

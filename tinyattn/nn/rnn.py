@@ -147,6 +147,8 @@ class _RNNBase(Module):
             raise ValueError(f"{name} got an empty sequence (T=0) in input of shape {tuple(x.shape)}")
         LD, B = self.num_layers * (2 if self.bidirectional else 1), x.shape[0]
         want = (LD, self.hidden_size) if unbatched else (LD, B, self.hidden_size)
+        expected = (f"(num_layers * num_directions, H) = {want} for unbatched input" if unbatched
+                    else f"(num_layers * num_directions, B, H) = {want}")
         states = []
         for s in state:
             if s is None:
@@ -154,10 +156,7 @@ class _RNNBase(Module):
             else:
                 s = s if isinstance(s, Tensor) else Tensor(s)
                 if tuple(s.shape) != want:
-                    raise ValueError(f"{name}: {what} has shape {tuple(s.shape)}, expected (num_layers * "
-                                     f"num_directions, B, H) = {want}" if not unbatched else
-                                     f"{name}: {what} has shape {tuple(s.shape)}, expected (num_layers * "
-                                     f"num_directions, H) = {want} for unbatched input")
+                    raise ValueError(f"{name}: {what} has shape {tuple(s.shape)}, expected {expected}")
                 s = s.unsqueeze(1) if unbatched else s
             states.append(s)
         return x, unbatched, states

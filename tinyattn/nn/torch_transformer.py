@@ -19,7 +19,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from .. import checks
+from .. import checks, masks
 from ..tensor import Tensor, get_default_dtype
 from . import functional as F
 from . import init
@@ -28,19 +28,6 @@ from .module import Module, ModuleList, Parameter
 
 __all__ = ["MultiheadAttention", "TransformerEncoderLayer", "TransformerEncoder", "TransformerDecoderLayer",
            "TransformerDecoder", "Transformer"]
-
-
-def _additive_mask(mask, name: str, dtype) -> np.ndarray | None:
-    """PyTorch's mask meaning as an array to add to the scores: bool True -> -inf (not attended), float as is."""
-    if mask is None:
-        return None
-    m = mask.numpy() if isinstance(mask, Tensor) else np.asarray(mask)
-    if m.dtype == np.bool_:
-        return np.where(m, -np.inf, 0.0).astype(dtype)
-    if m.dtype.kind != "f":
-        raise TypeError(f"MultiheadAttention: {name} must be bool (True = may NOT attend) or float (added to the "
-                        f"scores), got dtype {m.dtype}")
-    return m.astype(dtype, copy=False)
 
 
 class MultiheadAttention(Module):
@@ -133,8 +120,8 @@ class MultiheadAttention(Module):
 
     def _mask(self, attn_mask, key_padding_mask, B: int, L: int, S: int, unbatched: bool, dtype) -> np.ndarray | None:
         """attn_mask and key_padding_mask in PyTorch's meaning, as one additive (B, H, L, S)-broadcastable array."""
-        a = _additive_mask(attn_mask, "attn_mask", dtype)
-        p = _additive_mask(key_padding_mask, "key_padding_mask", dtype)
+        a = masks.additive_blocked(attn_mask, "attn_mask", dtype)
+        p = masks.additive_blocked(key_padding_mask, "key_padding_mask", dtype)
         total = None
         if a is not None:
             if a.shape == (L, S):

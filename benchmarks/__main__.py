@@ -68,9 +68,9 @@ _ABOUT = """\
   changes the NumPy step's own time by up to 17% (674-788 us on this machine). The whole measurement
   runs in 5 fresh processes and the median ratio is reported (the JSON has each process's ratio):
   what else a process has allocated still moves the NumPy step's time by up to 6% between processes.
-- **mha**: MultiHeadAttention forward+backward (the input requires grad, so dx is computed too) against a
+- **mha**: Attention forward+backward (the input requires grad, so dx is computed too) against a
   hand-written NumPy layer with a hand-derived backward (checked to agree on the output and every gradient).
-- **matmul_roofline**: GFLOP/s of MultiHeadAttention forward+backward as a share of what `np.matmul` reaches
+- **matmul_roofline**: GFLOP/s of Attention forward+backward as a share of what `np.matmul` reaches
   running exactly the same matmuls (same shapes, contiguous operands) back to back: the practical limit of
   any NumPy implementation. The `scaled_dot_product_attention` row is the attention core alone.
 - **flash_memory**: `flash_attention` against `scaled_dot_product_attention` (which holds the (T, T)
@@ -86,7 +86,7 @@ _ABOUT = """\
   clipping and AdamW.
 - **torch_cpu** (only where `import torch` works; PyTorch is not a dependency): float32, one thread on
   both sides (NumPy's BLAS and torch's intra-op pool), in one process with interleaved repeats.
-  MultiHeadAttention forward+backward at the `mha` shapes against the same four projections around
+  Attention forward+backward at the `mha` shapes against the same four projections around
   torch's fused `scaled_dot_product_attention`, and one AdamW training step of a nanoGPT-sized model
   (4 layers, 4 heads, width 128, block 128, batch 8, exact GELU) whose code, `benchmarks/gpt_model.py`,
   is written once against PyTorch's API and runs unchanged on both libraries. Both sides start from the

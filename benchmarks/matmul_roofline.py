@@ -5,7 +5,7 @@ contiguous operands of exactly the shapes the layer uses, are the practical limi
 implementation: the share ``t(matmuls) / t(layer)`` (= achieved GFLOP/s / matmul GFLOP/s) says how
 much of the time goes to useful arithmetic and how much to the softmax, copies and bookkeeping.
 
-FLOPs of MultiHeadAttention forward+backward with N = B*T rows, input requiring grad:
+FLOPs of Attention forward+backward with N = B*T rows, input requiring grad:
   forward  4 projections (N, d) @ (d, d)          + 2 attention matmuls (scores, P V), 2 B T^2 d each
   backward 8 projection GEMMs (dW and dx of each)  + 4 attention matmuls (dV, dP, dQ, dK)
   total    12 * 2 N d^2 + 6 * 2 B T^2 d
@@ -25,7 +25,7 @@ QUICK_SHAPE = (2, 32, 32, 4)
 
 
 def mha_matmuls(B: int, T: int, d: int, h: int) -> list[tuple[tuple, tuple]]:
-    """The (a.shape, b.shape) of every matmul in MultiHeadAttention forward+backward."""
+    """The (a.shape, b.shape) of every matmul in Attention forward+backward."""
     N, dk = B * T, d // h
     proj = ((N, d), (d, d))  # x @ W^T and dx = g @ W
     wgrad = ((d, N), (N, d))  # dW = g^T @ x
@@ -81,7 +81,7 @@ def run(quick: bool = False) -> list[Row]:
     t = compare({"tinyattn": lambda: _step_tinyattn(layer, x, dy), "numpy": lambda: _step_numpy(np_layer, x, dy),
                  "matmuls": _matmul_runner(mm, dtype)}, repeat=repeat, warmup=warmup, min_time=0.0 if quick else 2.0)
     gf = {k: fl / s / 1e9 for k, s in t.items()}
-    rows.append(Row("matmul_roofline", f"MultiHeadAttention fwd+bwd {case}", "GFLOP/s", gf["tinyattn"], gf["matmuls"],
+    rows.append(Row("matmul_roofline", f"Attention fwd+bwd {case}", "GFLOP/s", gf["tinyattn"], gf["matmuls"],
                     ratio=gf["tinyattn"] / gf["matmuls"], ratio_name="share of np.matmul",
                     target=None if quick else ">= 0.5",
                     extra={"gflop": fl / 1e9, "numpy_layer_gflops": gf["numpy"],

@@ -1,4 +1,4 @@
-"""MultiHeadAttention forward+backward: tinyattn's layer against the same layer written by hand in NumPy.
+"""Attention forward+backward: tinyattn's layer against the same layer written by hand in NumPy.
 
 The NumPy layer below is what a careful NumPy programmer writes: the same four projections with
 PyTorch's weight layout, one batched matmul for all heads, an in-place stable softmax, and a backward
@@ -12,7 +12,7 @@ import math
 import numpy as np
 
 import tinyattn
-from tinyattn.nn import MultiHeadAttention
+from tinyattn.nn import Attention
 
 from .common import Row, compare
 
@@ -90,7 +90,7 @@ def _make_layers(B: int, T: int, d: int, h: int, dtype) -> tuple:
     tinyattn.set_default_dtype(dtype)  # so the layer's parameters are created in this dtype
     try:
         tinyattn.manual_seed(0)
-        layer = MultiHeadAttention(d, h)
+        layer = Attention(d, h)
     finally:
         tinyattn.set_default_dtype(prev)
     np_layer = NumpyMHA({name: np.array(t) for name, t in layer.state_dict().items()}, h)  # NumPy copies

@@ -5,7 +5,7 @@ one process with their repeats interleaved, timed in CPU time (``time.process_ti
 thread on each side that is the time the work takes, without the waits for a core that other
 processes on a shared machine add to wall time:
 
-* MultiHeadAttention forward+backward at the shapes of the ``mha`` benchmark, against the same four
+* Attention forward+backward at the shapes of the ``mha`` benchmark, against the same four
   projections around ``torch.nn.functional.scaled_dot_product_attention`` (PyTorch's fused kernel);
 * one training step (forward, loss, backward, AdamW) of a nanoGPT-sized model: 4 layers, 4 heads,
   width 128, block 128, batch 8, the same code (``benchmarks/gpt_model.py``) on both sides.
@@ -22,7 +22,7 @@ import numpy as np
 
 import tinyattn
 from tinyattn import blas
-from tinyattn.nn import MultiHeadAttention
+from tinyattn.nn import Attention
 
 from .common import Row, compare
 from .gpt_model import GPTConfig, build
@@ -38,9 +38,9 @@ def available() -> bool:
 
 
 def _mha_pair(torch, B: int, T: int, d: int, h: int):
-    """tinyattn's MultiHeadAttention and torch's four Linear + SDPA, same weights, and a step for each."""
+    """tinyattn's Attention and torch's four Linear + SDPA, same weights, and a step for each."""
     tinyattn.manual_seed(0)
-    layer = MultiHeadAttention(d, h)
+    layer = Attention(d, h)
     w = {k: torch.from_numpy(np.array(v)) for k, v in layer.state_dict().items()}
     for p in w.values():
         p.requires_grad_(True)
@@ -75,7 +75,7 @@ def _mha_pair(torch, B: int, T: int, d: int, h: int):
     for name, p in layer.named_parameters():
         err = max(err, _rel(np.asarray(p.grad), w[name].grad.numpy(), ref=np.asarray(x_a.grad)))
     if not err < 1e-3:
-        raise AssertionError(f"tinyattn and torch disagree on MultiHeadAttention: relative error {err:.2e}")
+        raise AssertionError(f"tinyattn and torch disagree on Attention: relative error {err:.2e}")
     return tinyattn_step, torch_step, err
 
 
@@ -148,7 +148,7 @@ def _run(torch, quick: bool) -> list[Row]:
         st: dict = {}
         t = compare({"tinyattn": ours, "torch": theirs}, repeat=repeat, warmup=warmup, min_time=min_time, stats=st,
                     clock=time.process_time)
-        rows.append(Row("torch_cpu", f"MultiHeadAttention (B,T,d,h)=({B},{T},{d},{h}) float32 vs torch SDPA",
+        rows.append(Row("torch_cpu", f"Attention (B,T,d,h)=({B},{T},{d},{h}) float32 vs torch SDPA",
                         "fwd+bwd ms", t["tinyattn"] * 1e3, t["torch"] * 1e3, ratio=t["tinyattn"] / t["torch"],
                         ratio_name="tinyattn / torch", target=None if quick else "<= 1.25",
                         extra={"max_rel_diff": err, "repeats": st["repeat"], "threads": threads,

@@ -121,12 +121,12 @@ def test_sdpa_and_attention_reject_non_number_scale_and_dropout_p():
 
 def test_multihead_attention_names_itself_for_bad_dropout_input_and_cache():
     tinyattn.manual_seed(0)
-    with pytest.raises(TypeError, match=r"MultiHeadAttention: dropout must be a probability in \[0, 1\), got dropout='0.1' \(str\)"):
-        nn.MultiHeadAttention(8, 2, dropout="0.1")
-    mha = nn.MultiHeadAttention(8, 2)
+    with pytest.raises(TypeError, match=r"Attention: dropout must be a probability in \[0, 1\), got dropout='0.1' \(str\)"):
+        nn.Attention(8, 2, dropout="0.1")
+    mha = nn.Attention(8, 2)
     with pytest.raises(TypeError, match=r"x must be a float Tensor \(B, T, 8\), got None"):
         mha(None)
-    with pytest.raises(TypeError, match=r"x has dtype int64 but MultiHeadAttention expects floats \(B, T, 8\)"):
+    with pytest.raises(TypeError, match=r"x has dtype int64 but Attention expects floats \(B, T, 8\)"):
         mha(tinyattn.tensor(np.ones((1, 2, 8), dtype=np.int64)))
     lm = nn.TransformerLM(vocab_size=5, d_model=8, n_heads=2, n_layers=2, max_len=4)
     with pytest.raises(TypeError, match=r"kv_cache must be one KVCache \(this layer's\), got list"):

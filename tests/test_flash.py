@@ -59,7 +59,7 @@ def test_gradcheck_flash(causal):
 
 
 def test_flash_internal_band_and_mask_with_dropout_gradcheck():
-    # What MultiHeadAttention asks of the op: a bottom-right causal sliding window, a key mask, dropout.
+    # What Attention asks of the op: a bottom-right causal sliding window, a key mask, dropout.
     rng = np.random.default_rng(3)
     q, k, v = _qkv(rng, (1,), 4, 6, d=2, dv=2)
     keep = np.ones((1, 1, 6), dtype=bool)

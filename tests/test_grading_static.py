@@ -66,8 +66,8 @@ def test_module_exercise_allowed(src):
 
 
 @pytest.mark.parametrize("src, words", [
-    ("from tinyattn.nn import MultiHeadAttention", "MultiHeadAttention"),
-    ("from tinyattn import nn\nm = nn.MultiHeadAttention(8, 2)", "MultiHeadAttention"),
+    ("from tinyattn.nn import Attention", "Attention"),
+    ("from tinyattn import nn\nm = nn.Attention(8, 2)", "Attention"),
     ("import tinyattn.nn.functional as F\ny = F.scaled_dot_product_attention(q, k, v)", "F.scaled_dot_product_attention"),
     ("from tinyattn.nn import functional as G\ny, w = G.attention(q, k, v)", "F.attention"),
     ("from tinyattn.nn.functional import attention", "tinyattn.nn.functional.attention"),

@@ -1,4 +1,4 @@
-"""MultiHeadAttention and KVCache: the definition, three backends, masks, GQA/MQA, caching, errors."""
+"""Attention and KVCache: the definition, three backends, masks, GQA/MQA, caching, errors."""
 import math
 
 import numpy as np
@@ -7,7 +7,7 @@ import pytest
 import tinyattn
 from tinyattn.gradcheck import gradcheck
 from tinyattn.masks import padding_mask
-from tinyattn.nn import KVCache, MultiHeadAttention
+from tinyattn.nn import KVCache, Attention
 
 BACKENDS = ["reference", "sdpa", "flash"]
 
@@ -18,7 +18,7 @@ def _x(rng, *shape):
 
 def _clone(src, **kw):
     """A new layer with src's weights (and other options from kw)."""
-    dst = MultiHeadAttention(src.d_model, src.n_heads, **kw)
+    dst = Attention(src.d_model, src.n_heads, **kw)
     dst.load_state_dict(src.state_dict())
     return dst
 
@@ -45,7 +45,7 @@ def _np_mha(m, x, ctx=None, keep=None):
 @pytest.mark.parametrize("n_kv", [None, 2, 1])
 def test_matches_the_definition_head_by_head(float64, n_kv):
     rng = np.random.default_rng(0)
-    m = MultiHeadAttention(16, 4, n_kv_heads=n_kv)
+    m = Attention(16, 4, n_kv_heads=n_kv)
     x, c = _x(rng, 2, 5, 16), _x(rng, 2, 7, 16)
     np.testing.assert_allclose(m(x).numpy(), _np_mha(m, x.numpy()), rtol=0, atol=1e-12)
     keep = padding_mask([7, 4], 7)
@@ -55,13 +55,13 @@ def test_matches_the_definition_head_by_head(float64, n_kv):
 def test_shapes_and_parameter_counts():
     x = tinyattn.randn(2, 5, 16)
     for n_kv, kv_out in [(None, 16), (2, 8), (1, 4)]:  # MHA, GQA, MQA
-        m = MultiHeadAttention(16, 4, n_kv_heads=n_kv)
+        m = Attention(16, 4, n_kv_heads=n_kv)
         assert m.W_q.weight.shape == (16, 16) and m.W_o.weight.shape == (16, 16)
         assert m.W_k.weight.shape == (kv_out, 16) and m.W_v.weight.shape == (kv_out, 16)
         assert m.num_parameters() == 2 * (16 * 16 + 16) + 2 * (16 * kv_out + kv_out)
         out, w = m(x, return_weights=True)
         assert out.shape == (2, 5, 16) and out.dtype == np.float32 and w.shape == (2, 4, 5, 5)
-    assert MultiHeadAttention(16, 4, bias=False).num_parameters() == 4 * 16 * 16
+    assert Attention(16, 4, bias=False).num_parameters() == 4 * 16 * 16
 
 
 CASES = {
@@ -95,7 +95,7 @@ def test_backends_agree_on_values_and_gradients(float64, name):
     c.requires_grad_(True)
     g = rng.standard_normal((2, 6, 8))
     opts = {k: case[k] for k in ("n_kv_heads", "window") if k in case}
-    base = MultiHeadAttention(8, 4, **opts)
+    base = Attention(8, 4, **opts)
     results = []
     for backend in BACKENDS:
         m = _clone(base, backend=backend, **opts)
@@ -114,7 +114,7 @@ def test_gradcheck_multihead(float64, name):
     case = CASES[name]
     rng = np.random.default_rng(2)
     opts = {k: case[k] for k in ("n_kv_heads", "window") if k in case}
-    m = MultiHeadAttention(4, 2, **opts)
+    m = Attention(4, 2, **opts)
     x, c = _x(rng, 1, 3, 4).requires_grad_(), _x(rng, 1, 4, 4).requires_grad_()
     inputs = [x, *m.parameters()] + ([c] if case.get("context") else [])
     if "head_mask" in case:  # a float head mask with a gradient: the head-importance score of Michel et al.
@@ -127,7 +127,7 @@ def test_gradcheck_multihead(float64, name):
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_causal_future_tokens_do_not_change_the_past(backend):
     rng = np.random.default_rng(3)
-    m = MultiHeadAttention(16, 4, backend=backend)
+    m = Attention(16, 4, backend=backend)
     x = rng.standard_normal((2, 9, 16)).astype(np.float32)
     y = x.copy()
     y[:, 5:] = rng.standard_normal((2, 4, 16))  # rewrite positions 5..8
@@ -139,7 +139,7 @@ def test_causal_future_tokens_do_not_change_the_past(backend):
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_padding_tokens_do_not_change_real_tokens(backend):
     rng = np.random.default_rng(4)
-    m = MultiHeadAttention(16, 4, backend=backend)
+    m = Attention(16, 4, backend=backend)
     lengths = [6, 3]
     x = rng.standard_normal((2, 6, 16)).astype(np.float32)
     y = x.copy()
@@ -151,7 +151,7 @@ def test_padding_tokens_do_not_change_real_tokens(backend):
 
 def test_permutation_equivariance_without_positions(float64):
     rng = np.random.default_rng(5)
-    m = MultiHeadAttention(12, 3)
+    m = Attention(12, 3)
     x = _x(rng, 2, 7, 12)
     perm = rng.permutation(7)
     np.testing.assert_allclose(m(x[:, perm]).numpy(), m(x).numpy()[:, perm], rtol=0, atol=1e-12)
@@ -160,11 +160,11 @@ def test_permutation_equivariance_without_positions(float64):
 def test_gqa_with_all_heads_is_mha_and_groups_share_heads(float64):
     rng = np.random.default_rng(6)
     x = _x(rng, 2, 5, 16)
-    mha = MultiHeadAttention(16, 4)
+    mha = Attention(16, 4)
     assert np.array_equal(_clone(mha, n_kv_heads=4)(x).numpy(), mha(x).numpy())
     # GQA with 2 kv heads == an MHA whose key/value heads come in identical pairs (0,0,1,1)
-    gqa = MultiHeadAttention(16, 4, n_kv_heads=2)
-    twin = MultiHeadAttention(16, 4)
+    gqa = Attention(16, 4, n_kv_heads=2)
+    twin = Attention(16, 4)
     for name in ("W_q", "W_o"):
         getattr(twin, name).load_state_dict(getattr(gqa, name).state_dict())
     for name in ("W_k", "W_v"):  # kv head g (rows 4g..4g+3) becomes heads 2g and 2g+1
@@ -176,7 +176,7 @@ def test_gqa_with_all_heads_is_mha_and_groups_share_heads(float64):
 
 @pytest.mark.parametrize("n_kv", [4, 2, 1])
 def test_kv_cache_size_is_the_arithmetic(n_kv):
-    m = MultiHeadAttention(32, 4, n_kv_heads=n_kv)  # d_k = 8, float32
+    m = Attention(32, 4, n_kv_heads=n_kv)  # d_k = 8, float32
     cache = KVCache()
     with tinyattn.no_grad():
         for _ in range(5):
@@ -191,7 +191,7 @@ def test_kv_cache_size_is_the_arithmetic(n_kv):
 @pytest.mark.parametrize("chunks", [[1] * 7, [3, 1, 2, 1]])
 def test_kv_cache_decoding_equals_full_causal_forward(float64, backend, opts, chunks):
     rng = np.random.default_rng(7)
-    m = MultiHeadAttention(16, 4, backend=backend, **opts)
+    m = Attention(16, 4, backend=backend, **opts)
     x = _x(rng, 2, 7, 16)
     full = m(x, is_causal=True).numpy()
     cache, outs, t = KVCache(), [], 0
@@ -210,7 +210,7 @@ def test_windowed_kv_cache_stays_bounded_and_exact(float64, backend, chunks):
     its memory stops growing, and decoding still equals the full causal forward."""
     rng = np.random.default_rng(11)
     W, T = 4, sum(chunks)
-    m = MultiHeadAttention(16, 4, n_kv_heads=2, window=W, backend=backend)
+    m = Attention(16, 4, n_kv_heads=2, window=W, backend=backend)
     x = _x(rng, 2, T, 16)
     full = m(x, is_causal=True).numpy()
     cache, outs, t = KVCache(), [], 0
@@ -244,7 +244,7 @@ def test_kv_cache_keep_last_and_reset():
             cache.keep_last(bad)
     cache.reset()
     assert (cache.seq_len, cache.held, cache.nbytes) == (0, 0, 0)
-    m = MultiHeadAttention(8, 2, window=3)  # no causal masking: keys ahead count too, so nothing is dropped
+    m = Attention(8, 2, window=3)  # no causal masking: keys ahead count too, so nothing is dropped
     with tinyattn.no_grad():
         for _ in range(5):
             m(tinyattn.randn(1, 1, 8), kv_cache=cache)
@@ -253,7 +253,7 @@ def test_kv_cache_keep_last_and_reset():
 
 def test_head_mask_switches_heads_off(float64):
     rng = np.random.default_rng(8)
-    m = MultiHeadAttention(8, 4)
+    m = Attention(8, 4)
     x = _x(rng, 2, 5, 8)
     off = _clone(m)
     off.W_o.weight.data[:, 2:4] = 0.0  # head 1's d_k=2 output features never reach the output
@@ -266,7 +266,7 @@ def test_head_mask_switches_heads_off(float64):
 def test_return_weights(float64):
     rng = np.random.default_rng(9)
     for backend in BACKENDS:
-        m = MultiHeadAttention(8, 2, backend=backend)
+        m = Attention(8, 2, backend=backend)
         x = _x(rng, 2, 4, 8)
         out, w = m(x, is_causal=True, return_weights=True)
         assert w.shape == (2, 2, 4, 4)
@@ -279,7 +279,7 @@ def test_dropout_only_in_training():
     rng = np.random.default_rng(10)
     x = tinyattn.tensor(rng.standard_normal((2, 6, 16)).astype(np.float32))
     for backend in BACKENDS:
-        m = MultiHeadAttention(16, 4, dropout=0.5, backend=backend)
+        m = Attention(16, 4, dropout=0.5, backend=backend)
         plain = _clone(m, backend=backend)  # dropout=0.0
         a, b = m(x).numpy(), m(x).numpy()
         assert np.abs(a - b).max() > 1e-3  # a fresh dropout mask each call
@@ -288,7 +288,7 @@ def test_dropout_only_in_training():
 
 
 def test_fully_masked_rows_raise():
-    m = MultiHeadAttention(8, 2)
+    m = Attention(8, 2)
     x = tinyattn.randn(2, 4, 8)
     for backend in BACKENDS:
         m.backend = backend
@@ -301,7 +301,7 @@ def test_fully_masked_rows_raise():
 def test_additive_float_mask_is_refused_not_inverted():
     # A PyTorch-style additive padding mask (0 = attend, -inf = pad) read as 0/1 would attend to the
     # padding only. It must be an error on every backend; the bool mask is the way to say it.
-    m = MultiHeadAttention(8, 2)
+    m = Attention(8, 2)
     x = tinyattn.randn(2, 4, 8)
     additive = np.where(padding_mask([2, 3], 4), 0.0, -np.inf)  # (B, 1, 1, S)
     for backend in BACKENDS:
@@ -315,15 +315,15 @@ def test_additive_float_mask_is_refused_not_inverted():
 
 def test_errors_name_the_numbers():
     with pytest.raises(ValueError, match="d_model=10 is not divisible by n_heads=3"):
-        MultiHeadAttention(10, 3)
+        Attention(10, 3)
     with pytest.raises(ValueError, match="n_heads=8 is not divisible by n_kv_heads=3"):
-        MultiHeadAttention(16, 8, n_kv_heads=3)
+        Attention(16, 8, n_kv_heads=3)
     with pytest.raises(ValueError, match="backend"):
-        MultiHeadAttention(16, 8, backend="cuda")
+        Attention(16, 8, backend="cuda")
     with pytest.raises(ValueError, match="window=0"):
-        MultiHeadAttention(16, 8, window=0)
-    m = MultiHeadAttention(16, 4)
-    with pytest.raises(ValueError, match=r"x has shape \(2, 5, 12\) but MultiHeadAttention\(d_model=16\) expects \(B, T, 16\)"):
+        Attention(16, 8, window=0)
+    m = Attention(16, 4)
+    with pytest.raises(ValueError, match=r"x has shape \(2, 5, 12\) but Attention\(d_model=16\) expects \(B, T, 16\)"):
         m(tinyattn.randn(2, 5, 12))
     x = tinyattn.randn(2, 5, 16)
     with pytest.raises(ValueError, match=r"mask has shape \(3, 5\).*\(B, H, T, S\) = \(2, 4, 5, 5\)"):

@@ -230,7 +230,7 @@ def test_every_attention_path_raises_naming_the_same_row(dtype, bad):
 @pytest.mark.parametrize("backend", ["reference", "sdpa", "flash"])
 def test_multi_head_attention_backends_agree_on_a_nan_input(backend):
     tinyattn.manual_seed(0)
-    mha = nn.MultiHeadAttention(8, n_heads=2, backend=backend)
+    mha = nn.Attention(8, n_heads=2, backend=backend)
     x = np.random.default_rng(10).standard_normal((2, 5, 8)).astype(np.float32)
     x[1, 2, 0] = np.nan                     # position 2 of sequence 1: a NaN key spoils every query row there
     assert _named_rows(lambda: mha(tinyattn.tensor(x))) == "(1, 0, 0), (1, 0, 1), (1, 0, 2), (1, 0, 3), (1, 0, 4)"

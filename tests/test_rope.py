@@ -5,7 +5,7 @@ import pytest
 import tinyattn
 import tinyattn.nn as nn
 from tinyattn.gradcheck import gradcheck
-from tinyattn.nn import KVCache, MultiHeadAttention, RotaryEmbedding, TransformerLM
+from tinyattn.nn import KVCache, Attention, RotaryEmbedding, TransformerLM
 
 BACKENDS = ["reference", "sdpa", "flash"]
 
@@ -76,10 +76,10 @@ def test_rope_errors():
     with pytest.raises(TypeError, match=r"expects float queries or keys, got dtype int64"):
         rope(tinyattn.tensor(np.ones((3, 4), dtype=np.int64)))
     with pytest.raises(ValueError, match=r"rope=True .* d_k = d_model / n_heads must be even; got d_k = 6 / 2 = 3"):
-        MultiHeadAttention(6, 2, rope=True)
+        Attention(6, 2, rope=True)
     with pytest.raises(ValueError, match=r"d_k = 6 / 2 = 3"):
         TransformerLM(5, 6, 2, n_layers=1, max_len=4, positional="rope")
-    m = MultiHeadAttention(8, 2, rope=True)
+    m = Attention(8, 2, rope=True)
     with pytest.raises(ValueError, match=r"rope=True, .* cross-attention \(context given\) needs rope=False"):
         m(tinyattn.randn(1, 3, 8), context=tinyattn.randn(1, 4, 8))
 
@@ -87,7 +87,7 @@ def test_rope_errors():
 def test_mha_rope_is_the_rotation_of_q_and_k(float64):
     """rope=True equals rotating q and k by hand and running the plain layer's attention on them."""
     rng = np.random.default_rng(4)
-    m = MultiHeadAttention(16, 4, rope=True)
+    m = Attention(16, 4, rope=True)
     x = _x(rng, 2, 7, 16)
     B, T, H, d_k = 2, 7, 4, 4
     q = m.W_q(x).view(B, T, H, d_k).transpose(1, 2)
@@ -102,7 +102,7 @@ def test_mha_rope_is_the_rotation_of_q_and_k(float64):
 @pytest.mark.parametrize("opts", [dict(), dict(n_kv_heads=2), dict(window=3)])
 def test_mha_rope_kv_cache_decoding_equals_full_forward(float64, backend, opts):
     rng = np.random.default_rng(5)
-    m = MultiHeadAttention(16, 4, backend=backend, rope=True, **opts)
+    m = Attention(16, 4, backend=backend, rope=True, **opts)
     x = _x(rng, 2, 9, 16)
     full = m(x, is_causal=True).numpy()
     cache, outs, t = KVCache(), [], 0
@@ -115,7 +115,7 @@ def test_mha_rope_kv_cache_decoding_equals_full_forward(float64, backend, opts):
 
 def test_mha_rope_gradcheck(float64):
     rng = np.random.default_rng(6)
-    m = MultiHeadAttention(8, 2, n_kv_heads=1, rope=True)
+    m = Attention(8, 2, n_kv_heads=1, rope=True)
     x = _x(rng, 2, 5, 8, requires_grad=True)
     assert gradcheck(lambda t: m(t, is_causal=True), [x])
     assert gradcheck(lambda wq, wk: m(x, is_causal=True), [m.W_q.weight, m.W_k.weight])

@@ -2,7 +2,7 @@
 
 They are executed from the source text below, exactly as a learner would paste them, with
 ``import tinyattn as torch`` and ``import tinyattn.nn.functional as F``, and must give the same
-numbers (and gradients) as tinyattn.nn.MultiHeadAttention with the same weights.
+numbers (and gradients) as tinyattn.nn.Attention with the same weights.
 """
 import numpy as np
 import pytest
@@ -54,7 +54,7 @@ def seed():
 
 
 def _pair(seed_ns, d_model=16, n_heads=4):
-    ours = tinyattn.nn.MultiHeadAttention(d_model, n_heads)
+    ours = tinyattn.nn.Attention(d_model, n_heads)
     theirs = seed_ns["MultiHeadAttention"](d_model, n_heads)
     theirs.load_state_dict(ours.state_dict())  # same parameter names: W_q.weight, W_q.bias, ...
     return ours, theirs

@@ -1,7 +1,7 @@
 """Attention masks as boolean NumPy arrays: True = "this query may attend to this key".
 
 The meaning is PyTorch's ``attn_mask`` meaning, so a mask built here can be handed
-to ``F.scaled_dot_product_attention``, ``F.attention`` or ``MultiHeadAttention``
+to ``F.scaled_dot_product_attention``, ``F.attention`` or ``Attention``
 unchanged. Rows are queries (length T), columns are keys (length S).
 
 This module is the one place that says what a mask means:

@@ -2097,7 +2097,7 @@ def _check_all_masked(m: np.ndarray, dim: int, op: str, first_row: int = 0) -> N
     Say which rows instead of returning NaN. (``m`` is the row max: one cheap check covers both.)
 
     The one NaN rule of every softmax in tinyattn: F.softmax, log_softmax, F.attention, sdpa, flash
-    attention and so every MultiHeadAttention backend raise here, naming the rows (at most five).
+    attention and so every Attention backend raise here, naming the rows (at most five).
     ``first_row``: where ``m``'s rows start along the last row axis (flash attention checks one tile of
     queries at a time), so the rows named are those of the whole input."""
     if np.isfinite(m).all():

@@ -29,7 +29,7 @@ FUNCTIONAL = "tinyattn.nn.functional"
 ATTENTION_FUNCS = {"attention", "scaled_dot_product_attention", "linear_attention", "flash_attention"}
 MODULE_OK_FROM_NN = {"Module", "Linear", "Parameter", "Dropout", "ModuleList", "functional"}
 # attribute names that reach tinyattn's attention code whatever the module was imported as
-FORBIDDEN_ATTRS = {"scaled_dot_product_attention", "flash_attention", "linear_attention", "MultiHeadAttention",
+FORBIDDEN_ATTRS = {"scaled_dot_product_attention", "flash_attention", "linear_attention", "Attention", "MultiheadAttention",
                    "grading", "masks", "sdpa", "KVCache", "TransformerBlock", "TransformerLM",
                    "TransformerClassifier", "Seq2SeqTransformer"}
 IMPORT_FUNCS = {"__import__", "import_module"}

@@ -1,4 +1,4 @@
-"""MultiHeadAttention (with GQA/MQA, sliding windows, head masks) and the KVCache for decoding.
+"""Attention (with GQA/MQA, sliding windows, head masks) and the KVCache for decoding.
 
 One layer, four projections (W_q, W_k, W_v, W_o), and the attention itself done by one of three
 backends that give the same numbers:
@@ -23,7 +23,7 @@ from .module import Module
 from .positional import RotaryEmbedding
 from .sdpa import _attention, _sdpa
 
-__all__ = ["MultiHeadAttention", "KVCache"]
+__all__ = ["Attention", "KVCache"]
 
 
 # The three backends take the same arguments and give the same numbers: q (B, H, T, d_k), k and v
@@ -110,7 +110,7 @@ class KVCache:
         return f"KVCache(seq_len={self.seq_len}, held={self.held}, k_shape={shape}, nbytes={self.nbytes})"
 
 
-class MultiHeadAttention(Module):
+class Attention(Module):
     """out = W_o concat_h softmax(q_h k_h^T / sqrt(d_k)) v_h, with q = x W_q, k = c W_k, v = c W_v.
 
     x (B, T, d_model) -> (B, T, d_model). H = n_heads heads of size d_k = d_model / H.
@@ -128,16 +128,16 @@ class MultiHeadAttention(Module):
     def __init__(self, d_model: int, n_heads: int, n_kv_heads: int | None = None, bias: bool = True,
                  dropout: float = 0.0, window: int | None = None, backend: str = "sdpa", rope: bool = False) -> None:
         super().__init__()
-        d_model = checks.positive_int("d_model", d_model, "MultiHeadAttention")
-        n_heads = checks.positive_int("n_heads", n_heads, "MultiHeadAttention")
-        n_kv_heads = n_heads if n_kv_heads is None else checks.positive_int("n_kv_heads", n_kv_heads, "MultiHeadAttention")
+        d_model = checks.positive_int("d_model", d_model, "Attention")
+        n_heads = checks.positive_int("n_heads", n_heads, "Attention")
+        n_kv_heads = n_heads if n_kv_heads is None else checks.positive_int("n_kv_heads", n_kv_heads, "Attention")
         if d_model % n_heads:
             raise ValueError(f"d_model={d_model} is not divisible by n_heads={n_heads}")
         if n_heads % n_kv_heads:
             raise ValueError(f"n_heads={n_heads} is not divisible by n_kv_heads={n_kv_heads} "
                              "(each key/value head serves the same number of query heads)")
-        dropout = checks.probability("dropout", dropout, "MultiHeadAttention")
-        window = None if window is None else checks.positive_int("window", window, "MultiHeadAttention")
+        dropout = checks.probability("dropout", dropout, "Attention")
+        window = None if window is None else checks.positive_int("window", window, "Attention")
         if backend not in _BACKENDS:
             raise ValueError(f"backend must be one of {tuple(_BACKENDS)}, got backend={backend!r}")
         self.d_model, self.n_heads, self.n_kv_heads = d_model, n_heads, n_kv_heads
@@ -163,10 +163,10 @@ class MultiHeadAttention(Module):
             raise TypeError(f"{name} must be a float Tensor (B, T, {self.d_model}), got None")
         x = x if isinstance(x, Tensor) else Tensor(x)
         if x.ndim != 3 or x.shape[-1] != self.d_model:
-            raise ValueError(f"{name} has shape {x.shape} but MultiHeadAttention(d_model={self.d_model}) "
+            raise ValueError(f"{name} has shape {x.shape} but Attention(d_model={self.d_model}) "
                              f"expects (B, T, {self.d_model})")
         if x.dtype.kind != "f":
-            raise TypeError(f"{name} has dtype {x.dtype} but MultiHeadAttention expects floats (B, T, {self.d_model}) "
+            raise TypeError(f"{name} has dtype {x.dtype} but Attention expects floats (B, T, {self.d_model}) "
                             "(token ids? embed them first, e.g. with nn.Embedding)")
         return x
 
@@ -203,7 +203,7 @@ class MultiHeadAttention(Module):
         if kv_cache is not None and context is not None:
             raise ValueError("kv_cache is for self-attention decoding; pass context=None with a kv_cache")
         if self.rope is not None and context is not None:
-            raise ValueError("this MultiHeadAttention has rope=True, which rotates queries and keys by their positions "
+            raise ValueError("this Attention has rope=True, which rotates queries and keys by their positions "
                              "in ONE sequence; cross-attention (context given) needs rope=False")
         B, T, _ = x.shape
         H, H_kv, d_k = self.n_heads, self.n_kv_heads, self.d_k

@@ -145,7 +145,7 @@ def _tile_scores(qi, k, i0, i1, j0, j1, scale, lo, hi, keep) -> np.ndarray:
 
 def _flash(q: Tensor, k: Tensor, v: Tensor, scale: float, block_size: int = 64, lo: float = -np.inf,
            hi: float = np.inf, keep: np.ndarray | None = None, dropout_p: float = 0.0) -> Tensor:
-    """The op with every option (MultiHeadAttention uses the band for bottom-right causal and windows)."""
+    """The op with every option (Attention uses the band for bottom-right causal and windows)."""
     if keep is not None and keep.ndim < 2:
         keep = keep.reshape((1,) * (2 - keep.ndim) + keep.shape)  # (S,) -> (1, S)
     return _FlashAttention.apply(q, k, v, scale=scale, block_size=block_size, lo=lo, hi=hi, keep=keep,
@@ -158,7 +158,7 @@ def flash_attention(q, k, v, is_causal: bool = False, scale: float | None = None
     q (..., T, d_k), k (..., S, d_k), v (..., S, d_v), any leading dims; T and S need not be multiples
     of block_size. Same numbers as ``scaled_dot_product_attention`` (to rounding), including
     ``is_causal``, which is aligned top-left like PyTorch's sdpa (query i sees keys j <= i). Note the
-    flash-attn library (>= 2.1) aligns bottom-right instead when T != S; MultiHeadAttention's KV-cache
+    flash-attn library (>= 2.1) aligns bottom-right instead when T != S; Attention's KV-cache
     path asks for bottom-right explicitly. Tiles entirely above the causal diagonal are skipped.
     Memory: no (T, S) array in forward or backward; the backward recomputes each tile.
     NaN or +inf in a row of scores raises ValueError naming the row, as scaled_dot_product_attention does.

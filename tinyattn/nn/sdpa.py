@@ -4,7 +4,7 @@
   Read this one first; autograd differentiates it op by op.
 * ``scaled_dot_product_attention``: the same maths with PyTorch's arguments, computed by one fused
   ``Function`` (``_SDPA``) whose backward is written by hand. It does the work of the reference in
-  fewer, larger NumPy calls, which is what makes MultiHeadAttention fast.
+  fewer, larger NumPy calls, which is what makes Attention fast.
 * ``linear_attention``: the elu(x)+1 kernel trick of Katharopoulos et al. (2020), O(T) instead of O(T^2).
 
 Shapes: q (..., T, d_k), k (..., S, d_k), v (..., S, d_v); usually (B, H, T, d_k).
@@ -185,7 +185,7 @@ class _SDPA(Function):
 # products long in their inner dimension (the rows): OpenBLAS took twice as long for P^T dO summed
 # over 8 blocks of 64 rows as for one product over all 512 rows (one thread). Measured against the
 # previous blocking (all heads at once, 64 or 128 rows, 4 MiB blocks), in one process with the two
-# interleaved, one thread, on a 2-core machine under load ~7.5: MultiHeadAttention forward+backward
+# interleaved, one thread, on a 2-core machine under load ~7.5: Attention forward+backward
 # 12-17% faster at (B,T,d,h) = (4,512,256,8), 11% at (1,2048,128,4), the same at (8,128,256,8).
 _BLOCK_ELEMENTS = 1 << 18  # entries of one (heads, rows, S) block: 1 MiB of float32. Measured at 1/4, 1/2, 1,
 # 2, 4 and 8 MiB: 1 and 2 MiB were the fastest at T = 512 and 2048 (and equal to unblocked at T = 128).
@@ -276,7 +276,7 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p: f
     is_causal: query i sees keys j <= i, aligned TOP-LEFT when T != S, exactly as PyTorch's sdpa
       (its reference code builds ``ones(L, S).tril()``). So torch code ported here means the same thing.
       For KV-cache decoding you want bottom-right (the T queries are the last T positions): pass
-      ``attn_mask=tinyattn.masks.causal_mask(T, S)``; MultiHeadAttention does that for you.
+      ``attn_mask=tinyattn.masks.causal_mask(T, S)``; Attention does that for you.
       As in PyTorch, is_causal and attn_mask can not both be given.
     dropout_p: applied to the weights whenever > 0 (like PyTorch, this function does not know about
       train/eval; pass 0.0 when evaluating).

@@ -2,7 +2,7 @@
 nn.MultiheadAttention, TransformerEncoderLayer / TransformerEncoder, TransformerDecoderLayer /
 TransformerDecoder and Transformer, so tutorial code built on them runs unchanged.
 
-tinyattn's MultiHeadAttention and TransformerBlock (attention.py, transformer.py) are the course's
+tinyattn's Attention and TransformerBlock (attention.py, transformer.py) are the course's
 layers; these follow PyTorch where the two differ:
   * layout: (T, B, E), sequence first, unless ``batch_first=True``; unbatched (T, E) works too;
   * masks are the other way round from scaled_dot_product_attention's: a bool ``attn_mask`` or

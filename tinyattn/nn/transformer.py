@@ -18,7 +18,7 @@ from tinyattn import checks
 from tinyattn.functions import cat
 from tinyattn.tensor import Tensor, get_default_dtype, get_rng, no_grad
 
-from .attention import KVCache, MultiHeadAttention
+from .attention import KVCache, Attention
 from .layers import GELU, Dropout, Embedding, Identity, LayerNorm, Linear
 from .module import Module, ModuleList, Parameter, Sequential
 from .positional import LearnedPositionalEmbedding, PositionalEncoding
@@ -136,12 +136,12 @@ class TransformerBlock(Module):
         d_ff = 4 * d_model if d_ff is None else checks.positive_int("d_ff", d_ff)
         self.d_model, self.d_ff, self.causal, self.cross_attention = d_model, d_ff, bool(causal), bool(cross_attention)
         self.ln1 = LayerNorm(d_model, eps=layer_norm_eps)
-        self.attn = MultiHeadAttention(d_model, n_heads, n_kv_heads=n_kv_heads, dropout=dropout,
+        self.attn = Attention(d_model, n_heads, n_kv_heads=n_kv_heads, dropout=dropout,
                                        window=window, backend=backend, rope=rope)
         if self.cross_attention:
             self.ln_c = LayerNorm(d_model, eps=layer_norm_eps)
             # No window here: every target position may look at the whole source.
-            self.cross = MultiHeadAttention(d_model, n_heads, n_kv_heads=n_kv_heads, dropout=dropout,
+            self.cross = Attention(d_model, n_heads, n_kv_heads=n_kv_heads, dropout=dropout,
                                             backend=backend)
         self.ln2 = LayerNorm(d_model, eps=layer_norm_eps)
         # GELU's tanh form by default, as in GPT-2: a GPT-2 checkpoint loaded into these blocks needs it to give

@@ -310,4 +310,5 @@ def test_report_text_and_json_carry_the_hint():
     data = rep.to_json()
     assert (data["total"], data["max"]) == (10, 20)
     assert data["exercises"][0]["checks"][0]["message"].startswith("out is wrong Hint (missing_scale): ")
-    assert data["exercises"][0]["checks"][1] == {"name": "dtype", "passed": True, "message": "", "mistake": None}
+    assert data["exercises"][0]["checks"][1] == {"name": "dtype", "passed": True, "message": "", "mistake": None,
+                                                 "part": None}

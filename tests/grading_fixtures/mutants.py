@@ -29,7 +29,11 @@ MUTANTS = [
     ("unstable_softmax", "ex04", [("    scores = scores - scores.max(axis=-1, keepdims=True)\n", "", 1)]),
     ("softmax_wrong_axis", "ex04", [("scores.max(axis=-1", "scores.max(axis=-2", 1), ("weights.sum(axis=-1", "weights.sum(axis=-2", 1)]),
     ("weights_transposed", "ex04", [("scores = Q @ np.swapaxes(K, -1, -2)", "scores = K @ np.swapaxes(Q, -1, -2)", 1)]),
-    ("missing_scale", "ex05", [("dQ = dS @ K * scale", "dQ = dS @ K", 1), ("@ Q * scale", "@ Q", 1)]),
+    ("scale_missing_in_backward", "ex05", [("dQ = dS @ K * scale", "dQ = dS @ K", 1), ("@ Q * scale", "@ Q", 1)]),
+    ("softmax_backward_wrong_axis", "ex02", [("inner = (dy * y).sum(axis=axis, keepdims=True)",
+                                              "inner = (dy * y).sum(axis=0, keepdims=True)", 1)]),
+    ("softmax_backward_wrong_axis", "ex05", [("(dP * P).sum(axis=-1, keepdims=True)", "(dP * P).sum(axis=-2, keepdims=True)", 1)]),
+    ("positional_exponent_i_not_2i", "ex09", [("two_i / d_model", "(two_i // 2) / d_model", 1)]),
     ("softmax_backward_missing_term", "ex05", [("dS = P * (dP - (dP * P).sum(axis=-1, keepdims=True))", "dS = P * dP", 1)]),
     ("weights_transposed", "ex05", [("dV = np.swapaxes(P, -1, -2) @ dout", "dV = P @ dout", 1)]),
     ("unbroadcast_wrong_axes", "ex06", [("grad = grad.sum(axis=0)", "grad = grad.sum(axis=-1)", 1)]),
@@ -68,4 +72,6 @@ MUTANTS = [
     ("missing_scale", "ex05", [("scale = 1.0 / math.sqrt(Q.shape[-1])", "scale = 1.0", 1)]),
     ("softmax_backward_missing_term", "ex05", [("dS = P * (dP - (dP * P).sum(axis=-1, keepdims=True))", "dS = P * (1 - P) * dP", 1)]),
     ("flash_missing_rescale", "ex12", [("l = alpha * l + p.sum(axis=1)", "l = l + p.sum(axis=1)", 1)]),
+    # --- one mutant per part: only the other part earns its points ---
+    ("scale_missing_in_backward", "ex05", [("dK = np.swapaxes(dS, -1, -2) @ Q * scale", "dK = np.swapaxes(dS, -1, -2) @ Q", 1)]),
 ]

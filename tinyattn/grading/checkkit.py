@@ -64,6 +64,7 @@ class CheckResult:
     state: str                      # passed | failed | not_implemented | error | forbidden
     message: str = ""
     mistake: str | None = None
+    part: str | None = None         # the exercise part it scores (exercises.Part.name); None: every part
 
     def __post_init__(self) -> None:
         self.message = cap(self.message)
@@ -73,7 +74,8 @@ class CheckResult:
         return self.state == PASSED
 
     def to_json(self) -> dict:
-        return {"name": self.name, "passed": self.passed, "message": self.message, "mistake": self.mistake}
+        return {"name": self.name, "passed": self.passed, "message": self.message, "mistake": self.mistake,
+                "part": self.part}
 
 
 def where_in(exc: BaseException, path: str) -> str:
@@ -115,6 +117,8 @@ class Session:
     # the mistake an OverflowError from the learner's code means here ("unstable_softmax" where a
     # softmax is taken); None: an overflow is reported as the error it is
     overflow_mistake: str | None = None
+    part: str | None = None             # the part the running check scores (see `check`)
+    mutation_parts: dict[str, str | None] = field(default_factory=dict)    # mutation message -> its part
 
     # ---- calling the learner ---------------------------------------------------------------
     def fn(self, name: str):
@@ -161,7 +165,7 @@ class Session:
         if copy_inputs:
             for i, (orig, given) in enumerate(zip(_arrays((args, kwargs)), _arrays((given_args, given_kwargs)))):
                 if orig.shape != given.shape or not np.array_equal(orig, given, equal_nan=True):
-                    self.mutations.append(f"{label} modified its input #{i + 1} (shape {orig.shape}) in place")
+                    self.note_mutation(f"{label} modified its input #{i + 1} (shape {orig.shape}) in place")
         self.completed_calls += 1
         return out
 
@@ -183,43 +187,58 @@ class Session:
                 raise StudentRaised(f"{label} called sys.exit({str(r.get('code'))[:100]}){where}")
             raise StudentRaised(f"{label} raised {names[0]}: {msg}{where}", rebuild_exception(r))
         for i, shape in reply.get("mutated") or []:
-            self.mutations.append(f"{label} modified its input #{int(i) + 1} (shape {tuple(shape)}) in place")
+            self.note_mutation(f"{label} modified its input #{int(i) + 1} (shape {tuple(shape)}) in place")
         if trace_memory:
             self.last_peak = int(reply.get("peak") or 0)
         self.completed_calls += 1
         return reply["ok"]
 
+    def note_mutation(self, message: str) -> None:
+        """Record that the learner's code wrote into an argument (charged to the running check's part)."""
+        self.mutations.append(message)
+        self.mutation_parts.setdefault(message, self.part)
+
     # ---- recording checks ------------------------------------------------------------------
     @contextmanager
-    def check(self, name: str) -> Iterator[None]:
-        """Run the body as one check; its verdict is the first exception it raises (or a pass)."""
+    def check(self, name: str, part: str | None = None) -> Iterator[None]:
+        """Run the body as one check; its verdict is the first exception it raises (or a pass).
+
+        part: the exercise part the check scores (exercises.Part.name; None in a one-part exercise)."""
+        self.part = part
         try:
             yield
         except CheckFailed as e:
-            self.results.append(CheckResult(name, FAILED, e.message, e.mistake))
+            self.results.append(CheckResult(name, FAILED, e.message, e.mistake, part))
         except StudentNotImplemented as e:
-            self.results.append(CheckResult(name, NOT_IMPLEMENTED, f"not implemented yet ({e})"))
+            self.results.append(CheckResult(name, NOT_IMPLEMENTED, f"not implemented yet ({e})", None, part))
         except ForbiddenImport as e:
             self.results.append(CheckResult(name, FORBIDDEN, str(e)))
         except StudentRaised as e:
             if self.overflow_mistake and e.kind in OVERFLOWS:
                 self.results.append(CheckResult(name, FAILED, f"{e}: an exponential overflowed on these inputs",
-                                                self.overflow_mistake))
+                                                self.overflow_mistake, part))
             else:
-                self.results.append(CheckResult(name, ERROR, str(e)))
+                self.results.append(CheckResult(name, ERROR, str(e), None, part))
         except Exception as e:  # noqa: BLE001 - the learner's result broke the check itself
             self.results.append(CheckResult(name, ERROR, f"the grader could not use the result: "
-                                                         f"{type(e).__name__}: {e}"))
+                                                         f"{type(e).__name__}: {e}", None, part))
         else:
-            self.results.append(CheckResult(name, PASSED))
+            self.results.append(CheckResult(name, PASSED, part=part))
+        finally:
+            self.part = None
 
     def finish(self) -> list[CheckResult]:
-        """Append the 'inputs not modified' verdict (once the learner's code ran at all)."""
+        """Append the 'inputs not modified' verdict (once the learner's code ran at all): one failed
+        check per part whose functions wrote into their arguments, else one that passed."""
         if self.mutations:
-            self.results.append(CheckResult(
-                "does not modify its inputs", FAILED,
-                "; ".join(dict.fromkeys(self.mutations)) + ". Build new arrays instead of writing into the "
-                "arguments (e.g. x = x - m, not x -= m): the caller still needs them."))
+            by_part: dict[str | None, list[str]] = {}
+            for m in dict.fromkeys(self.mutations):
+                by_part.setdefault(self.mutation_parts.get(m), []).append(m)
+            for part, found in by_part.items():
+                self.results.append(CheckResult(
+                    "does not modify its inputs", FAILED,
+                    "; ".join(found) + ". Build new arrays instead of writing into the arguments (e.g. x = x - m, "
+                    "not x -= m): the caller still needs them.", None, part))
         elif self.completed_calls:
             self.results.append(CheckResult("does not modify its inputs", PASSED))
         return self.results
@@ -237,8 +256,7 @@ def as_array(x: Any, what: str) -> np.ndarray:
     if isinstance(x, np.generic):
         x = np.asarray(x)
     if not isinstance(x, np.ndarray) or type(x) is not np.ndarray and isinstance(x, Remote):
-        name = x.type_name if isinstance(x, Remote) else type(x).__name__
-        raise CheckFailed(f"{what} should be a NumPy array, got {name}")
+        raise CheckFailed(f"{what} should be a NumPy array, got {type_name(x)}")
     return x
 
 
@@ -257,11 +275,31 @@ def copy_into(t: Any, value: np.ndarray) -> None:
     raise CheckFailed(f"expected a tinyattn Tensor, got {type(t).__name__}")
 
 
+def type_name(x: Any) -> str:
+    """The class name of x; for an object living in the learner's process, its own class name."""
+    from .learner import Remote
+    return x.type_name if isinstance(x, Remote) else type(x).__name__
+
+
+def as_sequence(x: Any) -> tuple | None:
+    """x's items when x is a tuple or list, subclasses included (a NamedTuple is a tuple); else None.
+
+    A tuple subclass returned by the learner's process stays there (only plain tuples cross the
+    pipe as values), so its items are read with one more request."""
+    from .learner import Remote
+    if isinstance(x, Remote):
+        if any(m in ("builtins.tuple", "builtins.list") for m in x._mro):
+            return tuple(x)
+        return None
+    return tuple(x) if isinstance(x, (tuple, list)) else None
+
+
 def as_tuple(x: Any, n: int, what: str) -> tuple:
-    if not isinstance(x, (tuple, list)) or len(x) != n:
-        got = f"a {type(x).__name__} of length {len(x)}" if isinstance(x, (tuple, list)) else type(x).__name__
+    items = as_sequence(x)
+    if items is None or len(items) != n:
+        got = f"a {type_name(x)} of length {len(items)}" if items is not None else type_name(x)
         raise CheckFailed(f"{what} should return a tuple of {n} arrays, got {got}")
-    return tuple(x)
+    return items
 
 
 def diagnose(got: np.ndarray, variants: dict[str, list] | None, rtol: float, atol: float) -> str | None:
@@ -325,6 +363,13 @@ def expect_float(got: np.ndarray, what: str, *inputs: np.ndarray) -> None:
         raise CheckFailed(f"{what} has dtype {got.dtype}, expected {want} (like the inputs)")
 
 
+def expect_dtype(got: Any, dtype, what: str, why: str = "the docstring asks for the input's dtype") -> None:
+    """got has exactly `dtype` (where a docstring promises it, e.g. "same shape and dtype as x")."""
+    got = as_array(got, what)
+    if got.dtype != np.dtype(dtype):
+        raise CheckFailed(f"{what} has dtype {got.dtype}, expected {np.dtype(dtype)}: {why}")
+
+
 def _where_worst(err: np.ndarray) -> tuple:
     return tuple(int(i) for i in np.unravel_index(int(np.nanargmax(err)), err.shape)) if err.size else ()
 
@@ -359,6 +404,55 @@ def expect_close(got: Any, want: np.ndarray, what: str, variants: dict[str, list
         idx = _where_worst(err)
         raise CheckFailed(f"{what} is wrong in {int((~ok).sum())} of {ok.size} entries; worst at index {idx}: "
                           f"{_pair(g[idx], want[idx])}", diagnose(got, variants, rtol, atol))
+
+
+def expect_each(items: list[tuple]) -> None:
+    """Several results judged together, each reported: [(got, want, what, variants, {expect_close kwargs})].
+
+    One CheckFailed that says, for every result, whether it is right or how it is wrong (so a
+    learner sees "dQ is wrong ...; dK and dV are right", not only the first failure); its mistake is
+    the one id the wrong results were diagnosed with (none when they point to different ids)."""
+    wrong, right, ids = [], [], []
+    for got, want, what, variants, kwargs in items:
+        try:
+            expect_close(got, want, what, variants, **kwargs)
+        except CheckFailed as e:
+            wrong.append(e.message)
+            ids.append(e.mistake)
+        else:
+            right.append(what)
+    if not wrong:
+        return
+    said = "; ".join(wrong)
+    if right:
+        said += "; " + (" and ".join(right) + (" are" if len(right) > 1 else " is") + " right")
+    named = set(ids) - {None}
+    raise CheckFailed(said, named.pop() if len(named) == 1 else None)
+
+
+EXACT = 1e-12    # a derived float64 gradient is this close (relative to its largest entry); finite differences are not
+
+
+def expect_exact(items: list[tuple[Any, np.ndarray, str]]) -> None:
+    """Each (got, exact, what) equals the exact float64 gradient to rounding: within EXACT of its largest entry.
+
+    Central differences (any step) are off by 1e-11 or more, derived formulas by about 1e-15: so a
+    gradient computed by finite differences, not derived, fails here although it passes `expect_close`."""
+    off = []
+    for got, exact, what in items:
+        got = as_array(got, what)
+        exact = np.asarray(exact, dtype=np.float64)
+        if got.shape != exact.shape:
+            raise CheckFailed(f"{what} has shape {got.shape}, expected {exact.shape}")
+        scale = float(np.max(np.abs(exact))) if exact.size else 0.0
+        with np.errstate(all="ignore"):
+            err = float(np.max(np.abs(got.astype(np.float64) - exact))) if exact.size else 0.0
+        if not err <= EXACT * scale:
+            off.append(f"{what} is off by {err / scale if scale else err:.1e} (relative to its largest entry)")
+    if off:
+        raise CheckFailed("; ".join(off) + f". A gradient derived by hand and computed in float64 is exact to "
+                          f"rounding (about 1e-15); {EXACT:.0e} or more is what finite differences or single "
+                          "precision give. This exercise asks for the derived formula, in float64.")
 
 
 def expect_mask(got: Any, want: np.ndarray, what: str, variants: dict[str, list] | None = None) -> None:

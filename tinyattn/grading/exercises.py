@@ -1,7 +1,20 @@
-"""The exercise registry: ids, files, points and what each exercise may import."""
+"""The exercise registry: ids, files, parts and their points, and what each exercise may import.
+
+An exercise is scored part by part: a part earns its points when every check of that part passed
+(and the exercise loaded, ran in time and imported only what it may). So ex02's softmax earns its
+5 points after notebook 01, before its backward (notebook 02 material) is written.
+"""
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Part:
+    name: str                    # "softmax": what the learner writes for it (a function, or "masks")
+    points: int
+    after: int                   # the notebook after which the part can be done (01 ... 08)
 
 
 @dataclass(frozen=True)
@@ -9,26 +22,75 @@ class Exercise:
     id: str                      # "ex04"
     filename: str                # "ex04_attention.py", the same name in solutions/ and exercises/
     title: str                   # one line for reports and the Classroom workflow
-    points: int                  # all or nothing: an exercise earns its points only when it passed
     functions: tuple[str, ...]   # the names the file must define
+    parts: tuple[Part, ...]      # scored separately; one part: all or nothing
     kind: str = "numpy"          # "numpy": plain NumPy in/out; "module": built on tinyattn.nn (ex08)
+
+    @property
+    def points(self) -> int:
+        return sum(p.points for p in self.parts)
+
+    def part(self, name: str | None) -> Part:
+        """The part called `name`; None (or any name in a one-part exercise) is the only part."""
+        if len(self.parts) == 1 and name in (None, self.parts[0].name):
+            return self.parts[0]
+        for p in self.parts:
+            if p.name == name:
+                return p
+        raise KeyError(f"{self.id} has no part {name!r}; its parts are {', '.join(p.name for p in self.parts)}")
+
+    def score(self, checks: Iterable[dict]) -> dict[str, int]:
+        """{part name: points earned} from check results ({"passed", "part", ...}, as in --json).
+
+        A part earns its points when it has checks and all of them passed. A failed check that
+        belongs to no part (the file does not load, times out, imports what it may not) fails every part.
+        """
+        checks = list(checks)
+        whole = [c for c in checks if c.get("part") is None]
+        earned = {}
+        for p in self.parts:
+            own = [c for c in checks if c.get("part") == p.name or (len(self.parts) == 1 and c.get("part") is None)]
+            ok = bool(own) and all(c["passed"] for c in own) and all(c["passed"] for c in whole)
+            earned[p.name] = p.points if ok else 0
+        return earned
+
+    def describe_parts(self) -> str:
+        """'softmax 5 points (after notebook 01), softmax_backward 5 points (after notebook 02)'."""
+        return ", ".join(f"{p.name} {p.points} points (after notebook {p.after:02d})" for p in self.parts)
+
+
+def _one(name: str, points: int, after: int) -> tuple[Part, ...]:
+    return (Part(name, points, after),)
 
 
 EXERCISES: tuple[Exercise, ...] = (
-    Exercise("ex01", "ex01_scores.py", "attention scores", 5, ("attention_scores",)),
-    Exercise("ex02", "ex02_softmax.py", "stable softmax and its backward", 10, ("softmax", "softmax_backward")),
-    Exercise("ex03", "ex03_masks.py", "causal masks", 5, ("causal_mask", "apply_mask")),
-    Exercise("ex04", "ex04_attention.py", "scaled dot-product attention", 10, ("attention",)),
-    Exercise("ex05", "ex05_attention_backward.py", "attention backward", 15, ("attention_backward",)),
-    Exercise("ex06", "ex06_autograd.py", "unbroadcast and matmul backward", 10, ("unbroadcast", "matmul_backward")),
-    Exercise("ex07", "ex07_heads.py", "split and merge heads", 5, ("split_heads", "merge_heads")),
-    Exercise("ex08", "ex08_multihead.py", "a MultiHeadAttention module", 15, ("MultiHeadAttention",), kind="module"),
-    Exercise("ex09", "ex09_positional.py", "sinusoidal positional encoding", 5, ("sinusoidal_encoding",)),
-    Exercise("ex10", "ex10_rnn.py", "RNN forward and backprop through time", 15, ("rnn_forward", "rnn_backward")),
-    Exercise("ex11", "ex11_gqa.py", "grouped-query attention", 10, ("repeat_kv", "gqa_attention")),
-    Exercise("ex12", "ex12_flash.py", "flash attention forward", 15, ("flash_attention_forward",)),
-    Exercise("ex13", "ex13_sliding_window.py", "sliding-window masks", 5, ("sliding_window_mask",)),
-    Exercise("ex14", "ex14_kv_cache.py", "a decoding step with a KV cache", 10, ("decode_step",)),
+    Exercise("ex01", "ex01_scores.py", "attention scores", ("attention_scores",), _one("attention_scores", 5, 1)),
+    Exercise("ex02", "ex02_softmax.py", "stable softmax and its backward", ("softmax", "softmax_backward"),
+             (Part("softmax", 5, 1), Part("softmax_backward", 5, 2))),
+    Exercise("ex03", "ex03_masks.py", "causal masks", ("causal_mask", "apply_mask"),
+             (Part("causal_mask", 2, 4), Part("apply_mask", 3, 4))),
+    Exercise("ex04", "ex04_attention.py", "scaled dot-product attention", ("attention",),
+             (Part("attention", 6, 1), Part("masks", 4, 4))),
+    Exercise("ex05", "ex05_attention_backward.py", "attention backward", ("attention_backward",),
+             _one("attention_backward", 15, 2)),
+    Exercise("ex06", "ex06_autograd.py", "unbroadcast and matmul backward", ("unbroadcast", "matmul_backward"),
+             (Part("unbroadcast", 4, 2), Part("matmul_backward", 6, 2))),
+    Exercise("ex07", "ex07_heads.py", "split and merge heads", ("split_heads", "merge_heads"),
+             (Part("split_heads", 3, 5), Part("merge_heads", 2, 5))),
+    Exercise("ex08", "ex08_multihead.py", "a MultiHeadAttention module", ("MultiHeadAttention",),
+             _one("MultiHeadAttention", 15, 5), kind="module"),
+    Exercise("ex09", "ex09_positional.py", "sinusoidal positional encoding", ("sinusoidal_encoding",),
+             _one("sinusoidal_encoding", 5, 5)),
+    Exercise("ex10", "ex10_rnn.py", "RNN forward and backprop through time", ("rnn_forward", "rnn_backward"),
+             (Part("rnn_forward", 5, 6), Part("rnn_backward", 10, 6))),
+    Exercise("ex11", "ex11_gqa.py", "grouped-query attention", ("repeat_kv", "gqa_attention"),
+             (Part("repeat_kv", 3, 8), Part("gqa_attention", 7, 8))),
+    Exercise("ex12", "ex12_flash.py", "flash attention forward", ("flash_attention_forward",),
+             _one("flash_attention_forward", 15, 8)),
+    Exercise("ex13", "ex13_sliding_window.py", "sliding-window masks", ("sliding_window_mask",),
+             _one("sliding_window_mask", 5, 4)),
+    Exercise("ex14", "ex14_kv_cache.py", "a decoding step with a KV cache", ("decode_step",),
+             _one("decode_step", 10, 8)),
 )
 
 BY_ID: dict[str, Exercise] = {ex.id: ex for ex in EXERCISES}

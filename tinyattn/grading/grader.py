@@ -19,7 +19,7 @@ from pathlib import Path
 
 from . import checks as checks_pkg
 from . import static
-from .exercises import EXERCISES, Exercise, get
+from .exercises import BY_ID, EXERCISES, Exercise, get
 from .learner import resolve_isolation
 from .mistakes import hint
 from .runner import MAX_SOURCE, grade_exercise, submission_files
@@ -43,13 +43,24 @@ class ExerciseResult:
     def mistakes(self) -> list[str]:
         return list(dict.fromkeys(c["mistake"] for c in self.checks if c.get("mistake")))
 
+    @property
+    def parts(self) -> list[tuple[str, int, int]]:
+        """[(part, points earned, points possible)] (exercises.Part); [] for an unknown exercise id."""
+        ex = BY_ID.get(self.id)
+        if ex is None:
+            return []
+        earned = ex.score(self.checks)
+        return [(p.name, earned[p.name], p.points) for p in ex.parts]
+
     def to_json(self) -> dict:
         """The issue's schema; a diagnosed mistake's hint is appended to its check's message."""
         checks = []
         for c in self.checks:
             msg = c["message"] + (f" Hint ({c['mistake']}): {hint(c['mistake'])}" if c.get("mistake") else "")
-            checks.append({"name": c["name"], "passed": bool(c["passed"]), "message": msg, "mistake": c.get("mistake")})
+            checks.append({"name": c["name"], "passed": bool(c["passed"]), "message": msg, "mistake": c.get("mistake"),
+                           "part": c.get("part")})
         out = {"id": self.id, "status": self.status, "points": self.points, "max_points": self.max_points,
+               "parts": [{"name": n, "points": p, "max_points": m} for n, p, m in self.parts],
                "checks": checks, "isolation": self.isolation}
         if self.stdout:
             out["stdout"] = self.stdout
@@ -134,9 +145,13 @@ def _grade_file(path: Path, ex: Exercise, seed: int, timeout: float, isolation: 
     if problems:
         return _single(ex, "forbidden", "allowed imports only", "; ".join(problems) + ". " + static.rule(ex))
     data = grade_exercise(ex.id, files, str(path.resolve()), seed, timeout, isolation, hide)
-    status = data["status"]
-    return ExerciseResult(ex.id, status, ex.points if status == "passed" else 0, ex.points, data["checks"],
+    return ExerciseResult(ex.id, data["status"], points_earned(ex, data["checks"]), ex.points, data["checks"],
                           time.perf_counter() - start, data["isolation"], data.get("stdout", ""))
+
+
+def points_earned(ex: Exercise, checks: list[dict]) -> int:
+    """The points of every part of `ex` whose checks all passed (exercises.Exercise.score)."""
+    return sum(ex.score(checks).values())
 
 
 def select(only: list[str] | None) -> list[Exercise]:

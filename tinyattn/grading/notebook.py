@@ -22,7 +22,7 @@ from pathlib import Path
 
 from . import static
 from .exercises import BY_ID, get
-from .grader import DEFAULT_TIMEOUT, ExerciseResult, GradeReport, _single, grade_file, resolve_seed
+from .grader import DEFAULT_TIMEOUT, ExerciseResult, GradeReport, _single, grade_file, points_earned, resolve_seed
 from .mistakes import hint
 from .runner import grade_exercise
 
@@ -180,8 +180,7 @@ def _check_functions(ex, functions: dict, seed: int, timeout: float) -> Exercise
     if problems:
         return _single(ex, "forbidden", "allowed imports only", "; ".join(problems))
     data = grade_exercise(ex.id, {ex.filename: source}, origin, seed, timeout)
-    status = data["status"]
-    return ExerciseResult(ex.id, status, ex.points if status == "passed" else 0, ex.points, data["checks"], 0.0,
+    return ExerciseResult(ex.id, data["status"], points_earned(ex, data["checks"]), ex.points, data["checks"], 0.0,
                           data["isolation"], data.get("stdout", ""))
 
 

@@ -73,6 +73,38 @@ def attention_grads_numeric(Q, K, V, dout, mask=None) -> tuple[np.ndarray, np.nd
             numerical_grad(lambda x: attention_loss(Q, K, x, dout, mask), f64(V)))
 
 
+def attention_grads_exact(Q, K, V, dout, mask=None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(dQ, dK, dV) of <dout, attention(Q, K, V)> from the derived formulas (float64, exact to rounding).
+
+    Kept next to the finite-difference version on purpose: the checks judge a learner's gradient
+    against the finite differences (independent of any formula) and, to rounding, against this."""
+    Q, K, V, dout = f64(Q), f64(K), f64(V), f64(dout)
+    _, P = attention(Q, K, V, mask)                                     # (..., T, S)
+    dP = dout @ swap_last(V)                                            # (..., T, d_v) @ (..., d_v, S)
+    dS = P * (dP - np.sum(dP * P, axis=-1, keepdims=True)) / np.sqrt(Q.shape[-1])
+    return dS @ K, swap_last(dS) @ Q, swap_last(P) @ dout              # (..., T, d), (..., S, d), (..., S, d_v)
+
+
+def matmul_grads_exact(A, B, dC) -> tuple[np.ndarray, np.ndarray]:
+    """(dA, dB) of <dC, A @ B>, summed back over the axes the product broadcast (exact to rounding)."""
+    A, B, dC = f64(A), f64(B), f64(dC)
+    return unbroadcast(dC @ swap_last(B), A.shape), unbroadcast(swap_last(A) @ dC, B.shape)
+
+
+def rnn_grads_exact(x, h0, W_xh, W_hh, b, dhs) -> tuple[np.ndarray, ...]:
+    """(dx, dh0, dW_xh, dW_hh, db) of <dhs, rnn_forward(...)> by backprop through time (exact to rounding)."""
+    x, h0, W_xh, W_hh, dhs = f64(x), f64(h0), f64(W_xh), f64(W_hh), f64(dhs)
+    hs = rnn_forward(x, h0, W_xh, W_hh, b)
+    dx, dWx, dWh, db = np.zeros_like(x), np.zeros_like(W_xh), np.zeros_like(W_hh), np.zeros(W_hh.shape[0])
+    carry = np.zeros_like(h0)                                           # dL/dh_t through h_{t+1}
+    for t in range(x.shape[1] - 1, -1, -1):
+        da = (dhs[:, t] + carry) * (1.0 - hs[:, t] ** 2)                # (B, H): through tanh
+        prev = hs[:, t - 1] if t > 0 else h0
+        dx[:, t], dWx, dWh, db = da @ W_xh.T, dWx + x[:, t].T @ da, dWh + prev.T @ da, db + da.sum(axis=0)
+        carry = da @ W_hh.T
+    return dx, carry, dWx, dWh, db
+
+
 def softmax_grad_numeric(x: np.ndarray, g: np.ndarray) -> np.ndarray:
     """d<g, softmax(x)>/dx (last axis) by central finite differences."""
     return numerical_grad(lambda z: float(np.sum(softmax(z, -1) * g)), f64(x))

@@ -88,6 +88,13 @@ def softmax_backward_diagonal(y, dy) -> list[np.ndarray]:
     return [y * dy, y * (1.0 - y) * dy]
 
 
+def softmax_backward_other_axes(y, dy, axis: int = -1) -> list[np.ndarray]:
+    """The backward with its sum <dy, y> taken along an axis other than the softmax's."""
+    y, dy = f64(y), f64(dy)
+    ax = axis % y.ndim
+    return [y * (dy - np.sum(dy * y, axis=a, keepdims=True)) for a in range(y.ndim) if a != ax]
+
+
 # ---- masks (ex03, ex13) ------------------------------------------------------------------------
 
 def causal_inverted(T: int) -> list[np.ndarray]:
@@ -120,21 +127,25 @@ def sliding_window_variants(T: int, window: int) -> dict[str, list[np.ndarray]]:
 def attention_backward(Q, K, V, dout, mask=None, *, backward_scale: bool = True, forward_scale: bool = True,
                        softmax_grad: str = "full", dv_transposed: bool = False
                        ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(dQ, dK, dV) with one knob turned the wrong way; softmax_grad: full | diag (P dP) | p1mp (P(1-P) dP)."""
+    """(dQ, dK, dV) with one knob turned the wrong way; softmax_grad: full | diag (P dP) | p1mp (P(1-P) dP)
+    | queries (the sum of dP * P over the queries, axis -2, instead of the keys)."""
     Q, K, V, dout = f64(Q), f64(K), f64(V), f64(dout)
     c = 1.0 / np.sqrt(Q.shape[-1])
     _, P = attention(Q, K, V, mask, scale="sqrt" if forward_scale else "none")      # (..., T, S)
     dV = (P if dv_transposed else swap_last(P)) @ dout
     dP = dout @ swap_last(V)
     dS = {"full": lambda: P * (dP - np.sum(dP * P, axis=-1, keepdims=True)),
-          "diag": lambda: P * dP, "p1mp": lambda: P * (1.0 - P) * dP}[softmax_grad]()
+          "diag": lambda: P * dP, "p1mp": lambda: P * (1.0 - P) * dP,
+          "queries": lambda: P * (dP - np.sum(dP * P, axis=-2, keepdims=True))}[softmax_grad]()
     k = c if backward_scale else 1.0
     return dS @ K * k, swap_last(dS) @ Q * k, dV
 
 
 ATTENTION_BACKWARD_KNOBS: dict[str, list[dict]] = {
-    "missing_scale": [dict(backward_scale=False), dict(backward_scale=False, forward_scale=False)],
+    "missing_scale": [dict(backward_scale=False, forward_scale=False)],
+    "scale_missing_in_backward": [dict(backward_scale=False)],
     "softmax_backward_missing_term": [dict(softmax_grad="diag"), dict(softmax_grad="p1mp")],
+    "softmax_backward_wrong_axis": [dict(softmax_grad="queries")],
     "weights_transposed": [dict(dv_transposed=True)],
 }
 
@@ -188,6 +199,15 @@ def merge_no_transpose(x) -> np.ndarray:
 
 
 # ---- positional (ex09) -------------------------------------------------------------------------
+
+def sinusoidal_exponent(T: int, d_model: int, numerator: str) -> np.ndarray:
+    """The table with the wrong numerator in 10000^(n / d_model): numerator="pair" uses the pair index i
+    (0, 0, 1, 1, ...) where 2i (0, 0, 2, 2, ...) belongs; "column" uses each column's own index j."""
+    c = np.arange(d_model)
+    n = {"pair": c // 2, "column": c}[numerator]
+    angle = np.arange(T)[:, None] * 10000.0 ** (-n / d_model)           # (T, d_model)
+    return np.where(c % 2 == 0, np.sin(angle), np.cos(angle))
+
 
 def sinusoidal_swapped(T: int, d_model: int) -> np.ndarray:
     from .references import sinusoidal

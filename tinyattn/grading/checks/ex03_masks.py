@@ -1,46 +1,61 @@
-"""ex03 · causal_mask(T) and apply_mask(scores, mask): True = may attend, -inf before the softmax."""
+"""ex03 · causal_mask(T) and apply_mask(scores, mask): True = may attend, -inf before the softmax.
+
+Two parts, scored separately: causal_mask and apply_mask. apply_mask must put -inf (not a large
+negative number) where the mask is False, and keep the dtype of the scores, as its docstring says.
+"""
 import numpy as np
 
 from ..oracle import ref, wrong
-from ..checkkit import CheckFailed, Session, as_array, distinct, expect_close, expect_float, expect_mask
-
-MASKED = -1e9   # anything at or below this counts as "masked": softmax gives it exactly zero weight
+from ..checkkit import CheckFailed, Session, as_array, distinct, expect_close, expect_dtype, expect_mask
 
 
 def check_applied(s: Session, scores: np.ndarray, mask: np.ndarray) -> None:
     got = as_array(s.call("apply_mask", scores, mask), "apply_mask(scores, mask)")
+    want = ref.apply_mask(scores, mask)
     variants = wrong.apply_mask_variants(scores, mask)
-    if got.shape == scores.shape and got.dtype.kind == "f":
+    if got.shape == want.shape and got.dtype.kind == "f":
+        hidden = np.broadcast_to(~np.asarray(mask, dtype=bool), want.shape)
         with np.errstate(invalid="ignore"):
-            got = np.where(got <= MASKED, -np.inf, got)      # -1e9 and -inf both hide a key
-    expect_close(got, ref.apply_mask(scores, mask), "apply_mask(scores, mask)", variants)
+            finite_fill = hidden & np.isfinite(got) & (got < -1e4)        # e.g. -1e9, or np.finfo's min
+        if finite_fill.any():
+            idx = tuple(int(i) for i in np.argwhere(finite_fill)[0])
+            raise CheckFailed(f"apply_mask(scores, mask) puts {got[idx]:g} where the mask is False (first at index "
+                              f"{idx}), expected -inf as the docstring says: a finite fill still gives a row whose "
+                              "keys are all masked a uniform softmax instead of no weights, and in float16 or after "
+                              "adding a larger score it is no longer 'minus infinity'")
+    expect_close(got, want, "apply_mask(scores, mask)", variants)
 
 
 def run(s: Session) -> None:
     rng = s.rng
     T = int(rng.integers(4, 9))
-    with s.check("causal_mask(T) for a random T"):
+    with s.check("causal_mask(T) for a random T", "causal_mask"):
         expect_mask(s.call("causal_mask", T), ref.causal_mask(T), f"causal_mask({T})",
                     {"mask_inverted_future_leak": wrong.causal_inverted(T),
                      "mask_excludes_diagonal": wrong.causal_no_diagonal(T)})
-    with s.check("causal_mask(1) lets the only token see itself"):
+    with s.check("causal_mask(1) lets the only token see itself", "causal_mask"):
         # for T = 1 "True = blocked" and "no diagonal" give the same [[False]]: offering both names neither
         expect_mask(s.call("causal_mask", 1), np.ones((1, 1), dtype=bool), "causal_mask(1)",
                     {"mask_excludes_diagonal": wrong.causal_no_diagonal(1),
                      "mask_inverted_future_leak": wrong.causal_inverted(1)})
     B, H = distinct(rng, 2, 2, 4)
     scores = rng.standard_normal((B, H, T, T))
-    with s.check("apply_mask with a (T, T) mask puts -inf where the mask is False"):
+    with s.check("apply_mask with a (T, T) mask puts -inf where the mask is False", "apply_mask"):
         mask = rng.random((T, T)) < 0.6
         mask[0, 0], mask[0, 1] = True, False                  # at least one kept and one hidden entry
         check_applied(s, scores, mask)
-    with s.check("apply_mask with a (B, 1, 1, S) padding mask (broadcasting)"):
+    with s.check("apply_mask with a (B, 1, 1, S) padding mask (broadcasting)", "apply_mask"):
         lengths = rng.integers(1, T, size=B)
         pad = (np.arange(T)[None, :] < lengths[:, None])[:, None, None, :]     # (B, 1, 1, S)
         check_applied(s, scores, pad)
-    with s.check("apply_mask keeps a float dtype"):
+    with s.check("apply_mask keeps the dtype: float32 scores give float32 scores", "apply_mask"):
         s32 = scores.astype(np.float32)
-        out = as_array(s.call("apply_mask", s32, ref.causal_mask(T)), "apply_mask(float32 scores, mask)")
-        if out.shape != s32.shape:
-            raise CheckFailed(f"apply_mask(float32 scores, mask) has shape {out.shape}, expected {s32.shape}")
-        expect_float(out, "apply_mask(float32 scores, mask)", s32)
+        mask = ref.causal_mask(T)
+        out = s.call("apply_mask", s32, mask)
+        expect_dtype(out, np.float32, "apply_mask(float32 scores, mask)",
+                     "the docstring promises the same shape and dtype as scores")
+        check_out = as_array(out, "apply_mask(float32 scores, mask)")
+        if check_out.shape != s32.shape:
+            raise CheckFailed(f"apply_mask(float32 scores, mask) has shape {check_out.shape}, expected {s32.shape}")
+        expect_close(check_out, ref.apply_mask(s32, mask), "apply_mask(float32 scores, mask)",
+                     wrong.apply_mask_variants(s32, mask))

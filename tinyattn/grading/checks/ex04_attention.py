@@ -1,4 +1,7 @@
-"""ex04 · attention(Q, K, V, mask) -> (out, weights): values, masks, causal and padding invariance, stability."""
+"""ex04 · attention(Q, K, V, mask) -> (out, weights): values, masks, causal and padding invariance, stability.
+
+Two parts, scored separately: attention without a mask (after notebook 01) and masks (after notebook 04).
+"""
 import numpy as np
 
 from ..oracle import ref, wrong
@@ -22,19 +25,23 @@ def run(s: Session) -> None:
     s.overflow_mistake = "unstable_softmax"        # math.exp(1000) raises OverflowError
     rng = s.rng
     B, H, T, S, d, dv = distinct(rng, 6, 2, 8)
-    with s.check("self-attention values (B, H, T, T)"):
+    with s.check("self-attention values (B, H, T, T)", "attention"):
         x = [rng.standard_normal((B, H, T, n)) for n in (d, d, dv)]
         attend(s, *x)
-    with s.check("cross-attention shapes: T queries, S keys, d_v != d_k"):
+    with s.check("cross-attention shapes: T queries, S keys, d_v != d_k", "attention"):
         attend(s, rng.standard_normal((B, T, d)), rng.standard_normal((B, S, d)), rng.standard_normal((B, S, dv)))
-    with s.check("no leading dims: Q, K, V are 2-D"):
+    with s.check("no leading dims: Q, K, V are 2-D", "attention"):
         attend(s, rng.standard_normal((T, d)), rng.standard_normal((T, d)), rng.standard_normal((T, dv)))
     causal = ref.causal_mask(T)
     Q, K, V = (rng.standard_normal((B, H, T, n)) for n in (d, d, dv))
-    with s.check("a causal (T, T) mask"):
+    with s.check("a causal (T, T) mask", "masks"):
         attend(s, Q, K, V, causal)
-    with s.check("causal invariance: changing future keys and values leaves earlier outputs alone"):
-        t = T // 2
+    with s.check("causal invariance: changing future keys and values leaves earlier outputs alone", "masks"):
+        # its own T >= 3 and a cut t with a future after it: with T = 2 and t = 1 nothing would change
+        Tc = int(rng.integers(3, 9))
+        t = int(rng.integers(0, Tc - 1))
+        causal = ref.causal_mask(Tc)
+        Q, K, V = (rng.standard_normal((B, H, Tc, n)) for n in (d, d, dv))
         K2, V2 = K.copy(), V.copy()
         K2[..., t + 1:, :] = rng.standard_normal(K2[..., t + 1:, :].shape) * 3.0
         V2[..., t + 1:, :] = rng.standard_normal(V2[..., t + 1:, :].shape) * 3.0
@@ -45,7 +52,7 @@ def run(s: Session) -> None:
         if out1.shape != out2.shape or not np.allclose(out1[..., :t + 1, :], out2[..., :t + 1, :], equal_nan=True):
             raise CheckFailed(f"changing keys/values after position {t} changed the outputs at positions <= {t}: "
                               "future tokens leak into the past", diagnose(out1, variants, 1e-6, 1e-8))
-    with s.check("padding: padded keys get zero weight and do not change the output"):
+    with s.check("padding: padded keys get zero weight and do not change the output", "masks"):
         lengths = rng.integers(1, S, size=B)
         pad = (np.arange(S)[None, :] < lengths[:, None])[:, None, None, :]       # (B, 1, 1, S)
         Qp, Kp, Vp = (rng.standard_normal((B, H, n, m)) for n, m in ((T, d), (S, d), (S, dv)))
@@ -57,8 +64,8 @@ def run(s: Session) -> None:
         out2, _ = as_tuple(s.call("attention", Qp, Kp2, Vp2, pad), 2, "attention")
         if not np.allclose(np.asarray(out2, np.float64), out1, equal_nan=True):
             raise CheckFailed("changing the keys/values of padded positions changed the output")
-    with s.check("large logits (scores in the thousands, mixed signs, spread inside rows) stay finite"):
+    with s.check("large logits (scores in the thousands, mixed signs, spread inside rows) stay finite", "attention"):
         Q, K = large_logits(rng, (B, T, d), (B, T, d))
         attend(s, Q, K, rng.standard_normal((B, T, dv)), what="attention(large logits)")
-    with s.check("float32 in, float out"):
+    with s.check("float32 in, float out", "attention"):
         attend(s, *[rng.standard_normal((B, T, n)).astype(np.float32) for n in (d, d, dv)])

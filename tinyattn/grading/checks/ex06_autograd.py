@@ -1,10 +1,12 @@
-"""ex06 · unbroadcast and matmul_backward, checked against finite differences over broadcast shapes."""
+"""ex06 · unbroadcast and matmul_backward, checked against finite differences over broadcast shapes.
+
+Two parts, scored separately: unbroadcast and matmul_backward."""
 import numpy as np
 
 from tinyattn.gradcheck import numerical_grad
 
 from ..oracle import ref, wrong
-from ..checkkit import CheckFailed, Session, as_tuple, distinct, expect_close
+from ..checkkit import CheckFailed, Session, as_tuple, distinct, expect_close, expect_each, expect_exact
 
 
 def check_unbroadcast(s: Session, grad: np.ndarray, shape: tuple) -> None:
@@ -13,42 +15,56 @@ def check_unbroadcast(s: Session, grad: np.ndarray, shape: tuple) -> None:
                  wrong.unbroadcast_variants(grad, shape))
 
 
+def explain_broadcast(A, B, dC, dA, dB) -> None:
+    """CheckFailed when a gradient was left at the broadcast shape of the product (never summed back)."""
+    full = {"dA": dC.shape[:-1] + (A.shape[-1],), "dB": dC.shape[:-2] + B.shape[-2:]}     # (..., n, k), (..., k, m)
+    for name, got, x in (("dA", dA, A), ("dB", dB, B)):
+        if np.shape(got) == full[name] != x.shape:
+            raise CheckFailed(f"{name} has shape {full[name]}, the broadcast shape of the product, but its input has "
+                              f"shape {x.shape}: it was broadcast in the forward pass, so sum the gradient back to "
+                              f"its shape (unbroadcast's job)")
+
+
 def check_matmul(s: Session, A: np.ndarray, B: np.ndarray) -> None:
     dC = s.rng.standard_normal(np.broadcast_shapes(A.shape[:-2], B.shape[:-2]) + (A.shape[-2], B.shape[-1]))
     dA, dB = as_tuple(s.call("matmul_backward", A, B, dC), 2, "matmul_backward")
     numeric_A = numerical_grad(lambda a: float(np.sum((a @ B) * dC)), A)
     numeric_B = numerical_grad(lambda b: float(np.sum((A @ b) * dC)), B)
     full_A, full_B = dC @ np.swapaxes(B, -1, -2), np.swapaxes(A, -1, -2) @ dC      # before unbroadcasting
-    for name, got, full, x in (("dA", dA, full_A, A), ("dB", dB, full_B, B)):
-        if np.shape(got) == full.shape != x.shape:
-            raise CheckFailed(f"{name} has shape {full.shape}, the broadcast shape of the product, but its input has "
-                              f"shape {x.shape}: it was broadcast in the forward pass, so sum the gradient back to "
-                              f"its shape (unbroadcast's job)")
-    expect_close(dA, numeric_A, "dA", wrong.unbroadcast_variants(full_A, A.shape), rtol=1e-5, atol=1e-7)
-    expect_close(dB, numeric_B, "dB", wrong.unbroadcast_variants(full_B, B.shape), rtol=1e-5, atol=1e-7)
+    explain_broadcast(A, B, dC, dA, dB)
+    expect_each([(dA, numeric_A, "dA", wrong.unbroadcast_variants(full_A, A.shape), dict(rtol=1e-5, atol=1e-7)),
+                 (dB, numeric_B, "dB", wrong.unbroadcast_variants(full_B, B.shape), dict(rtol=1e-5, atol=1e-7))])
 
 
 def run(s: Session) -> None:
     rng = s.rng
     a, b, c = distinct(rng, 3, 2, 5)
     n = int(rng.integers(2, 5))
-    with s.check("unbroadcast sums the leading axes: (n, n, n) -> (n, n)"):
+    with s.check("unbroadcast sums the leading axes: (n, n, n) -> (n, n)", "unbroadcast"):
         check_unbroadcast(s, rng.standard_normal((n, n, n)), (n, n))
-    with s.check("unbroadcast keeps size-1 axes: (A, B, C) -> (A, 1, C)"):
+    with s.check("unbroadcast keeps size-1 axes: (A, B, C) -> (A, 1, C)", "unbroadcast"):
         check_unbroadcast(s, rng.standard_normal((a, b, c)), (a, 1, c))
-    with s.check("unbroadcast does both: (A, B, C) -> (B, 1)"):
+    with s.check("unbroadcast does both: (A, B, C) -> (B, 1)", "unbroadcast"):
         check_unbroadcast(s, rng.standard_normal((a, b, c)), (b, 1))
-    with s.check("unbroadcast to a scalar shape ()"):
+    with s.check("unbroadcast to a scalar shape ()", "unbroadcast"):
         check_unbroadcast(s, rng.standard_normal((a, b)), ())
-    with s.check("unbroadcast leaves a matching shape alone"):
+    with s.check("unbroadcast leaves a matching shape alone", "unbroadcast"):
         check_unbroadcast(s, rng.standard_normal((a, b, c)), (a, b, c))
 
     B, H, i, k, m = distinct(rng, 5, 2, 6)
-    with s.check("matmul_backward, 2-D: (n, k) @ (k, m)"):
+    with s.check("matmul_backward, 2-D: (n, k) @ (k, m)", "matmul_backward"):
         check_matmul(s, rng.standard_normal((i, k)), rng.standard_normal((k, m)))
-    with s.check("matmul_backward, batched: (B, n, k) @ (B, k, m)"):
+    with s.check("matmul_backward, batched: (B, n, k) @ (B, k, m)", "matmul_backward"):
         check_matmul(s, rng.standard_normal((B, i, k)), rng.standard_normal((B, k, m)))
-    with s.check("matmul_backward, a shared weight: (B, H, n, k) @ (k, m)"):
+    with s.check("matmul_backward, a shared weight: (B, H, n, k) @ (k, m)", "matmul_backward"):
         check_matmul(s, rng.standard_normal((B, H, i, k)), rng.standard_normal((k, m)))
-    with s.check("matmul_backward, both broadcast: (B, 1, n, k) @ (1, H, k, m)"):
+    with s.check("matmul_backward, both broadcast: (B, 1, n, k) @ (1, H, k, m)", "matmul_backward"):
         check_matmul(s, rng.standard_normal((B, 1, i, k)), rng.standard_normal((1, H, k, m)))
+    with s.check("matmul_backward is the derived formula: exact to float64 rounding", "matmul_backward"):
+        A, Bm = rng.standard_normal((B, 1, i, k)), rng.standard_normal((H, k, m))
+        dC = rng.standard_normal((B, H, i, m))
+        exact = ref.matmul_grads_exact(A, Bm, dC)
+        dA, dB = as_tuple(s.call("matmul_backward", A, Bm, dC), 2, "matmul_backward")
+        explain_broadcast(A, Bm, dC, dA, dB)
+        expect_each([(dA, exact[0], "dA", None, {}), (dB, exact[1], "dB", None, {})])
+        expect_exact([(dA, exact[0], "dA"), (dB, exact[1], "dB")])

@@ -15,5 +15,7 @@ def run(s: Session) -> None:
             # float32 (as PyTorch builds the table): the angle pos * freq alone is off by ~1e-5 at pos 127
             tol = {} if getattr(out, "dtype", None) == np.float32 else {"rtol": 1e-5, "atol": 1e-6}
             expect_close(out, ref.sinusoidal(T, d), f"sinusoidal_encoding({T}, {d})",
-                         {"positional_sin_cos_swapped": [wrong.sinusoidal_swapped(T, d)]}, **tol)
+                         {"positional_sin_cos_swapped": [wrong.sinusoidal_swapped(T, d)],
+                          "positional_exponent_i_not_2i": [wrong.sinusoidal_exponent(T, d, "pair"),
+                                                           wrong.sinusoidal_exponent(T, d, "column")]}, **tol)
             expect_float(out, f"sinusoidal_encoding({T}, {d})")

@@ -1,10 +1,11 @@
-"""ex10 · rnn_forward and rnn_backward (BPTT), the backward checked against finite differences."""
+"""ex10 · rnn_forward and rnn_backward (BPTT), the backward checked against finite differences and,
+to float64 rounding, against the derived formulas. Two parts: rnn_forward and rnn_backward."""
 import numpy as np
 
 from tinyattn.gradcheck import numerical_grad
 
 from ..oracle import ref, wrong
-from ..checkkit import Session, as_array, as_tuple, distinct, expect_close
+from ..checkkit import Session, as_array, as_tuple, distinct, expect_close, expect_each, expect_exact
 
 NAMES = ("dx", "dh0", "dW_xh", "dW_hh", "db")
 
@@ -18,23 +19,29 @@ def params(rng, B, T, D, H):
 def run(s: Session) -> None:
     rng = s.rng
     B, T, D, H = distinct(rng, 4, 2, 5)
-    with s.check("rnn_forward: hs (B, T, H) with h_t = tanh(x_t W_xh + h_{t-1} W_hh + b)"):
+    with s.check("rnn_forward: hs (B, T, H) with h_t = tanh(x_t W_xh + h_{t-1} W_hh + b)", "rnn_forward"):
         p = params(rng, B, T, D, H)
         expect_close(s.call("rnn_forward", *p), ref.rnn_forward(*p), "hs",
                      {"weights_transposed": [wrong.rnn_forward_transposed(*p)]}, inputs=p)
-    with s.check("rnn_forward with a single time step"):
+    with s.check("rnn_forward with a single time step", "rnn_forward"):
         p = params(rng, B, 1, D, H)
         expect_close(s.call("rnn_forward", *p), ref.rnn_forward(*p), "hs")
-    with s.check("rnn_backward: all five gradients match finite differences"):
+    with s.check("rnn_backward: all five gradients match finite differences", "rnn_backward"):
         p = params(rng, B, T, D, H)
         hs, dhs = ref.rnn_forward(*p), rng.standard_normal((B, T, H))
         got = as_tuple(s.call("rnn_backward", *p, hs, dhs), 5, "rnn_backward")
         numeric = ref.rnn_grads_numeric(*p, dhs)
         wrongs = wrong.rnn_backward_variants(*p, hs, dhs)
-        for i, name in enumerate(NAMES):
-            variants = {mid: [w[i] for w in outs] for mid, outs in wrongs.items()}
-            expect_close(got[i], numeric[i], name, variants, rtol=1e-5, atol=1e-7, inputs=p[i:i + 1])
-    with s.check("rnn_backward agrees with finite differences of YOUR rnn_forward"):
+        expect_each([(got[i], numeric[i], name, {mid: [w[i] for w in outs] for mid, outs in wrongs.items()},
+                      dict(rtol=1e-5, atol=1e-7, inputs=p[i:i + 1])) for i, name in enumerate(NAMES)])
+    with s.check("rnn_backward is the derived BPTT: exact to float64 rounding", "rnn_backward"):
+        p = params(rng, B, T, D, H)
+        hs, dhs = ref.rnn_forward(*p), rng.standard_normal((B, T, H))
+        exact = ref.rnn_grads_exact(*p, dhs)
+        got = as_tuple(s.call("rnn_backward", *p, hs, dhs), 5, "rnn_backward")
+        expect_each([(got[i], exact[i], name, None, dict(inputs=p[i:i + 1])) for i, name in enumerate(NAMES)])
+        expect_exact([(got[i], exact[i], name) for i, name in enumerate(NAMES)])
+    with s.check("rnn_backward agrees with finite differences of YOUR rnn_forward", "rnn_backward"):
         # needs no recorded answer: your forward and backward must agree on fresh inputs
         p = params(rng, B, T, D, H)
         dhs = rng.standard_normal((B, T, H))

@@ -1,4 +1,6 @@
-"""ex11 · repeat_kv and gqa_attention: interleaved (not tiled) kv heads, then ordinary (stable) attention."""
+"""ex11 · repeat_kv and gqa_attention: interleaved (not tiled) kv heads, then ordinary (stable) attention.
+
+Two parts, scored separately: repeat_kv and gqa_attention."""
 from ..oracle import ref, wrong
 from ..checkkit import Session, distinct, expect_close, large_logits
 
@@ -8,21 +10,21 @@ def run(s: Session) -> None:
     rng = s.rng
     B, T, S, d, dv = distinct(rng, 5, 2, 6)
     H_kv, n_rep = distinct(rng, 2, 2, 3)
-    with s.check("repeat_kv (B, H_kv, T, d) -> (B, H_kv * n_rep, T, d), interleaved"):
+    with s.check("repeat_kv (B, H_kv, T, d) -> (B, H_kv * n_rep, T, d), interleaved", "repeat_kv"):
         k = rng.standard_normal((B, H_kv, T, d))
         expect_close(s.call("repeat_kv", k, n_rep), ref.repeat_kv(k, n_rep), f"repeat_kv(k {k.shape}, {n_rep})",
                      {"kv_repeat_tiled_not_interleaved": [wrong.repeat_kv_tiled(k, n_rep)]})
-    with s.check("repeat_kv with n_rep = 1 changes nothing"):
+    with s.check("repeat_kv with n_rep = 1 changes nothing", "repeat_kv"):
         k = rng.standard_normal((B, H_kv, T, d))
         expect_close(s.call("repeat_kv", k, 1), k, "repeat_kv(k, 1)")
     for label, h_kv in (("grouped: H_kv < H", H_kv), ("multi-query: H_kv = 1", 1),
                         ("H_kv = H is multi-head attention", H_kv * n_rep)):
-        with s.check(f"gqa_attention, {label}"):
+        with s.check(f"gqa_attention, {label}", "gqa_attention"):
             q = rng.standard_normal((B, H_kv * n_rep, T, d))
             k, v = rng.standard_normal((B, h_kv, S, d)), rng.standard_normal((B, h_kv, S, dv))
             expect_close(s.call("gqa_attention", q, k, v), ref.gqa(q, k, v), "gqa_attention(q, k, v)",
                          wrong.gqa_variants(q, k, v), nonfinite_mistake="unstable_softmax")
-    with s.check("large logits (scores in the thousands, mixed signs, spread inside rows) stay finite"):
+    with s.check("large logits (scores in the thousands, mixed signs, spread inside rows) stay finite", "gqa_attention"):
         q, k = large_logits(rng, (B, H_kv * n_rep, T, d), (B, H_kv, S, d))
         v = rng.standard_normal((B, H_kv, S, dv))
         expect_close(s.call("gqa_attention", q, k, v), ref.gqa(q, k, v), "gqa_attention(large logits)",

@@ -6,6 +6,7 @@ from ..checkkit import CheckFailed, Session, as_array, distinct, expect_close, l
 
 MEMORY_T = 1024          # T = S for the memory check
 MEMORY_BLOCK = 64
+LONG_S = 16384           # the long-keys check: one block of MEMORY_BLOCK queries against LONG_S keys
 
 
 def run(s: Session) -> None:
@@ -31,6 +32,7 @@ def run(s: Session) -> None:
         expect_close(s.call("flash_attention_forward", Q, K, V, block), ref.attention_out(Q, K, V),
                      "flash_attention_forward(large logits)", wrong.flash_variants(Q, K, V, block),
                      nonfinite_mistake="unstable_softmax")
+    long_keys(s)
     n, dm = MEMORY_T, 16
     # half of one float64 (T, T) matrix: any full score matrix (8 MiB) is over it, while tiling only the
     # keys, a few (T, block_size) temporaries of 0.5 MiB each, stays under it (O(T) memory, as it should)
@@ -47,3 +49,26 @@ def run(s: Session) -> None:
                               f"matrix alone is {n * n * 8 / 2**20:.0f} MiB and the limit is {bound / 2**20:.0f} MiB",
                               "flash_materializes_scores" if right else None)
         expect_close(out, want, f"flash_attention_forward(T={n})", inputs=(Q, K, V))
+
+
+def long_keys(s: Session) -> None:
+    """One block of queries against a long key sequence: only tiling the KEYS (the online softmax)
+    keeps memory small here. Tiling the queries alone holds (block_size, S) scores, the whole
+    (T, S) matrix at this T; copies of Q, K and V (O((T + S) d)) fit under the limit easily."""
+    rng = s.rng
+    T, S, d = MEMORY_BLOCK, LONG_S, 4
+    bound = T * S * 8 // 4            # a quarter of the (T, S) float64 scores: 2 MiB
+    with s.check(f"a long key sequence (T = {T}, S = {S}, block_size = {MEMORY_BLOCK}): the keys are tiled too, "
+                 f"peak memory under {bound // 2**20} MiB"):
+        Q, K, V = rng.standard_normal((T, d)), rng.standard_normal((S, d)), rng.standard_normal((S, d))
+        want = ref.attention_out(Q, K, V)
+        out = as_array(s.call("flash_attention_forward", Q, K, V, MEMORY_BLOCK, trace_memory=True),
+                       "flash_attention_forward")
+        peak = s.last_peak
+        if peak > bound:
+            right = out.shape == want.shape and np.allclose(out, want, rtol=1e-5, atol=1e-7)
+            raise CheckFailed(f"peak memory during the call was {peak / 2**20:.1f} MiB; the ({T}, {S}) float64 score "
+                              f"matrix is {T * S * 8 / 2**20:.0f} MiB and the limit is {bound / 2**20:.0f} MiB: walk "
+                              "over key blocks with the online softmax (tiling only the queries still holds a "
+                              "(block_size, S) block of scores)", "flash_materializes_scores" if right else None)
+        expect_close(out, want, f"flash_attention_forward(T={T}, S={S})", inputs=(Q, K, V))

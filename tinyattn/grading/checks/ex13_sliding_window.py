@@ -1,4 +1,7 @@
-"""ex13 · sliding_window_mask(T, window): causal, the diagonal included, exactly `window` keys per late row."""
+"""ex13 · sliding_window_mask(T, window): causal, the diagonal included, exactly `window` keys per late row.
+
+The docstring allows any window >= 1: the checks draw windows from 1 up to several times T
+(window = T, just above it and far above it all give the causal mask)."""
 from ..oracle import ref, wrong
 from ..checkkit import Session, expect_mask, expect_raises
 
@@ -8,9 +11,17 @@ def run(s: Session) -> None:
     T = int(rng.integers(6, 12))
     w = int(rng.integers(2, T - 2))
     for label, window in (("a random window, 1 < window < T", w), ("window = 1: only the diagonal", 1),
-                          ("window >= T is the causal mask", T + int(rng.integers(0, 3)))):
+                          ("window = T - 1: all but the first key in the last row", T - 1),
+                          ("window = T is the causal mask", T),
+                          ("window > T is the causal mask too", T + int(rng.integers(1, 3))),
+                          ("a window much larger than T is the causal mask too", int(rng.integers(3, 10)) * T + 1)):
         with s.check(f"sliding_window_mask: {label}"):
             expect_mask(s.call("sliding_window_mask", T, window), ref.sliding_window_mask(T, window),
                         f"sliding_window_mask({T}, {window})", wrong.sliding_window_variants(T, window))
+    with s.check("sliding_window_mask for a short sequence: T = 1 and T = 2, with windows up to 2 T"):
+        for t in (1, 2):
+            for window in range(1, 2 * t + 1):
+                expect_mask(s.call("sliding_window_mask", t, window), ref.sliding_window_mask(t, window),
+                            f"sliding_window_mask({t}, {window})", wrong.sliding_window_variants(t, window))
     with s.check("sliding_window_mask raises ValueError for window < 1"):
         expect_raises(s, ValueError, "sliding_window_mask", T, 0, naming=dict(window=0))

@@ -2,27 +2,38 @@
 import numpy as np
 
 from ..oracle import ref, wrong
-from ..checkkit import CheckFailed, Session, as_array, as_tuple, distinct, expect_close, large_logits
+from ..checkkit import (CheckFailed, Session, as_array, as_sequence, as_tuple, distinct, expect_close, large_logits,
+                        type_name)
+
+
+def cache_pair(cache) -> tuple | None:
+    """The (K, V) items of a returned cache (a tuple, a list or a NamedTuple of two), or None."""
+    items = as_sequence(cache)
+    return items if items is not None and len(items) == 2 else None
 
 
 def cache_shapes(cache) -> tuple | None:
     """(K shape, V shape) of a returned cache, or None when there is no (K, V) pair."""
-    if isinstance(cache, (tuple, list)) and len(cache) == 2:
-        return tuple(np.shape(c) for c in cache)
-    return None
+    pair = cache_pair(cache)
+    return None if pair is None else tuple(np.shape(c) for c in pair)
 
 
 def decode(s: Session, q, k, v) -> tuple[np.ndarray, list, list]:
     """Run decode_step over the whole sequence, feeding back whatever cache it returns.
 
-    Returns the stacked outputs, each step's cache shapes and each step's cache (as returned)."""
+    Returns the stacked outputs, each step's cache shapes (None: no cache returned; a class name: not a
+    pair) and each step's (K, V) pair (None if not a pair).
+    The cache goes back to decode_step exactly as it came (a learner's NamedTuple stays one)."""
     cache, outs, shapes, caches = None, [], [], []
     for t in range(q.shape[2]):
         out_t, cache = as_tuple(s.call("decode_step", q[:, :, t:t + 1], k[:, :, t:t + 1], v[:, :, t:t + 1], cache),
                                 2, "decode_step")
         outs.append(as_array(out_t, f"out_t at step {t}"))
-        shapes.append(cache_shapes(cache))
-        caches.append(cache)
+        pair = cache_pair(cache)
+        # the pair's shapes; None when nothing came back; the class name of anything else
+        shapes.append(tuple(np.shape(c) for c in pair) if pair is not None else
+                      None if cache is None else type_name(cache))
+        caches.append(pair)
     if any(o.shape != outs[0].shape for o in outs):
         raise CheckFailed(f"out_t changes shape between steps: {[o.shape for o in outs]}")
     return np.concatenate(outs, axis=2), shapes, caches
@@ -57,12 +68,14 @@ def run(s: Session) -> None:
         expect_close(got, want, "the stacked outputs (B, H, T, d_v)", variants, nonfinite_mistake="unstable_softmax",
                      inputs=(q, k, v))
     with s.check("the cache grows by one step along axis 2"):
-        _, shapes, caches = decode(s, q, k, v)
+        _, shapes, _ = decode(s, q, k, v)
         for t, got in enumerate(shapes):
             want = ((B, H, t + 1, d), (B, H, t + 1, dv))
             if got != want:
-                stuck = got is None or (t > 0 and got == shapes[t - 1])       # nothing returned, or no growth
-                held = "no (K, V) pair" if got is None else f"K {got[0]} and V {got[1]}"
+                # no growth: nothing returned, or a pair that kept its size (the step's own k_t, v_t every time)
+                stuck = got is None or (isinstance(got, tuple) and t > 0 and got == shapes[t - 1])
+                held = ("nothing (None)" if got is None else f"a {got}, not a (K, V) pair" if isinstance(got, str)
+                        else f"K {got[0]} and V {got[1]}")
                 raise CheckFailed(f"after step {t} the returned cache holds {held}, expected K {want[0]} and "
                                   f"V {want[1]}", "kv_cache_not_appended" if stuck else None)
     with s.check("the cache holds the keys and values in time order: K' = K followed by k_t"):

@@ -47,7 +47,11 @@ def _grade(tmp_path, capsys, files: dict[str, str], *extra: str) -> tuple[int, s
 
 def test_a_failing_exercise_lists_the_checks_that_passed(tmp_path, capsys):
     rc, text, data = _grade(tmp_path, capsys, {"ex02_softmax.py": FORWARD_ONLY})
-    assert rc == 1 and data["exercises"][0]["points"] == 0
+    # points per part: the forward (notebook 01 material) earns its 5 before the backward is written
+    assert rc == 1 and data["exercises"][0]["points"] == 5
+    assert data["exercises"][0]["parts"] == [{"name": "softmax", "points": 5, "max_points": 5},
+                                             {"name": "softmax_backward", "points": 0, "max_points": 5}]
+    assert "parts: softmax 5/5 · softmax_backward 0/5" in text and "total 5/10" in text
     assert "ok softmax over the last axis (the default)" in text
     assert "ok a large spread inside one row (like [0, 1000]) and mixed signs stay finite" in text
     assert "not implemented yet: softmax_backward(y, dy) over the last axis" in text
@@ -98,7 +102,7 @@ def test_batch_feedback_writes_one_report_per_learner_without_the_seed(tmp_path,
     assert "2 feedback reports written" in capsys.readouterr().out
     assert sorted(p.name for p in fb.iterdir()) == ["ada.txt", "bo.txt"]
     ada, bo = (fb / "ada.txt").read_text(), (fb / "bo.txt").read_text()
-    assert "total 15/15" in ada and "total 0/15" in bo
+    assert "total 15/15" in ada and "total 5/15" in bo            # bo's softmax earns its part
     assert "likely mistake: missing_scale" in bo and "ok softmax over the last axis" in bo
     assert "debug line 1999" in bo and "debug line 1999" not in ada
     assert seed not in ada + bo and "--seed" not in ada + bo

@@ -39,6 +39,8 @@ def exercise_lines(r: ExerciseResult, details: bool = True) -> list[str]:
     lines = [head]
     if not details or r.status == "passed":
         return lines
+    if len(r.parts) > 1 and r.status != "not_attempted":
+        lines.append("      parts: " + " · ".join(f"{name} {got}/{most}" for name, got, most in r.parts))
     if r.status == "not_attempted":
         lines.append("      still raises NotImplementedError: replace it with your code")
         return lines

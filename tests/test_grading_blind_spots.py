@@ -328,3 +328,271 @@ def test_tinyattn_default_dtype_is_restored_after_ex08():
     before = tinyattn.get_default_dtype()
     grade("ex08", 1, MultiHeadAttention=_MHA)
     assert tinyattn.get_default_dtype() == before
+
+
+# ---- round two: holes a red team found in the checks themselves (each fails on every seed) ------------------
+
+MANY_SEEDS = range(1, 41)
+
+
+def _window_mask(raise_above_T: bool):
+    def sliding_window_mask(T, window):
+        if window < 1 or (raise_above_T and window > T):
+            raise ValueError(f"window={window} must be in [1, T={T}]")
+        i, j = np.indices((T, T))
+        return (j <= i) & (i - j < window)
+    return sliding_window_mask
+
+
+def test_ex13_refusing_a_window_above_T_fails_on_every_seed():
+    # the docstring allows any window >= 1 (window >= T is the causal mask); it used to pass on 14 of 40 seeds
+    for seed in MANY_SEEDS:
+        res = grade("ex13", seed, sliding_window_mask=_window_mask(raise_above_T=True))
+        assert any("window > T" in r.name or "much larger" in r.name for r in failed(res)), seed
+        assert ok(grade("ex13", seed, sliding_window_mask=_window_mask(raise_above_T=False)))
+
+
+def _attention_mask_after_softmax(renormalise: bool):
+    def attention(Q, K, V, mask=None):
+        s = Q @ np.swapaxes(K, -1, -2) / math.sqrt(Q.shape[-1])
+        w = np.exp(s - s.max(-1, keepdims=True))
+        w = w / w.sum(-1, keepdims=True)
+        if mask is not None:
+            w = np.where(mask, w, 0.0)
+            if renormalise:                      # masking the weights, then renormalising: the same answer
+                w = w / w.sum(-1, keepdims=True)
+        return w @ V, w
+    return attention
+
+
+def test_ex04_mask_after_the_softmax_fails_causal_invariance_on_every_seed():
+    name = "causal invariance: changing future keys and values leaves earlier outputs alone"
+    for seed in range(1, 32):
+        res = grade("ex04", seed, attention=_attention_mask_after_softmax(renormalise=False))
+        assert name in [r.name for r in failed(res)], seed          # it used to pass on 3 of 31 seeds (T = 2)
+        assert named(res) == {"mask_after_softmax"}, seed
+        assert ok(grade("ex04", seed, attention=_attention_mask_after_softmax(renormalise=True))), seed
+
+
+def test_ex03_wants_minus_inf_and_the_dtype_of_the_scores():
+    causal = lambda T: np.tril(np.ones((T, T), dtype=bool))                     # noqa: E731
+    for seed in SEEDS:
+        res = grade("ex03", seed, causal_mask=causal, apply_mask=lambda s, m: np.where(m, s, -1e9))
+        msgs = [r.message for r in failed(res)]
+        assert msgs and all("puts -1e+09 where the mask is False" in m and "expected -inf" in m for m in msgs), msgs
+        res = grade("ex03", seed, causal_mask=causal,
+                    apply_mask=lambda s, m: np.where(m, np.asarray(s, dtype=np.float64), -np.inf))
+        assert [r.name for r in failed(res)] == ["apply_mask keeps the dtype: float32 scores give float32 scores"]
+        assert "dtype float64, expected float32" in failed(res)[0].message
+
+        def apply_mask_copy(scores, mask):                # correct, written another way
+            out = scores.copy()
+            out[~np.broadcast_to(mask, scores.shape)] = -np.inf
+            return out
+        for good in (apply_mask_copy, lambda s, m: np.where(m, s, -np.inf),      # a Python float keeps float32
+                     lambda s, m: np.where(m, s, np.array(-np.inf, dtype=s.dtype)),
+                     lambda s, m: np.where(m, s, s.dtype.type(-np.inf))):
+            assert ok(grade("ex03", seed, causal_mask=causal, apply_mask=good)), seed
+
+
+def test_ex02_float32_in_float64_out_breaks_the_docstrings_dtype():
+    def softmax(x, axis=-1):
+        x = np.asarray(x, dtype=np.float64)
+        e = np.exp(x - x.max(axis=axis, keepdims=True))
+        return e / e.sum(axis=axis, keepdims=True)
+    res = grade("ex02", 1, softmax=softmax, softmax_backward=good_backward)
+    assert [r.name for r in failed(res)] == ["float32 in, float32 out (same dtype as x, as the docstring says)"]
+
+
+def flash_query_tiles_only(Q, K, V, block_size):
+    """Tiles the queries and takes an ordinary softmax over ALL keys per block: no online softmax."""
+    out = np.empty((Q.shape[0], V.shape[1]))
+    for i in range(0, Q.shape[0], block_size):
+        s = Q[i:i + block_size] @ K.T / math.sqrt(Q.shape[1])              # (Bq, S): every key at once
+        p = np.exp(s - s.max(1, keepdims=True))
+        out[i:i + block_size] = (p / p.sum(1, keepdims=True)) @ V
+    return out
+
+
+def test_ex12_query_only_tiling_without_online_softmax_fails():
+    for seed in SEEDS:
+        res = grade("ex12", seed, flash_attention_forward=flash_query_tiles_only)
+        assert [r.name for r in failed(res)] == [
+            "a long key sequence (T = 64, S = 16384, block_size = 64): the keys are tiled too, peak memory under 2 MiB"]
+        assert named(res) == {"flash_materializes_scores"}
+        assert ok(grade("ex12", seed, flash_attention_forward=flash_query_and_key_tiles))
+        assert ok(grade("ex12", seed, flash_attention_forward=flash_key_tiles))
+
+
+# ---- gradients computed by finite differences are not derived ----------------------------------------------
+
+def fd_grad(f, x, eps=1e-6):
+    """Central differences, as a learner writes them (or imports them as numerical_grad)."""
+    g = np.zeros_like(x, dtype=np.float64)
+    for i in np.ndindex(x.shape):
+        xp, xm = x.astype(np.float64).copy(), x.astype(np.float64).copy()
+        xp[i] += eps
+        xm[i] -= eps
+        g[i] = (f(xp) - f(xm)) / (2 * eps)
+    return g
+
+
+def _softmax_fwd(x, axis=-1):
+    e = np.exp(x - x.max(axis=axis, keepdims=True))
+    return e / e.sum(axis=axis, keepdims=True)
+
+
+def _fd_backwards(numeric):
+    def softmax_backward(y, dy, axis=-1):
+        x = np.log(y)                                        # softmax(log y) = y: any x with this y will do
+        return numeric(lambda z: float(np.sum(_softmax_fwd(z, axis) * dy)), x)
+
+    def attention_backward(Q, K, V, dout, mask=None):
+        def loss(Q, K, V):
+            s = Q @ np.swapaxes(K, -1, -2) / math.sqrt(Q.shape[-1])
+            if mask is not None:
+                s = np.where(mask, s, -np.inf)
+            return float(np.sum(_softmax_fwd(s) @ V * dout))
+        return (numeric(lambda q: loss(q, K, V), Q), numeric(lambda k: loss(Q, k, V), K),
+                numeric(lambda v: loss(Q, K, v), V))
+
+    def matmul_backward(A, B, dC):
+        return numeric(lambda a: float(np.sum((a @ B) * dC)), A), numeric(lambda b: float(np.sum((A @ b) * dC)), B)
+
+    def rnn_forward(x, h0, W_xh, W_hh, b):
+        h, hs = h0, []
+        for t in range(x.shape[1]):
+            h = np.tanh(x[:, t] @ W_xh + h @ W_hh + b)
+            hs.append(h)
+        return np.stack(hs, axis=1)
+
+    def rnn_backward(x, h0, W_xh, W_hh, b, hs, dhs):
+        p = [x, h0, W_xh, W_hh, b]
+        out = []
+        for i in range(5):
+            def loss(v, i=i):
+                q = list(p)
+                q[i] = v
+                return float(np.sum(rnn_forward(*q) * dhs))
+            out.append(numeric(loss, p[i]))
+        return tuple(out)
+
+    def unbroadcast(grad, shape):
+        while grad.ndim > len(shape):
+            grad = grad.sum(0)
+        for i, n in enumerate(shape):
+            if n == 1 and grad.shape[i] != 1:
+                grad = grad.sum(i, keepdims=True)
+        return grad
+
+    return {"ex02": dict(softmax=_softmax_fwd, softmax_backward=softmax_backward),
+            "ex05": dict(attention_backward=attention_backward),
+            "ex06": dict(unbroadcast=unbroadcast, matmul_backward=matmul_backward),
+            "ex10": dict(rnn_forward=rnn_forward, rnn_backward=rnn_backward)}
+
+
+EXACT_CHECK = {"ex02": "softmax_backward is the derived formula: exact to float64 rounding",
+               "ex05": "the derived formulas: exact to float64 rounding, beyond what finite differences reach",
+               "ex06": "matmul_backward is the derived formula: exact to float64 rounding",
+               "ex10": "rnn_backward is the derived BPTT: exact to float64 rounding"}
+
+
+@pytest.mark.parametrize("ex_id", sorted(EXACT_CHECK))
+@pytest.mark.parametrize("how", ["numerical_grad", "eps=1e-5", "eps=3e-6"])
+def test_a_backward_by_finite_differences_fails_where_a_derived_one_passes(ex_id, how):
+    from tinyattn.gradcheck import numerical_grad
+    numeric = numerical_grad if how == "numerical_grad" else (lambda f, x: fd_grad(f, x, float(how[4:])))
+    for seed in SEEDS[:2]:
+        res = grade(ex_id, seed, **_fd_backwards(numeric)[ex_id])
+        assert [r.name for r in failed(res)] == [EXACT_CHECK[ex_id]], [(r.name, r.message) for r in failed(res)]
+        assert "finite differences" in failed(res)[0].message
+
+
+def test_derived_backwards_written_differently_are_exact():
+    def softmax_backward_jacobian(y, dy, axis=-1):
+        y, dy = np.moveaxis(y, axis, -1), np.moveaxis(dy, axis, -1)
+        jac = y[..., :, None] * (np.eye(y.shape[-1]) - y[..., None, :])     # (..., n, n): dy_i / dx_j
+        return np.moveaxis(np.einsum("...i,...ij->...j", dy, jac), -1, axis)
+
+    def matmul_backward_einsum(A, B, dC):
+        dA, dB = np.einsum("...nm,...km->...nk", dC, B), np.einsum("...nk,...nm->...km", A, dC)
+        for g, x in ((dA, A), (dB, B)):
+            pass
+        def down(g, shape):
+            while g.ndim > len(shape):
+                g = g.sum(0)
+            return g.sum(axis=tuple(i for i, n in enumerate(shape) if n == 1), keepdims=True)
+        return down(dA, A.shape), down(dB, B.shape)
+
+    def unbroadcast(grad, shape):
+        lead = grad.ndim - len(shape)
+        grad = grad.sum(axis=tuple(range(lead)))
+        return grad.sum(axis=tuple(i for i, n in enumerate(shape) if n == 1), keepdims=True)
+
+    for seed in SEEDS:
+        assert ok(grade("ex02", seed, softmax=_softmax_fwd, softmax_backward=softmax_backward_jacobian))
+        assert ok(grade("ex06", seed, unbroadcast=unbroadcast, matmul_backward=matmul_backward_einsum))
+        assert ok(grade("ex05", seed, attention_backward=_backward(einsum=True)))
+
+
+# ---- the new mistake ids, written as learners would --------------------------------------------------------
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_softmax_backward_summed_over_the_wrong_axis_is_named(seed):
+    def softmax_backward(y, dy, axis=-1):
+        inner = np.einsum("...i,...i->...", np.moveaxis(dy, 0, -1), np.moveaxis(y, 0, -1))   # sums axis 0
+        return y * (dy - np.moveaxis(inner[..., None], -1, 0))
+    res = grade("ex02", seed, softmax=_softmax_fwd, softmax_backward=softmax_backward)
+    assert failed(res) and named(res) == {"softmax_backward_wrong_axis"}
+    assert sum(r.passed for r in res if r.part == "softmax") == 6                       # the forward part is intact
+    for f in (_backward(ds="full"),):
+        def queries(Q, K, V, dout, mask=None, f=f):
+            c = 1.0 / math.sqrt(Q.shape[-1])
+            s = Q @ np.swapaxes(K, -1, -2) * c
+            if mask is not None:
+                s = np.where(mask, s, -np.inf)
+            P = _softmax_fwd(s)
+            dP = dout @ np.swapaxes(V, -1, -2)
+            dS = P * dP - P * np.sum(P * dP, axis=-2, keepdims=True)                    # over the queries
+            return dS @ K * c, np.swapaxes(dS, -1, -2) @ Q * c, np.swapaxes(P, -1, -2) @ dout
+        res = grade("ex05", seed, attention_backward=queries)
+        assert failed(res) and named(res) == {"softmax_backward_wrong_axis"}
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_positional_exponent_with_i_instead_of_2i_is_named(seed):
+    def pair_index(T, d_model):
+        pe = np.zeros((T, d_model))
+        for pos in range(T):
+            for i in range(d_model // 2):
+                angle = pos / 10000 ** (i / d_model)                     # i where 2i belongs
+                pe[pos, 2 * i], pe[pos, 2 * i + 1] = math.sin(angle), math.cos(angle)
+        return pe
+
+    def column_index(T, d_model):
+        j = np.arange(d_model)
+        angle = np.arange(T)[:, None] / np.power(10000.0, j / d_model)   # each column's own index
+        return np.where(j % 2 == 0, np.sin(angle), np.cos(angle))
+
+    for f in (pair_index, column_index):
+        res = grade("ex09", seed, sinusoidal_encoding=f)
+        assert failed(res) and named(res) == {"positional_exponent_i_not_2i"}, [r.message for r in failed(res)]
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_scaled_forward_unscaled_backward_is_named_and_localised(seed):
+    def only_forward_scaled(Q, K, V, dout, mask=None, scale_dQ=False):
+        c = 1.0 / math.sqrt(Q.shape[-1])
+        s = np.einsum("...td,...sd->...ts", Q, K) * c
+        if mask is not None:
+            s = np.where(mask, s, -np.inf)
+        P = _softmax_fwd(s)
+        dP = dout @ np.swapaxes(V, -1, -2)
+        dS = P * (dP - (dP * P).sum(-1, keepdims=True))
+        return dS @ K * (c if scale_dQ else 1.0), np.swapaxes(dS, -1, -2) @ Q, np.swapaxes(P, -1, -2) @ dout
+    res = grade("ex05", seed, attention_backward=only_forward_scaled)
+    assert failed(res) and named(res) == {"scale_missing_in_backward"}
+    assert all("dV is right" in r.message for r in failed(res)), [r.message for r in failed(res)]
+    res = grade("ex05", seed, attention_backward=lambda *a: only_forward_scaled(*a, scale_dQ=True))
+    assert named(res) == {"scale_missing_in_backward"}
+    assert all(r.message.startswith("dK ") and "dQ and dV are right" in r.message for r in failed(res))

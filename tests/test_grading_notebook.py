@@ -103,3 +103,142 @@ def test_learner_mistakes_become_reports_never_exceptions(tmp_path):
     assert check("ex99").results[0].status == "error" and "unknown exercise" in str(check("ex99"))
     assert check("ex04", path=tmp_path / "nowhere").results[0].status == "error"
     assert check("ex04", softmax=cell_attention).results[0].status == "error"     # not one of ex04's names
+
+
+# ---- round two: what a function from a cell may use, partial overrides, how the report reads -------------
+
+from math import sqrt as _sqrt          # noqa: E402 - a notebook-level `from ... import` of a function
+from numpy import exp as _exp           # noqa: E402 - and of a NumPy ufunc
+
+NEG = -np.inf                           # notebook-level constants the function reads
+POWER = 0.5
+OFFSETS = (0.0, 0.0)
+
+
+def _cell_softmax(s):
+    e = _exp(s - s.max(-1, keepdims=True))
+    return e / e.sum(-1, keepdims=True)
+
+
+def globals_attention(Q, K, V, mask=None, power=POWER):
+    s = Q @ np.swapaxes(K, -1, -2) / _sqrt(Q.shape[-1]) ** (2 * power) + OFFSETS[0]
+    if mask is not None:
+        s = np.where(mask, s, NEG)
+    w = _cell_softmax(s)
+    return w @ V, w
+
+
+def test_a_cell_function_gets_the_notebooks_imports_helpers_and_constants():
+    r = check("ex04", attention=globals_attention, show=False)
+    assert r.passed and r.points == 10, str(r)
+
+
+class _Opaque:
+    pass
+
+
+OPAQUE = _Opaque()
+
+
+def opaque_attention(Q, K, V, mask=None):
+    return OPAQUE, Q
+
+
+def test_a_global_that_can_not_be_sent_is_named():
+    r = check("ex04", attention=opaque_attention, show=False).results[0]
+    assert r.status == "error" and "'OPAQUE'" in r.checks[0]["message"] and "_Opaque" in r.checks[0]["message"]
+
+
+GOOD_EX02 = (ROOT / "solutions" / "ex02_softmax.py").read_text()
+
+
+def forward_only_softmax(x, axis=-1):
+    e = np.exp(x - x.max(axis=axis, keepdims=True))
+    return e / e.sum(axis=axis, keepdims=True)
+
+
+def test_a_partial_override_grades_the_files_other_functions(tmp_path):
+    stub_forward = GOOD_EX02.replace("    z = x - x.max(axis=axis, keepdims=True)\n", "    raise NotImplementedError\n")
+    (tmp_path / "ex02_softmax.py").write_text(stub_forward)
+    r = check("ex02", softmax=forward_only_softmax, path=tmp_path, show=False)
+    assert r.passed and r.points == 10, str(r)
+    assert "defines no function" not in str(r)
+    # the file's backward still a stub: the notebook's forward earns its part, the backward is "not implemented"
+    from tinyattn.grading.release import strip_solutions
+    (tmp_path / "ex02_softmax.py").write_text(strip_solutions(GOOD_EX02, "ex02"))
+    r = check("ex02", softmax=forward_only_softmax, path=tmp_path, show=False)
+    assert r.points == 5 and r.results[0].parts == [("softmax", 5, 5), ("softmax_backward", 0, 5)], str(r)
+    assert "defines no function" not in str(r) and "softmax_backward(y, dy) over the last axis: not implemented" in str(r)
+
+
+def test_each_hint_is_shown_once():
+    r = check("ex04", attention=unscaled_attention, show=False)
+    text, page = str(r), r._repr_html_()
+    assert len([c for c in r.results[0].checks if c["mistake"] == "missing_scale"]) >= 3
+    first = hint("missing_scale").split(".")[0]
+    assert text.count(first) == 1 and page.count(first.replace("'", "&#x27;")) == 1
+    assert "likely mistake: missing_scale (see above)" in text
+
+
+def test_an_unknown_exercise_names_the_valid_ones():
+    r = check("ex99", show=False)
+    assert str(r) == ("check('ex99'): unknown exercise 'ex99'; the exercises are "
+                      + ", ".join(f"ex{i:02d}" for i in range(1, 15)) + ' (e.g. check("ex04"))')
+    assert " · :" not in str(r) and "(0/0)" not in str(r) and "ex14" in r._repr_html_()
+    assert "needs an exercise id" in str(check(show=False))
+
+
+def test_check_prints_plain_text_in_a_plain_script(tmp_path):
+    script = tmp_path / "s.py"
+    script.write_text("from tinyattn.grading import check\nr = check('ex99')\nr = check('ex13', path=%r)\n"
+                      "r = check('ex13', path=%r, show=False)\n" % (str(ROOT / "exercises"), str(ROOT / "exercises")))
+    proc = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=120,
+                          env={"PATH": "/usr/bin:/bin", "PYTHONPATH": PACKAGE_ROOT})
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.splitlines() == [
+        "check('ex99'): unknown exercise 'ex99'; the exercises are " + ", ".join(f"ex{i:02d}" for i in range(1, 15))
+        + ' (e.g. check("ex04"))',
+        "ex13 · sliding-window masks: not attempted (0/5)",
+        "  still raises NotImplementedError: replace it with your code, then run this cell again"]
+
+
+NAMED_TUPLES = '''import math
+from typing import NamedTuple
+
+import numpy as np
+
+
+class Result(NamedTuple):
+    out: np.ndarray
+    weights: np.ndarray
+
+
+class KVCache(NamedTuple):
+    k: np.ndarray
+    v: np.ndarray
+
+
+def attention(Q, K, V, mask=None):
+    s = Q @ np.swapaxes(K, -1, -2) / math.sqrt(Q.shape[-1])
+    if mask is not None:
+        s = np.where(mask, s, -np.inf)
+    w = np.exp(s - s.max(-1, keepdims=True))
+    w = w / w.sum(-1, keepdims=True)
+    return Result(w @ V, w)
+
+
+def decode_step(q_t, k_t, v_t, cache):
+    if cache is not None:
+        assert isinstance(cache, KVCache), type(cache)        # the cache comes back as the learner's own type
+        k_t, v_t = np.concatenate([cache.k, k_t], axis=2), np.concatenate([cache.v, v_t], axis=2)
+    out, _ = attention(q_t, k_t, v_t)
+    return Result(out, KVCache(k_t, v_t))
+'''
+
+
+def test_a_named_tuple_is_a_tuple_across_the_process_boundary(tmp_path):
+    (tmp_path / "ex04_attention.py").write_text(NAMED_TUPLES)
+    (tmp_path / "ex14_kv_cache.py").write_text(NAMED_TUPLES)
+    r = check("ex04", "ex14", path=tmp_path, show=False)
+    assert [x.status for x in r.results] == ["passed", "passed"], str(r)
+    assert "Remote" not in str(r) and "kv_cache_not_appended" not in str(r)

@@ -312,3 +312,100 @@ def test_report_text_and_json_carry_the_hint():
     assert data["exercises"][0]["checks"][0]["message"].startswith("out is wrong Hint (missing_scale): ")
     assert data["exercises"][0]["checks"][1] == {"name": "dtype", "passed": True, "message": "", "mistake": None,
                                                  "part": None}
+
+
+# ---- points per part ---------------------------------------------------------------------------------
+
+def test_parts_add_up_and_multi_function_exercises_are_split():
+    assert sum(p.points for ex in EXERCISES for p in ex.parts) == 135
+    ex02 = get("ex02")
+    assert [(p.name, p.points, p.after) for p in ex02.parts] == [("softmax", 5, 1), ("softmax_backward", 5, 2)]
+    assert [p.name for p in get("ex04").parts] == ["attention", "masks"]
+    for ex in EXERCISES:
+        assert len({p.name for p in ex.parts}) == len(ex.parts) and all(p.points > 0 for p in ex.parts)
+        if len(ex.functions) > 1:
+            assert [p.name for p in ex.parts] == list(ex.functions), ex.id
+
+
+def _c(passed: bool, part=None) -> dict:
+    return {"name": "c", "passed": passed, "message": "", "mistake": None, "part": part}
+
+
+def test_a_part_earns_its_points_only_when_all_its_checks_passed():
+    ex = get("ex02")
+    assert ex.score([_c(True, "softmax"), _c(False, "softmax_backward")]) == {"softmax": 5, "softmax_backward": 0}
+    assert ex.score([_c(True, "softmax"), _c(True, "softmax_backward")]) == {"softmax": 5, "softmax_backward": 5}
+    # a failure that belongs to no part (load error, timeout, forbidden import) fails every part
+    assert ex.score([_c(True, "softmax"), _c(True, "softmax_backward"), _c(False)]) == {"softmax": 0,
+                                                                                       "softmax_backward": 0}
+    assert ex.score([_c(True, "softmax")]) == {"softmax": 5, "softmax_backward": 0}     # a part with no checks: 0
+    one = get("ex01")
+    assert one.score([_c(True), _c(True, "attention_scores")]) == {"attention_scores": 5}
+    assert one.score([_c(True), _c(False)]) == {"attention_scores": 0}
+
+
+def _solution(ex_id: str) -> types.SimpleNamespace:
+    ns: dict = {}
+    exec((GRADING.parents[1] / "solutions" / get(ex_id).filename).read_text(), ns)
+    return types.SimpleNamespace(**ns)
+
+
+@pytest.mark.parametrize("ex_id", [ex.id for ex in EXERCISES if len(ex.parts) > 1])
+def test_every_check_of_a_split_exercise_names_its_part(ex_id):
+    s = Session(module=_solution(ex_id), path="/x.py", rng=np.random.default_rng([5, int(ex_id[2:])]))
+    checks_pkg.load(ex_id).run(s)
+    results = s.finish()
+    names = {p.name for p in get(ex_id).parts}
+    assert all(r.passed for r in results)
+    assert {r.part for r in results if r.name != "does not modify its inputs"} == names
+    assert all(r.part is None for r in results if r.name == "does not modify its inputs")
+
+
+def test_writing_into_an_argument_costs_only_that_functions_part():
+    sol = _solution("ex02")
+
+    def softmax_inplace(x, axis=-1):
+        x -= x.max(axis=axis, keepdims=True)
+        e = np.exp(x)
+        return e / e.sum(axis=axis, keepdims=True)
+
+    s = Session(module=types.SimpleNamespace(softmax=softmax_inplace, softmax_backward=sol.softmax_backward),
+                path="/x.py", rng=np.random.default_rng(3))
+    checks_pkg.load("ex02").run(s)
+    results = [r.to_json() for r in s.finish()]
+    bad = [c for c in results if not c["passed"]]
+    assert [(c["name"], c["part"]) for c in bad] == [("does not modify its inputs", "softmax")]
+    assert get("ex02").score(results) == {"softmax": 0, "softmax_backward": 5}
+
+
+# ---- hints explain; they do not hand over the fixing line --------------------------------------------------
+
+CODE = re.compile(r"np\.|keepdims|axis\s*=|\.(transpose|reshape|sum|max|swapaxes)\(|concatenate|repeat\(|tile\(|"
+                  r"tril|triu|where\(|\w+\s*=\s*\w+\s*[-+*/@]|\[[^\]]*::")
+
+
+def test_no_hint_gives_code():
+    for mid, text in MISTAKES.items():
+        assert not CODE.search(text), (mid, CODE.search(text).group(0))
+
+
+def test_expect_each_reports_every_result():
+    want = np.arange(4.0)
+    with pytest.raises(CheckFailed) as e:
+        from tinyattn.grading.checkkit import expect_each
+        expect_each([(want * 2, want, "dQ", {"missing_scale": [want * 2]}, {}), (want, want, "dK", None, {}),
+                     (want, want, "dV", None, {})])
+    assert e.value.message.startswith("dQ is wrong in 3 of 4 entries") and e.value.message.endswith(
+        "dK and dV are right") and e.value.mistake == "missing_scale"
+
+
+def test_expect_exact_tells_derived_from_finite_differences(rng):
+    from tinyattn.grading.checkkit import expect_exact
+    x, g = rng.standard_normal((3, 5)), rng.standard_normal((3, 5))
+    y = ref.softmax(x)
+    exact = ref.softmax_backward(y, g)
+    expect_exact([(y * g - y * np.sum(y * g, axis=-1, keepdims=True), exact, "dx")])      # another formula: exact
+    numeric = numerical_grad(lambda z: float(np.sum(ref.softmax(z) * g)), x)
+    assert np.allclose(numeric, exact, rtol=1e-5, atol=1e-7)                                # close enough for values
+    with pytest.raises(CheckFailed, match="finite differences"):
+        expect_exact([(numeric, exact, "dx")])

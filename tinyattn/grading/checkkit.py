@@ -118,7 +118,8 @@ class Session:
     # softmax is taken); None: an overflow is reported as the error it is
     overflow_mistake: str | None = None
     part: str | None = None             # the part the running check scores (see `check`)
-    mutation_parts: dict[str, str | None] = field(default_factory=dict)    # mutation message -> its part
+    mutation_parts: dict[str, tuple] = field(default_factory=dict)    # mutation message -> (function, check's part)
+    seen_parts: set = field(default_factory=set)                      # every part a check was recorded for
 
     # ---- calling the learner ---------------------------------------------------------------
     def fn(self, name: str):
@@ -165,7 +166,7 @@ class Session:
         if copy_inputs:
             for i, (orig, given) in enumerate(zip(_arrays((args, kwargs)), _arrays((given_args, given_kwargs)))):
                 if orig.shape != given.shape or not np.array_equal(orig, given, equal_nan=True):
-                    self.note_mutation(f"{label} modified its input #{i + 1} (shape {orig.shape}) in place")
+                    self.note_mutation(f"{label} modified its input #{i + 1} (shape {orig.shape}) in place", label)
         self.completed_calls += 1
         return out
 
@@ -187,16 +188,17 @@ class Session:
                 raise StudentRaised(f"{label} called sys.exit({str(r.get('code'))[:100]}){where}")
             raise StudentRaised(f"{label} raised {names[0]}: {msg}{where}", rebuild_exception(r))
         for i, shape in reply.get("mutated") or []:
-            self.note_mutation(f"{label} modified its input #{int(i) + 1} (shape {tuple(shape)}) in place")
+            self.note_mutation(f"{label} modified its input #{int(i) + 1} (shape {tuple(shape)}) in place", label)
         if trace_memory:
             self.last_peak = int(reply.get("peak") or 0)
         self.completed_calls += 1
         return reply["ok"]
 
-    def note_mutation(self, message: str) -> None:
-        """Record that the learner's code wrote into an argument (charged to the running check's part)."""
+    def note_mutation(self, message: str, function: str = "") -> None:
+        """Record that the learner's `function` wrote into an argument: charged to that function's part
+        (parts of a multi-function exercise are named after its functions), else to the running check's."""
         self.mutations.append(message)
-        self.mutation_parts.setdefault(message, self.part)
+        self.mutation_parts.setdefault(message, (function, self.part))
 
     # ---- recording checks ------------------------------------------------------------------
     @contextmanager
@@ -205,6 +207,7 @@ class Session:
 
         part: the exercise part the check scores (exercises.Part.name; None in a one-part exercise)."""
         self.part = part
+        self.seen_parts.add(part)
         try:
             yield
         except CheckFailed as e:
@@ -233,7 +236,8 @@ class Session:
         if self.mutations:
             by_part: dict[str | None, list[str]] = {}
             for m in dict.fromkeys(self.mutations):
-                by_part.setdefault(self.mutation_parts.get(m), []).append(m)
+                function, during = self.mutation_parts.get(m, ("", None))
+                by_part.setdefault(function if function in self.seen_parts else during, []).append(m)
             for part, found in by_part.items():
                 self.results.append(CheckResult(
                     "does not modify its inputs", FAILED,

@@ -1,4 +1,5 @@
 """Exercise 01 · attention scores.
+Points: 5 (ready after notebook 01).
 
 Every attention layer starts by asking, for each query, how well it matches each key.
 Allowed: NumPy and the Python standard library; from tinyattn, only tinyattn.gradcheck. No exercise

@@ -1,4 +1,6 @@
 """Exercise 02 · a numerically stable softmax and its backward pass.
+Points: 10 in 2 parts, each scored on its own: softmax 5 (after notebook 01), softmax_backward 5 (after
+notebook 02).
 
 Allowed: NumPy and the Python standard library; from tinyattn, only tinyattn.gradcheck. No exercise
 may import torch, tensorflow, jax, scipy.special or the grader (tinyattn.grading).
@@ -37,6 +39,8 @@ def softmax_backward(y: np.ndarray, dy: np.ndarray, axis: int = -1) -> np.ndarra
     Math: the Jacobian is dy_i/dx_j = y_i (δ_ij - y_j), so
         dx_j = sum_i dy_i y_i (δ_ij - y_j) = y_j (dy_j - sum_i dy_i y_i).
     The sum runs along `axis` (one sum per softmax slice).
+    Graded to float64 rounding: within 1e-12 of the largest entry of the exact gradient. Finite
+    differences (numerical_grad) are only good to about 1e-10, so they do not pass: derive it.
 
     Hints:
         * Both terms matter: y * dy alone forgets that raising one probability lowers the others.

@@ -1,4 +1,6 @@
 """Exercise 03 · causal masks and how to apply them.
+Points: 5 in 2 parts, each scored on its own: causal_mask 2 (after notebook 04), apply_mask 3 (after
+notebook 04).
 
 Convention (as in PyTorch's attn_mask): a boolean mask is True where a query MAY attend.
 Allowed: NumPy and the Python standard library; from tinyattn, only tinyattn.gradcheck. No exercise

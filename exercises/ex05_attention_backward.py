@@ -1,4 +1,5 @@
 """Exercise 05 · attention, backward: the gradients of the loss w.r.t. Q, K and V.
+Points: 15 (ready after notebook 02).
 
 Allowed: NumPy and the Python standard library; from tinyattn, only tinyattn.gradcheck. No exercise
 may import torch, tensorflow, jax, scipy.special or the grader (tinyattn.grading).
@@ -23,6 +24,8 @@ def attention_backward(Q: np.ndarray, K: np.ndarray, V: np.ndarray, dout: np.nda
         dS = P * (dP - sum_j(dP * P))     (softmax backward, per row, the sum over keys)
         dQ = dS K / sqrt(d_k)             dK = dSᵀ Q / sqrt(d_k)
     Masked entries have P = 0, so dS is 0 there: no gradient flows to masked keys.
+    Graded to float64 rounding: within 1e-12 of the largest entry of the exact gradient. Finite
+    differences (numerical_grad) are only good to about 1e-10, so they do not pass: derive it.
 
     Hints:
         * Check every shape: dV must look like V, dK like K, dQ like Q.

@@ -1,4 +1,6 @@
 """Exercise 06 · the two pieces of autograd that trip everyone up: broadcasting and matmul.
+Points: 10 in 2 parts, each scored on its own: unbroadcast 4 (after notebook 02), matmul_backward 6
+(after notebook 02).
 
 Allowed: NumPy and the Python standard library; from tinyattn, only tinyattn.gradcheck. No exercise
 may import torch, tensorflow, jax, scipy.special or the grader (tinyattn.grading).
@@ -37,6 +39,8 @@ def matmul_backward(A: np.ndarray, B: np.ndarray, dC: np.ndarray) -> tuple[np.nd
 
     Math: for 2-D matrices dA = dC Bᵀ and dB = Aᵀ dC. With leading dims, compute these on
     the broadcast shapes, then sum each back to its input's shape (your unbroadcast).
+    Graded to float64 rounding: within 1e-12 of the largest entry of the exact gradient. Finite
+    differences (numerical_grad) are only good to about 1e-10, so they do not pass: derive it.
 
     Hints:
         * Transpose only the last two axes: np.swapaxes(B, -1, -2).

@@ -1,4 +1,5 @@
 """Exercise 08 · a MultiHeadAttention module on tinyattn's autograd.
+Points: 15 (ready after notebook 05).
 
 Here you work with tinyattn Tensors, not NumPy arrays, exactly as you would in PyTorch: build the
 module from nn.Linear layers and Tensor ops (view/reshape, transpose, @, softmax, masked_fill), and

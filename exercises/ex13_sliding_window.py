@@ -1,4 +1,5 @@
 """Exercise 13 · sliding-window (local) causal attention masks.
+Points: 5 (ready after notebook 04).
 
 Allowed: NumPy and the Python standard library; from tinyattn, only tinyattn.gradcheck. No exercise
 may import torch, tensorflow, jax, scipy.special or the grader (tinyattn.grading).
@@ -11,7 +12,8 @@ def sliding_window_mask(T: int, window: int) -> np.ndarray:
     """Boolean (T, T) mask: query i may attend key j iff i - window < j <= i.
 
     Each query sees itself and the window - 1 tokens before it (fewer near the start);
-    window >= T gives the ordinary causal mask. True = may attend (as in ex03).
+    any window >= T (also one far larger than T) gives the ordinary causal mask. True = may
+    attend (as in ex03).
 
     Example, T = 4, window = 2:
         [[ True, False, False, False],

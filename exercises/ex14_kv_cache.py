@@ -1,4 +1,5 @@
 """Exercise 14 · one decoding step with a key/value cache.
+Points: 10 (ready after notebook 08).
 
 When generating token by token, the keys and values of earlier tokens never change: keep them
 in a cache and only compute the new token's q, k, v.

@@ -1,4 +1,6 @@
 """Exercise 04 · scaled dot-product attention, forward.
+Points: 10 in 2 parts, each scored on its own: attention 6 (after notebook 01), masks 4 (after notebook
+04).
 
 Allowed: NumPy and the Python standard library; from tinyattn, only tinyattn.gradcheck. No exercise
 may import torch, tensorflow, jax, scipy.special or the grader (tinyattn.grading).

@@ -1,4 +1,6 @@
 """Exercise 07 · splitting channels into heads and merging them back.
+Points: 5 in 2 parts, each scored on its own: split_heads 3 (after notebook 05), merge_heads 2 (after
+notebook 05).
 
 Allowed: NumPy and the Python standard library; from tinyattn, only tinyattn.gradcheck. No exercise
 may import torch, tensorflow, jax, scipy.special or the grader (tinyattn.grading).

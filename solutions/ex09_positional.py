@@ -1,4 +1,5 @@
 """Exercise 09 · sinusoidal positional encoding (Vaswani et al., 2017).
+Points: 5 (ready after notebook 05).
 
 Attention itself ignores order; adding a position-dependent vector to each token fixes that.
 Allowed: NumPy and the Python standard library; from tinyattn, only tinyattn.gradcheck. No exercise

@@ -1,4 +1,6 @@
 """Exercise 10 · a vanilla RNN, forward and backpropagation through time.
+Points: 15 in 2 parts, each scored on its own: rnn_forward 5 (after notebook 06), rnn_backward 10 (after
+notebook 06).
 
 The baseline attention replaced: one hidden state carried step by step.
 Allowed: NumPy and the Python standard library; from tinyattn, only tinyattn.gradcheck. No exercise
@@ -48,6 +50,8 @@ def rnn_backward(x: np.ndarray, h0: np.ndarray, W_xh: np.ndarray, W_hh: np.ndarr
         da   = dh * (1 - h_t**2)              (tanh' = 1 - tanh²)
         dW_xh += x_tᵀ da,   dW_hh += h_{t-1}ᵀ da,   db += sum over the batch of da
         dx[:, t] = da W_xhᵀ,   dh_next = da W_hhᵀ     (h_{-1} is h0; dh0 is the final carry)
+    Graded to float64 rounding: within 1e-12 of the largest entry of the exact gradient. Finite
+    differences (numerical_grad) are only good to about 1e-10, so they do not pass: derive it.
     """
     ### BEGIN SOLUTION
     B, T, D = x.shape

@@ -1,4 +1,6 @@
 """Exercise 11 · grouped-query attention (GQA): fewer key/value heads than query heads.
+Points: 10 in 2 parts, each scored on its own: repeat_kv 3 (after notebook 08), gqa_attention 7 (after
+notebook 08).
 
 Allowed: NumPy and the Python standard library; from tinyattn, only tinyattn.gradcheck. No exercise
 may import torch, tensorflow, jax, scipy.special or the grader (tinyattn.grading).

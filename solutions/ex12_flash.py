@@ -1,4 +1,5 @@
 """Exercise 12 · flash attention's forward pass: tiles and an online softmax.
+Points: 15 (ready after notebook 08).
 
 Never build the (T, S) score matrix: walk over key blocks and keep, per query row, a running
 max m, a running denominator l and a running numerator acc.
@@ -26,6 +27,9 @@ def flash_attention_forward(Q: np.ndarray, K: np.ndarray, V: np.ndarray, block_s
         acc   = alpha * acc + p V_j
         m     = m_new
     and finally out = acc / l. Start from m = -inf, l = 0, acc = 0.
+    The online softmax over KEY blocks is what keeps memory small: the grader also measures one block
+    of 64 queries against S = 16384 keys (block_size = 64), with a limit of a quarter of that (T, S)
+    float64 array (2 MiB), which a softmax over all keys at once, query block by query block, exceeds.
 
     Hints:
         * Forgetting alpha (the rescale) is only correct if the max never changes.

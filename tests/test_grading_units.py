@@ -409,3 +409,11 @@ def test_expect_exact_tells_derived_from_finite_differences(rng):
     assert np.allclose(numeric, exact, rtol=1e-5, atol=1e-7)                                # close enough for values
     with pytest.raises(CheckFailed, match="finite differences"):
         expect_exact([(numeric, exact, "dx")])
+
+
+def test_every_exercise_states_its_points_per_part_as_the_registry_scores_them():
+    root = GRADING.parents[1]
+    for ex in EXERCISES:
+        for folder in ("solutions", "exercises"):
+            doc = ast.get_docstring(ast.parse((root / folder / ex.filename).read_text()))
+            assert ex.points_line() in " ".join(doc.split()), (folder, ex.id)

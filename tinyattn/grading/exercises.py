@@ -54,6 +54,13 @@ class Exercise:
             earned[p.name] = p.points if ok else 0
         return earned
 
+    def points_line(self) -> str:
+        """The line each exercise's docstring states its points with (a test keeps them in step)."""
+        if len(self.parts) == 1:
+            return f"Points: {self.points} (ready after notebook {self.parts[0].after:02d})."
+        return (f"Points: {self.points} in {len(self.parts)} parts, each scored on its own: "
+                + ", ".join(f"{p.name} {p.points} (after notebook {p.after:02d})" for p in self.parts) + ".")
+
     def describe_parts(self) -> str:
         """'softmax 5 points (after notebook 01), softmax_backward 5 points (after notebook 02)'."""
         return ", ".join(f"{p.name} {p.points} points (after notebook {p.after:02d})" for p in self.parts)

@@ -51,7 +51,7 @@ def mutate(ex_id: str, subs) -> str:
     return src
 
 
-ADVERSARIAL = {  # exercise -> (status, words the message must contain)
+ADVERSARIAL = {  # exercise -> (status, words the message must contain)  (points: see ADVERSARIAL_POINTS)
     "ex01": ("timeout", ["still running after 3 s"]),
     "ex02": ("error", ["sys.exit(0)", "imported"]),
     "ex03": ("failed", ["modified its input"]),
@@ -63,6 +63,8 @@ ADVERSARIAL = {  # exercise -> (status, words the message must contain)
     "ex13": ("failed", ["sliding_window_mask"]),
     "ex14": ("error", ["before reporting a result"]),
 }
+# points per part: ex03's causal_mask is right; only apply_mask, which writes into its argument, earns nothing
+ADVERSARIAL_POINTS = {"ex03": 2}
 
 
 @pytest.fixture(scope="module")
@@ -133,7 +135,13 @@ def test_every_mistake_id_has_a_mutant():
 @pytest.mark.parametrize("mistake", sorted(FIRST_PER_ID))
 def test_mutant_is_diagnosed_with_exactly_its_mistake(combined, mistake):
     res = combined[("mutant", mistake)]
-    assert res.status in ("failed", "error") and res.points == 0
+    assert res.status in ("failed", "error") and res.points < res.max_points
+    # a part the mutation does not touch keeps its points; the part it breaks earns none
+    assert any(got == 0 for _, got, _ in res.parts) and res.points == sum(got for _, got, _ in res.parts)
+    if mistake in ("softmax_backward_missing_term", "softmax_backward_wrong_axis"):          # ex02's backward
+        assert res.parts == [("softmax", 5, 5), ("softmax_backward", 0, 5)]
+    if mistake in ("mask_inverted_future_leak", "mask_excludes_diagonal"):                     # ex03's causal_mask
+        assert res.parts == [("causal_mask", 0, 2), ("apply_mask", 3, 3)]
     assert res.mistakes == [mistake], [c for c in res.checks if not c["passed"]]
     hinted = [c for c in res.to_json()["checks"] if c["mistake"] == mistake]
     assert hinted and all(MISTAKES[mistake] in c["message"] for c in hinted)
@@ -174,7 +182,7 @@ def test_adversarial_submission_gets_its_status(combined, ex_id):
     text = " ".join(c["message"] for c in res.checks)
     for w in words:
         assert w in text, text
-    assert res.points == (get(ex_id).points if status == "passed" else 0)
+    assert res.points == (get(ex_id).points if status == "passed" else ADVERSARIAL_POINTS.get(ex_id, 0))
 
 
 def test_other_exercises_still_graded_next_to_adversarial_ones(combined):
@@ -198,10 +206,11 @@ def test_cli_json_schema_and_exit_status(tmp_path, capsys):
     assert data["isolation"] in ("sandbox", "process")
     assert [e["id"] for e in data["exercises"]] == ["ex03", "ex13"]
     for e in data["exercises"]:
-        assert set(e) == {"id", "status", "points", "max_points", "checks", "isolation"}
+        assert set(e) == {"id", "status", "points", "max_points", "parts", "checks", "isolation"}
         assert e["isolation"] == data["isolation"]
+        assert sum(p["points"] for p in e["parts"]) == e["points"] and sum(p["max_points"] for p in e["parts"]) == 5
         for c in e["checks"]:
-            assert set(c) == {"name", "passed", "message", "mistake"}
+            assert set(c) == {"name", "passed", "message", "mistake", "part"}
     text = capsys.readouterr().out
     assert "ex13" in text and "total 10/10" in text and "seed 7" in text
 

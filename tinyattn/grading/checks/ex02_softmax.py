@@ -79,4 +79,5 @@ def run(s: Session) -> None:
         if got.shape != numeric.shape:
             raise CheckFailed(f"dx has shape {got.shape}, expected {numeric.shape} (the shape of y)")
         expect_close(got, numeric, "dx against finite differences of your softmax", rtol=1e-5, atol=1e-7,
-                     variants={"softmax_backward_missing_term": [y3 * g3, y3 * (1.0 - y3) * g3]})
+                     variants={"softmax_backward_missing_term": [y3 * g3, y3 * (1.0 - y3) * g3],
+                               "softmax_backward_wrong_axis": [y3 * (g3 - np.sum(g3 * y3, axis=0, keepdims=True))]})

@@ -596,3 +596,18 @@ def test_scaled_forward_unscaled_backward_is_named_and_localised(seed):
     res = grade("ex05", seed, attention_backward=lambda *a: only_forward_scaled(*a, scale_dQ=True))
     assert named(res) == {"scale_missing_in_backward"}
     assert all(r.message.startswith("dK ") and "dQ and dV are right" in r.message for r in failed(res))
+
+
+def test_kv_cache_of_another_kind_is_not_called_not_appended():
+    """A cache that grows but is not a (K, V) pair (here a dict) is told so, not hinted as 'never appended'."""
+    def decode_step(q_t, k_t, v_t, cache):
+        K = k_t if cache is None else np.concatenate([cache["k"], k_t], axis=2)
+        V = v_t if cache is None else np.concatenate([cache["v"], v_t], axis=2)
+        s = q_t @ np.swapaxes(K, -1, -2) / math.sqrt(q_t.shape[-1])
+        w = np.exp(s - s.max(-1, keepdims=True))
+        return (w / w.sum(-1, keepdims=True)) @ V, {"k": K, "v": V}
+    for seed in SEEDS:
+        res = grade("ex14", seed, decode_step=decode_step)
+        grow = [r for r in failed(res) if r.name == "the cache grows by one step along axis 2"]
+        assert grow and "a dict, not a (K, V) pair" in grow[0].message and grow[0].mistake is None
+        assert "kv_cache_not_appended" not in named(res)

@@ -171,6 +171,13 @@ def test_a_partial_override_grades_the_files_other_functions(tmp_path):
     assert "defines no function" not in str(r) and "softmax_backward(y, dy) over the last axis: not implemented" in str(r)
 
 
+def test_a_partial_override_without_a_file_says_what_is_missing(tmp_path):
+    r = check("ex02", softmax=forward_only_softmax, path=tmp_path, show=False)
+    assert r.points == 5 and "defines no function" not in str(r), str(r)
+    assert all("softmax_backward was not passed to check() and no " in c["message"]
+               for c in r.results[0].checks if c["part"] == "softmax_backward" and not c["passed"])
+
+
 def test_each_hint_is_shown_once():
     r = check("ex04", attention=unscaled_attention, show=False)
     text, page = str(r), r._repr_html_()

@@ -323,6 +323,10 @@ def _check_functions(ex, functions: dict, seed: int, timeout: float, folder: Pat
         files[ex.filename] += f"\n\nfrom {CELL_MODULE} import {', '.join(functions)}  # check(): the notebook's\n"
         origin = str(path.resolve())
     else:
+        # no file to take the others from: each says so when a check calls it (as a stub would)
+        where = f"no {path} was found" if path is not None else "no exercises/ folder was found"
+        cells += "".join(f"\n\ndef {name}(*args, **kwargs):\n    raise NotImplementedError(\"{ex.id}: {name} was not "
+                         f"passed to check() and {where}\")\n" for name in rest)
         files, origin = {ex.filename: cells}, f"<notebook>/{ex.filename}"
     try:
         problems = []

@@ -24,7 +24,8 @@ def run(s: Session) -> None:
             k, v = rng.standard_normal((B, h_kv, S, d)), rng.standard_normal((B, h_kv, S, dv))
             expect_close(s.call("gqa_attention", q, k, v), ref.gqa(q, k, v), "gqa_attention(q, k, v)",
                          wrong.gqa_variants(q, k, v), nonfinite_mistake="unstable_softmax")
-    with s.check("large logits (scores in the thousands, mixed signs, spread inside rows) stay finite", "gqa_attention"):
+    with s.check("large logits (scores in the thousands, mixed signs, spread inside rows) stay finite",
+                 "gqa_attention"):
         q, k = large_logits(rng, (B, H_kv * n_rep, T, d), (B, H_kv, S, d))
         v = rng.standard_normal((B, H_kv, S, dv))
         expect_close(s.call("gqa_attention", q, k, v), ref.gqa(q, k, v), "gqa_attention(large logits)",

@@ -1,0 +1,3 @@
+"""placeholder"""
+def fill_mask(*a, **k): raise NotImplementedError
+def minimal_pairs(*a, **k): raise NotImplementedError

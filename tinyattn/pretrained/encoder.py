@@ -105,11 +105,8 @@ class BertModel(Module):
         where = "BertModel" if self.family == "bert" else "DistilBertModel"
         ids, keep = model_inputs(input_ids, attention_mask, self.vocab_size, self.max_len, where)
         types = None
-        if self.embeddings.token_type is None:
-            if token_type_ids is not None:
-                raise TypeError("DistilBERT has no token types: call the model without token_type_ids "
-                                "(its tokenizer does not make them)")
-        else:
+        if self.embeddings.token_type is not None:  # DistilBERT has none: it accepts token_type_ids and, as
+            # Hugging Face's DistilBERT does, does not use them (a BERT tokenizer's output can be passed as it is)
             types = np.zeros_like(ids) if token_type_ids is None else np.asarray(getattr(token_type_ids, "_data",
                                                                                           token_type_ids))
             if types.shape != ids.shape:

@@ -165,7 +165,11 @@ def plot_attention_grid(weights: ArrayLike | Sequence[ArrayLike], tokens: Sequen
     k = _check_tokens(tokens, S, "tokens", w.shape) if T == S else None
     # Each panel big enough for its token labels: 2.6 in, or TOKEN_INCHES per token when longer.
     panel = max(2.6, TOKEN_INCHES * max(T, S) + 0.5) if tokens is not None else 2.6
-    fig = Figure(figsize=(min(1.5 + panel * H, 16), min(1.0 + 0.95 * panel * L, 16)), layout="constrained")
+    # At most 16 in a side, unless the labels need more: a big grid (GPT-2's 12 x 12) gets a big figure
+    # rather than labels printed over each other.
+    need = TOKEN_INCHES * max(T, S) + 0.5 if tokens is not None else 0.0
+    fig = Figure(figsize=(max(min(1.5 + panel * H, 16), 1.5 + need * H),
+                          max(min(1.0 + 0.95 * panel * L, 16), 1.0 + 0.95 * need * L)), layout="constrained")
     axes = fig.subplots(L, H, squeeze=False)
     for (l, h) in itertools.product(range(L), range(H)):
         ax = axes[l, h]

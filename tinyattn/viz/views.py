@@ -37,7 +37,7 @@ def head_colors(n_heads: int) -> list[str]:
         return _TAB10[:n_heads]
     out = []
     for h in range(n_heads):
-        r, g, b = colorsys.hls_to_rgb(h / n_heads, 0.38 if h % 2 else 0.5, 0.75)
+        r, g, b = colorsys.hls_to_rgb(h / n_heads, 0.3 if h % 2 else 0.42, 0.8)
         out.append("#{:02x}{:02x}{:02x}".format(round(r * 255), round(g * 255), round(b * 255)))
     return out
 

@@ -167,9 +167,10 @@ def plot_attention_grid(weights: ArrayLike | Sequence[ArrayLike], tokens: Sequen
     panel = max(2.6, TOKEN_INCHES * max(T, S) + 0.5) if tokens is not None else 2.6
     # At most 16 in a side, unless the labels need more: a big grid (GPT-2's 12 x 12) gets a big figure
     # rather than labels printed over each other.
-    need = TOKEN_INCHES * max(T, S) + 0.5 if tokens is not None else 0.0
+    # Each panel needs TOKEN_INCHES per token plus about 0.8 in for its title and spacing.
+    need = TOKEN_INCHES * max(T, S) + 0.8 if tokens is not None else 0.0
     fig = Figure(figsize=(max(min(1.5 + panel * H, 16), 1.5 + need * H),
-                          max(min(1.0 + 0.95 * panel * L, 16), 1.0 + 0.95 * need * L)), layout="constrained")
+                          max(min(1.0 + 0.95 * panel * L, 16), 1.0 + need * L)), layout="constrained")
     axes = fig.subplots(L, H, squeeze=False)
     for (l, h) in itertools.product(range(L), range(H)):
         ax = axes[l, h]

@@ -73,7 +73,8 @@ def _sizes(cfg):
     if cfg["model_type"] == "bert":
         return (cfg["vocab_size"], cfg["hidden_size"], cfg["num_hidden_layers"], cfg["num_attention_heads"],
                 cfg["intermediate_size"], cfg["max_position_embeddings"])
-    return cfg["vocab_size"], cfg["dim"], cfg["n_layers"], cfg["n_heads"], cfg["hidden_dim"], cfg["max_position_embeddings"]
+    return (cfg["vocab_size"], cfg["dim"], cfg["n_layers"], cfg["n_heads"], cfg["hidden_dim"],
+            cfg["max_position_embeddings"])
 
 
 def head_names(family: str) -> dict[str, str]:

@@ -134,7 +134,10 @@ torch = tinyattn  # the snippet's `import tinyattn as torch`
 
 @pytest.mark.parametrize("family", ["bert", "distilbert", "gpt2"])
 def test_the_texts_snippet_runs_on_every_family(tmp_path, family):
-    folder = write_gpt2(tmp_path / "m", gpt2_config(n_positions=64))[0] if family == "gpt2" else write_checkpoint(tmp_path / "m", family=family)[0]
+    if family == "gpt2":
+        folder = write_gpt2(tmp_path / "m", gpt2_config(n_positions=64))[0]
+    else:
+        folder = write_checkpoint(tmp_path / "m", family=family)[0]
     model, tokenizer = AutoModel.from_pretrained(folder), AutoTokenizer.from_pretrained(folder)
     text = "The lawyer asked the doctor if she could help with the case."
     tokens, attn = visualize_attention(model, tokenizer, text, layer=1, head=2)
@@ -288,7 +291,8 @@ def test_minimal_pairs_are_the_measured_weights(tmp_path):
         np.testing.assert_allclose(res.weights[i, :, :, 0], att[:, :, q, law], atol=1e-12)
         np.testing.assert_allclose(res.weights[i, :, :, 1], att[:, :, q, doc], atol=1e-12)
     table = res.table()
-    assert "text 0: The lawyer asked" in table and len(table.splitlines()) == 1 + 2 + 2 + 2 * 3  # title, texts, header, rule, L * H rows
+    assert "text 0: The lawyer asked" in table
+    assert len(table.splitlines()) == 1 + 2 + 2 + 2 * 3  # title, texts, header, rule, L * H rows
     # a word spelled in pieces: its attention is summed over the pieces
     res = minimal_pairs(model, tok, ["she is unaffable"], "she", ["unaffable"])
     _, att, _ = reference_bert(w, cfg, np.array(tok("she is unaffable")["input_ids"]))

@@ -127,7 +127,7 @@ def test_config_that_is_not_a_json_object(ckpt, content, message):
 def test_missing_weight_is_named(ckpt):
     folder, cfg, _ = ckpt
     w = _stored(folder)
-    key = next(k for k in w if k.endswith("layer.1.attention.q_lin.bias") or k.endswith("layer.1.attention.self.query.bias"))
+    key = next(k for k in w if k.endswith(("layer.1.attention.q_lin.bias", "layer.1.attention.self.query.bias")))
     del w[key]
     _rewrite_weights(folder, w)
     name = key.split(".", 1)[1]  # without the family prefix

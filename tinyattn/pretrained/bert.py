@@ -117,7 +117,8 @@ def _schema(c: dict) -> tuple[dict, dict]:
             body[f"{_LAYERS[fam]}.{i}.{theirs}.weight"] = (f"layers.{i}.{ours}.weight", w)
             body[f"{_LAYERS[fam]}.{i}.{theirs}.bias"] = (f"layers.{i}.{ours}.bias", b)
     h = _HEAD[fam]
-    head = {h["head.dense"] + ".weight": ("head.dense.weight", (C, C)), h["head.dense"] + ".bias": ("head.dense.bias", (C,)),
+    head = {h["head.dense"] + ".weight": ("head.dense.weight", (C, C)),
+            h["head.dense"] + ".bias": ("head.dense.bias", (C,)),
             h["head.norm"] + ".weight": ("head.norm.weight", (C,)), h["head.norm"] + ".bias": ("head.norm.bias", (C,)),
             h["head.decoder.bias"]: ("head.decoder.bias", (V,))}
     return body, head
@@ -208,7 +209,8 @@ def load_bert(path, dtype=None):
         has_head = _check(f, names, c, where)
         model = build_bert(c, has_head, dtype)
         body, head = _schema(c)
-        state = {ours: f.get_tensor(names[theirs]) for theirs, (ours, _) in {**body, **(head if has_head else {})}.items()}
+        wanted = {**body, **(head if has_head else {})}  # {the family's name: (this model's name, shape)}
+        state = {ours: f.get_tensor(names[theirs]) for theirs, (ours, _) in wanted.items()}
     model.load_state_dict(state, strict=False)  # copies (and casts) into the model's own arrays
     left = {n for n, _ in model.named_parameters()} - set(state)  # the tied decoder.weight is listed as the embedding
     assert not left, f"load_bert left {sorted(left)} unset"  # the mapping covers every parameter by construction

@@ -195,7 +195,8 @@ class HFTokenizer:
         if arr.ndim != 1:
             raise TypeError(f"{where} expects one id or a 1-D sequence of integer token ids, got shape {arr.shape} "
                             f"dtype {arr.dtype} (for a batch, pass one row: ids[0])")
-        return [int(i) for i in checks.ids_in_range(ids if isinstance(ids, (list, tuple)) else arr, self.vocab_size, "ids", where, n_name="vocab_size")]
+        given = ids if isinstance(ids, (list, tuple)) else arr  # a list keeps its ints even when empty
+        return [int(i) for i in checks.ids_in_range(given, self.vocab_size, "ids", where, n_name="vocab_size")]
 
     def convert_ids_to_tokens(self, ids, skip_special_tokens: bool = False):
         """Ids -> the vocabulary's tokens ('##ing' for BERT, 'Ġcat' for GPT-2); one int -> one str."""
@@ -235,5 +236,6 @@ def model_inputs(input_ids, attention_mask, vocab_size: int, max_len: int, where
     keep = keep.astype(bool)
     empty = np.flatnonzero(~keep.any(axis=1))
     if empty.size:
-        raise ValueError(f"{where}: rows {empty.tolist()} of attention_mask are all 0: each sequence needs a real token")
+        raise ValueError(f"{where}: rows {empty.tolist()} of attention_mask are all 0: each sequence needs a real "
+                         "token")
     return ids, keep

@@ -73,8 +73,8 @@ def _from_vocab_txt(folder: str, settings: dict, special: dict[str, str]):
                              f"{', '.join(special[a] for a in ('unk_token', 'cls_token', 'sep_token'))}")
     lower = bool(settings.get("do_lower_case", True))  # Hugging Face's BertTokenizer defaults
     tok = tk.Tokenizer(tk.models.WordPiece(vocab, unk_token=special["unk_token"], max_input_chars_per_word=100))
-    tok.normalizer = tk.normalizers.BertNormalizer(clean_text=True, lowercase=lower,
-                                                   handle_chinese_chars=bool(settings.get("tokenize_chinese_chars", True)),
+    chinese = bool(settings.get("tokenize_chinese_chars", True))
+    tok.normalizer = tk.normalizers.BertNormalizer(clean_text=True, lowercase=lower, handle_chinese_chars=chinese,
                                                    strip_accents=settings.get("strip_accents"))
     tok.pre_tokenizer = tk.pre_tokenizers.BertPreTokenizer()
     cls, sep = special["cls_token"], special["sep_token"]

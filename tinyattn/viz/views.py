@@ -98,7 +98,9 @@ _DRAW = """
     var right = K.map(function (t, j) {
       var el = make("text", {y: TOP + ROW * j + 13, "class": "tv-right"}, labels);
       el.textContent = t; return el; });
-    function widest(els) { var w = 0; els.forEach(function (e) { w = Math.max(w, e.getComputedTextLength()); }); return w; }
+    function widest(els) {  // the longest label's width in pixels, as rendered: long tokens get room
+      var w = 0; els.forEach(function (e) { w = Math.max(w, e.getComputedTextLength()); }); return w;
+    }
     var XL = PAD + widest(left) + 4, XR = XL + GAP;
     left.forEach(function (e) { e.setAttribute("x", XL - 4); });
     right.forEach(function (e) { e.setAttribute("x", XR + 4); });
@@ -126,8 +128,9 @@ _DRAW = """
       left.forEach(function (e, i) { e.classList.toggle("tv-hi", i === f.q); });
       right.forEach(function (e, j) { e.classList.toggle("tv-hi", j === f.k); });
     };
-    left.forEach(function (e, i) { e.addEventListener("mouseenter", function () { self.focus = {q: i, k: -1}; self.render(); }); });
-    right.forEach(function (e, j) { e.addEventListener("mouseenter", function () { self.focus = {q: -1, k: j}; self.render(); }); });
+    function hover(q, k) { return function () { self.focus = {q: q, k: k}; self.render(); }; }
+    left.forEach(function (e, i) { e.addEventListener("mouseenter", hover(i, -1)); });
+    right.forEach(function (e, j) { e.addEventListener("mouseenter", hover(-1, j)); });
     svg.addEventListener("mouseleave", function () { self.focus = {q: -1, k: -1}; self.render(); });
   }
 """
@@ -204,7 +207,8 @@ def _prepare(weights, tokens, key_tokens, name: str):
         raise ValueError(f"{name}: weights contain NaN or inf")
     colors = head_colors(H)
     # JSON inside <script>: escape "</" so a token can never close the tag early.
-    data = json.dumps({"w": np.round(w, 4).tolist(), "q": q, "k": k, "colors": colors}).replace("</", "<\\/")
+    data = json.dumps({"w": np.round(w, 4).tolist(), "q": q, "k": k, "colors": colors}, ensure_ascii=False)
+    data = data.replace("</", "<\\/")
     return w, colors, data
 
 
@@ -226,7 +230,8 @@ def head_view(weights: ArrayLike | Sequence[ArrayLike], tokens: Sequence[str],
     w, colors, data = _prepare(weights, tokens, key_tokens, "head_view")
     L, H = w.shape[:2]
     uid = f"tinyattn-hv-{os.getpid()}-{next(_view_counter)}"
-    heads = "".join(f'<span class="tv-head" title="head {h}" style="background:{c}"></span>' for h, c in enumerate(colors))
+    heads = "".join(f'<span class="tv-head" title="head {h}" style="background:{c}"></span>'
+                    for h, c in enumerate(colors))
     layer_select = ""
     if L > 1:
         layer_select = "<select>" + "".join(f'<option value="{l}">layer {l}</option>' for l in range(L)) + "</select> "

@@ -324,3 +324,24 @@ def test_cli_bert_errors_are_one_line(tmp_path, capsys):
     assert cli_main(["bert", folder, "--text", "the cat sat", "--pair", "a cat sat on", "--out",
                      str(tmp_path / "o")]) == 2
     assert "--candidates" in capsys.readouterr().err
+
+
+# ---------------------------------------------------------------------------- the tiny stand-ins
+@pytest.mark.parametrize("family", ["bert", "distilbert", "gpt2"])
+def test_tiny_random_checkpoints_spell_their_words(tmp_path, family):
+    from tinyattn.pretrained.tiny import write_random_bert, write_random_gpt2
+
+    text = "The lawyer asked the doctor if she could help with the case."
+    words = text.rstrip(".").split()
+    folder = write_random_gpt2(tmp_path / "m", words) if family == "gpt2" else \
+        write_random_bert(tmp_path / "m", words, family=family)
+    model, tok = AutoModel.from_pretrained(folder), AutoTokenizer.from_pretrained(folder)
+    tokens = tok.convert_ids_to_tokens(tok(text)["input_ids"])
+    if family == "gpt2":
+        assert tokens == ["The", "Ġlawyer", "Ġasked", "Ġthe", "Ġdoctor", "Ġif", "Ġshe", "Ġcould", "Ġhelp", "Ġwith",
+                          "Ġthe", "Ġcase", "."]
+    else:
+        assert tokens == ["[CLS]"] + text.lower().rstrip(".").split() + [".", "[SEP]"]
+        assert model.head is not None and (model.embeddings.token_type is not None) == (family == "bert")
+    out = model(**tok(text, return_tensors="pt"), output_attentions=True)
+    assert len(out.attentions) == 2 and out.attentions[0].shape == (1, 4, len(tokens), len(tokens))

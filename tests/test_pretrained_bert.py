@@ -219,14 +219,17 @@ def _cache_snapshot(root, name, folder, commit="abc123"):
     return snap
 
 
-@pytest.mark.parametrize("env", ["HF_HUB_CACHE", "HF_HOME", "default"])
+@pytest.mark.parametrize("env", ["HF_HUB_CACHE", "HUGGINGFACE_HUB_CACHE", "HF_HOME", "XDG_CACHE_HOME", "default"])
 def test_a_name_is_found_in_the_local_cache(tmp_path, monkeypatch, env):
     folder, cfg, w = write_checkpoint(tmp_path / "src", family="distilbert")
-    for var in ("HF_HUB_CACHE", "HF_HOME", "XDG_CACHE_HOME"):
+    for var in ("HF_HUB_CACHE", "HUGGINGFACE_HUB_CACHE", "HF_HOME", "XDG_CACHE_HOME"):
         monkeypatch.delenv(var, raising=False)
-    if env == "HF_HUB_CACHE":
-        monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "hub"))
+    if env in ("HF_HUB_CACHE", "HUGGINGFACE_HUB_CACHE"):
+        monkeypatch.setenv(env, str(tmp_path / "hub"))
         root = tmp_path / "hub"
+    elif env == "XDG_CACHE_HOME":
+        monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+        root = tmp_path / "xdg" / "huggingface" / "hub"
     elif env == "HF_HOME":
         monkeypatch.setenv("HF_HOME", str(tmp_path / "hfhome"))
         root = tmp_path / "hfhome" / "hub"
@@ -245,6 +248,7 @@ def test_a_name_is_found_in_the_local_cache(tmp_path, monkeypatch, env):
 
 def test_a_name_not_in_the_cache_gives_the_download_command(tmp_path, monkeypatch):
     monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "empty"))
+    monkeypatch.delenv("HUGGINGFACE_HUB_CACHE", raising=False)
     monkeypatch.chdir(tmp_path)
     cmd = 'hf download distilbert-base-uncased --include "*.json" --include "*.txt" --include "*.safetensors"'
     assert download_command("distilbert-base-uncased") == cmd

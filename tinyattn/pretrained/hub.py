@@ -2,7 +2,7 @@
 
 ``hf download NAME`` (the hub package's command line) leaves a model in the cache as
 ``<cache>/models--<org>--<name>/snapshots/<commit>/`` with ``refs/main`` holding the commit. The cache is
-``$HF_HUB_CACHE`` if set, else ``$HF_HOME/hub``, else ``$XDG_CACHE_HOME/huggingface/hub``, else
+``$HF_HUB_CACHE`` (or its older name ``$HUGGINGFACE_HUB_CACHE``) if set, else ``$HF_HOME/hub``, else ``$XDG_CACHE_HOME/huggingface/hub``, else
 ``~/.cache/huggingface/hub``: the places the hub package itself looks, in its order.
 """
 from __future__ import annotations
@@ -20,12 +20,16 @@ _PATTERNS = ("*.json", "*.txt", "*.safetensors")
 
 def hub_cache() -> str:
     """The folder the Hugging Face hub caches models in, from the environment as the hub package reads it."""
-    if os.environ.get("HF_HUB_CACHE"):
-        return os.path.expanduser(os.environ["HF_HUB_CACHE"])
+    def path(p: str) -> str:
+        return os.path.expanduser(os.path.expandvars(p))
+
+    for var in ("HF_HUB_CACHE", "HUGGINGFACE_HUB_CACHE"):  # the second is the older name of the first
+        if os.environ.get(var):
+            return path(os.environ[var])
     if os.environ.get("HF_HOME"):
-        return os.path.join(os.path.expanduser(os.environ["HF_HOME"]), "hub")
+        return os.path.join(path(os.environ["HF_HOME"]), "hub")
     xdg = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return os.path.join(xdg, "huggingface", "hub")
+    return os.path.join(path(xdg), "huggingface", "hub")
 
 
 def download_command(name: str) -> str:

@@ -349,3 +349,18 @@ def test_tiny_random_checkpoints_spell_their_words(tmp_path, family):
         assert model.head is not None and (model.embeddings.token_type is not None) == (family == "bert")
     out = model(**tok(text, return_tensors="pt"), output_attentions=True)
     assert len(out.attentions) == 2 and out.attentions[0].shape == (1, 4, len(tokens), len(tokens))
+
+
+def test_a_pretraining_checkpoint_with_unused_heads_loads(tmp_path):
+    """BertForPreTraining files also hold the pooler, the next-sentence head, a position_ids buffer and a stored
+    copy of the tied decoder: they are accepted, shape-checked where they copy a used weight, and not used."""
+    folder, cfg, w = write_checkpoint(tmp_path / "m")
+    extra = {"pooler.dense.weight": np.ones((12, 12), np.float32), "pooler.dense.bias": np.ones(12, np.float32),
+             "cls.seq_relationship.weight": np.ones((2, 12), np.float32),
+             "cls.seq_relationship.bias": np.ones(2, np.float32),
+             "embeddings.position_ids": np.arange(24, dtype=np.int64)[None],
+             "cls.predictions.decoder.weight": w["embeddings.word_embeddings.weight"],
+             "cls.predictions.decoder.bias": w["cls.predictions.bias"]}
+    write_checkpoint(tmp_path / "m", cfg=cfg, weights={**w, **extra})
+    model, tok = load_bert(folder, dtype=np.float64)
+    _check_against_reference(model, tok, cfg, w, TEXTS, None, atol=1e-10)

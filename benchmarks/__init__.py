@@ -7,7 +7,7 @@ Run them all with ``python -m benchmarks`` (or ``tinyattn bench``); ``--quick`` 
 from __future__ import annotations
 
 BENCHMARKS = ("engine_overhead", "mlp_step", "mha", "matmul_roofline", "flash_memory", "demo_throughput",
-              "gpt2_forward")
+              "gpt2_forward", "bert_forward")
 # Run as well when what they compare against can be imported (each module's ``available()`` says):
 # torch_cpu needs PyTorch, which is not a dependency.
 OPTIONAL_BENCHMARKS = ("torch_cpu",)

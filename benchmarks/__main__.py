@@ -81,6 +81,11 @@ _ABOUT = """\
   in a fresh process: a 20-token forward (batch 1, float32) under `no_grad` and with the graph recorded,
   its CPU time, greedy generation of 20 tokens with the KV cache, the load time, `tracemalloc`'s peak
   during one forward, and the process's peak resident memory. Target: the forward in under 1 s.
+- **bert_forward**: distilbert-base-uncased's shape (6 layers, 12 heads, 768 wide, 30522 tokens, masked-LM
+  head) with random weights, written as a Hugging Face checkpoint folder and read back by
+  `tinyattn.pretrained.load_bert` in a fresh process: `model(**inputs, output_attentions=True)` on 32 tokens
+  (batch 1, float32) under `no_grad`, its CPU time, the load time, `tracemalloc`'s peak during one forward,
+  and the process's peak resident memory. Target: the forward in under 1 s.
 - **demo_throughput**: training tokens per second of `tinyattn demo`'s three models (2-block attention,
   GRU, tanh RNN; d_model 32, batch 32) on first-token recall; a step is forward, loss, backward, gradient
   clipping and AdamW.

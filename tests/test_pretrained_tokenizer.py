@@ -55,3 +55,17 @@ def test_tokenizer_input_errors(ckpt):
         tok.decode([1.5])
     with pytest.raises(TypeError, match="1-D sequence of integer"):
         tok.decode([[1, 2]])
+
+
+def test_partial_character_tokens_are_shown_as_bytes(ckpt):
+    """`tinyattn gpt2`'s top-k list: a token that is part of a UTF-8 character shows its bytes, not U+FFFD."""
+    from tinyattn.pretrained.cli import _token_text
+
+    _, tok = load_gpt2(ckpt[0])
+    euro = tok.encode("€")  # three bytes, three tokens in this vocabulary (no merges for them)
+    assert len(euro) == 3 and all(tok.decode([i]) == "\ufffd" for i in euro)  # decode can't tell them apart
+    shown = [_token_text(tok, i) for i in euro]
+    assert shown == [repr(b"\xe2"), repr(b"\x82"), repr(b"\xac")]
+    assert _token_text(tok, tok.encode(" cat")[0]) == repr(" cat")
+    assert _token_text(tok, tok.eos_token_id) == repr("<|endoftext|>")
+    assert tok.token_bytes(euro[0]) + tok.token_bytes(euro[1]) + tok.token_bytes(euro[2]) == "€".encode()

@@ -159,9 +159,18 @@ class _Checker(HTMLParser):
             self.errors.append(tag)
 
 
-def test_head_view_html_is_well_formed_and_self_contained(tmp_path):
+def _data(text):
+    import json
+    import re
+
+    return json.loads(re.search(r'class="tv-data">(.*?)</script>', text, re.S).group(1).replace("<\\/", "</"))
+
+
+@pytest.mark.parametrize("make", [viz.head_view, viz.model_view], ids=["head_view", "model_view"])
+def test_views_are_well_formed_and_self_contained(tmp_path, make):
     w = _weights(2, 3, 4, 4)  # (L, H, T, S)
-    view = viz.head_view(w, ["the", "<cat>", "sat", "&"])
+    tokens = ["the", "<cat>", "</script><b>", "&"]
+    view = make(w, tokens)
     text = view._repr_html_()
     assert text == view.html
     checker = _Checker()
@@ -170,19 +179,53 @@ def test_head_view_html_is_well_formed_and_self_contained(tmp_path):
     assert checker.errors == [] and checker.stack == []
     assert "http" not in text and "src=" not in text and "<link" not in text  # nothing fetched from anywhere
     tags = [t for t, _ in checker.tags]
-    assert tags.count("script") == 2 and tags.count("line") == 3 * 4  # a pool of H * T lines for the hover
-    assert "&lt;cat&gt;" in text and "&amp;" in text  # tokens are escaped
-    assert sum(1 for t, a in checker.tags if t == "span" and a.get("class") == "hv-head") == 3
-    assert tags.count("option") == 2  # a layer selector
-    # the weights travel intact (4 decimals) in the JSON data block
-    import json
-    import re
-
-    data = re.search(r'class="hv-data">(.*?)</script>', text, re.S).group(1)
-    np.testing.assert_allclose(np.array(json.loads(data)), w, atol=1e-4)
-    page = tmp_path / "hv.html"
+    assert tags.count("script") == 2  # the data, then the code
+    assert "</script><b>" not in text  # a token can't close the data block or inject markup
+    data = _data(text)
+    assert data["q"] == tokens and data["k"] == tokens and data["colors"] == viz.head_colors(3)
+    np.testing.assert_allclose(np.array(data["w"]), w, atol=1e-4)  # the weights travel intact (4 decimals)
+    page = tmp_path / "v.html"
     view.save(page)
     assert page.read_text().startswith("<!DOCTYPE html>")
+
+
+def test_head_view_has_a_layer_selector_and_a_colour_per_head():
+    view = viz.head_view(_weights(2, 3, 4, 4), list("abcd"))
+    checker = _Checker()
+    checker.feed(view.html)
+    tags = [t for t, _ in checker.tags]
+    assert tags.count("option") == 2  # a layer selector
+    assert sum(1 for t, a in checker.tags if t == "span" and a.get("class") == "tv-head") == 3
+    one = viz.head_view(_weights(3, 4, 4), list("abcd")).html  # (H, T, S): one layer, no selector
+    assert "<select>" not in one
+
+
+def test_model_view_is_a_grid_of_every_layer_and_head():
+    view = viz.model_view([_weights(1, 3, 5, 5), _weights(1, 3, 5, 5)], list("abcde"))  # outputs.attentions' form
+    checker = _Checker()
+    checker.feed(view.html)
+    cells = [(int(a["data-layer"]), int(a["data-head"])) for t, a in checker.tags if t == "canvas"]
+    assert cells == [(l, h) for l in range(2) for h in range(3)]
+    assert "tv-detail" in view.html  # where a clicked cell expands
+
+
+def test_more_than_ten_heads_get_distinct_colours():
+    for H in (1, 10, 12, 16, 32):
+        colours = viz.head_colors(H)
+        assert len(colours) == H and len(set(colours)) == H
+    assert viz.head_colors(10)[:2] == ["#1f77b4", "#ff7f0e"]  # matplotlib's tab10 up to ten heads
+
+
+def test_attention_grid_at_twelve_by_twelve_keeps_labels_apart():
+    tokens = [f"tok{i}" for i in range(9)]
+    fig = viz.plot_attention_grid(_weights(12, 12, 9, 9), tokens=tokens)
+    fig.draw_without_rendering()  # runs the constrained layout, as saving does
+    axes = [a for a in fig.axes if a.images]
+    left, bottom = axes[-12], axes[-1]  # the last row's first and last panels carry the labels
+    for labels, coord, size in ((left.get_yticklabels(), "y0", "height"), (bottom.get_xticklabels(), "x0", "width")):
+        boxes = [t.get_window_extent() for t in labels]
+        pos = sorted(getattr(b, coord) for b in boxes)
+        assert min(b - a for a, b in zip(pos, pos[1:])) > max(getattr(b, size) for b in boxes)
 
 
 def test_head_view_errors():
@@ -190,3 +233,5 @@ def test_head_view_errors():
         viz.head_view(_weights(2, 4, 4), ["a", "b", "c"])
     with pytest.raises(ValueError, match="NaN or inf"):
         viz.head_view(np.full((1, 2, 2), np.nan), ["a", "b"])
+    with pytest.raises(ValueError, match="model_view needs tokens"):
+        viz.model_view(_weights(2, 4, 4), None)

@@ -1,4 +1,4 @@
-"""`tinyattn demo | grade | release | bench | gpt2`: the command line.
+"""`tinyattn demo | grade | release | bench | gpt2 | bert`: the command line.
 
 Every error is one line (argparse's own, or `tinyattn: error: ...`) with exit
 status 2; a learner should never see a traceback for a bad argument.
@@ -60,15 +60,9 @@ def build_parser() -> argparse.ArgumentParser:
     sub.add_parser("grade", help="grade an exercises folder (tinyattn grade [PATH], default exercises/)",
                    add_help=False)
     sub.add_parser("release", help="build the learner's exercises/ from solutions/ (maintainers)", add_help=False)
-    gpt2 = sub.add_parser("gpt2", help="a local GPT-2 checkpoint on a text: predictions, head view, measured "
-                                       "previous-token and induction heads (needs the 'pretrained' extra)",
-                          description="Load a local Hugging Face GPT-2 folder; print the text's tokens, the top "
-                                      "next-token predictions and a greedy continuation; write the head view and "
-                                      "a grid of every head; print each head's measured previous-token and "
-                                      "induction scores.")
-    from tinyattn.pretrained.cli import add_arguments  # argparse only: safetensors/tokenizers load later
+    from tinyattn.pretrained.cli import add_commands  # argparse only: safetensors/tokenizers load later
 
-    add_arguments(gpt2, _int_at_least)
+    add_commands(sub, _int_at_least)  # gpt2 and bert: the pretrained-model commands
     sub.add_parser("bench", help="run the benchmarks (python -m benchmarks ...) in the current directory",
                    add_help=False)
     return parser
@@ -144,10 +138,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         except KeyboardInterrupt:
             return 130
         return 0
-    if args.command == "gpt2":
+    if args.command in ("gpt2", "bert"):
         try:
-            from tinyattn.pretrained.cli import run
-            return run(args)
+            from tinyattn.pretrained.cli import run_command
+            return run_command(args)
         except (ImportError, OSError, ValueError) as e:  # a bad folder or file: one line, no traceback
             return _fail(str(e))
         except KeyboardInterrupt:

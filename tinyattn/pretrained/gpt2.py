@@ -19,25 +19,19 @@ import os
 
 import numpy as np
 
-from .. import get_default_dtype, get_rng
+from .. import get_rng
+from .. import Tensor
 from ..nn import TransformerLM
+from .hub import resolve
+from .checkpoint import FLOATS as _FLOATS, float_dtype as _dtype, open_weights as _open_weights
 
-__all__ = ["load_gpt2", "read_config", "build_model"]
+__all__ = ["load_gpt2", "read_config", "build_model", "GPT2LMHeadModel"]
 
 _SIZES = ("vocab_size", "n_positions", "n_embd", "n_layer", "n_head")
 # Hugging Face's names for GPT-2's activation -> nn.GELU's `approximate`.
 _GELU = {"gelu_new": "tanh", "gelu_pytorch_tanh": "tanh", "gelu": "none"}
 # Buffers some checkpoints carry (the causal mask GPT-2 kept per layer): rebuilt here, never loaded.
 _BUFFERS = (".attn.bias", ".attn.masked_bias")
-
-
-def _safe_open():
-    try:
-        from safetensors import safe_open
-    except ImportError:
-        raise ImportError("loading GPT-2 weights needs the 'safetensors' package: "
-                          "pip install -e \".[pretrained]\" (or pip install safetensors)") from None
-    return safe_open
 
 
 def read_config(folder: str) -> dict:
@@ -72,23 +66,6 @@ def read_config(folder: str) -> dict:
         if cfg.get(key, built) != built:
             raise ValueError(f"{path}: {key}={cfg[key]!r} is not supported (only {key}={built} is built here)")
     return cfg
-
-
-_FLOATS = {"F16": "float16", "F32": "float32", "F64": "float64"}  # safetensors' names NumPy can read
-
-
-def _open_weights(folder: str):
-    """model.safetensors, opened: only its header is read now; tensors are read when asked for."""
-    path = os.path.join(folder, "model.safetensors")
-    if not os.path.isfile(path):
-        extra = " (this folder has PyTorch's pytorch_model.bin; fetch the .safetensors file instead)" \
-            if os.path.isfile(os.path.join(folder, "pytorch_model.bin")) else ""
-        raise FileNotFoundError(f"{folder} has no model.safetensors{extra}")
-    safe_open = _safe_open()
-    try:
-        return safe_open(path, framework="np")
-    except Exception as e:  # a truncated file, a header that is not JSON, ...
-        raise ValueError(f"{path} could not be read as safetensors: {e}") from None
 
 
 def _names(f) -> dict[str, str]:
@@ -179,51 +156,81 @@ def _parts(get, cfg: dict):
     yield _final_state(get, cfg)
 
 
-def _dtype(dtype):
-    if dtype is None:
-        return np.dtype(get_default_dtype())
-    try:
-        dt = np.dtype(dtype)
-    except TypeError:
-        raise TypeError(f"dtype must be float32 or float64 (or None for the default), got {dtype!r}") from None
-    if dt not in (np.float32, np.float64):
-        raise ValueError(f"dtype must be float32 or float64 (or None for the default), got {dt}")
-    return dt
+class GPT2LMHeadModel(TransformerLM):
+    """The course's TransformerLM with GPT-2's architecture, called either way:
+
+    * the course's: ``model(idx)`` -> logits (B, T, V); ``return_weights``, ``head_mask``, ``generate``;
+    * Hugging Face's: ``model(input_ids=..., attention_mask=..., output_attentions=True)`` (any of these
+      keywords) -> ModelOutput with ``logits``, ``last_hidden_state`` (after ln_f) and ``attentions``.
+    """
+
+    def forward(self, idx=None, kv_cache=None, return_weights: bool = False, head_mask=None, *, input_ids=None,
+                attention_mask=None, output_attentions: bool = False, output_hidden_states: bool = False,
+                return_dict=None):
+        hf = input_ids is not None or attention_mask is not None or output_attentions or output_hidden_states \
+            or return_dict
+        if not hf:
+            return super().forward(idx, kv_cache=kv_cache, return_weights=return_weights, head_mask=head_mask)
+        if idx is not None and input_ids is not None:
+            raise TypeError("GPT2LMHeadModel got ids twice: pass input_ids=... or the ids first, not both")
+        if kv_cache is not None or return_weights:
+            raise TypeError("kv_cache and return_weights are the course's calling style; with Hugging Face's "
+                            "(input_ids=, attention_mask=, output_attentions=) use outputs.attentions")
+        return self._hf_forward(input_ids if input_ids is not None else idx, attention_mask, head_mask,
+                                output_attentions, output_hidden_states)
+
+    def _hf_forward(self, input_ids, attention_mask, head_mask, output_attentions, output_hidden_states):
+        from .outputs import ModelOutput, model_inputs
+
+        ids, keep = model_inputs(input_ids, attention_mask, self.vocab_size, self.max_len, "GPT2LMHeadModel")
+        mask = None if keep is None else keep[:, None, None, :]  # (B, 1, 1, T): padded keys, on top of causal
+        head_masks = self._layer_head_masks(head_mask)
+        x = self.pos(self.tok_emb(Tensor(ids)))  # (B, T) -> (B, T, C): tokens + learned positions 0..T-1
+        hidden, attentions = [x], []
+        for block, hm in zip(self.blocks, head_masks):
+            out = block(x, mask=mask, return_weights=output_attentions, head_mask=hm)
+            x, w = out if output_attentions else (out, None)  # (B, T, C), (B, H, T, T)
+            attentions.append(w)
+            hidden.append(x)
+        h = self.ln_f(x)  # (B, T, C)
+        hidden[-1] = h  # as Hugging Face: the last hidden state is the one after the final LayerNorm
+        return ModelOutput(logits=self.head(h), last_hidden_state=h,
+                           attentions=tuple(attentions) if output_attentions else None,
+                           hidden_states=tuple(hidden) if output_hidden_states else None)
 
 
-def build_model(cfg: dict, dtype=None) -> TransformerLM:
-    """An untrained TransformerLM with GPT-2's architecture for this config (eval mode)."""
+def build_model(cfg: dict, dtype=None) -> GPT2LMHeadModel:
+    """An untrained GPT2LMHeadModel (a TransformerLM) with GPT-2's architecture for this config (eval mode)."""
     dt = _dtype(dtype)
     rng = get_rng()
     state = rng.bit_generator.state  # building draws random init weights: leave the user's seeded stream as it was
     try:
-        model = TransformerLM(cfg["vocab_size"], cfg["n_embd"], cfg["n_head"], cfg["n_layer"], cfg["n_positions"],
-                              d_ff=cfg.get("n_inner") or None, positional="learned",
-                              layer_norm_eps=float(cfg.get("layer_norm_epsilon", 1e-5)),
-                              gelu=_GELU[cfg.get("activation_function", "gelu_new")],
-                              tie_weights=bool(cfg.get("tie_word_embeddings", True)))
+        model = GPT2LMHeadModel(cfg["vocab_size"], cfg["n_embd"], cfg["n_head"], cfg["n_layer"], cfg["n_positions"],
+                                d_ff=cfg.get("n_inner") or None, positional="learned",
+                                layer_norm_eps=float(cfg.get("layer_norm_epsilon", 1e-5)),
+                                gelu=_GELU[cfg.get("activation_function", "gelu_new")],
+                                tie_weights=bool(cfg.get("tie_word_embeddings", True)))
     finally:
         rng.bit_generator.state = state
     return model.to(dt).eval()
 
 
 def load_gpt2(path, dtype=None):
-    """A local Hugging Face GPT-2 checkpoint folder -> (model, tokenizer).
+    """A Hugging Face GPT-2 checkpoint folder, or a model name in the local cache ("gpt2") -> (model, tokenizer).
 
     The folder holds config.json, model.safetensors, and vocab.json + merges.txt or tokenizer.json
-    (as ``huggingface-cli download gpt2 --include "*.json" "*.txt" "*.safetensors"`` fetches them).
-    model: a TransformerLM in eval mode: model(idx (B, T) ints) -> logits (B, T, vocab_size),
+    (as ``hf download gpt2 --include "*.json" --include "*.txt" --include "*.safetensors"`` fetches them).
+    model: a GPT2LMHeadModel (a TransformerLM) in eval mode: model(idx (B, T) ints) -> logits (B, T, vocab_size),
     model(idx, return_weights=True) -> (logits, a list over layers of weights (B, H, T, T)),
-    model(idx, head_mask=...), model.generate(...). dtype: float32 or float64 (None = tinyattn's default).
-    tokenizer: encode(str) -> list[int], decode(ids) -> str.
+    model(idx, head_mask=...), model.generate(...); and Hugging Face's model(**tokenizer(text,
+    return_tensors="pt"), output_attentions=True) -> outputs.logits, .last_hidden_state, .attentions.
+    dtype: float32 or float64 (None = tinyattn's default).
+    tokenizer: encode(str) -> list[int], decode(ids) -> str, and tokenizer(text, return_tensors="pt").
     """
     from .tokenizer import load_tokenizer
 
-    folder = os.fspath(path)
-    if not os.path.isdir(folder):
-        raise FileNotFoundError(f"load_gpt2: {folder!r} is not a folder (expected a Hugging Face GPT-2 checkpoint "
-                                "folder with config.json, model.safetensors, and vocab.json + merges.txt or "
-                                "tokenizer.json)")
+    folder = resolve(path, "load_gpt2", "config.json, model.safetensors, and vocab.json + merges.txt or "
+                                        "tokenizer.json")
     cfg = read_config(folder)
     tokenizer = load_tokenizer(folder)
     if tokenizer.vocab_size > cfg["vocab_size"]:

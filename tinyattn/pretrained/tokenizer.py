@@ -16,9 +16,7 @@ from __future__ import annotations
 import json
 import os
 
-import numpy as np
-
-from .. import Tensor, checks
+from .outputs import HFTokenizer
 
 __all__ = ["GPT2Tokenizer", "load_tokenizer"]
 
@@ -34,38 +32,61 @@ def _need_tokenizers():
     return tokenizers
 
 
-class GPT2Tokenizer:
-    """encode(str) -> list[int], decode(ids) -> str, convert_ids_to_tokens(ids) -> the BPE symbols."""
+class GPT2Tokenizer(HFTokenizer):
+    """encode(str) -> list[int], decode(ids) -> str, convert_ids_to_tokens(ids) -> the BPE symbols.
+
+    Also Hugging Face's convention: tokenizer(text or texts, return_tensors="pt") -> input_ids and
+    attention_mask. GPT-2 adds no special tokens and has no pad token: to pad a batch, set
+    ``tokenizer.pad_token = tokenizer.eos_token`` first, as with Hugging Face's GPT-2 tokenizer.
+    """
+
+    model_input_names = ("input_ids", "attention_mask")
 
     def __init__(self, backend) -> None:
         self._tok = backend  # a tokenizers.Tokenizer
         self.vocab_size = int(backend.get_vocab_size(with_added_tokens=True))
-        self.eos_token_id = backend.token_to_id(EOS)  # None if this vocabulary has no <|endoftext|>
+        self.eos_token = EOS if backend.token_to_id(EOS) is not None else None
+        self.bos_token = self.unk_token = self.eos_token  # GPT-2 uses <|endoftext|> for all three
+        self.pad_token = None
+
+    @property
+    def eos_token_id(self) -> int | None:
+        """The id of <|endoftext|>, or None if this vocabulary has none."""
+        return self._id(self.eos_token)
 
     def encode(self, text: str) -> list[int]:
         if not isinstance(text, str):
             raise TypeError(f"encode expects a str, got {type(text).__name__}")
         return list(self._tok.encode(text, add_special_tokens=False).ids)
 
-    def _ids(self, ids) -> list[int]:
-        arr = np.asarray(ids.numpy() if isinstance(ids, Tensor) else ids)
-        if arr.ndim != 1:
-            raise TypeError(f"expected a 1-D sequence of integer token ids, got shape {arr.shape} dtype {arr.dtype}")
-        return [int(i) for i in checks.ids_in_range(ids, self.vocab_size, "ids", "decode", n_name="vocab_size")]
-
-    def decode(self, ids) -> str:
+    def decode(self, ids, skip_special_tokens: bool = False) -> str:
         """Token ids -> text. Bytes that are not valid UTF-8 on their own (half a character) become U+FFFD."""
-        return self._tok.decode(self._ids(ids), skip_special_tokens=False)
+        return super().decode(ids, skip_special_tokens)
 
-    def convert_ids_to_tokens(self, ids) -> list[str]:
-        """The BPE symbols themselves, e.g. ['Hello', 'Ġworld']: 'Ġ' is the stand-in for a space."""
-        return [self._tok.id_to_token(i) for i in self._ids(ids)]
-
-    def __len__(self) -> int:
-        return self.vocab_size
+    def token_bytes(self, i: int) -> bytes:
+        """The bytes token ``i`` stands for (a token can be part of a UTF-8 character, which decode can't show)."""
+        table = {c: b for b, c in _byte_symbols().items()}
+        sym = self._tok.id_to_token(int(i))
+        if sym is None or sym == self.eos_token or any(c not in table for c in sym):
+            return (sym or "").encode("utf-8")  # a special token is its own text
+        return bytes(table[c] for c in sym)
 
     def __repr__(self) -> str:
         return f"GPT2Tokenizer(vocab_size={self.vocab_size}, eos_token_id={self.eos_token_id})"
+
+
+def _byte_symbols() -> dict[int, str]:
+    """Byte-level BPE's byte -> stand-in character table: the printable Latin-1 bytes stand for themselves,
+    the other 68 (controls, the space, ...) take the characters from U+0100 on, in byte order."""
+    keep = [*range(0x21, 0x7F), *range(0xA1, 0xAD), *range(0xAE, 0x100)]
+    table, extra = {}, 0
+    for b in range(256):
+        if b in keep:
+            table[b] = chr(b)
+        else:
+            table[b] = chr(256 + extra)
+            extra += 1
+    return table
 
 
 def _from_vocab_and_merges(vocab_path: str, merges_path: str):

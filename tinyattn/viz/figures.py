@@ -6,15 +6,12 @@ suffix: .png, .svg, .pdf). Nothing here calls `plt.show()`: we build
 same code works in a terminal, in CI (Agg) and in Jupyter (a Figure displays
 itself as the last expression of a cell).
 
-`head_view(weights, tokens)` is different: it returns a self-contained HTML
-view (inline CSS and JS, no network) in the manner of BertViz.
+The HTML views (head_view, model_view) are in ``views``.
 """
 
 from __future__ import annotations
 
-import html
 import itertools
-import json
 import os
 from typing import Any, Mapping, Sequence
 
@@ -168,7 +165,12 @@ def plot_attention_grid(weights: ArrayLike | Sequence[ArrayLike], tokens: Sequen
     k = _check_tokens(tokens, S, "tokens", w.shape) if T == S else None
     # Each panel big enough for its token labels: 2.6 in, or TOKEN_INCHES per token when longer.
     panel = max(2.6, TOKEN_INCHES * max(T, S) + 0.5) if tokens is not None else 2.6
-    fig = Figure(figsize=(min(1.5 + panel * H, 16), min(1.0 + 0.95 * panel * L, 16)), layout="constrained")
+    # At most 16 in a side, unless the labels need more: a big grid (GPT-2's 12 x 12) gets a big figure
+    # rather than labels printed over each other.
+    # Each panel needs TOKEN_INCHES per token plus about 0.8 in for its title and spacing.
+    need = TOKEN_INCHES * max(T, S) + 0.8 if tokens is not None else 0.0
+    fig = Figure(figsize=(max(min(1.5 + panel * H, 16), 1.5 + need * H),
+                          max(min(1.0 + 0.95 * panel * L, 16), 1.0 + need * L)), layout="constrained")
     axes = fig.subplots(L, H, squeeze=False)
     for (l, h) in itertools.product(range(L), range(H)):
         ax = axes[l, h]
@@ -282,122 +284,3 @@ def plot_grad_norm_vs_distance(norms: Mapping[str, Mapping[int, float]], title: 
     ax.legend()
     ax.set_title(title or "gradient reaching each earlier token")
     return _save(fig, path)
-
-
-# ----------------------------------------------------------------------------- head view (HTML)
-
-
-_HEAD_COLORS = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#17becf",
-                "#bcbd22", "#7f7f7f"]
-
-_CSS = """
-#ID {font-family: monospace; font-size: 13px; color: #222;}
-#ID .hv-bar {margin-bottom: 6px;}
-#ID .hv-head {display: inline-block; width: 16px; height: 12px; margin-right: 3px; cursor: pointer;
-  border: 1px solid #555; vertical-align: middle;}
-#ID .hv-head.off {opacity: 0.15;}
-#ID text {cursor: default; fill: #222;}
-#ID text.hv-hi {font-weight: bold; fill: #000;}
-#ID .hv-note {color: #777; font-size: 11px;}
-"""
-
-_JS = """
-(function () {
-  var root = document.getElementById("__UID__");
-  var W = JSON.parse(root.querySelector("script.hv-data").textContent);  // [layer][head][query][key]
-  var H = W[0].length, T = W[0][0].length, S = W[0][0][0].length, N = Math.max(T, S);
-  var ROW = __ROW__, layer = 0, on = [];
-  for (var h = 0; h < H; h++) on.push(true);
-  var lines = root.querySelectorAll("line.hv-line");  // a pool of H * N lines, index h * N + n
-  var left = root.querySelectorAll("text.hv-left"), right = root.querySelectorAll("text.hv-right");
-  function y(i, h) { return ROW * i + 14 + (h - (H - 1) / 2); }  // fan heads apart a pixel each
-  function show(qi, kj) {  // hovered query qi (keys fan out) or hovered key kj (queries fan in); -1 = none
-    for (var h = 0; h < H; h++) for (var n = 0; n < N; n++) {
-      var el = lines[h * N + n], w = 0;
-      if (qi >= 0 && n < S) { w = W[layer][h][qi][n]; el.setAttribute("y1", y(qi, h)); el.setAttribute("y2", y(n, h)); }
-      if (kj >= 0 && n < T) { w = W[layer][h][n][kj]; el.setAttribute("y1", y(n, h)); el.setAttribute("y2", y(kj, h)); }
-      el.setAttribute("stroke-opacity", on[h] ? String(Math.min(1, w)) : "0");
-    }
-    for (var i = 0; i < left.length; i++) left[i].classList.toggle("hv-hi", i === qi);
-    for (var j = 0; j < right.length; j++) right[j].classList.toggle("hv-hi", j === kj);
-  }
-  left.forEach(function (el, i) { el.addEventListener("mouseenter", function () { show(i, -1); }); });
-  right.forEach(function (el, j) { el.addEventListener("mouseenter", function () { show(-1, j); }); });
-  root.querySelector("svg").addEventListener("mouseleave", function () { show(-1, -1); });
-  root.querySelectorAll(".hv-head").forEach(function (el, h) {
-    el.addEventListener("click", function () { on[h] = !on[h]; el.classList.toggle("off", !on[h]); show(-1, -1); });
-  });
-  var sel = root.querySelector("select");
-  if (sel) sel.addEventListener("change", function () { layer = +sel.value; show(-1, -1); });
-})();
-"""
-
-
-class HeadView:
-    """A self-contained HTML attention view: `.html` (a string), `save(path)`, and Jupyter display."""
-
-    def __init__(self, html_text: str):
-        self.html = html_text
-
-    def _repr_html_(self) -> str:
-        return self.html
-
-    def save(self, path: str | os.PathLike) -> str:
-        """Write a standalone .html page; returns the path."""
-        _make_folder_for(path)
-        page = f"<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>tinyattn head view</title></head>\n" \
-               f"<body>\n{self.html}\n</body></html>\n"
-        with open(path, "w", encoding="utf-8") as f:
-            f.write(page)
-        return os.fspath(path)
-
-
-_view_counter = itertools.count()
-
-
-def head_view(weights: ArrayLike | Sequence[ArrayLike], tokens: Sequence[str],
-              key_tokens: Sequence[str] | None = None) -> HeadView:
-    """BertViz-style view: hover a token to see where it attends in every head (colors); click a head to hide it.
-
-    weights: (H, T, S), (L, H, T, S) or a list over layers of (H, T, S) (a batch of one is dropped).
-    tokens: T query labels; key_tokens: S key labels (default: `tokens`, for self-attention).
-    """
-    w = _as_layers(weights)  # (L, H, T, S)
-    L, H, T, S = w.shape
-    q = _check_tokens(tokens, T, "tokens", w.shape)
-    k = _check_tokens(key_tokens if key_tokens is not None else tokens, S, "key_tokens", w.shape)
-    if not np.all(np.isfinite(w)):
-        raise ValueError("head_view: weights contain NaN or inf")
-    uid = f"tinyattn-hv-{os.getpid()}-{next(_view_counter)}"
-
-    row, x_left, x_right, width = 18, 110, 290, 400
-    height = row * max(T, S) + 10
-    # A pool of H * max(T, S) invisible lines; hovering a token moves them and sets opacities from the weights.
-    lines = [f'<line class="hv-line" x1="{x_left + 4}" y1="0" x2="{x_right - 4}" y2="0" '
-             f'stroke="{_HEAD_COLORS[h % len(_HEAD_COLORS)]}" stroke-width="2" stroke-opacity="0"/>'
-             for h in range(H) for _ in range(max(T, S))]
-    left = [f'<text class="hv-left" x="{x_left}" y="{row * i + 18}" text-anchor="end">{html.escape(t)}</text>'
-            for i, t in enumerate(q)]
-    right = [f'<text class="hv-right" x="{x_right}" y="{row * j + 18}">{html.escape(t)}</text>'
-             for j, t in enumerate(k)]
-    heads = "".join(f'<span class="hv-head" title="head {h}" style="background:{_HEAD_COLORS[h % len(_HEAD_COLORS)]}">'
-                    f"</span>" for h in range(H))
-    layer_select = ""
-    if L > 1:
-        opts = "".join(f'<option value="{l}">layer {l}</option>' for l in range(L))
-        layer_select = f"<select>{opts}</select> "
-    # JSON inside <script>: escape "</" so a token can never close the tag early.
-    data = json.dumps(np.round(w, 4).tolist()).replace("</", "<\\/")
-    text = (
-        f'<div id="{uid}" class="tinyattn-head-view">\n'
-        f"<style>{_CSS.replace('#ID', '#' + uid)}</style>\n"
-        f'<div class="hv-bar">{layer_select}heads: {heads} '
-        f'<span class="hv-note">hover a token (left: query, right: key); click a color to hide a head</span></div>\n'
-        f'<svg width="{width}" height="{height}">\n'
-        + "\n".join(lines + left + right)
-        + "\n</svg>\n"
-        f'<script type="application/json" class="hv-data">{data}</script>\n'
-        f"<script>{_JS.replace('__UID__', uid).replace('__ROW__', str(row))}</script>\n"
-        "</div>"
-    )
-    return HeadView(text)

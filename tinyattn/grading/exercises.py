@@ -1,4 +1,16 @@
-"""The exercise registry: ids, files, points and what each exercise may import."""
+"""The exercise registry: ids, files, points and what each exercise may import.
+
+What an exercise may import is a whitelist, stated once here and enforced three times: by the
+static check of every submitted .py file (static.py), by what exists in the sandbox at all (the
+learner's process sees NumPy, the standard library and, for a Tensor exercise, the build of
+tinyattn made by allowed.py), and word for word in each exercise's docstring.
+
+* NumPy exercises ("numpy"): NumPy and the Python standard library. No tinyattn at all, so no
+  `numerical_grad` either: the exercises that ask for a hand-derived backward (ex02, ex05, ex06,
+  ex10) are checked against finite differences by the grader, never by the learner's own copy.
+* Tensor exercises ("module", ex08): also the tinyattn modules in TENSOR_LIBRARY, less the names in
+  TENSOR_REFUSED; every other module of the package is a stub whose names refuse to be used.
+"""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -30,6 +42,31 @@ EXERCISES: tuple[Exercise, ...] = (
     Exercise("ex13", "ex13_sliding_window.py", "sliding-window masks", 5, ("sliding_window_mask",)),
     Exercise("ex14", "ex14_kv_cache.py", "a decoding step with a KV cache", 10, ("decode_step",)),
 )
+
+# the tinyattn modules a Tensor exercise may import ("x.*": x's submodules too; x itself is listed apart)
+TENSOR_LIBRARY = (
+    "tinyattn", "tinyattn.amp", "tinyattn.autograd", "tinyattn.backends", "tinyattn.blas", "tinyattn.checks",
+    "tinyattn.compiler", "tinyattn.cuda", "tinyattn.defaults", "tinyattn.devices", "tinyattn.distributed",
+    "tinyattn.dtypes", "tinyattn.factories", "tinyattn.fastnp", "tinyattn.functions", "tinyattn.gradcheck",
+    "tinyattn.sampling", "tinyattn.serialization", "tinyattn.special", "tinyattn.tensor", "tinyattn.compat",
+    "tinyattn.compat.*", "tinyattn.nn", "tinyattn.nn.containers", "tinyattn.nn.functional", "tinyattn.nn.init",
+    "tinyattn.nn.layers", "tinyattn.nn.loss", "tinyattn.nn.module", "tinyattn.nn.padding", "tinyattn.nn.parallel",
+    "tinyattn.nn.positional", "tinyattn.nn.rnn", "tinyattn.nn.utils", "tinyattn.optim", "tinyattn.optim.*",
+    "tinyattn.utils", "tinyattn.utils.*",
+)
+# names cut out of allowed modules: nn.functional's attention functions
+TENSOR_REFUSED = ("tinyattn.nn.functional.attention", "tinyattn.nn.functional.scaled_dot_product_attention",
+                  "tinyattn.nn.functional.linear_attention", "tinyattn.nn.functional.flash_attention",
+                  "tinyattn.nn.functional.multi_head_attention_forward")
+
+
+def in_tensor_library(module: str) -> bool:
+    """Whether a Tensor exercise may import `module` (a tinyattn module name)."""
+    for entry in TENSOR_LIBRARY:
+        if module == entry or entry.endswith(".*") and module.startswith(entry[:-1]):
+            return True
+    return False
+
 
 BY_ID: dict[str, Exercise] = {ex.id: ex for ex in EXERCISES}
 

@@ -1,8 +1,9 @@
 """Exercise 03 · causal masks and how to apply them.
 
 Convention (as in PyTorch's attn_mask): a boolean mask is True where a query MAY attend.
-Allowed: NumPy and the Python standard library; from tinyattn, only tinyattn.gradcheck. No exercise
-may import torch, tensorflow, jax, scipy.special or the grader (tinyattn.grading).
+Allowed: NumPy and the Python standard library; nothing from tinyattn (check a gradient with your
+own finite differences). No exercise may import torch, tensorflow, jax, scipy.special or the grader
+(tinyattn.grading).
 Grade yourself with:  tinyattn grade --only ex03
 """
 import numpy as np

@@ -1,8 +1,9 @@
 """Exercise 09 · sinusoidal positional encoding (Vaswani et al., 2017).
 
 Attention itself ignores order; adding a position-dependent vector to each token fixes that.
-Allowed: NumPy and the Python standard library; from tinyattn, only tinyattn.gradcheck. No exercise
-may import torch, tensorflow, jax, scipy.special or the grader (tinyattn.grading).
+Allowed: NumPy and the Python standard library; nothing from tinyattn (check a gradient with your
+own finite differences). No exercise may import torch, tensorflow, jax, scipy.special or the grader
+(tinyattn.grading).
 Grade yourself with:  tinyattn grade --only ex09
 """
 import numpy as np

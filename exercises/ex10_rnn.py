@@ -1,8 +1,9 @@
 """Exercise 10 · a vanilla RNN, forward and backpropagation through time.
 
 The baseline attention replaced: one hidden state carried step by step.
-Allowed: NumPy and the Python standard library; from tinyattn, only tinyattn.gradcheck. No exercise
-may import torch, tensorflow, jax, scipy.special or the grader (tinyattn.grading).
+Allowed: NumPy and the Python standard library; nothing from tinyattn (check a gradient with your
+own finite differences). No exercise may import torch, tensorflow, jax, scipy.special or the grader
+(tinyattn.grading).
 Grade yourself with:  tinyattn grade --only ex10   (backward checked against finite differences)
 """
 import numpy as np

@@ -86,8 +86,10 @@ def test_tampering_never_passes(tampered, name):
 
 
 def test_reaching_the_answers_finds_nothing(tampered):
-    text = " ".join(c["message"] for c in tampered["reach_answers_ex13.py"].checks)
-    assert "no answer found" in text
+    # a NumPy exercise's sandbox holds no tinyattn at all: the hunt for the package's folder ends at None
+    r = tampered["reach_answers_ex13.py"]
+    text = " ".join(c["message"] for c in r.checks)
+    assert r.status == "error" and "'NoneType' object has no attribute 'origin'" in text, text
 
 
 def test_a_framework_can_not_be_imported_even_without_the_guard(tampered):

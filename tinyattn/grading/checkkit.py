@@ -25,7 +25,7 @@ from .learner import ForbiddenImport, Remote, RemoteFunction, RemoteTensor, Stud
     rebuild_exception
 
 PASSED, FAILED, NOT_IMPLEMENTED, ERROR, FORBIDDEN = "passed", "failed", "not_implemented", "error", "forbidden"
-ADVICE_NAME = "advice (no points): does not modify its inputs"
+ADVICE_NAME = "does not modify its inputs"
 MAX_MESSAGE = 600          # characters: a check's message is a sentence or two, never a wall of text
 # what a learner's exp raises when it overflows: math.exp(1000), or np.exp under np.seterr(all="raise")
 OVERFLOWS = ("OverflowError", "FloatingPointError")
@@ -220,7 +220,7 @@ class Session:
         if self.mutations:
             self.results.append(CheckResult(
                 ADVICE_NAME, FAILED,
-                "; ".join(dict.fromkeys(self.mutations)) + ". Build new arrays instead of writing into the "
+                "Advice, no points (the learner's own process reports it): " + "; ".join(dict.fromkeys(self.mutations)) + ". Build new arrays instead of writing into the "
                 "arguments (e.g. x = x - m, not x -= m): the caller still needs them.", advice=True))
         elif self.completed_calls:
             self.results.append(CheckResult(ADVICE_NAME, PASSED, advice=True))

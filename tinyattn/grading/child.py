@@ -176,6 +176,8 @@ def enter_sandbox(cfg: dict) -> None:
             if os.path.isdir(os.path.join(stage, name)):
                 _mount(libc, os.path.join(stage, name), _ensure(inside, "/" + name, True), None, MS_BIND | MS_REC)
                 _check(libc.umount2(os.path.join(stage, name).encode(), MNT_DETACH), "umount stage")
+                os.rmdir(os.path.join(stage, name))
+        os.rmdir(stage)
     for name in ("null", "zero", "random", "urandom"):
         _bind(libc, f"/dev/{name}", root, f"/dev/{name}")
     _ensure(root, "/proc", True)

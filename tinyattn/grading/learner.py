@@ -47,8 +47,10 @@ PACKAGE_ROOT = str(HERE.parents[1])                     # the folder that holds 
 ISOLATIONS = ("auto", "sandbox", "user", "process")
 STDERR_KEEP = 16 * 1024                                 # bytes of the child's stderr kept (its tail)
 STDOUT_TAIL = 4096                                      # characters of the learner's printing kept for the report
-SANDBOX_NPROC = 8                                       # processes and threads of one sandbox, all together
-LIMITS = {"RLIMIT_AS": 1 << 30, "RLIMIT_FSIZE": 64 << 20, "RLIMIT_NOFILE": 256, "RLIMIT_CORE": 0}
+# one learner's sandbox in all: at most SANDBOX_NPROC processes and threads (RLIMIT_NPROC, counted per
+# user namespace, or per host uid of its own when the grader is root), each with RLIMIT_AS address space
+SANDBOX_NPROC = 6
+LIMITS = {"RLIMIT_AS": 512 << 20, "RLIMIT_FSIZE": 64 << 20, "RLIMIT_NOFILE": 256, "RLIMIT_CORE": 0}
 @lru_cache(maxsize=None)
 def _source(path: str) -> str:
     with open(path, encoding="utf-8") as f:

@@ -26,3 +26,9 @@ def clean_text(text, limit: int = 8192) -> str:
 def clean_line(text, limit: int = 2000) -> str:
     """clean_text on one line (newlines and tabs become spaces)."""
     return clean_text(str(text).replace("\n", " ").replace("\r", " ").replace("\t", " "), limit)
+
+
+def cell(text, limit: int = 200) -> str:
+    """clean_line for a spreadsheet cell: a leading =, +, - or @ (a formula to a spreadsheet) gets a quote."""
+    text = clean_line(text, limit)
+    return "'" + text if text[:1] in ("=", "+", "-", "@") else text

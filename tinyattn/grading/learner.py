@@ -316,9 +316,10 @@ class LearnerProcess:
         else:
             self._tmp = tempfile.mkdtemp(prefix="tinyattn-learner-")
             cfg = {"workdir": self._tmp, "path": [library] if library else [], "path_last": [_numpy_site()]}
-            if isolation == "user":                       # root without namespaces: the learner runs as nobody
-                os.chown(self._tmp, NOBODY, NOBODY)
-                user = {"user": NOBODY, "group": NOBODY, "extra_groups": []}
+            if isolation == "user":   # root without namespaces: a uid of its own (not even nobody's), so no
+                uid = _fresh_host_id()  # learner can signal or read another's processes
+                os.chown(self._tmp, uid, uid)
+                user = {"user": uid, "group": uid, "extra_groups": []}
             _set_subreaper()
             self._before = _descendants(os.getpid())     # ours already: never killed at the end
             limits, home = dict(LIMITS), self._tmp

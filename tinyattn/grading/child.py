@@ -7,14 +7,14 @@ reads plain data back on stdout (see wire.py), so nothing this process does can 
 It imports nothing from tinyattn.grading (in the sandbox that folder is not even visible), only
 the standard library, NumPy, wire.py's text and, for ex08, tinyattn itself.
 
-Inside the sandbox (CONFIG "sandbox": true, started under `unshare --user --map-root-user --pid
---net --mount`) it first, still single-threaded and before any learner code:
-  1. makes every mount read-only, mounts a private tmpfs on /tmp and empty ones over the hidden
-     paths (the grader, solutions/, tests/, the learners' folders, site-packages but NumPy);
-  2. enters a nested user + mount namespace: those mounts are now locked (they can not be
-     unmounted or made writable again) and it drops every capability;
-  3. sets CPU-time, memory, file-size and open-file limits.
-The PID namespace ends with this process (PID 1 there): anything it started dies with it.
+Inside the sandbox (CONFIG "sandbox": true) it first, still single-threaded and before any learner code:
+  1. makes a new user namespace (its uid map written by the judge when the grader is root, so the
+     learner can then become a host uid of its own), then new mount, PID, network, IPC and UTS
+     namespaces, and forks: the child is PID 1 of the new PID namespace, and dies with the parent;
+  2. builds a fresh root on a tmpfs from exactly what CONFIG lists (see enter_sandbox), makes it
+     read-only, adds a private /tmp, and pivots into it: the host's tree is detached;
+  3. drops every privilege (a uid of its own, or a nested user namespace without capabilities)
+     and sets CPU-time, address-space, process-count, file-size and open-file limits.
 """
 import ctypes
 import io

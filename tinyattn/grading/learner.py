@@ -5,19 +5,11 @@ then one request per call the checks make; replies are decoded by wire.py into p
 learner object that is not plain data (ex08's module, a Tensor) stays in the child and comes
 back as a `Remote` handle; attribute reads and calls on it are further requests.
 
-Isolation ("isolation" in every result):
-* "sandbox": `unshare --user --map-root-user --pid --fork --kill-child --net --mount
-  --mount-proc`, finished from inside by child.py (read-only filesystem, the grader, solutions,
-  tests and learners' folders hidden, a private tmpfs, nested namespace, no capabilities). Ending
-  the `unshare` process ends the PID namespace and with it every process the submission started,
-  `setsid` or not.
-* "user": as "process" below, but the grader is root, so the learner's process runs as nobody
-  (uid 65534): it can not read the grader's memory or write files; it can read world-readable ones.
-* "process": a plain child process in its own session (no namespaces on this machine: macOS,
-  Docker's default seccomp profile, or unprivileged user namespaces turned off). It still never
-  holds the references or the seed, but it can read files the grader's user can read, so
-  `tinyattn grade` warns. At the end its session and every descendant that re-parented to the
-  judge (a Linux subreaper) are killed.
+Isolation ("isolation" in every result): see the package docstring. "sandbox" is built by child.py
+from `sandbox_config()` (when the grader is root, this side writes the child's uid map: ns root =
+host root while the root is built, then INNER_ID = a fresh host uid for the learner's code).
+"user" and "process" are plain child processes in their own session; at the end, that session and
+every descendant that re-parented to the judge (a Linux subreaper) are killed.
 """
 from __future__ import annotations
 
@@ -395,7 +387,7 @@ class LearnerProcess:
             raise LearnerDied("the exercise's process sent something that is not a reply")
         out = reply.get("stdout")
         if isinstance(out, str) and out:
-            self._printed = (self._printed + clean_text(out, STDOUT_TAIL + 1))[-(STDOUT_TAIL + 1):]
+            self._printed = (self._printed + clean_text(out[-4 * STDOUT_TAIL:], 4 * STDOUT_TAIL))[-(STDOUT_TAIL + 1):]
         if isinstance(reply.get("raised"), dict):
             reply["raised"] = clean_raised(reply["raised"])
         return reply

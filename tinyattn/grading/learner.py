@@ -399,9 +399,7 @@ class LearnerProcess:
             rc = None
         self._reader.join(timeout=1.0)
         lines = b"".join(self.stderr).decode("utf-8", "replace").strip().splitlines()
-        last = lines[-1].strip() if lines else ""
-        if len(last) > 300:
-            last = last[:300] + f"... ({len(last) - 300} more characters)"
+        last = clean_line(lines[-1].strip(), 300) if lines else ""      # the learner's text: no escape codes
         return (f"the exercise's process exited with status {rc} before reporting a result"
                 + (" (os._exit or a crash?)" if rc == 0 else "") + (f"; last error line: {last}" if last else ""))
 

@@ -42,7 +42,7 @@ STDOUT_TAIL = 4096                                      # characters of the lear
 # one learner's sandbox in all: at most SANDBOX_NPROC processes and threads (RLIMIT_NPROC, counted per
 # user namespace, or per host uid of its own when the grader is root), each with RLIMIT_AS address space
 SANDBOX_NPROC = 6
-LIMITS = {"RLIMIT_AS": 512 << 20, "RLIMIT_FSIZE": 64 << 20, "RLIMIT_NOFILE": 256, "RLIMIT_CORE": 0}
+LIMITS = {"RLIMIT_AS": 384 << 20, "RLIMIT_FSIZE": 64 << 20, "RLIMIT_NOFILE": 256, "RLIMIT_CORE": 0}
 @lru_cache(maxsize=None)
 def _source(path: str) -> str:
     with open(path, encoding="utf-8") as f:

@@ -306,3 +306,16 @@ def attention_scores(Q, K):
     bad = [ch for text in shown for ch in text if (ord(ch) < 32 and ch not in "\n\t") or 0x7f <= ord(ch) <= 0x9f
            or ch in "\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069"]
     assert bad == [] and "red" in shown[0] and "cleared" in r["stdout"]
+
+
+def test_no_other_python_packages_are_reachable():
+    # the system's own Python packages (Debian's /usr/lib/python3/dist-packages, ...) are emptied too
+    r = run("ex01", PROBE_HEAD + """
+def attention_scores(Q, K):
+    import glob
+    found = {}
+    for folder in glob.glob("/usr/lib/python3*/*-packages") + glob.glob("/usr/local/lib/python3*/*-packages"):
+        found[folder] = sorted(n for n in os.listdir(folder) if not n.startswith("numpy"))
+    out(found)
+""")
+    assert all(names == [] for names in report(r).values()), report(r)

@@ -109,6 +109,11 @@ def _site_dirs() -> list[str]:
     dirs = list(getattr(site, "getsitepackages", lambda: [])())
     import sysconfig
     dirs += [sysconfig.get_paths()["purelib"], sysconfig.get_paths()["platlib"], _numpy_site()]
+    # and every other Python's packages under the system folders (a Debian python3-* package is as
+    # importable as one of ours): the sandbox empties them all but for NumPy
+    import glob
+    for pattern in ("/usr/lib/python3*/*-packages", "/usr/local/lib/python3*/*-packages"):
+        dirs += glob.glob(pattern)
     return [d for d in dict.fromkeys(os.path.realpath(d) for d in dirs) if os.path.isdir(d)]
 
 
@@ -149,7 +154,10 @@ def sandbox_config(library: str | None = None, hide: tuple[str, ...] = ()) -> di
     keep = [[d, sorted(n for n in os.listdir(d) if n == "numpy" or n.startswith("numpy.libs")
                        or n == "numpy.dylibs")] for d in sites]
     hidden = [os.path.realpath(h) for h in (PACKAGE_ROOT, *hide)]
-    hidden = [h for h in dict.fromkeys(hidden) if _bound(h, trees) and not any(_under(t, h) for t in trees)]
+    # (a folder that holds a bound tree or a site-packages folder is left to those: the site filter
+    # already empties site-packages, e.g. of a tinyattn installed there, but for NumPy)
+    hidden = [h for h in dict.fromkeys(hidden) if _bound(h, trees) and not any(_under(t, h) for t in trees)
+              and not any(_under(d, h) for d in sites)]
     if library is not None:
         binds.append([library, LIBRARY_MOUNT])
     return {"links": links, "binds": binds, "sites": keep, "hide": hidden, "workdir": "/tmp/work",

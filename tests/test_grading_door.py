@@ -11,8 +11,6 @@ import sys
 import time
 from pathlib import Path
 
-import pytest
-
 from tinyattn.grading import grade_batch
 from tinyattn.grading.cli import grade_main
 from tinyattn.grading.door import MAX_FILE, read_folder

@@ -141,3 +141,16 @@ def test_learner_chosen_names_are_neutralised_in_the_csv(tmp_path):
                        "--isolation", ISOLATION]) == 0
     rows = list(csv.DictReader(out.open()))
     assert rows[0]["submission"] == "'=cmd|calc" and rows[0]["isolation"] == ISOLATION
+
+
+def test_odd_file_names_neither_crash_nor_reach_the_terminal(tmp_path, capsys):
+    folder = tmp_path / "odd"
+    folder.mkdir()
+    (folder / "ex13_sliding_window.py").write_text((SOLUTIONS / "ex13_sliding_window.py").read_text())
+    with open(os.path.join(bytes(folder), b"bad\xff\x1b[2J.py"), "w") as f:     # not UTF-8, an escape code
+        f.write("x = 1\n")
+    os.symlink("/dev/zero", os.path.join(bytes(folder), b"link\xfe\x1b]0;title\x07.py"))
+    assert grade_main([str(folder), "--only", "ex13", "--seed", "3", "--isolation", ISOLATION]) == 1
+    out = capsys.readouterr().out
+    assert "symbolic link not allowed: " in out and "\x1b" not in out and "\x07" not in out
+    out.encode("utf-8")                                # printable as it stands

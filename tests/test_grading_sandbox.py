@@ -253,6 +253,8 @@ def test_a_learner_that_stops_reading_can_not_hang_the_judge():
 
 
 def test_a_huge_reply_is_refused_before_it_is_parsed():
+    import resource
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss        # KiB: the judge is this process
     start = time.monotonic()
     r = run("ex01", """
 def attention_scores(Q, K):
@@ -260,6 +262,7 @@ def attention_scores(Q, K):
 """)
     assert r["status"] == "error" and "more than" in r["checks"][0]["message"]
     assert time.monotonic() - start < 10
+    assert resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - peak < 64 << 10       # under 64 MiB more
 
 
 def test_no_learner_can_signal_the_judge_or_another_learner(tmp_path):
@@ -319,3 +322,28 @@ def attention_scores(Q, K):
     out(found)
 """)
     assert all(names == [] for names in report(r).values()), report(r)
+
+
+def test_a_learner_can_not_read_another_learners_folder(tmp_path):
+    from tinyattn.grading import grade_batch
+    (tmp_path / "a_reader").mkdir()
+    (tmp_path / "b_victim").mkdir()
+    victim = tmp_path / "b_victim" / "ex13_sliding_window.py"
+    victim.write_text((ROOT / "solutions" / "ex13_sliding_window.py").read_text())
+    (tmp_path / "a_reader" / "ex13_sliding_window.py").write_text(textwrap.dedent(f"""
+        import os
+        path = {str(victim)!r}
+        if os.path.exists(path):
+            exec(open(path).read())
+        else:
+            def sliding_window_mask(T, window):
+                raise ValueError("not there: " + str(sorted(os.listdir("/"))))
+        """))
+    reports = {Path(r.path).name: r.exercises[0] for r in grade_batch(tmp_path, only=["ex13"], seed=SEED, jobs=1,
+                                                                       isolation="sandbox")}
+    assert reports["b_victim"].status == "passed"
+    assert reports["a_reader"].status != "passed" and "not there" in _message(reports["a_reader"])
+
+
+def _message(result) -> str:
+    return " ".join(c["message"] for c in result.checks)

@@ -101,7 +101,7 @@ def _walk(dir_fd: int, rel: str, label: str, depth: int, out: Submission, budget
         except OSError:
             continue
         if stat.S_ISDIR(st.st_mode):
-            if depth >= MAX_DEPTH or not name.isidentifier():
+            if depth >= MAX_DEPTH or not (name.isidentifier() and name.isascii()):
                 continue                     # not an importable package name: never read
             try:
                 sub = os.open(name, _DIR_FLAGS, dir_fd=dir_fd)
@@ -116,8 +116,8 @@ def _walk(dir_fd: int, rel: str, label: str, depth: int, out: Submission, budget
             # a link (to a file, a folder, /dev/zero, another learner), a device, a FIFO, a socket
             if stat.S_ISLNK(st.st_mode) or name.endswith(".py"):
                 out.refused.append(f"{_kind(st.st_mode)} not allowed: {shown}")
-        elif name.endswith(".py"):
-            _read_file(dir_fd, name, f"{rel}{name}", shown, out, budget)
+        elif name.endswith(".py") and name[:-3].isidentifier() and name.isascii():
+            _read_file(dir_fd, name, f"{rel}{name}", shown, out, budget)     # an importable module name
 
 
 def _read_file(dir_fd: int, name: str, rel: str, shown: str, out: Submission, budget: dict) -> None:

@@ -17,7 +17,9 @@ _ANSI = re.compile(r"\x1b(\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(\x07|\x1b\\)?|[@-Z\
 
 def clean_text(text, limit: int = 8192) -> str:
     """`text` with escape sequences and control characters removed (newlines and tabs kept), cut to `limit`."""
-    text = _CONTROL.sub("", _ANSI.sub("", str(text)))
+    # lone surrogates (a file name that is not UTF-8) would crash the print: they become "?"
+    text = str(text).encode("utf-8", "replace").decode("utf-8")
+    text = _CONTROL.sub("", _ANSI.sub("", text))
     if len(text) > limit:
         text = text[:limit] + f"... ({len(text) - limit} more characters)"
     return text

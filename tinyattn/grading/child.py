@@ -29,7 +29,7 @@ CLONE_NEWNS, CLONE_NEWUTS, CLONE_NEWIPC, CLONE_NEWUSER = 0x00020000, 0x04000000,
 CLONE_NEWPID, CLONE_NEWNET = 0x20000000, 0x40000000
 MS_NOSUID, MS_NODEV, MS_NOEXEC, MS_BIND, MS_REC, MS_PRIVATE = 2, 4, 8, 4096, 16384, 1 << 18
 MNT_DETACH = 2
-AT_RECURSIVE, MOUNT_ATTR_RDONLY, MOUNT_ATTR_NOSUID, MOUNT_ATTR_NODEV_KEEP = 0x8000, 1, 2, 0
+AT_RECURSIVE, MOUNT_ATTR_RDONLY, MOUNT_ATTR_NOSUID = 0x8000, 1, 2
 SYS_MOUNT_SETATTR = 442                              # the same number on x86-64 and arm64
 SYS_PIVOT_ROOT = {"x86_64": 155, "aarch64": 41}.get(os.uname().machine, 155)
 PR_SET_PDEATHSIG, PR_SET_NO_NEW_PRIVS = 1, 38
@@ -106,7 +106,7 @@ def _read_only(libc, root: str) -> None:
     class MountAttr(ctypes.Structure):
         _fields_ = [("attr_set", ctypes.c_uint64), ("attr_clr", ctypes.c_uint64),
                     ("propagation", ctypes.c_uint64), ("userns_fd", ctypes.c_uint64)]
-    attr = MountAttr(MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV_KEEP, 0, 0, 0)
+    attr = MountAttr(MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID, 0, 0, 0)
     rc = libc.syscall(SYS_MOUNT_SETATTR, -100, root.encode(), AT_RECURSIVE, ctypes.byref(attr), ctypes.sizeof(attr))
     _check(rc, "mount_setattr (read-only root)")
 

@@ -1,4 +1,4 @@
-# The instructor's grading image: the grader runs as root, each learner's code as user nobody,
+# The instructor's grading image: the grader runs as root, each learner's code under a uid of its own,
 # with no network and no way to read the grader, the references or another learner's folder.
 #
 #   docker build -t tinyattn-grader .
@@ -12,7 +12,7 @@ WORKDIR /src
 COPY pyproject.toml README.md ./
 COPY tinyattn ./tinyattn
 RUN pip install --no-cache-dir . \
- && chmod -R go-rwx "$(python -c 'import os, tinyattn.grading as g; print(os.path.dirname(g.__file__))')" \
+ && chmod -R go-rwx "$(python -c 'import os, tinyattn; print(os.path.dirname(tinyattn.__file__))')" \
  && cd / && rm -rf /src
 WORKDIR /root
 # the submissions are copied where only root can read them: the grader reads every source before any

@@ -3,8 +3,9 @@ Points: 5 in 2 parts, each scored on its own: causal_mask 2 (after notebook 04),
 notebook 04).
 
 Convention (as in PyTorch's attn_mask): a boolean mask is True where a query MAY attend.
-Allowed: NumPy and the Python standard library; from tinyattn, only tinyattn.gradcheck. No exercise
-may import torch, tensorflow, jax, scipy.special or the grader (tinyattn.grading).
+Allowed: NumPy and the Python standard library; nothing from tinyattn (check a gradient with your
+own finite differences). No exercise may import torch, tensorflow, jax, scipy.special or the grader
+(tinyattn.grading).
 Grade yourself with:  tinyattn grade --only ex03
 """
 import numpy as np

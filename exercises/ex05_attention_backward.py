@@ -1,8 +1,9 @@
 """Exercise 05 · attention, backward: the gradients of the loss w.r.t. Q, K and V.
 Points: 15 (ready after notebook 02).
 
-Allowed: NumPy and the Python standard library; from tinyattn, only tinyattn.gradcheck. No exercise
-may import torch, tensorflow, jax, scipy.special or the grader (tinyattn.grading).
+Allowed: NumPy and the Python standard library; nothing from tinyattn (check a gradient with your
+own finite differences). No exercise may import torch, tensorflow, jax, scipy.special or the grader
+(tinyattn.grading).
 Grade yourself with:  tinyattn grade --only ex05   (checked against finite differences)
 """
 import math

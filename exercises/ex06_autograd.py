@@ -2,8 +2,9 @@
 Points: 10 in 2 parts, each scored on its own: unbroadcast 4 (after notebook 02), matmul_backward 6
 (after notebook 02).
 
-Allowed: NumPy and the Python standard library; from tinyattn, only tinyattn.gradcheck. No exercise
-may import torch, tensorflow, jax, scipy.special or the grader (tinyattn.grading).
+Allowed: NumPy and the Python standard library; nothing from tinyattn (check a gradient with your
+own finite differences). No exercise may import torch, tensorflow, jax, scipy.special or the grader
+(tinyattn.grading).
 Grade yourself with:  tinyattn grade --only ex06   (checked against finite differences)
 """
 import numpy as np

@@ -6,9 +6,10 @@ module from nn.Linear layers and Tensor ops (view/reshape, transpose, @, softmax
 autograd gives you the backward pass for free.
 Allowed: NumPy, the Python standard library, tinyattn Tensors and their ops, nn.Module, nn.Linear,
 nn.Parameter, nn.Dropout, nn.ModuleList and nn.functional's building blocks (softmax, linear,
-dropout, ...); not tinyattn's own attention code (nn.MultiHeadAttention and the other attention
-layers, F.scaled_dot_product_attention, F.attention, F.flash_attention, tinyattn.masks). No
-exercise may import torch, tensorflow, jax, scipy.special or the grader (tinyattn.grading).
+dropout, ...); not tinyattn's own attention code (nn.Attention, nn.MultiheadAttention and the other
+attention layers, F.scaled_dot_product_attention, F.attention, F.flash_attention, tinyattn.masks):
+the sandbox holds a tinyattn without them. No exercise may import torch, tensorflow, jax,
+scipy.special or the grader (tinyattn.grading).
 Grade yourself with:  tinyattn grade --only ex08
 """
 import math

@@ -2,8 +2,9 @@
 Points: 5 (ready after notebook 01).
 
 Every attention layer starts by asking, for each query, how well it matches each key.
-Allowed: NumPy and the Python standard library; from tinyattn, only tinyattn.gradcheck. No exercise
-may import torch, tensorflow, jax, scipy.special or the grader (tinyattn.grading).
+Allowed: NumPy and the Python standard library; nothing from tinyattn (check a gradient with your
+own finite differences). No exercise may import torch, tensorflow, jax, scipy.special or the grader
+(tinyattn.grading).
 Grade yourself with:  tinyattn grade --only ex01
 """
 import math

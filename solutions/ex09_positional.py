@@ -2,8 +2,9 @@
 Points: 5 (ready after notebook 05).
 
 Attention itself ignores order; adding a position-dependent vector to each token fixes that.
-Allowed: NumPy and the Python standard library; from tinyattn, only tinyattn.gradcheck. No exercise
-may import torch, tensorflow, jax, scipy.special or the grader (tinyattn.grading).
+Allowed: NumPy and the Python standard library; nothing from tinyattn (check a gradient with your
+own finite differences). No exercise may import torch, tensorflow, jax, scipy.special or the grader
+(tinyattn.grading).
 Grade yourself with:  tinyattn grade --only ex09
 """
 import numpy as np

@@ -3,8 +3,9 @@ Points: 15 in 2 parts, each scored on its own: rnn_forward 5 (after notebook 06)
 notebook 06).
 
 The baseline attention replaced: one hidden state carried step by step.
-Allowed: NumPy and the Python standard library; from tinyattn, only tinyattn.gradcheck. No exercise
-may import torch, tensorflow, jax, scipy.special or the grader (tinyattn.grading).
+Allowed: NumPy and the Python standard library; nothing from tinyattn (check a gradient with your
+own finite differences). No exercise may import torch, tensorflow, jax, scipy.special or the grader
+(tinyattn.grading).
 Grade yourself with:  tinyattn grade --only ex10   (backward checked against finite differences)
 """
 import numpy as np

@@ -3,8 +3,9 @@ Points: 15 (ready after notebook 08).
 
 Never build the (T, S) score matrix: walk over key blocks and keep, per query row, a running
 max m, a running denominator l and a running numerator acc.
-Allowed: NumPy and the Python standard library; from tinyattn, only tinyattn.gradcheck. No exercise
-may import torch, tensorflow, jax, scipy.special or the grader (tinyattn.grading).
+Allowed: NumPy and the Python standard library; nothing from tinyattn (check a gradient with your
+own finite differences). No exercise may import torch, tensorflow, jax, scipy.special or the grader
+(tinyattn.grading).
 Grade yourself with:  tinyattn grade --only ex12   (a memory check is part of it)
 """
 import math

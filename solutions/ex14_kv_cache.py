@@ -3,8 +3,9 @@ Points: 10 (ready after notebook 08).
 
 When generating token by token, the keys and values of earlier tokens never change: keep them
 in a cache and only compute the new token's q, k, v.
-Allowed: NumPy and the Python standard library; from tinyattn, only tinyattn.gradcheck. No exercise
-may import torch, tensorflow, jax, scipy.special or the grader (tinyattn.grading).
+Allowed: NumPy and the Python standard library; nothing from tinyattn (check a gradient with your
+own finite differences). No exercise may import torch, tensorflow, jax, scipy.special or the grader
+(tinyattn.grading).
 Grade yourself with:  tinyattn grade --only ex14
 """
 import math

@@ -417,8 +417,7 @@ def flash_query_tiles_only(Q, K, V, block_size):
 def test_ex12_query_only_tiling_without_online_softmax_fails():
     for seed in SEEDS:
         res = grade("ex12", seed, flash_attention_forward=flash_query_tiles_only)
-        assert [r.name for r in failed(res)] == [
-            "a long key sequence (T = 64, S = 16384, block_size = 64): the keys are tiled too, peak memory under 2 MiB"]
+        assert [r.name.split(":")[0] for r in failed(res)] == ["a long key sequence (T = 64, S = 65536, block_size = 64)"]
         assert named(res) == {"flash_materializes_scores"}
         assert ok(grade("ex12", seed, flash_attention_forward=flash_query_and_key_tiles))
         assert ok(grade("ex12", seed, flash_attention_forward=flash_key_tiles))

@@ -66,7 +66,7 @@ def plain_process(tmp_path_factory):
 
 
 def test_without_a_sandbox_the_judge_still_decides(plain_process, tampered):
-    assert all(r.isolation == "process" for r in plain_process.values())
+    assert all(r.isolation == "process" or r.status == "forbidden" for r in plain_process.values())
     for name, r in plain_process.items():
         if name in HONEST:
             assert r.status == "passed", r.checks
@@ -76,7 +76,27 @@ def test_without_a_sandbox_the_judge_still_decides(plain_process, tampered):
 
 
 def test_every_fixture_is_graded(tampered):
-    assert len(tampered) >= 10 and all(r.isolation == ISOLATION for r in tampered.values())
+    # a computed import name is refused before anything runs (isolation "none"); the rest ran sandboxed
+    assert len(tampered) >= 10
+    assert all(r.isolation == ISOLATION or r.status == "forbidden" for r in tampered.values())
+
+
+@pytest.fixture(scope="module")
+def unchecked(tmp_path_factory):
+    """The submissions that hide their imports, graded WITHOUT the static check: the sandbox alone."""
+    from tinyattn.grading.runner import grade_exercise
+    out = {}
+    for name in ("reach_answers_ex13.py", "framework_ex02.py"):
+        ex = get(name[-7:-3])
+        out[name] = grade_exercise(ex.id, {ex.filename: (TAMPER / name).read_text()}, f"/x/{ex.filename}", SEED,
+                                   TIMEOUT, ISOLATION)
+    return out
+
+
+def test_hidden_imports_are_refused_before_they_run(tampered):
+    for name in ("reach_answers_ex13.py", "framework_ex02.py"):
+        r = tampered[name]
+        assert r.status == "forbidden" and "computed name" in r.checks[0]["message"], r.checks
 
 
 @pytest.mark.parametrize("name", sorted(f.name for f in TAMPER.glob("*_ex[0-9][0-9].py") if f.name not in HONEST))
@@ -85,14 +105,18 @@ def test_tampering_never_passes(tampered, name):
     assert r.status != "passed" and r.points == 0, r.checks
 
 
-def test_reaching_the_answers_finds_nothing(tampered):
-    text = " ".join(c["message"] for c in tampered["reach_answers_ex13.py"].checks)
-    assert "no answer found" in text
+@pytest.mark.skipif(ISOLATION != "sandbox", reason="without namespaces the learner's process reads files")
+def test_reaching_the_answers_finds_nothing(unchecked):
+    # a NumPy exercise's sandbox holds no tinyattn at all: the hunt for the package's folder ends at None
+    r = unchecked["reach_answers_ex13.py"]
+    text = " ".join(c["message"] for c in r["checks"])
+    assert r["status"] == "error" and "'NoneType' object has no attribute 'origin'" in text, text
 
 
-def test_a_framework_can_not_be_imported_even_without_the_guard(tampered):
-    r = tampered["framework_ex02.py"]
-    assert r.status == "error" and "No module named 'scipy'" in r.checks[0]["message"], r.checks
+@pytest.mark.skipif(ISOLATION != "sandbox", reason="without namespaces the learner's process reads files")
+def test_a_framework_can_not_be_imported_even_without_the_guard(unchecked):
+    r = unchecked["framework_ex02.py"]
+    assert r["status"] == "error" and "No module named 'scipy'" in r["checks"][0]["message"], r["checks"]
 
 
 def test_lies_in_the_learners_numpy_do_not_reach_the_judge(tampered):

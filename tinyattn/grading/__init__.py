@@ -12,37 +12,45 @@ Two kinds of process, and the line between them is a pipe that carries only plai
 
 * The JUDGE (runner.py, in the grader or one of its `--jobs` worker processes) holds everything a
   grade depends on: the checks (checks/), the references, the known-wrong variants, the seed and
-  the verdict. It reads each submission's source once, before any submitted code runs, checks
-  its imports statically (static.py), and draws the inputs from a generator seeded privately.
-* The LEARNER'S PROCESS (child.py, started by learner.py) gets the source over its stdin and
+  the verdict. It reads each submission's folder once, through ONE door (door.py: regular .py
+  files only, no link followed, sizes and counts capped), before any submitted code runs, checks
+  the imports of every file statically (static.py), and draws the inputs from a generator seeded
+  privately.
+* The LEARNER'S PROCESS (child.py, started by learner.py) gets the files over its stdin and
   nothing else: no seed, no references, no expected values, no writable path to any verdict, and
-  an environment of a dozen fixed variables. It imports only the standard library, NumPy, the
-  learner's files and, for ex08, tinyattn. It runs the calls the judge asks for and answers each
+  an environment of a dozen fixed variables. It runs the calls the judge asks for and answers each
   with plain data: {"ok": value} or {"raised": kind, class names, message, line}, plus what it
-  printed and whether it modified its arguments.
-* The PIPE (wire.py) is JSON plus raw array bytes, never pickle. The judge rebuilds every array
-  with np.frombuffer after checking dtype (bool/int/uint/float/complex) and size, so what it
-  compares is always a fresh, plain `numpy.ndarray`: no subclass, no `__array__`, no object that
-  runs code. The judge decides from that data alone; a reply that is not one is an error.
+  printed. ex08's module initialises from a fresh random salt, nothing derived from the seed.
+* The PIPE (wire.py) is JSON plus raw array bytes, never pickle, every length checked against a cap
+  before anything is read or parsed, every read and write of the judge bounded by the deadline.
+  The judge rebuilds every array with np.frombuffer after checking dtype and size, so what it
+  compares is always a fresh, plain `numpy.ndarray`. A reply that is not one is an error.
 * OBJECTS (ex08's module, its Tensors, a bound method) never cross: the learner's process keeps
-  them and sends a handle (learner.Remote). Reading an attribute, calling the object or a method
-  is a further request; a Tensor comes back with its data as a plain array. So the checks read
-  as they would in-process (`m = build(...)`, `m.W_q.weight.data`, `out.backward(g)`), and the
-  check files did not change for it.
+  them and sends a handle (learner.Remote); attribute reads and calls are further requests.
+* MEASUREMENTS come from outside the learner's code: ex12's memory bound is an address-space limit
+  the kernel enforces (set before the learner's code loads, in a fresh process); what only the
+  learner's own process can report (whether it modified its inputs) is advice, worth no points.
 
-Isolation of the learner's process (recorded per exercise in --json and --csv):
-* "sandbox" (Linux, no root needed): `unshare` gives it its own user, PID, network and mount
-  namespaces; inside, child.py makes every mount read-only, mounts a private tmpfs, hides the
-  grader, solutions/, tests/, the learners' folders (a batch's root: sources came over the pipe)
-  and all of site-packages but NumPy, then enters a nested namespace so none of that can be
-  undone, drops every capability, and sets CPU, memory, file-size and open-file limits. It can
-  not see any process outside (so not the judge's memory, command line or environment), has no
-  network, and everything it starts dies with the namespace when the judge kills it.
-* "process" (macOS, Docker's default seccomp profile, user namespaces turned off): a plain child
-  process. It still never holds the seed or the references, but it can read what the grader's
-  user can read, so `tinyattn grade` warns; its session and every descendant are killed at the end.
-  For grades of record there, run the grader in a container (`docker run --network none`, see
-  exercises/README.md and the Dockerfile).
+What each exercise may import (exercises.py, the same list in the static check and the docstrings):
+NumPy and the standard library; ex08 also a build of tinyattn without its attention code
+(allowed.py). NumPy exercises have no tinyattn at all (so no numerical_grad either).
+
+Isolation of the learner's process (`isolation` on every result, every --csv row):
+* "sandbox" (Linux; no root, no package needed: plain system calls from child.py): new user, PID,
+  network, mount, IPC and UTS namespaces and a FRESH root, a small tmpfs holding only read-only
+  binds of /usr, /lib*, /bin, Python's prefix and NumPy (every site-packages folder emptied but for
+  NumPy), /dev/null, zero, random, urandom, a /proc of its own, a private /tmp, and for ex08 the
+  allowed tinyattn at /opt/tinyattn. No checkout, .git, home, /etc (but the loader's cache), host
+  /tmp or /run, other learner, host Unix socket, terminal or network. As root, the grader maps
+  each sandbox to a host uid of its own (no account's); otherwise a nested user namespace locks the
+  mounts and drops every capability. RLIMIT_NPROC (counted per user namespace) and RLIMIT_AS cap
+  the whole sandbox; the wall-clock deadline kills its PID namespace. Needs user namespaces: on
+  Ubuntu 24.04 `kernel.apparmor_restrict_unprivileged_userns=0`, or a root grader.
+* "user" (a root grader without namespaces, e.g. in Docker): a plain child process under a uid of
+  its own, no tinyattn but the allowed build.
+* "process" (macOS, namespaces off): a plain child process that can read what the grader's user can
+  read and signal its processes. `tinyattn grade` warns; `--batch` refuses it unless asked for
+  with `--isolation process`. For grades of record there, use the Docker recipe (exercises/README.md).
 
 The seed of record: --seed, $TINYATTN_GRADE_SEED or a fresh 63-bit random seed. It lives only in
 the judge; the grader overwrites it in its own /proc cmdline and environ memory and makes itself

@@ -18,15 +18,22 @@ from typing import Any
 
 import numpy as np
 
+from .text import clean_line
+
+# what the learner did, as the judge learns it (defined beside the process they come from; re-exported here)
+from .learner import ForbiddenImport, Remote, RemoteFunction, RemoteTensor, StudentNotImplemented, StudentRaised, \
+    rebuild_exception
+
 PASSED, FAILED, NOT_IMPLEMENTED, ERROR, FORBIDDEN = "passed", "failed", "not_implemented", "error", "forbidden"
+ADVICE_NAME = "does not modify its inputs"
 MAX_MESSAGE = 600          # characters: a check's message is a sentence or two, never a wall of text
 # what a learner's exp raises when it overflows: math.exp(1000), or np.exp under np.seterr(all="raise")
 OVERFLOWS = ("OverflowError", "FloatingPointError")
 
 
 def cap(text: str, limit: int = MAX_MESSAGE) -> str:
-    """text on one line, cut to `limit` characters with a note of how much was left out."""
-    text = " ".join(str(text).split())
+    """text on one line without control characters, cut to `limit` characters with a note of how much was left out."""
+    text = " ".join(clean_line(text, 1 << 16).split())
     if len(text) <= limit:
         return text
     note = f" ... ({len(text) - limit} more characters)"
@@ -41,23 +48,6 @@ class CheckFailed(Exception):
         self.message, self.mistake = message, mistake
 
 
-class StudentNotImplemented(Exception):
-    """The learner's function still raises NotImplementedError."""
-
-
-class StudentRaised(Exception):
-    """The learner's code raised (or called sys.exit); the message says where, `kind` names the type."""
-
-    def __init__(self, message: str, original: BaseException | None = None, kind: str | None = None):
-        super().__init__(message)
-        self.original = original
-        self.kind = kind or (type(original).__name__ if original is not None else "")
-
-
-class ForbiddenImport(ImportError):
-    """Raised by the runner's import guard when submitted code imports a forbidden module."""
-
-
 @dataclass
 class CheckResult:
     name: str
@@ -65,6 +55,7 @@ class CheckResult:
     message: str = ""
     mistake: str | None = None
     part: str | None = None         # the exercise part it scores (exercises.Part.name); None: every part
+    advice: bool = False            # shown, never worth points: the judge can not verify it from outside
 
     def __post_init__(self) -> None:
         self.message = cap(self.message)
@@ -74,8 +65,11 @@ class CheckResult:
         return self.state == PASSED
 
     def to_json(self) -> dict:
-        return {"name": self.name, "passed": self.passed, "message": self.message, "mistake": self.mistake,
-                "part": self.part}
+        out = {"name": self.name, "passed": self.passed, "message": self.message, "mistake": self.mistake,
+               "part": self.part}
+        if self.advice:
+            out["advice"] = True
+        return out
 
 
 def where_in(exc: BaseException, path: str) -> str:
@@ -113,20 +107,17 @@ class Session:
     results: list[CheckResult] = field(default_factory=list)
     mutations: list[str] = field(default_factory=list)
     completed_calls: int = 0
-    last_peak: int = 0                  # bytes, from the last invoke(..., trace_memory=True)
+    fresh_learner: Any = None           # budget -> a new learner process under that address-space budget
     # the mistake an OverflowError from the learner's code means here ("unstable_softmax" where a
     # softmax is taken); None: an overflow is reported as the error it is
     overflow_mistake: str | None = None
     part: str | None = None             # the part the running check scores (see `check`)
-    mutation_parts: dict[str, tuple] = field(default_factory=dict)    # mutation message -> (function, check's part)
-    seen_parts: set = field(default_factory=set)                      # every part a check was recorded for
 
     # ---- calling the learner ---------------------------------------------------------------
     def fn(self, name: str):
         if self.learner is not None:
             if name not in self.learner.names:
                 raise CheckFailed(f"{self.path.rsplit('/', 1)[-1]} defines no function or class called {name}")
-            from .learner import RemoteFunction
             return RemoteFunction(self.learner, name)
         f = getattr(self.module, name, None)
         if not callable(f):
@@ -137,24 +128,27 @@ class Session:
         """Call the learner's function `name` on copies of the arguments."""
         return self.invoke(name, self.fn(name), *args, **kwargs)
 
-    def invoke(self, label: str, f, *args, copy_inputs: bool = True, trace_memory: bool = False, **kwargs):
+    def invoke(self, label: str, f, *args, copy_inputs: bool = True, memory_limit: int | None = None, **kwargs):
         """Run learner code f(*args); note any array argument it modifies; translate what it raises.
 
-        trace_memory=True records the call's peak traced allocation (bytes) in `self.last_peak`.
+        memory_limit (bytes): the call runs in a fresh learner process whose address space the kernel
+        caps at what it mapped before the learner's code loaded plus this budget; going over is a
+        MemoryError there. (In-process, for the grader's own tests: the tracemalloc peak, judged the same.)
         """
-        from .learner import Remote, RemoteFunction
         if isinstance(f, (Remote, RemoteFunction)):
-            return self._invoke_remote(label, f, args, kwargs, trace_memory)
+            return self._invoke_remote(label, f, args, kwargs, memory_limit)
         given_args, given_kwargs = (copy.deepcopy(args), copy.deepcopy(kwargs)) if copy_inputs else (args, kwargs)
         try:
-            if trace_memory:
+            if memory_limit:
                 tracemalloc.start()
             try:
                 out = f(*given_args, **given_kwargs)
             finally:
-                if trace_memory:
-                    self.last_peak = tracemalloc.get_traced_memory()[1]
+                if memory_limit:
+                    peak = tracemalloc.get_traced_memory()[1]
                     tracemalloc.stop()
+            if memory_limit and peak > memory_limit:
+                raise MemoryError(f"the call allocated {peak} bytes at its peak; the budget is {memory_limit}")
         except NotImplementedError as e:
             raise StudentNotImplemented(str(e) or f"{label} is not implemented yet") from None
         except ForbiddenImport:
@@ -166,16 +160,23 @@ class Session:
         if copy_inputs:
             for i, (orig, given) in enumerate(zip(_arrays((args, kwargs)), _arrays((given_args, given_kwargs)))):
                 if orig.shape != given.shape or not np.array_equal(orig, given, equal_nan=True):
-                    self.note_mutation(f"{label} modified its input #{i + 1} (shape {orig.shape}) in place", label)
+                    self.mutations.append(f"{label} modified its input #{i + 1} (shape {orig.shape}) in place")
         self.completed_calls += 1
         return out
 
-    def _invoke_remote(self, label: str, f, args, kwargs, trace_memory: bool):
+    def _invoke_remote(self, label: str, f, args, kwargs, memory_limit: int | None):
         """The same call in the learner's process: one request, one reply of plain data."""
-        from .learner import RemoteFunction, rebuild_exception
         target = {"fn": f.name} if isinstance(f, RemoteFunction) else {"ref": f._ref}
-        reply = self.learner.request({"op": "call", **target, "args": list(args), "kwargs": dict(kwargs),
-                                      "trace_memory": bool(trace_memory)})
+        learner = self.learner
+        if memory_limit:
+            if not isinstance(f, RemoteFunction):
+                raise TypeError("memory_limit applies to a learner's function, not to an object's method")
+            learner = self.fresh_learner(int(memory_limit))
+        try:
+            reply = learner.request({"op": "call", **target, "args": list(args), "kwargs": dict(kwargs)})
+        finally:
+            if learner is not self.learner:
+                learner.close()
         if "raised" in reply:
             r = reply["raised"] if isinstance(reply["raised"], dict) else {}
             kind, msg, where = r.get("kind"), str(r.get("message", ""))[:2000], str(r.get("where", ""))[:400]
@@ -188,17 +189,9 @@ class Session:
                 raise StudentRaised(f"{label} called sys.exit({str(r.get('code'))[:100]}){where}")
             raise StudentRaised(f"{label} raised {names[0]}: {msg}{where}", rebuild_exception(r))
         for i, shape in reply.get("mutated") or []:
-            self.note_mutation(f"{label} modified its input #{int(i) + 1} (shape {tuple(shape)}) in place", label)
-        if trace_memory:
-            self.last_peak = int(reply.get("peak") or 0)
+            self.mutations.append(f"{label} modified its input #{int(i) + 1} (shape {tuple(shape)}) in place")
         self.completed_calls += 1
         return reply["ok"]
-
-    def note_mutation(self, message: str, function: str = "") -> None:
-        """Record that the learner's `function` wrote into an argument: charged to that function's part
-        (parts of a multi-function exercise are named after its functions), else to the running check's."""
-        self.mutations.append(message)
-        self.mutation_parts.setdefault(message, (function, self.part))
 
     # ---- recording checks ------------------------------------------------------------------
     @contextmanager
@@ -207,7 +200,6 @@ class Session:
 
         part: the exercise part the check scores (exercises.Part.name; None in a one-part exercise)."""
         self.part = part
-        self.seen_parts.add(part)
         try:
             yield
         except CheckFailed as e:
@@ -231,20 +223,15 @@ class Session:
             self.part = None
 
     def finish(self) -> list[CheckResult]:
-        """Append the 'inputs not modified' verdict (once the learner's code ran at all): one failed
-        check per part whose functions wrote into their arguments, else one that passed."""
+        """Append the 'inputs not modified' verdict (once the learner's code ran at all)."""
+        # advice: the learner's own process reports it, so it can not be worth points
         if self.mutations:
-            by_part: dict[str | None, list[str]] = {}
-            for m in dict.fromkeys(self.mutations):
-                function, during = self.mutation_parts.get(m, ("", None))
-                by_part.setdefault(function if function in self.seen_parts else during, []).append(m)
-            for part, found in by_part.items():
-                self.results.append(CheckResult(
-                    "does not modify its inputs", FAILED,
-                    "; ".join(found) + ". Build new arrays instead of writing into the arguments (e.g. x = x - m, "
-                    "not x -= m): the caller still needs them.", None, part))
+            self.results.append(CheckResult(
+                ADVICE_NAME, FAILED,
+                "Advice, no points (the learner's own process reports it): " + "; ".join(dict.fromkeys(self.mutations)) + ". Build new arrays instead of writing into the "
+                "arguments (e.g. x = x - m, not x -= m): the caller still needs them.", advice=True))
         elif self.completed_calls:
-            self.results.append(CheckResult("does not modify its inputs", PASSED))
+            self.results.append(CheckResult(ADVICE_NAME, PASSED, advice=True))
         return self.results
 
 
@@ -252,7 +239,6 @@ class Session:
 
 def as_array(x: Any, what: str) -> np.ndarray:
     """x as an ndarray, or CheckFailed saying what came instead (Tensors are unwrapped)."""
-    from .learner import Remote, RemoteTensor
     if isinstance(x, RemoteTensor):
         x = x.data                      # a learner's Tensor: its data came back as a plain array (ex08)
     elif not isinstance(x, (np.ndarray, Remote)) and hasattr(x, "backward") and callable(getattr(x, "numpy", None)):
@@ -267,7 +253,6 @@ def as_array(x: Any, what: str) -> np.ndarray:
 def copy_into(t: Any, value: np.ndarray) -> None:
     """Write `value` into a Tensor's (or Parameter's) array in place, in whichever process it lives:
     how a check sets a learner module's weights (e.g. `copy_into(m.W_q.weight, W)`)."""
-    from .learner import RemoteTensor
     if isinstance(t, RemoteTensor):
         t.copy_into(value)
         return

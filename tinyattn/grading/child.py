@@ -7,14 +7,14 @@ reads plain data back on stdout (see wire.py), so nothing this process does can 
 It imports nothing from tinyattn.grading (in the sandbox that folder is not even visible), only
 the standard library, NumPy, wire.py's text and, for ex08, tinyattn itself.
 
-Inside the sandbox (CONFIG "sandbox": true, started under `unshare --user --map-root-user --pid
---net --mount`) it first, still single-threaded and before any learner code:
-  1. makes every mount read-only, mounts a private tmpfs on /tmp and empty ones over the hidden
-     paths (the grader, solutions/, tests/, the learners' folders, site-packages but NumPy);
-  2. enters a nested user + mount namespace: those mounts are now locked (they can not be
-     unmounted or made writable again) and it drops every capability;
-  3. sets CPU-time, memory, file-size and open-file limits.
-The PID namespace ends with this process (PID 1 there): anything it started dies with it.
+Inside the sandbox (CONFIG "sandbox": true) it first, still single-threaded and before any learner code:
+  1. makes a new user namespace (its uid map written by the judge when the grader is root, so the
+     learner can then become a host uid of its own), then new mount, PID, network, IPC and UTS
+     namespaces, and forks: the child is PID 1 of the new PID namespace, and dies with the parent;
+  2. builds a fresh root on a tmpfs from exactly what CONFIG lists (see enter_sandbox), makes it
+     read-only, adds a private /tmp, and pivots into it: the host's tree is detached;
+  3. drops every privilege (a uid of its own, or a nested user namespace without capabilities)
+     and sets CPU-time, address-space, process-count, file-size and open-file limits.
 """
 import ctypes
 import io
@@ -25,10 +25,15 @@ import sys
 import traceback
 import types
 
-CLONE_NEWNS, CLONE_NEWUSER = 0x00020000, 0x10000000
-MS_RDONLY, MS_NOSUID, MS_NODEV, MS_BIND, MS_REC = 1, 2, 4, 4096, 16384
-AT_RECURSIVE, MOUNT_ATTR_RDONLY, SYS_MOUNT_SETATTR = 0x8000, 1, 442
-PR_SET_NO_NEW_PRIVS = 38
+CLONE_NEWNS, CLONE_NEWUTS, CLONE_NEWIPC, CLONE_NEWUSER = 0x00020000, 0x04000000, 0x08000000, 0x10000000
+CLONE_NEWPID, CLONE_NEWNET = 0x20000000, 0x40000000
+MS_NOSUID, MS_NODEV, MS_NOEXEC, MS_BIND, MS_REC, MS_PRIVATE = 2, 4, 8, 4096, 16384, 1 << 18
+MNT_DETACH = 2
+AT_RECURSIVE, MOUNT_ATTR_RDONLY, MOUNT_ATTR_NOSUID = 0x8000, 1, 2
+SYS_MOUNT_SETATTR = 442                              # the same number on x86-64 and arm64
+SYS_PIVOT_ROOT = {"x86_64": 155, "aarch64": 41}.get(os.uname().machine, 155)
+PR_SET_PDEATHSIG, PR_SET_NO_NEW_PRIVS = 1, 38
+INNER_ID = 1000                                      # the learner's uid inside, when the judge maps a host uid
 STDOUT_CAP = 8192                   # characters of print() output kept per call (its end)
 
 
@@ -50,11 +55,12 @@ class ImportGuard:
         return None
 
 
-# ---- the sandbox (namespaces are set up by `unshare`; this finishes the job from inside) ----------
+# ---- the sandbox: namespaces and a fresh root, made here with plain system calls ----------------------
 
 def _libc():
     libc = ctypes.CDLL(None, use_errno=True)
     libc.mount.argtypes = [ctypes.c_char_p, ctypes.c_char_p, ctypes.c_char_p, ctypes.c_ulong, ctypes.c_char_p]
+    libc.umount2.argtypes = [ctypes.c_char_p, ctypes.c_int]
     return libc
 
 
@@ -69,59 +75,155 @@ def _mount(libc, src, target, fstype, flags, data=None) -> None:
     _check(libc.mount(enc(src), enc(target), enc(fstype), flags, enc(data)), f"mount {target}")
 
 
-def _tmpfs(libc, target, readonly, size="64m") -> None:
-    _mount(libc, "none", target, "tmpfs", MS_NOSUID | MS_NODEV, f"size={size},mode=0755")
-    if readonly:
-        _mount(libc, None, target, None, 32 | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV)     # 32 = MS_REMOUNT
+def _write(path: str, text: str) -> None:
+    with open(path, "w") as f:
+        f.write(text)
 
 
-def _all_read_only(libc) -> None:
+def _ensure(root: str, path: str, is_dir: bool) -> str:
+    """root + path, creating the missing folders (and the file, for a file mount point) inside the new root."""
+    target = root
+    parts = [p for p in path.split("/") if p]
+    for i, part in enumerate(parts):
+        target = os.path.join(target, part)
+        last = i == len(parts) - 1
+        if os.path.lexists(target):
+            continue
+        if last and not is_dir:
+            open(target, "w").close()
+        else:
+            os.mkdir(target, 0o755)
+    return target
+
+
+def _bind(libc, src: str, root: str, dst: str) -> None:
+    target = _ensure(root, dst, os.path.isdir(src))
+    _mount(libc, src, target, None, MS_BIND | MS_REC)
+
+
+def _read_only(libc, root: str) -> None:
+    """Every mount below `root`, read-only (one call: mount_setattr, Linux >= 5.12)."""
     class MountAttr(ctypes.Structure):
         _fields_ = [("attr_set", ctypes.c_uint64), ("attr_clr", ctypes.c_uint64),
                     ("propagation", ctypes.c_uint64), ("userns_fd", ctypes.c_uint64)]
-    attr = MountAttr(MOUNT_ATTR_RDONLY, 0, 0, 0)
-    rc = libc.syscall(SYS_MOUNT_SETATTR, -100, b"/", AT_RECURSIVE, ctypes.byref(attr), ctypes.sizeof(attr))
-    _check(rc, "mount_setattr / read-only")
+    attr = MountAttr(MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID, 0, 0, 0)
+    rc = libc.syscall(SYS_MOUNT_SETATTR, -100, root.encode(), AT_RECURSIVE, ctypes.byref(attr), ctypes.sizeof(attr))
+    _check(rc, "mount_setattr (read-only root)")
+
+
+def _namespaces(cfg: dict, libc) -> None:
+    """A new user namespace (its uid map written by the judge when the grader is root, else here),
+    then new mount, PID, network, IPC and UTS namespaces; fork, so this process's child is PID 1."""
+    _check(libc.unshare(CLONE_NEWUSER), "unshare(user)")
+    if cfg.get("map_by_judge"):
+        os.write(1, b"U")                               # the judge writes uid_map and gid_map now
+        if os.read(0, 1) != b"G":
+            os._exit(70)
+    else:
+        uid, gid = cfg["outer_ids"]
+        _write("/proc/self/setgroups", "deny")
+        _write("/proc/self/uid_map", f"0 {uid} 1")
+        _write("/proc/self/gid_map", f"0 {gid} 1")
+    os.setgid(0)
+    os.setuid(0)
+    _check(libc.unshare(CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS), "unshare")
+    _mount(libc, None, "/", None, MS_REC | MS_PRIVATE)
+    pid = os.fork()
+    if pid:                                             # outside: wait for PID 1, leave with its status
+        while True:
+            try:
+                _, status = os.waitpid(pid, 0)
+                break
+            except InterruptedError:
+                continue
+        os._exit(os.waitstatus_to_exitcode(status) & 0xFF)
+    _check(libc.prctl(PR_SET_PDEATHSIG, 9, 0, 0, 0), "pdeathsig")      # the judge kills the outer one: we go too
 
 
 def enter_sandbox(cfg: dict) -> None:
+    """Namespaces, then a fresh root made of exactly what cfg lists, then no privilege left.
+
+    The root is a small tmpfs holding: read-only binds of the system folders Python needs (/usr,
+    /lib*, /bin), of Python's own prefix and of NumPy; every site-packages folder replaced by an
+    empty one that holds NumPy alone; for a Tensor exercise, the build of tinyattn it may import at
+    /opt/tinyattn; /dev with null, zero, random and urandom only; a fresh /proc of the new PID
+    namespace; and a private writable tmpfs at /tmp. No host /tmp, /run, /home, /etc (but the
+    loader's cache), checkout, .git or other learner; no network; no Unix socket of the host.
+    """
     libc = _libc()
-    _all_read_only(libc)
-    _tmpfs(libc, cfg["tmp"], readonly=False, size="256m")
-    for path in cfg.get("hide", []):
-        if os.path.isdir(path):
-            _tmpfs(libc, path, readonly=True, size="1m")
-        elif os.path.exists(path):
-            _mount(libc, "/dev/null", path, None, MS_BIND)
-    # site-packages: an empty folder but for NumPy (and tinyattn when it is installed there)
-    keep = []                               # (staged copy, final place, is a folder)
-    for i, (folder, allowed) in enumerate(cfg.get("filter", [])):
-        for name in allowed:
-            src = os.path.join(folder, name)
-            stage = os.path.join(cfg["tmp"], f".keep{i}_{len(keep)}")
-            os.mkdir(stage) if os.path.isdir(src) else open(stage, "w").close()
-            _mount(libc, src, stage, None, MS_BIND | MS_REC)
-            keep.append((stage, src, os.path.isdir(src)))
-    for folder, _ in cfg.get("filter", []):
-        _tmpfs(libc, folder, readonly=False, size="1m")
-    for stage, final, is_dir in keep:
-        os.mkdir(final) if is_dir else open(final, "w").close()
-        _mount(libc, stage, final, None, MS_BIND | MS_REC)
-        _check(libc.umount2(stage.encode(), 2), f"umount {stage}")                     # 2 = MNT_DETACH
-        os.rmdir(stage) if is_dir else os.unlink(stage)
-    for folder, _ in cfg.get("filter", []):
-        _mount(libc, None, folder, None, 32 | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV)   # 32 = MS_REMOUNT
-    # a nested user + mount namespace: every mount above is locked, and no capability is left
-    _check(libc.unshare(CLONE_NEWUSER | CLONE_NEWNS), "unshare")
+    _namespaces(cfg, libc)
+    root = cfg["mount_dir"]
+    _mount(libc, "tmpfs", root, "tmpfs", MS_NOSUID | MS_NODEV, "size=4m,mode=0755")
+    for target, link in cfg.get("links", []):
+        _ensure(root, os.path.dirname(link), True)
+        os.symlink(target, root + link)
+    for src, dst in cfg.get("binds", []):
+        _bind(libc, src, root, dst)
+    for path in cfg.get("hide", []):                    # e.g. a checkout that lies inside /usr
+        if os.path.isdir(root + path):
+            _mount(libc, "tmpfs", root + path, "tmpfs", MS_NOSUID | MS_NODEV, "size=4k,mode=0555")
+    for i, (site_dir, keep) in enumerate(cfg.get("sites", [])):
+        inside = root + site_dir
+        if not os.path.isdir(inside):
+            continue
+        stage = _ensure(root, f"/.stage{i}", True)
+        for name in keep:
+            src = os.path.join(inside, name)
+            if os.path.isdir(src):
+                _bind(libc, src, stage, "/" + name)
+        _mount(libc, "tmpfs", inside, "tmpfs", MS_NOSUID | MS_NODEV, "size=64k,mode=0755")
+        for name in keep:
+            if os.path.isdir(os.path.join(stage, name)):
+                _mount(libc, os.path.join(stage, name), _ensure(inside, "/" + name, True), None, MS_BIND | MS_REC)
+                _check(libc.umount2(os.path.join(stage, name).encode(), MNT_DETACH), "umount stage")
+                os.rmdir(os.path.join(stage, name))
+        os.rmdir(stage)
+    for name in ("null", "zero", "random", "urandom"):
+        _bind(libc, f"/dev/{name}", root, f"/dev/{name}")
+    _ensure(root, "/proc", True)
+    try:                                                # the new PID namespace's own /proc (refused in
+        _mount(libc, "proc", root + "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC)   # some containers)
+    except OSError:
+        pass
+    _ensure(root, "/tmp", True)
+    _read_only(libc, root)
+    _mount(libc, "tmpfs", root + "/tmp", "tmpfs", MS_NOSUID | MS_NODEV, f"size={cfg.get('tmp_size', '64m')},mode=1777")
+    # the new root replaces the old one, which is then detached: nothing of the host's tree is left
+    os.chdir(root)
+    _check(libc.syscall(SYS_PIVOT_ROOT, b".", b"."), "pivot_root")
+    _check(libc.umount2(b".", MNT_DETACH), "umount old root")
+    os.chdir("/")
+    if cfg.get("map_by_judge"):                        # the grader is root: become a uid of our own on the host
+        os.setgroups([])
+        os.setgid(INNER_ID)
+        os.setuid(INNER_ID)                            # every capability goes with uid 0
+    else:                                              # one uid only: lock the mounts in a nested namespace
+        _check(libc.unshare(CLONE_NEWUSER | CLONE_NEWNS), "unshare (nested)")
+
+        class Header(ctypes.Structure):
+            _fields_ = [("version", ctypes.c_uint32), ("pid", ctypes.c_int)]
+
+        class Data(ctypes.Structure):
+            _fields_ = [("effective", ctypes.c_uint32), ("permitted", ctypes.c_uint32),
+                        ("inheritable", ctypes.c_uint32)]
+        _check(libc.capset(ctypes.byref(Header(0x20080522, 0)), ctypes.byref((Data * 2)())), "capset")
     _check(libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), "no_new_privs")
 
-    class Header(ctypes.Structure):
-        _fields_ = [("version", ctypes.c_uint32), ("pid", ctypes.c_int)]
 
-    class Data(ctypes.Structure):
-        _fields_ = [("effective", ctypes.c_uint32), ("permitted", ctypes.c_uint32),
-                    ("inheritable", ctypes.c_uint32)]
-    _check(libc.capset(ctypes.byref(Header(0x20080522, 0)), ctypes.byref((Data * 2)())), "capset")
+def limit_address_space(budget: int) -> None:
+    """RLIMIT_AS = what this process maps now + `budget` bytes, soft and hard (it can not be raised
+    again): the kernel, not this process, then refuses an allocation over the budget."""
+    import resource
+    import numpy as np
+    for n in (8, 64, 512):                              # BLAS maps its work buffers on first use: before the budget
+        np.ones((n, n)) @ np.ones((n, n))
+        np.ones((n, 16)) @ np.ones((16, n))
+    try:
+        with open("/proc/self/status") as f:
+            vm = next(int(line.split()[1]) * 1024 for line in f if line.startswith("VmSize:"))
+    except (OSError, StopIteration):                   # no /proc (a container refused it): a fixed base
+        vm = 1 << 30
+    resource.setrlimit(resource.RLIMIT_AS, (vm + budget, vm + budget))
 
 
 def set_limits(limits: dict) -> None:
@@ -232,9 +334,12 @@ class Learner:
         work = os.path.join(self.cfg["workdir"], "submission")
         os.makedirs(work, exist_ok=True)
         for name, source in msg["files"].items():
-            if os.path.basename(name) == name and name.endswith(".py"):
-                with open(os.path.join(work, name), "w", encoding="utf-8") as f:
-                    f.write(source)
+            parts = name.split("/")
+            if not name.endswith(".py") or not all(p and p not in (".", "..") for p in parts):
+                continue
+            os.makedirs(os.path.join(work, *parts[:-1]), exist_ok=True)
+            with open(os.path.join(work, *parts), "w", encoding="utf-8") as f:
+                f.write(source)
         sys.path.append(work)                 # appended: the learner's files can not shadow numpy
         self.path = msg["origin"]
         source = msg["files"][msg["main"]]
@@ -262,24 +367,14 @@ class Learner:
             target = getattr(target, msg["attr"])
         args, kwargs = msg["args"], msg["kwargs"]
         before = [a.copy() for a in self.arrays((args, kwargs))]
-        trace = bool(msg.get("trace_memory"))
-        peak = 0
         try:
-            if trace:
-                import tracemalloc
-                tracemalloc.start()
-            try:
-                out = target(*args, **kwargs)
-            finally:
-                if trace:
-                    peak = tracemalloc.get_traced_memory()[1]
-                    tracemalloc.stop()
+            out = target(*args, **kwargs)
         except BaseException as e:  # noqa: BLE001 - reported to the judge
             return {"raised": describe(e, self.path)}
         after = self.arrays((args, kwargs))
         mutated = [[i, list(b.shape)] for i, (b, a) in enumerate(zip(before, after))
                    if b.shape != a.shape or not np.array_equal(b, a, equal_nan=b.dtype.kind in "fc")]
-        return {"ok": out, "mutated": mutated, "peak": peak}
+        return {"ok": out, "mutated": mutated}
 
     def arrays(self, obj) -> list:
         """Every array (or Tensor's array) inside obj, in order."""
@@ -329,11 +424,14 @@ def main() -> None:
     wire_source = cfg["wire"]               # the text of wire.py: this process reads no file of the grader's
     if cfg.get("sandbox"):
         enter_sandbox(cfg)
-    if cfg.get("probe"):
-        os._exit(0)
     sys.path[:0] = cfg.get("path", [])      # the folder that holds tinyattn (-I left PYTHONPATH out)
     sys.path += [p for p in cfg.get("path_last", []) if p not in sys.path]       # and NumPy's
     set_limits(cfg.get("limits", {}))
+    import numpy  # noqa: F401  (before any learner code: the address-space budget starts from here)
+    if cfg.get("probe"):
+        os._exit(0 if os.listdir("/tmp") == [] and not os.path.exists("/etc/passwd") else 71)
+    if cfg.get("as_budget"):
+        limit_address_space(int(cfg["as_budget"]))
     os.makedirs(cfg["workdir"], exist_ok=True)
     os.chdir(cfg["workdir"])
     rfd, wfd = os.dup(0), os.dup(1)         # the pipe to the judge; fds 0 and 1 now point nowhere

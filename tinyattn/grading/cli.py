@@ -12,6 +12,7 @@ import time
 from pathlib import Path
 
 from .exercises import BY_ID, get
+from .text import cell, clean_line
 
 
 class _Parser(argparse.ArgumentParser):
@@ -87,7 +88,7 @@ def grade_main(argv: list[str]) -> int:
     scrub_own_cmdline(str(args.seed))      # the seed can not be read from /proc/<pid>/cmdline or environ,
     protect_memory()                       # nor (another process of this user) from this one's memory
     try:
-        args.isolation = _isolation(args.isolation)
+        args.isolation = _isolation(args.isolation, batch=bool(args.batch))
     except ValueError as e:
         return _usage(str(e))
     try:
@@ -99,14 +100,22 @@ def grade_main(argv: list[str]) -> int:
         return 3
 
 
-def _isolation(requested: str) -> str:
+def _isolation(requested: str, batch: bool = False) -> str:
+    """The isolation to grade with. Grades of record (--batch) never fall back silently: without a
+    working sandbox they refuse, naming why and the fix, unless --isolation process|user was asked for."""
     from .learner import resolve_isolation, sandbox_problem
+    if batch and requested in ("auto", "sandbox") and sandbox_problem() is not None:
+        raise ValueError(f"--batch grades need the sandbox, and it does not work here: {sandbox_problem()}. "
+                         "Fix: run on Linux with user namespaces enabled (sysctl kernel.unprivileged_userns_clone=1; "
+                         "on Ubuntu 24.04 also kernel.apparmor_restrict_unprivileged_userns=0, or run the grader "
+                         "as root), or use the Docker recipe in exercises/README.md; or pass --isolation process "
+                         "to grade without it (every row then says isolation=process)")
     isolation = resolve_isolation(requested)
     if isolation != "sandbox" and requested == "auto":
         who = "as user nobody, which can read any world-readable file" if isolation == "user" else \
             "as you, which can read any file you can"
-        print(f"tinyattn grade: warning: no sandbox on this machine ({sandbox_problem()}); each exercise runs "
-              f"in a plain child process {who}. For grades of record use Linux with user namespaces, or the "
+        print(f"tinyattn grade: warning: no sandbox on this machine ({clean_line(sandbox_problem())}); each exercise "
+              f"runs in a plain child process {who}. For grades of record use Linux with user namespaces, or the "
               "Docker recipe in exercises/README.md.", file=sys.stderr)
     return isolation
 
@@ -165,9 +174,9 @@ def _batch(args) -> int:
         reports = grade_batch(root, args.only, args.seed, args.timeout, args.jobs, isolation=args.isolation)
     except ValueError as e:
         return _usage(str(e))
-    names = [Path(r.path).name for r in reports]
+    names = [cell(Path(r.path).name) for r in reports]
     for name, rep in zip(names, reports):
-        print(f"{name}: {rep.total}/{rep.max}")
+        print(f"{name}: {rep.total}/{rep.max} ({rep.isolation})")
         if not args.quiet:
             for r in rep.exercises:
                 print("  " + exercise_lines(r, details=False)[0])

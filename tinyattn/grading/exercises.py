@@ -3,6 +3,17 @@
 An exercise is scored part by part: a part earns its points when every check of that part passed
 (and the exercise loaded, ran in time and imported only what it may). So ex02's softmax earns its
 5 points after notebook 01, before its backward (notebook 02 material) is written.
+
+What an exercise may import is a whitelist, stated once here and enforced three times: by the
+static check of every submitted .py file (static.py), by what exists in the sandbox at all (the
+learner's process sees NumPy, the standard library and, for a Tensor exercise, the build of
+tinyattn made by allowed.py), and word for word in each exercise's docstring.
+
+* NumPy exercises ("numpy"): NumPy and the Python standard library. No tinyattn at all, so no
+  `numerical_grad` either: the exercises that ask for a hand-derived backward (ex02, ex05, ex06,
+  ex10) are checked against finite differences by the grader, never by the learner's own copy.
+* Tensor exercises ("module", ex08): also the tinyattn modules in TENSOR_LIBRARY, less the names in
+  TENSOR_REFUSED; every other module of the package is a stub whose names refuse to be used.
 """
 from __future__ import annotations
 
@@ -45,7 +56,7 @@ class Exercise:
         A part earns its points when it has checks and all of them passed. A failed check that
         belongs to no part (the file does not load, times out, imports what it may not) fails every part.
         """
-        checks = list(checks)
+        checks = [c for c in checks if not c.get("advice")]  # advice is shown, never scored
         whole = [c for c in checks if c.get("part") is None]
         earned = {}
         for p in self.parts:
@@ -99,6 +110,32 @@ EXERCISES: tuple[Exercise, ...] = (
     Exercise("ex14", "ex14_kv_cache.py", "a decoding step with a KV cache", ("decode_step",),
              _one("decode_step", 10, 8)),
 )
+
+# the tinyattn modules a Tensor exercise may import ("x.*": x's submodules too; x itself is listed apart)
+TENSOR_LIBRARY = (
+    "tinyattn", "tinyattn.amp", "tinyattn.autograd", "tinyattn.backends", "tinyattn.blas", "tinyattn.checks",
+    "tinyattn.compiler", "tinyattn.cuda", "tinyattn.defaults", "tinyattn.devices", "tinyattn.distributed",
+    "tinyattn.dtypes", "tinyattn.factories", "tinyattn.fastnp", "tinyattn.functions", "tinyattn.gradcheck",
+    "tinyattn.sampling", "tinyattn.serialization", "tinyattn.special", "tinyattn.tensor", "tinyattn._tensor",
+    "tinyattn.ops", "tinyattn.promotion", "tinyattn.compat",
+    "tinyattn.compat.*", "tinyattn.nn", "tinyattn.nn.containers", "tinyattn.nn.functional", "tinyattn.nn.init",
+    "tinyattn.nn.layers", "tinyattn.nn.loss", "tinyattn.nn.module", "tinyattn.nn.padding", "tinyattn.nn.parallel",
+    "tinyattn.nn.positional", "tinyattn.nn.rnn", "tinyattn.nn.utils", "tinyattn.optim", "tinyattn.optim.*",
+    "tinyattn.utils", "tinyattn.utils.*",
+)
+# names cut out of allowed modules: nn.functional's attention functions
+TENSOR_REFUSED = ("tinyattn.nn.functional.attention", "tinyattn.nn.functional.scaled_dot_product_attention",
+                  "tinyattn.nn.functional.linear_attention", "tinyattn.nn.functional.flash_attention",
+                  "tinyattn.nn.functional.multi_head_attention_forward")
+
+
+def in_tensor_library(module: str) -> bool:
+    """Whether a Tensor exercise may import `module` (a tinyattn module name)."""
+    for entry in TENSOR_LIBRARY:
+        if module == entry or entry.endswith(".*") and module.startswith(entry[:-1]):
+            return True
+    return False
+
 
 BY_ID: dict[str, Exercise] = {ex.id: ex for ex in EXERCISES}
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import multiprocessing
 import os
+import re
 import secrets
 import sys
 import time
@@ -22,9 +23,11 @@ from . import static
 from .exercises import BY_ID, EXERCISES, Exercise, get
 from .learner import resolve_isolation
 from .mistakes import hint
-from .runner import MAX_SOURCE, grade_exercise, submission_files
+from .door import Submission, read_folder
+from .runner import grade_exercise
 
 SEED_ENV = "TINYATTN_GRADE_SEED"
+EXERCISE_FILES = {ex.filename for ex in EXERCISES}
 DEFAULT_TIMEOUT = 60.0
 
 
@@ -118,33 +121,45 @@ def _single(ex: Exercise, status: str, name: str, message: str, seconds: float =
 
 
 def grade_file(path: Path, ex: Exercise, seed: int, timeout: float = DEFAULT_TIMEOUT, isolation: str = "auto",
-               hide: tuple[str, ...] = (), files: dict[str, str] | None = None) -> ExerciseResult:
+               hide: tuple[str, ...] = (), files: Submission | None = None, label: str | None = None) -> ExerciseResult:
     """Grade one submitted file for one exercise, judging in this process. Never raises.
 
-    `files`: the submission folder's sources as read before any learner code ran (read now if None).
+    `files`: the submission folder as read through the one door before any learner code ran (read
+    now if None); `label`: how messages name the folder.
     """
     start = time.perf_counter()
     try:
-        return _grade_file(Path(path), ex, seed, timeout, isolation, hide, start, files)
+        return _grade_file(Path(path), ex, seed, timeout, isolation, hide, start, files, label)
     except Exception as e:  # noqa: BLE001 - the grader must report, never crash
         return _single(ex, "error", "grader", f"the grader failed on this exercise: {type(e).__name__}: {e}",
                        time.perf_counter() - start)
 
 
 def _grade_file(path: Path, ex: Exercise, seed: int, timeout: float, isolation: str, hide: tuple[str, ...],
-                start: float, files: dict[str, str] | None) -> ExerciseResult:
-    if files is None and not path.is_file() or files is not None and path.name not in files:
-        return _single(ex, "error", "file exists", f"{path} not found (expected {ex.filename} in {path.parent})")
+                start: float, sub: Submission | None, label: str | None) -> ExerciseResult:
+    label = label if label is not None else str(path.parent)
+    if sub is None:
+        sub = read_folder(path.parent, label)
+    if sub.refused:
+        return _single(ex, "error", "learner files", "; ".join(sub.refused)[:1500] + ". Only regular .py files "
+                       "(and folders of them) are read from a submission.")
+    if sub.missing or path.name not in sub.files:
+        return _single(ex, "error", "file exists", f"{label}/{path.name} not found (expected {ex.filename} in {label})")
+    problems = []
     try:
-        files = submission_files(path) if files is None else files
-        problems = static.check_source(files[path.name], ex, str(path))
+        # the exercise and its helpers (the other exercises' files are judged as those exercises; here, the
+        # sandbox still holds only what this exercise allows, whatever they import)
+        for rel, text in sorted(sub.files.items(), key=lambda kv: kv[0] != path.name):
+            if rel != path.name and rel in EXERCISE_FILES:
+                continue
+            problems += [f"{rel}: {p}" if rel != path.name else p for p in static.check_source(text, ex, rel)]
     except SyntaxError as e:
-        return _single(ex, "error", "parses", f"syntax error in {path.name}, line {e.lineno}: {e.msg}")
-    except (UnicodeDecodeError, OSError) as e:
-        return _single(ex, "error", "readable", f"can not read {path}: {e}")
+        if e.filename == path.name:
+            return _single(ex, "error", "parses", f"syntax error in {path.name}, line {e.lineno}: {e.msg}")
+        problems.append(f"{e.filename}: does not parse (line {e.lineno}: {e.msg})")
     if problems:
         return _single(ex, "forbidden", "allowed imports only", "; ".join(problems) + ". " + static.rule(ex))
-    data = grade_exercise(ex.id, files, str(path.resolve()), seed, timeout, isolation, hide)
+    data = grade_exercise(ex.id, sub.files, str(path.resolve()), seed, timeout, isolation, hide)
     return ExerciseResult(ex.id, data["status"], points_earned(ex, data["checks"]), ex.points, data["checks"],
                           time.perf_counter() - start, data["isolation"], data.get("stdout", ""))
 
@@ -164,35 +179,6 @@ def select(only: list[str] | None) -> list[Exercise]:
 
 def default_jobs() -> int:
     return max(1, os.cpu_count() or 1)
-
-
-def _snapshot(folder: Path) -> dict[str, str] | None:
-    """Every readable .py file in `folder` by name (None when the folder can not be listed)."""
-    try:
-        paths = sorted(folder.glob("*.py"))
-    except OSError:
-        return None
-    out = {}
-    for p in paths:
-        try:
-            out[p.name] = p.read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError):
-            pass
-    return out
-
-
-def _files_for(path: Path, snapshot: dict[str, str] | None) -> dict[str, str] | None:
-    """The exercise's file first, then its siblings up to the size limit; None: read it later (to report why)."""
-    if snapshot is None or path.name not in snapshot:
-        return None
-    files, size = {path.name: snapshot[path.name]}, 0
-    for name, text in snapshot.items():
-        if name != path.name:
-            size += len(text)
-            if size > MAX_SOURCE:
-                break
-            files[name] = text
-    return files
 
 
 def _grade_task(task) -> ExerciseResult:
@@ -243,20 +229,25 @@ def scrub_own_cmdline(secret: str) -> None:
 
 
 def run_tasks(tasks: list[tuple[Path, Exercise]], seed: int, timeout: float, jobs: int | None,
-              on_done=None, isolation: str = "auto", hide: tuple[str, ...] = ()) -> list[ExerciseResult]:
+              on_done=None, isolation: str = "auto", hide: tuple[str, ...] = (),
+              labels: dict[Path, str] | None = None) -> list[ExerciseResult]:
     """Grade (file, exercise) pairs on `jobs` judge processes; results in the order given."""
     jobs = max(1, min(jobs or default_jobs(), len(tasks) or 1))
     isolation = resolve_isolation(isolation)
     for ex in dict.fromkeys(t[1] for t in tasks):
         checks_pkg.load(ex.id)               # every check in memory before any submission runs
-    # every submission is read now, before any of them runs: no learner's code can change another's files
-    snapshots: dict[Path, dict[str, str] | None] = {}
+    # every submission is read now, through the one door, before any of them runs: no learner's code
+    # can change another's files, and nothing is read again
+    snapshots: dict[Path, Submission] = {}
     for p, _ in tasks:
         p = Path(p)
         if p.parent not in snapshots:
-            snapshots[p.parent] = _snapshot(p.parent)
-    full = [(Path(p), ex, seed, timeout, isolation, tuple(str(h) for h in hide),
-             _files_for(Path(p), snapshots[Path(p).parent])) for p, ex in tasks]
+            snapshots[p.parent] = read_folder(p.parent, (labels or {}).get(p.parent))
+    if any(t[1].kind == "module" for t in tasks):
+        from .allowed import tensor_library
+        tensor_library()                     # built once, before the pool forks
+    full = [(Path(p), ex, seed, timeout, isolation, tuple(str(h) for h in hide), snapshots[Path(p).parent],
+             (labels or {}).get(Path(p).parent)) for p, ex in tasks]
     results: list[ExerciseResult] = []
     if jobs == 1:
         for task, f in zip(tasks, full):
@@ -281,13 +272,23 @@ def grade_folder(path: str | os.PathLike = "exercises", only: list[str] | None =
     folder, seed = Path(path), resolve_seed(seed)
     exercises = select(only)
     results = run_tasks([(folder / ex.filename, ex) for ex in exercises], seed, timeout, jobs,
-                        isolation=isolation, hide=(str(folder.resolve()),))
+                        isolation=isolation, hide=(str(folder.resolve()),), labels={folder: str(path)})
     return GradeReport(str(folder), seed, results)
 
 
 def submission_folder(path: Path) -> Path:
-    """A submission is either laid out like exercises/ or holds an exercises/ folder (a cloned repo)."""
-    return path / "exercises" if (path / "exercises").is_dir() and not any(path.glob("ex[0-9][0-9]_*.py")) else path
+    """A submission is either laid out like exercises/ or holds an exercises/ folder (a cloned repo).
+    Decided from names alone (no link is followed: the one door refuses links when it reads)."""
+    path = Path(path)
+    if path.is_symlink():
+        return path
+    try:
+        names = os.listdir(path)
+    except OSError:
+        return path
+    if "exercises" in names and not any(re.fullmatch(r"ex\d\d_.*\.py", n) for n in names):
+        return path / "exercises"
+    return path
 
 
 def grade_batch(root: str | os.PathLike, only: list[str] | None = None, seed: int | None = None,
@@ -295,10 +296,13 @@ def grade_batch(root: str | os.PathLike, only: list[str] | None = None, seed: in
                 isolation: str = "auto") -> list[GradeReport]:
     """Grade every sub-folder of `root` (one per learner), all exercises in one parallel pool."""
     root, seed = Path(root), resolve_seed(seed)
-    subs = sorted(p for p in root.iterdir() if p.is_dir() and not p.name.startswith("."))
+    # a link to a folder is a submission too: the one door refuses it by name (no automatic plagiarism)
+    subs = sorted(p for p in root.iterdir() if (p.is_symlink() or p.is_dir()) and not p.name.startswith("."))
     exercises = select(only)
-    tasks = [(submission_folder(sub) / ex.filename, ex) for sub in subs for ex in exercises]
+    folders = {sub: submission_folder(sub) for sub in subs}
+    labels = {f: f.relative_to(root).as_posix() for f in folders.values()}
+    tasks = [(folders[sub] / ex.filename, ex) for sub in subs for ex in exercises]
     # every learner's folder is hidden from every learner's process: sources travel over the pipe
-    results = run_tasks(tasks, seed, timeout, jobs, on_done, isolation, hide=(str(root.resolve()),))
+    results = run_tasks(tasks, seed, timeout, jobs, on_done, isolation, hide=(str(root.resolve()),), labels=labels)
     n = len(exercises)
     return [GradeReport(str(sub), seed, results[i * n:(i + 1) * n]) for i, sub in enumerate(subs)]

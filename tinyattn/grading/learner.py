@@ -5,19 +5,11 @@ then one request per call the checks make; replies are decoded by wire.py into p
 learner object that is not plain data (ex08's module, a Tensor) stays in the child and comes
 back as a `Remote` handle; attribute reads and calls on it are further requests.
 
-Isolation ("isolation" in every result):
-* "sandbox": `unshare --user --map-root-user --pid --fork --kill-child --net --mount
-  --mount-proc`, finished from inside by child.py (read-only filesystem, the grader, solutions,
-  tests and learners' folders hidden, a private tmpfs, nested namespace, no capabilities). Ending
-  the `unshare` process ends the PID namespace and with it every process the submission started,
-  `setsid` or not.
-* "user": as "process" below, but the grader is root, so the learner's process runs as nobody
-  (uid 65534): it can not read the grader's memory or write files; it can read world-readable ones.
-* "process": a plain child process in its own session (no namespaces on this machine: macOS,
-  Docker's default seccomp profile, or unprivileged user namespaces turned off). It still never
-  holds the references or the seed, but it can read files the grader's user can read, so
-  `tinyattn grade` warns. At the end its session and every descendant that re-parented to the
-  judge (a Linux subreaper) are killed.
+Isolation ("isolation" in every result): see the package docstring. "sandbox" is built by child.py
+from `sandbox_config()` (when the grader is root, this side writes the child's uid map: ns root =
+host root while the root is built, then INNER_ID = a fresh host uid for the learner's code).
+"user" and "process" are plain child processes in their own session; at the end, that session and
+every descendant that re-parented to the judge (a Linux subreaper) are killed.
 """
 from __future__ import annotations
 
@@ -38,6 +30,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from . import wire
+from .text import clean_line, clean_text
 
 HERE = Path(__file__).resolve().parent
 CHILD, WIRE = str(HERE / "child.py"), str(HERE / "wire.py")
@@ -46,7 +39,10 @@ PACKAGE_ROOT = str(HERE.parents[1])                     # the folder that holds 
 ISOLATIONS = ("auto", "sandbox", "user", "process")
 STDERR_KEEP = 16 * 1024                                 # bytes of the child's stderr kept (its tail)
 STDOUT_TAIL = 4096                                      # characters of the learner's printing kept for the report
-LIMITS = {"RLIMIT_AS": 4 << 30, "RLIMIT_FSIZE": 64 << 20, "RLIMIT_NOFILE": 256, "RLIMIT_CORE": 0}
+# one learner's sandbox in all: at most SANDBOX_NPROC processes and threads (RLIMIT_NPROC, counted per
+# user namespace, or per host uid of its own when the grader is root), each with RLIMIT_AS address space
+SANDBOX_NPROC = 6
+LIMITS = {"RLIMIT_AS": 384 << 20, "RLIMIT_FSIZE": 64 << 20, "RLIMIT_NOFILE": 256, "RLIMIT_CORE": 0}
 @lru_cache(maxsize=None)
 def _source(path: str) -> str:
     with open(path, encoding="utf-8") as f:
@@ -54,9 +50,27 @@ def _source(path: str) -> str:
 
 
 # the child runs from its source text: it reads no file of the grader's (which may be unreadable to it)
-CHILD_CMD = [sys.executable, "-I", "-c", _source(CHILD)]
-UNSHARE = ["unshare", "--user", "--map-root-user", "--pid", "--fork", "--kill-child", "--net", "--mount",
-           "--mount-proc", "--"]
+CHILD_CMD = [sys.executable, "-I", "-S", "-c", _source(CHILD)]   # -S: no site-packages but the ones given
+LIBRARY_MOUNT = "/opt/tinyattn"                         # where a Tensor exercise's tinyattn lies in the sandbox
+INNER_ID = 1000                                         # child.INNER_ID: the learner's uid inside
+FIRST_OUTER_ID = 1 << 28                                # host uids handed to sandboxes start here (root grader)
+
+
+class ForbiddenImport(ImportError):
+    """The learner's code imported a module no exercise may use (reported by its process)."""
+
+
+class StudentNotImplemented(Exception):
+    """The learner's function still raises NotImplementedError."""
+
+
+class StudentRaised(Exception):
+    """The learner's code raised (or called sys.exit); the message says where, `kind` names the type."""
+
+    def __init__(self, message: str, original: BaseException | None = None, kind: str | None = None):
+        super().__init__(message)
+        self.original = original
+        self.kind = kind or (type(original).__name__ if original is not None else "")
 
 
 class LearnerTimeout(BaseException):
@@ -69,6 +83,14 @@ class LearnerDied(BaseException):
     def __init__(self, message: str):
         super().__init__(message)
         self.message = message
+
+
+def clean_raised(r: dict) -> dict:
+    """A learner's exception report with every string neutralised (it is shown to people)."""
+    return {"kind": str(r.get("kind", "exception"))[:40], "types": [clean_line(t, 100) for t in r.get("types", [])
+                                                                    if isinstance(t, str)][:40],
+            "message": clean_line(r.get("message", ""), 2000), "where": clean_line(r.get("where", ""), 400),
+            "code": clean_line(r.get("code"), 200) if r.get("code") is not None else None}
 
 
 # ---- which isolation this machine offers -----------------------------------------------------------
@@ -87,34 +109,73 @@ def _site_dirs() -> list[str]:
     dirs = list(getattr(site, "getsitepackages", lambda: [])())
     import sysconfig
     dirs += [sysconfig.get_paths()["purelib"], sysconfig.get_paths()["platlib"], _numpy_site()]
+    # and every other Python's packages under the system folders (a Debian python3-* package is as
+    # importable as one of ours): the sandbox empties them all but for NumPy
+    import glob
+    for pattern in ("/usr/lib/python3*/*-packages", "/usr/local/lib/python3*/*-packages"):
+        dirs += glob.glob(pattern)
     return [d for d in dict.fromkeys(os.path.realpath(d) for d in dirs) if os.path.isdir(d)]
 
 
-def _needed() -> list[str]:
-    """Paths the learner's process must still see: Python, NumPy and tinyattn."""
-    import numpy
-    return [os.path.realpath(p) for p in (sys.executable, sys.prefix, sys.base_prefix, PACKAGE_ROOT,
-                                          os.path.dirname(numpy.__file__))]
+SYSTEM = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
+DEVICES_SHOWN = ("/etc/ld.so.cache",)                   # the loader's cache: Python's C modules find their libraries
 
 
-def sandbox_config(hide: tuple[str, ...] = ()) -> dict:
-    """What child.py's enter_sandbox needs: the private tmp, the hidden paths, the filtered site dirs."""
-    needed = _needed()
-    tmp = next((t for t in ("/tmp", "/dev/shm", "/var/tmp")
-                if os.path.isdir(t) and not any(_under(n, t) for n in needed)), None)
-    if tmp is None:
-        raise OSError("no folder for a private tmpfs (/tmp, /dev/shm and /var/tmp hold Python or tinyattn)")
-    hidden = [str(HERE), os.path.join(PACKAGE_ROOT, "solutions"), os.path.join(PACKAGE_ROOT, "tests")]
-    hidden += [os.path.realpath(h) for h in hide]
-    # never hide a folder Python or tinyattn lives in (that would hide them too)
-    hidden = [h for h in dict.fromkeys(hidden) if not any(_under(n, h) for n in needed) or h == str(HERE)]
-    filters = []
-    for d in _site_dirs():
-        if _under(PACKAGE_ROOT, d) and PACKAGE_ROOT != d:
-            continue                        # tinyattn lives below this folder: leave it whole
-        keep = [n for n in os.listdir(d) if n.startswith("numpy") or (PACKAGE_ROOT == d and n == "tinyattn")]
-        filters.append([d, keep])
-    return {"tmp": tmp, "hide": hidden, "filter": filters}
+def _bound(path: str, trees: list[str]) -> bool:
+    return any(_under(path, t) for t in trees)
+
+
+def sandbox_config(library: str | None = None, hide: tuple[str, ...] = ()) -> dict:
+    """What child.py's enter_sandbox builds the fresh root from (every path is the host's and the sandbox's).
+
+    library: the folder holding the build of tinyattn a Tensor exercise may import (None: no tinyattn).
+    hide: more folders to keep out should they lie inside a bound tree (a batch's root, the checkout)."""
+    links, binds, trees = [], [], []
+    for d in SYSTEM:
+        if os.path.islink(d):
+            links.append([os.readlink(d), d])
+        elif os.path.isdir(d):
+            binds.append([d, d])
+            trees.append(d)
+    for f in DEVICES_SHOWN:
+        if os.path.isfile(f):
+            binds.append([f, f])
+    # Python's own prefix (a pyenv, a venv, the hosted tool cache) and NumPy, where /usr does not hold them
+    for p in (sys.base_prefix, sys.prefix, _numpy_site()):
+        real = os.path.realpath(p)
+        if os.path.isdir(real) and not _bound(real, trees):
+            binds.append([real, real])
+            trees.append(real)
+    exe = os.path.realpath(sys.executable)
+    if not _bound(exe, trees):
+        raise OSError(f"Python ({exe}) lies outside its prefix: can not build the sandbox's root")
+    # every site-packages folder: empty but for NumPy (no other package, no .pth, no tinyattn install)
+    sites = [d for d in _site_dirs() if _bound(d, trees)]
+    keep = [[d, sorted(n for n in os.listdir(d) if n == "numpy" or n.startswith("numpy.libs")
+                       or n == "numpy.dylibs")] for d in sites]
+    hidden = [os.path.realpath(h) for h in (PACKAGE_ROOT, *hide)]
+    # (a folder that holds a bound tree or a site-packages folder is left to those: the site filter
+    # already empties site-packages, e.g. of a tinyattn installed there, but for NumPy)
+    hidden = [h for h in dict.fromkeys(hidden) if _bound(h, trees) and not any(_under(t, h) for t in trees)
+              and not any(_under(d, h) for d in sites)]
+    if library is not None:
+        binds.append([library, LIBRARY_MOUNT])
+    return {"links": links, "binds": binds, "sites": keep, "hide": hidden, "workdir": "/tmp/work",
+            "path": [LIBRARY_MOUNT] if library is not None else [], "path_last": [os.path.realpath(_numpy_site())]}
+
+
+def _map_ids(pid: int, outer: int) -> None:
+    """(grader is root) ns uid/gid 0 = host 0 while the root is built, INNER_ID = a host uid of its own after."""
+    for kind in ("uid", "gid"):
+        with open(f"/proc/{pid}/{kind}_map", "w") as f:
+            f.write(f"0 0 1\n{INNER_ID} {outer} 1\n")
+
+
+def _fresh_host_id() -> int:
+    """A host uid no account uses, different for each sandbox: its processes are counted apart
+    (RLIMIT_NPROC) and it can not signal or read anything of another learner's."""
+    import secrets
+    return FIRST_OUTER_ID + secrets.randbelow(1 << 24)
 
 
 @lru_cache(maxsize=1)
@@ -122,17 +183,20 @@ def sandbox_problem() -> str | None:
     """None when the namespace sandbox works here, else why not (one line)."""
     if not sys.platform.startswith("linux"):
         return f"no Linux namespaces on {sys.platform}"
-    if shutil.which("unshare") is None:
-        return "the `unshare` command (util-linux) is not installed"
+    proc = None
     try:
-        cfg = {**sandbox_config(), "sandbox": True, "probe": True, "wire": "", "workdir": "/"}
-        proc = subprocess.run(UNSHARE + CHILD_CMD + [json.dumps(cfg)], capture_output=True,
-                              timeout=20, env=_env("/"))
-    except (OSError, subprocess.SubprocessError) as e:
-        return f"unshare failed: {e}"
-    if proc.returncode != 0:
-        err = proc.stderr.decode("utf-8", "replace").strip().splitlines()
-        return f"unshare failed: {err[-1][:200] if err else f'exit status {proc.returncode}'}"
+        proc = LearnerProcess("sandbox", 20.0, probe=True)
+        rc = proc.proc.wait(timeout=20)
+    except LearnerDied as e:
+        return f"the sandbox could not start: {e.message}"
+    except (OSError, subprocess.SubprocessError, LearnerTimeout) as e:
+        return f"the sandbox could not start: {type(e).__name__}: {e}"
+    finally:
+        if proc is not None:
+            proc.close()
+    if rc != 0:
+        lines = b"".join(proc.stderr).decode("utf-8", "replace").strip().splitlines()
+        return f"the sandbox could not start: {lines[-1][:200] if lines else f'exit status {rc}'}"
     return None
 
 
@@ -142,12 +206,11 @@ def user_problem() -> str | None:
     if not (hasattr(os, "geteuid") and os.geteuid() == 0):
         return "the grader is not root"
     try:
-        proc = subprocess.run([sys.executable, "-I", "-c", f"import sys; sys.path[:0] = {[PACKAGE_ROOT]!r}; "
-                               "import numpy, tinyattn"], capture_output=True, timeout=30, env=_env("/"), cwd="/",
-                              user=NOBODY, group=NOBODY, extra_groups=[])
+        proc = subprocess.run([sys.executable, "-I", "-c", "import numpy"], capture_output=True, timeout=30,
+                              env=_env("/"), cwd="/", user=NOBODY, group=NOBODY, extra_groups=[])
     except (OSError, subprocess.SubprocessError) as e:
         return f"nobody can not run {sys.executable}: {e}"
-    return None if proc.returncode == 0 else "nobody can not import numpy and tinyattn"
+    return None if proc.returncode == 0 else "nobody can not import numpy"
 
 
 def resolve_isolation(requested: str = "auto") -> str:
@@ -228,40 +291,65 @@ def _descendants_by_scan(root: int) -> set[int]:
 class LearnerProcess:
     """One submission's process for one exercise."""
 
-    def __init__(self, isolation: str, timeout: float, hide: tuple[str, ...] = ()):
+    def __init__(self, isolation: str, timeout: float, hide: tuple[str, ...] = (), library: str | None = None,
+                 as_budget: int | None = None, probe: bool = False):
         """timeout: seconds the learner's code may take in all, counted while the judge waits for it
-        (the judge's own work, e.g. finite differences of the reference, does not count)."""
+        (the judge's own work, e.g. finite differences of the reference, does not count).
+        library: the build of tinyattn the exercise may import (None: no tinyattn on the path).
+        as_budget: bytes of address space the learner's code may add (the kernel enforces it)."""
         self.isolation, self.left = isolation, float(timeout)
         self.deadline = time.monotonic() + self.left
         self.stderr: deque[bytes] = deque()
         self._stderr_size = 0
         self._printed = ""
         self.names: list[str] = []
-        self._tmp, self._before, self._stuck = None, set(), False
+        self._tmp, self._before, self._stuck, self._mount_dir = None, set(), False, None
         user = {}
         if isolation == "sandbox":
-            cfg = {**sandbox_config(hide), "sandbox": True}
-            cfg["workdir"] = os.path.join(cfg["tmp"], "work")
-            cmd = UNSHARE + CHILD_CMD
+            self._mount_dir = tempfile.mkdtemp(prefix="tinyattn-root-")     # empty: only a mount point
+            cfg = {**sandbox_config(library, hide), "sandbox": True, "mount_dir": self._mount_dir}
+            root = hasattr(os, "geteuid") and os.geteuid() == 0
+            cfg["map_by_judge"] = root
+            cfg["outer_ids"] = [os.getuid(), os.getgid()]
+            limits = {**LIMITS, "RLIMIT_NPROC": SANDBOX_NPROC}
+            home = "/tmp"
         else:
             self._tmp = tempfile.mkdtemp(prefix="tinyattn-learner-")
-            cfg = {"workdir": self._tmp}
-            cmd = CHILD_CMD
-            if isolation == "user":                       # root without namespaces: the learner runs as nobody
-                os.chown(self._tmp, NOBODY, NOBODY)
-                user = {"user": NOBODY, "group": NOBODY, "extra_groups": []}
+            cfg = {"workdir": self._tmp, "path": [library] if library else [], "path_last": [_numpy_site()]}
+            if isolation == "user":   # root without namespaces: a uid of its own (not even nobody's), so no
+                uid = _fresh_host_id()  # learner can signal or read another's processes
+                os.chown(self._tmp, uid, uid)
+                user = {"user": uid, "group": uid, "extra_groups": []}
             _set_subreaper()
             self._before = _descendants(os.getpid())     # ours already: never killed at the end
+            limits, home = dict(LIMITS), self._tmp
         # CPU seconds: the wall-clock deadline is the real limit; this one also stops a forked spinner
-        cpu = max(1, int(timeout) + 5)
-        # -I leaves out PYTHONPATH and the user site: tinyattn's folder first, NumPy's wherever it is
-        cfg.update(wire=_source(WIRE), path=[PACKAGE_ROOT], path_last=[_numpy_site()],
-                   limits={**LIMITS, "RLIMIT_CPU": cpu})
-        self.proc = subprocess.Popen(cmd + [json.dumps(cfg)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                     stderr=subprocess.PIPE, env=_env(cfg["workdir"] if self._tmp else cfg["tmp"]),
-                                     cwd=self._tmp or "/", start_new_session=True, **user)
+        limits["RLIMIT_CPU"] = max(1, int(timeout) + 5)
+        cfg.update(wire=_source(WIRE), limits=limits, probe=probe, as_budget=as_budget)
+        self.proc = subprocess.Popen(CHILD_CMD + [json.dumps(cfg)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                     stderr=subprocess.PIPE, env=_env(home), cwd=self._tmp or "/",
+                                     start_new_session=True, **user)
         self._reader = threading.Thread(target=self._read_stderr, daemon=True)
         self._reader.start()
+        if cfg.get("map_by_judge"):
+            self._handshake()
+
+    def _handshake(self) -> None:
+        """The child made its user namespace: write its uid and gid maps (root only can map a
+        second host uid), then let it go on."""
+        try:
+            got = b""
+            while not got:
+                self._wait_for(self.proc.stdout, False, min(self.left, 20.0))
+                got = os.read(self.proc.stdout.fileno(), 1)
+                if not got:
+                    raise EOFError
+            if got != b"U":
+                raise OSError("unexpected start byte")
+            _map_ids(self.proc.pid, _fresh_host_id())
+            os.write(self.proc.stdin.fileno(), b"G")
+        except (EOFError, OSError):
+            raise LearnerDied(self._death()) from None
 
     def _read_stderr(self) -> None:
         for chunk in iter(lambda: self.proc.stderr.read1(4096), b""):
@@ -270,18 +358,32 @@ class LearnerProcess:
             while self._stderr_size - len(self.stderr[0]) > STDERR_KEEP and len(self.stderr) > 1:
                 self._stderr_size -= len(self.stderr.popleft())
 
-    def _wait_readable(self) -> None:
-        left = self.deadline - time.monotonic()
-        if left <= 0 or not select.select([self.proc.stdout], [], [], left)[0]:
+    def _wait_for(self, f, write: bool, left: float) -> None:
+        if left <= 0 or not select.select([] if write else [f], [f] if write else [], [], left)[0 if not write else 1]:
             self._stuck = True
             raise LearnerTimeout()
+
+    def _wait_readable(self) -> None:
+        self._wait_for(self.proc.stdout, False, self.deadline - time.monotonic())
+
+    def _send(self, msg: dict) -> None:
+        """Write one request, never blocking past the deadline (a learner that stops reading can not hang us)."""
+        data = memoryview(wire.dumps(msg, hook=self._encode))
+        fd = self.proc.stdin.fileno()
+        os.set_blocking(fd, False)
+        while data:
+            self._wait_for(self.proc.stdin, True, self.deadline - time.monotonic())
+            try:
+                data = data[os.write(fd, data):]
+            except BlockingIOError:
+                continue
 
     def request(self, msg: dict) -> dict:
         """Send one request and return the reply (a dict with 'ok' or 'raised', 'stdout', ...)."""
         start = time.monotonic()
         self.deadline = start + self.left
         try:
-            wire.write_message(self.proc.stdin.fileno(), msg, hook=self._encode)
+            self._send(msg)
             reply = wire.read_message(self.proc.stdout.fileno(), hook=self._decode, wait=self._wait_readable)
         except (EOFError, BrokenPipeError, OSError):
             raise LearnerDied(self._death()) from None
@@ -293,7 +395,9 @@ class LearnerProcess:
             raise LearnerDied("the exercise's process sent something that is not a reply")
         out = reply.get("stdout")
         if isinstance(out, str) and out:
-            self._printed = (self._printed + out)[-(STDOUT_TAIL + 1):]
+            self._printed = (self._printed + clean_text(out[-4 * STDOUT_TAIL:], 4 * STDOUT_TAIL))[-(STDOUT_TAIL + 1):]
+        if isinstance(reply.get("raised"), dict):
+            reply["raised"] = clean_raised(reply["raised"])
         return reply
 
     def _death(self) -> str:
@@ -303,9 +407,7 @@ class LearnerProcess:
             rc = None
         self._reader.join(timeout=1.0)
         lines = b"".join(self.stderr).decode("utf-8", "replace").strip().splitlines()
-        last = lines[-1].strip() if lines else ""
-        if len(last) > 300:
-            last = last[:300] + f"... ({len(last) - 300} more characters)"
+        last = clean_line(lines[-1].strip(), 300) if lines else ""      # the learner's text: no escape codes
         return (f"the exercise's process exited with status {rc} before reporting a result"
                 + (" (os._exit or a crash?)" if rc == 0 else "") + (f"; last error line: {last}" if last else ""))
 
@@ -331,7 +433,7 @@ class LearnerProcess:
         if "Tn" in tree:
             return RemoteTensor(self, int(tree["Tn"]), dec(tree["data"]), bool(tree.get("rg")))
         if "R" in tree:
-            mro = [str(m) for m in tree.get("mro", [])] if isinstance(tree.get("mro"), list) else []
+            mro = [clean_line(m, 200) for m in tree.get("mro", [])][:20] if isinstance(tree.get("mro"), list) else []
             return Remote(self, int(tree["R"]), mro, bool(tree.get("callable")))
         raise wire.ProtocolError(f"unexpected value {str(tree)[:60]}")
 
@@ -373,6 +475,11 @@ class LearnerProcess:
         finally:
             if self._tmp:
                 shutil.rmtree(self._tmp, ignore_errors=True)
+            if self._mount_dir:
+                try:
+                    os.rmdir(self._mount_dir)               # the tmpfs on it lived in the sandbox's namespace
+                except OSError:
+                    pass
 
 
 # ---- learner objects, seen from the judge -----------------------------------------------------------
@@ -464,7 +571,6 @@ def _answer(reply: dict, label: str):
     """reply['ok'], or the learner's exception as the checks' StudentRaised / StudentNotImplemented."""
     if "raised" not in reply:
         return reply["ok"]
-    from .checkkit import StudentNotImplemented, StudentRaised
     r = reply["raised"] if isinstance(reply["raised"], dict) else {}
     msg, where = str(r.get("message", ""))[:2000], str(r.get("where", ""))[:400]
     if r.get("kind") == "not_implemented":

@@ -7,6 +7,7 @@ hang, patch NumPy, fork, write files) can only change what it answers, never how
 """
 from __future__ import annotations
 
+import secrets
 from pathlib import Path
 
 import numpy as np
@@ -14,30 +15,25 @@ import numpy as np
 from . import checks as checks_pkg
 from .checkkit import ERROR, FORBIDDEN, NOT_IMPLEMENTED, PASSED, CheckResult, Session
 from .exercises import get
+from .allowed import tensor_library
 from .learner import LearnerDied, LearnerProcess, LearnerTimeout, resolve_isolation
 from .static import ALWAYS, NEVER_RULE
 
 BLOCKED = ALWAYS                       # refused at import time too, in the learner's process
 RULE = NEVER_RULE                      # said after "importing X is not allowed: ", word for word as in the docstrings
-MAX_SOURCE = 1 << 20                   # bytes of .py files sent from one submission folder
 
 
 def submission_files(path: str | Path) -> dict[str, str]:
-    """The submitted file and the .py files beside it (the learner may import their own helpers),
-    read once, before any submitted code runs: later changes on disk can not affect this grade."""
+    """The submitted file's folder through the one door (door.read_folder): for scripts and tests.
+    OSError naming what was refused."""
+    from .door import read_folder
     path = Path(path)
-    files, size = {path.name: path.read_text(encoding="utf-8")}, 0
-    for p in sorted(path.parent.glob("*.py")):
-        if p.name not in files and p.is_file():
-            try:
-                text = p.read_text(encoding="utf-8")
-            except (OSError, UnicodeDecodeError):
-                continue
-            size += len(text)
-            if size > MAX_SOURCE:
-                break
-            files[p.name] = text
-    return files
+    sub = read_folder(path.parent)
+    if sub.refused:
+        raise OSError("; ".join(sub.refused))
+    if path.name not in sub.files:
+        raise FileNotFoundError(f"{path} not found")
+    return sub.files
 
 
 def _verdict(status: str, name: str, message: str) -> dict:
@@ -66,10 +62,13 @@ def grade_exercise(ex_id: str, files: dict[str, str], origin: str, seed: int, ti
     """
     ex = get(ex_id)
     isolation = resolve_isolation(isolation)
-    proc = LearnerProcess(isolation, timeout, hide)
+    library = tensor_library() if ex.kind == "module" else None
     result: dict
+    proc = None
     try:
-        result = _judge(ex, proc, files, origin, seed)
+        proc = LearnerProcess(isolation, timeout, hide, library)
+        result = _judge(ex, proc, files, origin, seed, lambda budget: LearnerProcess(
+            isolation, timeout, hide, library, as_budget=budget))
     except LearnerTimeout:
         result = _verdict("timeout", "finishes in time",
                           f"still running after {timeout:g} s and stopped: look for an infinite loop "
@@ -77,24 +76,37 @@ def grade_exercise(ex_id: str, files: dict[str, str], origin: str, seed: int, ti
     except LearnerDied as e:
         result = _verdict(ERROR, "reports a result", e.message)
     finally:
-        proc.close()
-    result["stdout"] = proc.stdout
+        if proc is not None:
+            proc.close()
+    result["stdout"] = proc.stdout if proc is not None else ""
     result["isolation"] = isolation
     return result
 
 
-def _judge(ex, proc: LearnerProcess, files: dict[str, str], origin: str, seed: int) -> dict:
-    init_seed = int(np.random.SeedSequence([seed, int(ex.id[2:]), 1]).generate_state(1)[0])   # not the seed
+def load(proc: LearnerProcess, ex, files: dict[str, str], origin: str) -> dict | None:
+    """Send the submission to a fresh learner process; None when it loaded, else the verdict.
+
+    ex08's module initialises its weights from a fresh random salt drawn here for this process:
+    nothing derived from the seed of record reaches the learner's code (the checks then write
+    every weight themselves)."""
     reply = proc.request({"op": "load", "files": files, "main": Path(origin).name, "origin": origin,
                           "module": f"submission_{ex.id}", "kind": ex.kind, "blocked": list(BLOCKED),
-                          "rule": RULE, "init_seed": init_seed})
+                          "rule": RULE, "init_seed": secrets.randbits(63)})
     if "raised" in reply:
         return _load_verdict(reply["raised"] if isinstance(reply["raised"], dict) else {}, origin)
     proc.names = [str(n) for n in reply["ok"]] if isinstance(reply["ok"], list) else []
+    return None
+
+
+def _judge(ex, proc: LearnerProcess, files: dict[str, str], origin: str, seed: int, fresh) -> dict:
+    verdict = load(proc, ex, files, origin)
+    if verdict is not None:
+        return verdict
 
     # inputs come from a private generator: fresh for each seed, and out of reach of the learner's code
     rng = np.random.default_rng([seed, int(ex.id[2:])])
-    session = Session(learner=proc, path=origin, rng=rng)
+    session = Session(learner=proc, path=origin, rng=rng,
+                      fresh_learner=lambda budget: _fresh(fresh(budget), ex, files, origin))
     try:
         checks_pkg.load(ex.id).run(session)
     except (LearnerTimeout, LearnerDied):
@@ -102,7 +114,7 @@ def _judge(ex, proc: LearnerProcess, files: dict[str, str], origin: str, seed: i
     except BaseException as e:  # noqa: BLE001 - e.g. a bug in a check
         session.results.append(CheckResult("runs to the end", ERROR, f"grading stopped: {type(e).__name__}: {e}"))
     results = session.finish()
-    states = {r.state for r in results}
+    states = {r.state for r in results if not r.advice} or {r.state for r in results}
     if FORBIDDEN in states:
         status = FORBIDDEN
     elif ERROR in states:
@@ -114,6 +126,15 @@ def _judge(ex, proc: LearnerProcess, files: dict[str, str], origin: str, seed: i
     else:
         status = "failed"
     return {"status": status, "checks": [r.to_json() for r in results]}
+
+
+def _fresh(proc: LearnerProcess, ex, files: dict[str, str], origin: str) -> LearnerProcess:
+    """A second learner process with the submission loaded (e.g. under an address-space budget)."""
+    verdict = load(proc, ex, files, origin)
+    if verdict is not None:
+        proc.close()
+        raise LearnerDied("the submission did not load a second time: " + verdict["checks"][0]["message"])
+    return proc
 
 
 def grade_in_process(ex_id: str, path: str, seed: int, timeout: float = 60.0, isolation: str = "auto") -> dict:

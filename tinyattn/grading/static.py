@@ -6,19 +6,24 @@ message (a violation makes the exercise `forbidden`):
 from __future__ import annotations
 
 import ast
+from pathlib import Path
 
-from .exercises import Exercise
+from .exercises import Exercise, in_tensor_library
 
 NEVER_RULE = "No exercise may import torch, tensorflow, jax, scipy.special or the grader (tinyattn.grading)."
-NUMPY_RULE = "Allowed: NumPy and the Python standard library; from tinyattn, only tinyattn.gradcheck."
+NUMPY_RULE = ("Allowed: NumPy and the Python standard library; nothing from tinyattn (check a gradient "
+              "with your own finite differences).")
 MODULE_RULE = ("Allowed: NumPy, the Python standard library, tinyattn Tensors and their ops, nn.Module, nn.Linear, "
                "nn.Parameter, nn.Dropout, nn.ModuleList and nn.functional's building blocks (softmax, linear, "
-               "dropout, ...); not tinyattn's own attention code (nn.MultiHeadAttention and the other attention "
-               "layers, F.scaled_dot_product_attention, F.attention, F.flash_attention, tinyattn.masks).")
+               "dropout, ...); not tinyattn's own attention code (nn.Attention, nn.MultiheadAttention and the other "
+               "attention layers, F.scaled_dot_product_attention, F.attention, F.flash_attention, tinyattn.masks): "
+               "the sandbox holds a tinyattn without them.")
 __doc__ += f"\n* {NEVER_RULE}\n* The NumPy exercises: {NUMPY_RULE}\n* ex08 (a module): {MODULE_RULE}\n" + """
 `getattr(x, "name")`, `__import__("name")` and `importlib.import_module("name")` with literal strings
-are checked like the statements they stand for. The runner also blocks the forbidden third-party
-modules at import time, so a disguised import fails there instead.
+are checked like the statements they stand for; an import whose name is computed is refused. Every
+.py file the learner submits with the exercise (helper modules and packages) is checked the same
+way. This check is the courtesy that names an honest mistake; the wall is the sandbox, which holds
+only what the exercise allows (see exercises.py).
 """
 
 ALWAYS = ("torch", "tensorflow", "jax", "scipy.special", "tinyattn.grading")
@@ -48,12 +53,22 @@ def _under(name: str, prefixes) -> str | None:
     return None
 
 
+def _is_module(name: str) -> bool:
+    """Whether `name` is a module of the tinyattn package (not a function or class in one)."""
+    if not _under(name, ("tinyattn",)):
+        return False
+    base = Path(__file__).resolve().parents[1].joinpath(*name.split(".")[1:])
+    return base.with_suffix(".py").is_file() or (base / "__init__.py").is_file()
+
+
 def module_violation(name: str, ex: Exercise) -> str | None:
     """Why importing module `name` is not allowed in `ex` (None if it is)."""
     if (p := _under(name, ALWAYS)) is not None:
         return f"{p} is not allowed in any exercise"
-    if ex.kind == "numpy" and _under(name, ("tinyattn",)) and not _under(name, ("tinyattn.gradcheck",)):
-        return f"{name}: {ex.id} is plain NumPy (only tinyattn.gradcheck may be imported from tinyattn)"
+    if ex.kind == "numpy" and _under(name, ("tinyattn",)):
+        return f"{name}: {ex.id} is plain NumPy (nothing from tinyattn)"
+    if ex.kind == "module" and _is_module(name) and not in_tensor_library(name) and not _under(name, ATTENTION_CODE):
+        return f"{name} is not part of the tinyattn {ex.id} may use"
     if (p := _under(name, ATTENTION_CODE)) is not None:
         return f"{p} is tinyattn's own attention code: implement it yourself"
     if _under(name, (FUNCTIONAL,)) and name.rsplit(".", 1)[-1] in ATTENTION_FUNCS:
@@ -101,9 +116,8 @@ def check_source(source: str, ex: Exercise, filename: str = "<submission>") -> l
                 elif base == "tinyattn.nn" and ex.kind == "module" and alias.name not in MODULE_OK_FROM_NN:
                     flag(node, f"from tinyattn.nn import {alias.name}: {ex.id} may use only "
                                f"{', '.join(sorted(MODULE_OK_FROM_NN))} from tinyattn.nn")
-                elif base == "tinyattn" and ex.kind == "numpy" and alias.name != "gradcheck":
-                    flag(node, f"from tinyattn import {alias.name}: {ex.id} is plain NumPy "
-                               "(only tinyattn.gradcheck may be imported from tinyattn)")
+                elif base == "tinyattn" and ex.kind == "numpy":
+                    flag(node, f"from tinyattn import {alias.name}: {ex.id} is plain NumPy (nothing from tinyattn)")
                 elif base == "scipy" and alias.name == "special":
                     flag(node, "scipy.special is not allowed in any exercise")
         elif isinstance(node, ast.Attribute):
@@ -115,15 +129,16 @@ def check_source(source: str, ex: Exercise, filename: str = "<submission>") -> l
                 flag(node, f".{node.attr} reaches tinyattn's own attention code or the grader")
             elif node.attr == "special" and isinstance(node.value, ast.Name) and node.value.id == "scipy":
                 flag(node, "scipy.special is not allowed in any exercise")
-            elif (ex.kind == "numpy" and isinstance(node.value, ast.Name) and node.value.id == "tinyattn"
-                  and node.attr != "gradcheck"):
-                flag(node, f"tinyattn.{node.attr}: {ex.id} is plain NumPy (only tinyattn.gradcheck may be used)")
+            elif ex.kind == "numpy" and isinstance(node.value, ast.Name) and node.value.id == "tinyattn":
+                flag(node, f"tinyattn.{node.attr}: {ex.id} is plain NumPy (nothing from tinyattn)")
         elif isinstance(node, ast.Call):
             fname = node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", None)
             literal = [a.value for a in node.args if isinstance(a, ast.Constant) and isinstance(a.value, str)]
-            if fname in IMPORT_FUNCS and literal:
+            if fname in IMPORT_FUNCS and literal and isinstance(node.args[0], ast.Constant):
                 if (why := module_violation(literal[0], ex)):
                     flag(node, why)
+            elif fname in IMPORT_FUNCS and node.args:
+                flag(node, f"{fname}(...) with a computed name: import modules by name (an import statement)")
             elif fname in ("getattr", "hasattr") and len(literal) >= 1 and literal[0] in FORBIDDEN_ATTRS:
                 flag(node, f"getattr(..., {literal[0]!r}) reaches tinyattn's own attention code or the grader")
     return [f"line {line}: {why}" for line, why in sorted(problems)]

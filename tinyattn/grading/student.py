@@ -50,14 +50,15 @@ def _skipped(rel: str) -> bool:
 
 
 def _files(root: Path) -> list[str]:
-    """The repository's files (git's list when it is a checkout: no build output, no scratch files)."""
+    """The files git tracks in the instructor's repository, and nothing else: no untracked backup of
+    the references, no scratch answer, no build output. ReleaseError where `root` is not a git checkout."""
     try:
-        # tracked files and new ones not yet committed, never what .gitignore names
-        listed = subprocess.run(["git", "-C", str(root), "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
+        listed = subprocess.run(["git", "-C", str(root), "ls-files", "-z", "--cached"],
                                 capture_output=True, check=True, timeout=60).stdout.decode().split("\0")
-        return sorted(f for f in listed if f and (root / f).is_file())
-    except (OSError, subprocess.SubprocessError):
-        return sorted(p.relative_to(root).as_posix() for p in root.rglob("*") if p.is_file())
+    except (OSError, subprocess.SubprocessError) as e:
+        raise ReleaseError(f"the student release is built from the files git tracks, and {root} is not a git "
+                           f"checkout (or git is missing): {e}") from None
+    return sorted(f for f in listed if f and (root / f).is_file() and not (root / f).is_symlink())
 
 
 def _copy_tree(root: Path, out: Path) -> list[str]:

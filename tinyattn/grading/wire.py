@@ -17,7 +17,9 @@ import struct
 
 import numpy as np
 
-MAX_MESSAGE = 256 << 20          # bytes: a reply larger than this is a protocol error, not a memory blow-up
+MAX_MESSAGE = 64 << 20           # bytes: a reply larger than this is a protocol error, not a memory blow-up
+MAX_HEADER = 1 << 20             # bytes of JSON in one message (arrays travel as raw bytes beside it)
+MAX_ARRAYS = 4096                # arrays in one message
 KINDS = "biufc"                  # bool, int, uint, float, complex: the only dtypes that cross the pipe
 _LEN = struct.Struct(">Q")
 
@@ -92,21 +94,27 @@ def _read_exact(fd: int, n: int, wait) -> bytes:
     return b"".join(chunks)
 
 
-def read_message(fd: int, hook=None, wait=lambda: None, limit: int = MAX_MESSAGE):
-    """One message from `fd`; `wait()` is called before each read (the judge's deadline check)."""
+def read_message(fd: int, hook=None, wait=lambda: None, limit: int = MAX_MESSAGE, header_limit: int = MAX_HEADER):
+    """One message from `fd`; `wait()` is called before each read (the judge's deadline check).
+
+    Every length is checked against the caps BEFORE anything of that size is read or parsed: the
+    JSON header against `header_limit`, the arrays' count against MAX_ARRAYS, the total against `limit`."""
     total = 0
 
-    def length() -> int:
+    def length(cap: int) -> int:
         nonlocal total
         (n,) = _LEN.unpack(_read_exact(fd, 8, wait))
         total += n
-        if total > limit:
-            raise ProtocolError(f"a message of more than {limit} bytes")
+        if n > cap or total > limit:
+            raise ProtocolError(f"a message of more than {min(cap, limit)} bytes")
         return n
 
     try:
-        header = json.loads(_read_exact(fd, length(), wait))
-        bufs = [_read_exact(fd, length(), wait) for _ in range(int(header["n"]))]
+        header = json.loads(_read_exact(fd, length(header_limit), wait))
+        count = int(header["n"])
+        if not 0 <= count <= MAX_ARRAYS:
+            raise ProtocolError(f"a message with {count} arrays (at most {MAX_ARRAYS})")
+        bufs = [_read_exact(fd, length(limit), wait) for _ in range(count)]
         return _decode(header["v"], bufs, hook)
     except (ValueError, KeyError, TypeError, RecursionError) as e:
         raise ProtocolError(f"malformed message: {type(e).__name__}: {e}") from None

@@ -153,7 +153,7 @@ class _Progress:
         self.budgets = [_budget(j) for j in jobs]
         self.done = [0] * len(jobs)
         self.runs, self.log = 0, log
-        self.bar = tqdm(total=sum(self.budgets), disable=not show, unit="step", dynamic_ncols=True,
+        self.bar = tqdm(total=sum(self.budgets), disable=not show, file=sys.stderr, unit="step", dynamic_ncols=True,
                         bar_format="{l_bar}{bar}| {n_fmt}/{total_fmt} steps [{elapsed}<{remaining}{postfix}]",
                         desc="training")
         self.bar.set_postfix_str(f"runs 0/{len(jobs)}")
@@ -170,8 +170,9 @@ class _Progress:
         self.bar.set_postfix_str(f"runs {self.runs}/{len(self.budgets)}")
         if self.bar.disable:
             self.log(line)
-        else:
-            self.bar.write(line)
+            return
+        with self.bar.external_write_mode(file=sys.stderr):   # clear the bar, log, draw it again
+            self.log(line)
 
     def close(self) -> None:
         self.bar.close()

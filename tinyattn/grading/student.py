@@ -128,7 +128,7 @@ inputs, so write code that is right, not code that matches the recorded answers.
 
 STUDENT_README = """# tinyattn: build attention yourself
 
-Your copy of the tinyattn course: a from-scratch NumPy framework for attention (`tinyattn/`), nine
+Your copy of the tinyattn course: a from-scratch NumPy framework for attention (`tinyattn/`), ten
 notebooks that explain each idea (`notebooks/`), and fourteen exercises you implement
 (`exercises/`), each graded with feedback that names the likely misconception.
 
@@ -142,6 +142,18 @@ python -m pip install -e ".[dev]" && python -m pytest
 The first command installs the package and grades the first exercise (it says `not attempted`
 until you write it). The second installs the test tools and runs the test suite, the notebooks
 included.
+
+## Opening the notebooks
+
+```bash
+python -m pip install -e ".[course]"
+jupyter lab          # in this folder, not in notebooks/
+```
+
+The `course` extra brings JupyterLab. Each notebook's setup cell moves its kernel to this folder,
+so `%load exercises/ex04_attention.py`, importing an exercise after
+`sys.path.insert(0, "exercises")`, `check("ex04")` and `!tinyattn grade --only ex04` work in a
+cell as written (`exercises/README.md`, "Working in Jupyter").
 
 ## Working on the exercises
 

@@ -20,6 +20,7 @@ import textwrap
 import types
 from pathlib import Path
 
+from ..course import course_root
 from . import static
 from .exercises import BY_ID, get
 from .grader import DEFAULT_TIMEOUT, ExerciseResult, GradeReport, _single, grade_file, points_earned, resolve_seed
@@ -35,13 +36,10 @@ MAX_SHOWN = 600                                                  # characters of
 def find_exercises(start: str | os.PathLike | None = None) -> Path | None:
     """The nearest `exercises/` folder in `start` (default: the working directory) or above it.
 
-    A notebook's kernel starts in notebooks/, so the repository's exercises/ is one level up.
+    A notebook's kernel may start in notebooks/, so the repository's exercises/ is one level up.
     """
-    here = Path(start or os.getcwd()).resolve()
-    for folder in (here, *here.parents):
-        if (folder / "exercises").is_dir():
-            return folder / "exercises"
-    return None
+    root = course_root(start)
+    return None if root is None else root / "exercises"
 
 
 class CheckReport(GradeReport):

@@ -4,7 +4,7 @@
 attention code unchanged. Everything here is a re-export; the code
 lives in the submodules.
 """
-from .tensor import (
+from ._tensor import (
     Function, Generator, Tensor, enable_grad, float32, float64, get_default_dtype, get_rng, is_grad_enabled,
     manual_seed, matmul, no_grad, set_default_dtype,
 )
@@ -76,5 +76,8 @@ __all__ = [
 
 # the PyTorch surface that training scripts touch: data loading, checkpoints, devices
 __all__ += ["amp", "autocast", "backends", "cuda", "device", "load", "save", "utils"]
+
+# torch.inf, torch.pi, torch.e, torch.nan: Python floats, as in PyTorch (`scores.masked_fill(m, -torch.inf)`)
+inf, pi, e, nan = float("inf"), 3.141592653589793, 2.718281828459045, float("nan")
 
 __version__ = "0.1.0"

@@ -16,7 +16,7 @@ import numpy as np
 from functools import reduce
 
 from . import checks
-from .tensor import (Cat, Einsum, MinMax, Stack, Tensor, Where, _as_array, _norm_dim, matmul, numpy_names,
+from ._tensor import (Cat, Einsum, MinMax, Stack, Tensor, Where, _as_array, _norm_dim, matmul, numpy_names,
                      promote_types, result_type)
 
 

@@ -19,8 +19,8 @@ import numpy as np
 from .. import checks
 from ..fastnp import max_keepdims
 from ..special import blockwise, erf_block
-from ..tensor import Function, Tensor, get_rng
-from ..tensor import ReLU as _ReLU  # the op (nn.ReLU is the module)
+from .._tensor import Function, Tensor, get_rng
+from .._tensor import ReLU as _ReLU  # the op (nn.ReLU is the module)
 
 __all__ = [
     "softmax", "log_softmax", "relu", "sigmoid", "logsigmoid", "tanh", "silu", "gelu", "dropout", "linear", "layer_norm",

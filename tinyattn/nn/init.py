@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 
-from ..tensor import Tensor, no_grad, random_fill
+from .._tensor import Tensor, no_grad, random_fill
 
 __all__ = ["calculate_gain", "zeros_", "ones_", "constant_", "normal_", "uniform_", "xavier_uniform_",
            "xavier_normal_", "kaiming_uniform_", "kaiming_normal_"]

@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 
 from .. import checks
-from ..tensor import Tensor, get_default_dtype, get_rng
+from .._tensor import Tensor, get_default_dtype, get_rng
 from . import functional as F
 from .module import Module, Parameter
 

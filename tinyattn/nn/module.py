@@ -15,7 +15,7 @@ from typing import Any, Callable, NamedTuple
 import numpy as np
 
 from tinyattn.checks import device as _device
-from tinyattn.tensor import Tensor, get_default_dtype
+from tinyattn._tensor import Tensor, get_default_dtype
 
 __all__ = ["Parameter", "Module", "Sequential", "ModuleList"]
 

@@ -19,7 +19,7 @@ import numpy as np
 from .. import checks
 from ..masks import as_keep, check_rows, mask_array
 from ..fastnp import max_keepdims
-from ..tensor import Function, Tensor, _check_all_masked, get_rng
+from .._tensor import Function, Tensor, _check_all_masked, get_rng
 
 __all__ = ["attention", "scaled_dot_product_attention", "linear_attention"]
 

@@ -450,3 +450,16 @@ def test_writing_into_an_expanded_tensor_is_refused_with_pytorchs_message():
     e = ta.zeros(1, 3).expand(4, 3)
     with pytest.raises(RuntimeError, match="more than one element of the written-to tensor refers to a single memory"):
         e.add_(1.0)
+
+
+def test_attention_over_no_queries_and_a_mask_wider_than_the_scores():
+    import tinyattn.nn.functional as F
+    x = ta.zeros(2, 0, 8, requires_grad=True)
+    out = ta.nn.Attention(8, 2)(x)  # torch's layer: (2, 0, 8)
+    assert out.shape == (2, 0, 8)
+    out.sum().backward()
+    assert x.grad.shape == (2, 0, 8)
+    q, k, v = ta.zeros(2, 3), ta.zeros(4, 3), ta.zeros(5, 4, 2)
+    with pytest.raises(ValueError, match=r"attn_mask has shape \(5, 2, 4\), which does not broadcast"):
+        F.scaled_dot_product_attention(q, k, v, attn_mask=ta.ones(5, 2, 4).bool())  # torch raises: the scores are (2, 4)
+    assert F.scaled_dot_product_attention(q, k, v, attn_mask=ta.ones(2, 4).bool()).shape == (5, 2, 2)  # torch's shape

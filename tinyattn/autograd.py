@@ -321,8 +321,8 @@ def backward(root, gradient=None, retain_graph: bool | None = None) -> None:
 def accumulate(t, g: np.ndarray, copy: bool = True) -> None:
     """``t.grad += g``. The first write copies ``g``: a backward may return an array it still holds
     (a saved one, or a view of its input), and a later ``+=`` must never write into that. With
-    ``copy=False`` (an array nothing else holds) it keeps ``g``: copying a 512 x 512 weight gradient
-    was 4% of a small MLP's training step."""
+    ``copy=False`` (an array nothing else holds) it keeps ``g``: a copy per weight per step is a visible
+    share of a small MLP's step (benchmarks/RESULTS.md)."""
     if t._grad is None:
         if copy or g.dtype != t._data.dtype:
             g = np.array(g, dtype=t._data.dtype)  # np.array copies

@@ -83,9 +83,8 @@ class Neg(Function):
 def _small_power(a: np.ndarray, p: float) -> np.ndarray:
     """a ** p for p in _SMALL_POWERS, by multiplications (and one sqrt for half-integers).
 
-    np.power with a general exponent computes exp(p log a) element by element: on (8, 128, 512)
-    float32 it took 26 ms for x ** 3.0 against 0.09 ms for x * x * x. Squaring and multiplying
-    give the same values up to float rounding (an ulp or two), and the same inf/NaN (0 ** -1 = inf,
+    np.power with a general exponent computes exp(p log a) element by element, far slower than a few
+    multiplications (the figures: benchmarks/RESULTS.md). Squaring and multiplying give the same values up to float rounding (an ulp or two), and the same inf/NaN (0 ** -1 = inf,
     sqrt of a negative = NaN).
     """
     n = int(abs(p))
@@ -244,7 +243,7 @@ class Sigmoid(Function):
         # sigmoid(a) = 1 / (1 + e) for a >= 0 and e / (1 + e) for a < 0. The second keeps its relative
         # accuracy far into the tail (sigmoid(-40) = 4.2e-18, where 1 - (1 - tiny) would give 0), so
         # log(sigmoid(a)) stays about a instead of -inf. The numerator, 1 or e, is max(e, a >= 0):
-        # one vectorised maximum instead of a masked copy (which measured several times slower).
+        # one vectorised maximum instead of a masked copy (which is slower: benchmarks/RESULTS.md).
         e = np.exp(-np.abs(a))
         y = np.maximum(e, a >= 0) / (1 + e)
         ctx.save_for_backward(e, y)  # y too, as PyTorch saves its result: changing y in place is an error
@@ -269,8 +268,8 @@ class ReLU(Function):
     @staticmethod
     def backward(ctx, g):
         (y,) = ctx.saved_tensors
-        # (the 0/1 mask cast to g's float dtype first: float * float is about 1.5x faster in NumPy than
-        # float * bool, which casts element by element inside the multiply; the values are identical)
+        # (the 0/1 mask cast to g's float dtype first: float * float is faster in NumPy than float * bool,
+        # which casts element by element inside the multiply; the values are identical)
         return g * (y > 0).astype(g.dtype)
 
 

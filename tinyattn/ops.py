@@ -268,9 +268,7 @@ class ReLU(Function):
     @staticmethod
     def backward(ctx, g):
         (y,) = ctx.saved_tensors
-        # (the 0/1 mask cast to g's float dtype first: float * float is faster in NumPy than float * bool,
-        # which casts element by element inside the multiply; the values are identical)
-        return g * (y > 0).astype(g.dtype)
+        return np.where(y > 0, g, 0)  # (not g * mask: an inf gradient where y = 0 must give 0, not NaN)
 
 
 class Sum(Function):

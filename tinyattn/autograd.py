@@ -265,7 +265,7 @@ def topological_order(root: Node) -> list:
 
 def backward(root, gradient=None, retain_graph: bool | None = None) -> None:
     """Add d(root)/d(leaf), contracted with ``gradient``, to ``.grad`` of every leaf that requires grad."""
-    start = root._node() if root._rg else None
+    start = root._node() if root.requires_grad else None  # (a view follows its base's latest write first)
     if start is None:
         raise RuntimeError("backward(): this tensor does not require grad and has no graph "
                            "(did you create it under no_grad(), or forget requires_grad=True?)")

@@ -41,12 +41,11 @@ class Overwrite(Function):
     @staticmethod
     def forward(ctx, a, v, index, where):
         ctx.index, ctx.where = index, where
-        out = np.array(a)  # (the in-place op writes this into a's memory)
-        if index is None:
-            np.copyto(out, v, casting="same_kind", where=where)
+        if index is None:  # written straight into a's memory: only ever applied by an in-place op (_commit)
+            np.copyto(a, v, casting="same_kind", where=where)
         else:
-            _write_at(out, index, v)
-        return out
+            _write_at(a, index, v)
+        return a
 
     @staticmethod
     def backward(ctx, g):
@@ -122,6 +121,12 @@ class InplaceMixin:
             raise RuntimeError(f"{name}: {LEAF}{_HINT}")
         if self._base is not None and self._base._rg and self._base._grad_fn is None:
             raise RuntimeError(f"{name}: {VIEW_OF_LEAF}{_HINT}")
+        if self._base is not None and self._base._rg and not self._rg:
+            raise RuntimeError(f"{name}: A view was created in no_grad mode and is being modified inplace with grad "
+                               "mode enabled. Given that this use case is ambiguous and error-prone, it is forbidden. "
+                               "You can clarify your code by moving both the view and the inplace either both inside "
+                               "the no_grad block (if you don't want the inplace to be tracked) or both outside (if "
+                               "you want the inplace to be tracked).")
         return self._rg or any(isinstance(o, autograd.Tensor) and o._rg for o in others)
 
     def _plain(self, name: str, write) -> "InplaceMixin":
@@ -140,7 +145,8 @@ class InplaceMixin:
         if node.ctx._saved:  # the op saved self's old values: it keeps a copy (PyTorch saves a clone)
             node.ctx._saved = tuple(a.copy() if a is old else a for a in node.ctx._saved)
             node.ctx._versions = tuple(v for v in node.ctx._versions if v[2] is not old)
-        np.copyto(old, out._data, casting="same_kind")
+        if out._data is not old:  # (Overwrite wrote into self's memory already)
+            np.copyto(old, out._data, casting="same_kind")
         self._bump_version()
         base = self._base
         if base is None:

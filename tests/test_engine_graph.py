@@ -463,3 +463,28 @@ def test_attention_over_no_queries_and_a_mask_wider_than_the_scores():
     with pytest.raises(ValueError, match=r"attn_mask has shape \(5, 2, 4\), which does not broadcast"):
         F.scaled_dot_product_attention(q, k, v, attn_mask=ta.ones(5, 2, 4).bool())  # torch raises: the scores are (2, 4)
     assert F.scaled_dot_product_attention(q, k, v, attn_mask=ta.ones(2, 4).bool()).shape == (5, 2, 2)  # torch's shape
+
+
+def test_a_view_used_under_no_grad_after_its_base_changed_still_follows_the_base_later():
+    w = leaf([1.0, 2, 3])
+    b = w * 2
+    v = b[0:2]
+    b.mul_(3)
+    with ta.no_grad():
+        assert (v + 1).tolist() == [7.0, 13.0]
+    (v * const([1.0, 2])).sum().backward()  # by hand: v = 6 w[0:2], so [6, 12, 0]
+    assert w.grad.tolist() == [6.0, 12.0, 0.0]
+
+
+def test_views_taken_under_no_grad_are_not_written_in_the_graph():
+    x = leaf([1.0, 2, 3])
+    b = x * 2
+    with ta.no_grad():
+        v = b[1:]
+    with pytest.raises(RuntimeError, match="A view was created in no_grad mode and is being modified inplace"):
+        v.mul_(2.0)  # (torch raises too; nothing was written)
+    assert b.tolist() == [2.0, 4.0, 6.0]
+    with ta.no_grad():
+        v.mul_(2.0)  # both under no_grad: allowed
+    with pytest.raises(RuntimeError, match="A view was created in no_grad mode and its base"):
+        v * 1.0

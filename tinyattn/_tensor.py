@@ -27,7 +27,7 @@ from tinyattn.compat.args import (  # noqa: F401
     _shape_arg, _var_args, numpy_names,
 )
 from tinyattn.compat.indexing import _index_arg, _pytorch_index_steps
-from tinyattn.compat.inplace import InplaceMixin, random_fill, view_node  # noqa: F401
+from tinyattn.compat.inplace import NO_GRAD_VIEW, InplaceMixin, random_fill, view_node  # noqa: F401
 from tinyattn.compat.methods import _TYPE_OF_NAME, MethodsMixin, MinMax  # noqa: F401
 from tinyattn.compat.ops import Cast, Einsum, Pow, Reciprocal, Remainder, RoundedDiv, StdFromVar, Var  # noqa: F401
 from tinyattn.defaults import (  # noqa: F401
@@ -50,7 +50,7 @@ class Tensor(InplaceMixin, MethodsMixin):
     """
 
     __slots__ = ("_data", "_grad", "_counter", "_rg", "_grad_fn", "_acc", "_base", "_view_fn", "_view_version",
-                 "__weakref__")
+                 "_no_grad_view", "__weakref__")
     __array_priority__ = 1000  # make `ndarray + Tensor` call Tensor.__radd__
     __array_ufunc__ = None
 
@@ -70,6 +70,7 @@ class Tensor(InplaceMixin, MethodsMixin):
         self._base = None           # a view: the tensor whose memory it shares (PyTorch's ._base)
         self._view_fn = ()          # a view: the view ops that take it from _base, as (op, constants) pairs
         self._view_version = 0      # a view: the version its node was built at (see _refresh_view)
+        self._no_grad_view = False  # a view taken under no_grad (or from one): a recorded write into it is refused
 
     @staticmethod
     def _make(arr: np.ndarray) -> "Tensor":
@@ -185,13 +186,19 @@ class Tensor(InplaceMixin, MethodsMixin):
                 if op.view:
                     self._base = t if t._base is None else t._base
                     self._view_fn, self._view_version = t._view_fn + ((op, constants),), t._counter[0]
+                    self._no_grad_view = t._no_grad_view or not autograd.is_grad_enabled()
                 return
 
     def _refresh_view(self) -> None:
         """The base was written since this view's node was built: rebuild it from the base's node."""
-        self._view_version = self._counter[0]
         if self._base._rg:
+            if not autograd.is_grad_enabled():
+                return  # (rebuilt when it is next used with the graph on)
+            if self._no_grad_view:  # PyTorch can not tell which history such a view should have
+                raise RuntimeError("A view was created in no_grad mode and its base or another view of its base has "
+                                   f"been modified inplace with grad mode enabled.{NO_GRAD_VIEW}")
             self._grad_fn, self._rg = view_node(self), True
+        self._view_version = self._counter[0]
 
     def register_hook(self, hook):
         """Call ``hook(grad)`` when the gradient for this tensor is computed; a returned tensor replaces

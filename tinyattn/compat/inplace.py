@@ -25,6 +25,9 @@ from tinyattn.ops import Add, Div, MaskedFill, Mul, Sub
 
 LEAF = "a leaf Variable that requires grad is being used in an in-place operation."
 VIEW_OF_LEAF = "a view of a leaf Variable that requires grad is being used in an in-place operation."
+NO_GRAD_VIEW = (" Given that this use case is ambiguous and error-prone, it is forbidden. You can clarify your code "
+                "by moving both the view and the inplace either both inside the no_grad block (if you don't want the "
+                "inplace to be tracked) or both outside (if you want the inplace to be tracked).")
 _HINT = (" Change it under tinyattn.no_grad() (as an optimizer step does), or build a new tensor "
          "(x = x * y, x.masked_fill(mask, value), tinyattn.where(cond, a, b)).")
 
@@ -121,13 +124,11 @@ class InplaceMixin:
             raise RuntimeError(f"{name}: {LEAF}{_HINT}")
         if self._base is not None and self._base._rg and self._base._grad_fn is None:
             raise RuntimeError(f"{name}: {VIEW_OF_LEAF}{_HINT}")
-        if self._base is not None and self._base._rg and not self._rg:
+        recorded = self._rg or any(isinstance(o, autograd.Tensor) and o._rg for o in others)
+        if self._no_grad_view and (recorded or self._base._rg):
             raise RuntimeError(f"{name}: A view was created in no_grad mode and is being modified inplace with grad "
-                               "mode enabled. Given that this use case is ambiguous and error-prone, it is forbidden. "
-                               "You can clarify your code by moving both the view and the inplace either both inside "
-                               "the no_grad block (if you don't want the inplace to be tracked) or both outside (if "
-                               "you want the inplace to be tracked).")
-        return self._rg or any(isinstance(o, autograd.Tensor) and o._rg for o in others)
+                               f"mode enabled.{NO_GRAD_VIEW}")
+        return recorded
 
     def _plain(self, name: str, write) -> "InplaceMixin":
         """Outside the graph: ``write(array)`` changes the array; count the change."""

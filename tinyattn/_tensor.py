@@ -526,15 +526,7 @@ class Tensor(InplaceMixin, MethodsMixin):
         dim, correction = _var_args(dim, unbiased, correction)
         return StdFromVar.apply(self.var(dim=dim, keepdim=keepdim, correction=correction))
 
-    @numpy_names
-    def argmin(self, dim=None, keepdim: bool = False) -> "Tensor":
-        d = _norm_dims(dim, self.ndim, "argmin")
-        return Tensor._make(np.argmin(self._data, axis=d, keepdims=keepdim))
 
-    @numpy_names
-    def argmax(self, dim=None, keepdim: bool = False) -> "Tensor":
-        d = _norm_dims(dim, self.ndim, "argmax")
-        return Tensor._make(np.argmax(self._data, axis=d, keepdims=keepdim))
 
     def softmax(self, dim: int) -> "Tensor":
         d = _norm_dim(dim, self.ndim, "softmax")

@@ -203,7 +203,8 @@ class Function:
             out._share_memory_of(tensors, cls, kwargs)
         if _grad_enabled and True in needs:  # record the op only if some input needs a gradient
             out._rg = True
-            out._grad_fn = Node(cls, ctx, tuple((t._node(), 0) for t in tensors), tuple(t._data.shape for t in tensors))
+            out._grad_fn = Node(cls, ctx, tuple([(t._grad_fn or t._node(), 0) for t in tensors]),
+                                tuple([a.shape for a in arrays]))
             if ctx._saved:
                 ctx._versions = _watch(ctx._saved, tensors, out, cls)
         return out

@@ -448,3 +448,13 @@ class MethodsMixin:
     @property
     def device(self) -> str:
         return "cpu"
+
+    @numpy_names
+    def argmin(self, dim=None, keepdim: bool = False) -> "Tensor":
+        d = _norm_dims(dim, self.ndim, "argmin")
+        return autograd.Tensor._make(np.argmin(self._data, axis=d, keepdims=keepdim))
+
+    @numpy_names
+    def argmax(self, dim=None, keepdim: bool = False) -> "Tensor":
+        d = _norm_dims(dim, self.ndim, "argmax")
+        return autograd.Tensor._make(np.argmax(self._data, axis=d, keepdims=keepdim))

@@ -488,3 +488,23 @@ def test_views_taken_under_no_grad_are_not_written_in_the_graph():
         v.mul_(2.0)  # both under no_grad: allowed
     with pytest.raises(RuntimeError, match="A view was created in no_grad mode and its base"):
         v * 1.0
+
+
+# ---------------------------------------------------------------- the core's layout
+def test_the_tensor_module_and_the_tensor_function_do_not_share_a_name():
+    import importlib
+    import pathlib
+
+    assert callable(ta.tensor) and importlib.import_module("tinyattn._tensor").Tensor is ta.Tensor
+    assert not (pathlib.Path(ta.__file__).parent / "tensor.py").exists()
+
+
+def test_the_core_files_keep_their_line_budgets_and_autograd_imports_nothing_from_the_package():
+    import pathlib
+
+    root = pathlib.Path(ta.__file__).parent
+    lines = {p.relative_to(root).as_posix(): len(p.read_text().splitlines()) for p in root.rglob("*.py")}
+    assert lines["autograd.py"] <= 350 and lines["_tensor.py"] <= 650 and lines["ops.py"] <= 500
+    assert max(lines.values()) <= 700, max(lines.items(), key=lambda kv: kv[1])
+    source = (root / "autograd.py").read_text()
+    assert "from tinyattn" not in source and "from ." not in source and "import tinyattn" not in source

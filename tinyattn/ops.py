@@ -268,7 +268,9 @@ class ReLU(Function):
     @staticmethod
     def backward(ctx, g):
         (y,) = ctx.saved_tensors
-        return np.where(y > 0, g, 0)  # (not g * mask: an inf gradient where y = 0 must give 0, not NaN)
+        d = g * (y > 0).astype(g.dtype)  # (a float mask: float * bool would cast inside the multiply)
+        # where g is inf or NaN and y = 0 the product is NaN; PyTorch's gradient there is 0
+        return d if np.isfinite(d).all() else np.where(y > 0, g, 0)
 
 
 class Sum(Function):

@@ -23,6 +23,7 @@ import numpy as np
 from tinyattn import autograd, checks
 from tinyattn.autograd import Context, Function, enable_grad, is_grad_enabled, no_grad, unbroadcast  # noqa: F401
 from tinyattn.fastnp import max_keepdims
+from tinyattn.promotion import _combine, promote_types, result_type  # noqa: F401  (the ops and functions.py read these)
 
 float32 = np.float32
 float64 = np.float64
@@ -1311,60 +1312,6 @@ class MinMax(NamedTuple):
     """What ``x.max(dim)`` / ``x.min(dim)`` return, as in PyTorch: the values and where they are."""
     values: Tensor
     indices: Tensor
-
-
-def promote_types(a, b) -> np.dtype:
-    """PyTorch's promotion of two dtypes: NumPy's, except that an int or bool with a float gives that
-    float (NumPy widens int64 with float32 to float64; PyTorch keeps float32)."""
-    a, b = np.dtype(a), np.dtype(b)
-    if (a.kind == "f") != (b.kind == "f"):
-        return a if a.kind == "f" else b
-    return np.promote_types(a, b)
-
-
-def _combine(higher, lower):
-    """Join two promotion groups (PyTorch's rule): ``lower`` counts only if it is of a higher category
-    (bool < int < float) than ``higher``."""
-    if higher is None or lower is None:
-        return lower if higher is None else higher
-    if higher.kind == "f":
-        return higher
-    if higher.kind == "b" or lower.kind == "f":
-        return promote_types(higher, lower)
-    return higher
-
-
-def result_type(*operands) -> np.dtype:
-    """The dtype PyTorch gives an op on these tensors and Python numbers.
-
-    Tensors with dims decide among themselves. A 0-d tensor, then a Python number, counts only when it
-    is of a higher category (bool < int < float) than all of those: float32 + a 0-d float64 tensor is
-    float32, int32 + 1 is int32, but int32 + 0.5 is the default float dtype and a bool tensor + 1 is int64.
-    """
-    dims = zero = wrapped = None
-    for x in operands:
-        if isinstance(x, Tensor):
-            dt = x._data.dtype
-            if x._data.ndim:
-                dims = dt if dims is None else promote_types(dims, dt)
-            else:
-                zero = dt if zero is None else promote_types(zero, dt)
-        else:
-            if isinstance(x, bool):
-                dt = np.dtype(bool)
-            elif isinstance(x, int):
-                dt = np.dtype(np.int64)
-            elif isinstance(x, float):
-                dt = np.dtype(_default_dtype)
-            else:  # an array, a NumPy scalar, a list: it becomes a tensor and counts as one
-                arr = _as_array(x)
-                if arr.ndim:
-                    dims = arr.dtype if dims is None else promote_types(dims, arr.dtype)
-                else:
-                    zero = arr.dtype if zero is None else promote_types(zero, arr.dtype)
-                continue
-            wrapped = dt if wrapped is None else promote_types(wrapped, dt)
-    return _combine(dims, _combine(zero, wrapped))
 
 
 def _index_arg(idx):

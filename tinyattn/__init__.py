@@ -30,6 +30,9 @@ from .compiler import compile  # noqa: F401,A004  (returns the model itself; not
 from .amp import autocast  # noqa: F401
 from .devices import device  # noqa: F401
 from .serialization import load, save  # noqa: F401
+from . import multiprocessing  # noqa: F401  (one process: `import torch.multiprocessing as mp` imports)
+from math import e, inf, nan, pi  # noqa: F401  (torch.inf, torch.pi, ...: the same Python floats)
+newaxis = None  # x[:, torch.newaxis], as NumPy's
 
 # PyTorch's dtype names (`dtype=torch.long`, `torch.ones(T, T, dtype=torch.bool)`) and LongTensor & co.
 from .dtypes import (  # noqa: F401,A004

@@ -62,3 +62,84 @@ def result_type(*operands) -> np.dtype:
                 continue
             wrapped = dt if wrapped is None else promote_types(wrapped, dt)
     return _combine(dims, _combine(zero, wrapped))
+
+
+# ----------------------------------------------------------------------------------------------
+# The op table: which dtype each op computes in, and where PyTorch has no kernel for it
+# ----------------------------------------------------------------------------------------------
+# PyTorch names a dtype in its errors by its C++ scalar type.
+_TORCH_NAME = {"b": "Bool", "u1": "Byte", "i1": "Char", "i2": "Short", "i4": "Int", "i8": "Long", "f2": "Half",
+               "f4": "Float", "f8": "Double"}
+
+_BOOL_SUB = {  # PyTorch refuses - on bools: a bool is a mask, and its "difference" is ^ or ~
+    2: "Subtraction, the `-` operator, with two bool tensors is not supported. Use the `^` or `logical_xor()` "
+       "operator instead.",
+    1: "Subtraction, the `-` operator, with a bool tensor is not supported. If you are trying to invert a mask, "
+       "use the `~` or `logical_not()` operator instead.",
+}
+NEG_BOOL = ("Negation, the `-` operator, on a bool tensor is not supported. If you are trying to invert a mask, "
+            "use the `~` or `logical_not()` operator instead.")
+
+# op -> (the kernel's name in PyTorch's error, the dtype kinds it has a kernel for, what an int pair computes in).
+# The op's name is its Function's (the class the dispatch applies) or, outside the graph, torch's own.
+OPS = {
+    "Add": (None, "biuf", None),
+    "Sub": (None, "iuf", None),  # (bool is refused above, with its own words)
+    "Mul": (None, "biuf", None),
+    "Div": (None, "biuf", "default float"),  # int / int divides as floats, as PyTorch's true division
+    "Pow": ("pow", "iuf", None),  # bool ** a Python bool is the one bool pow PyTorch computes
+    "RoundedDiv": ("div_floor_cpu", "iuf", None),  # (trunc mode shares the rule)
+    "Remainder": ("remainder_cpu", "iuf", None),
+    "Maximum": (None, "biuf", None),
+    "bitwise_and": ("bitwise_and_cpu", "biu", None),
+    "bitwise_or": ("bitwise_or_cpu", "biu", None),
+    "bitwise_xor": ("bitwise_xor_cpu", "biu", None),
+    "compare": (None, "biuf", None),  # ==, <, ...: both sides in the promoted dtype, so u8 < -1 compares with 255
+}
+
+
+def _is_bool(x) -> bool:
+    return isinstance(x, bool) or (isinstance(x, autograd.Tensor) and x._data.dtype == np.bool_)
+
+
+def op_dtype(op: str, a, b) -> np.dtype:
+    """The dtype ``a op b`` computes in, or PyTorch's error where it has none. ``a`` and ``b`` are tensors or
+    Python numbers, in the op's order (``2 - x`` is ``op_dtype("Sub", 2, x)``)."""
+    dt = result_type(a, b)
+    if op == "Sub" and (_is_bool(a) or _is_bool(b)):
+        raise RuntimeError(_BOOL_SUB[_is_bool(a) + _is_bool(b)])
+    kernel, kinds, int_pair = OPS[op]
+    if op == "Pow" and dt.kind in "biu" and isinstance(b, int) and not isinstance(b, bool):
+        if b < 0:  # an int tensor to a negative Python int: no integer answer (a tensor exponent computes)
+            raise RuntimeError("Integers to negative integer powers are not allowed.")
+        if dt.kind != "b" and b > np.iinfo(dt).max:
+            raise RuntimeError(f"value cannot be converted to type {dt.name}_t without overflow")
+    if dt.kind == "b" and op == "Pow" and isinstance(b, bool):
+        return dt  # x ** True is x, x ** False is all True
+    if dt.kind not in kinds:
+        raise NotImplementedError(f'"{kernel}" not implemented for \'{_TORCH_NAME[_key(dt)]}\'')
+    if int_pair == "default float" and dt.kind in "biu":
+        return np.dtype(tensor._default_dtype)
+    return dt
+
+
+def number_as(x, dt: np.dtype) -> np.ndarray:
+    """A Python number as a 0-d array of ``dt``, wrapping round as PyTorch does: uint8 - 1 counts -1 as 255."""
+    if isinstance(x, int) and dt.kind in "iu" and not isinstance(x, bool):
+        info = np.iinfo(dt)
+        x = (x - int(info.min)) % (int(info.max) - int(info.min) + 1) + int(info.min)  # two's complement wrap
+    return np.asarray(x, dtype=dt)
+
+
+def same_dtype(a, b) -> np.dtype:
+    """Matrix products (``@``, ``matmul``, ``F.linear``, ``nn.Linear``) promote nothing, as PyTorch's: a float32
+    input into a float64 layer is an error to see, not a silent float64 result."""
+    da, db = a._data.dtype, b._data.dtype
+    if da != db:
+        raise RuntimeError(f"mat1 and mat2 must have the same dtype, but got {_TORCH_NAME[_key(da)]} and "
+                           f"{_TORCH_NAME[_key(db)]}")
+    return da
+
+
+def _key(dt: np.dtype) -> str:
+    return "b" if dt.kind == "b" else dt.str[1:]

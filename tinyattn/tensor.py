@@ -20,7 +20,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from tinyattn import autograd, checks
+from tinyattn import autograd, checks, promotion
 from tinyattn.autograd import Context, Function, enable_grad, is_grad_enabled, no_grad, unbroadcast  # noqa: F401
 from tinyattn.fastnp import max_keepdims
 from tinyattn.promotion import _combine, promote_types, result_type  # noqa: F401  (the ops and functions.py read these)
@@ -694,21 +694,20 @@ class Tensor:
         if isinstance(other, Tensor):
             return other
         if isinstance(other, (bool, int, float)):
-            return Tensor._make(np.asarray(other, dtype=result_type(self, other)))
+            return Tensor._make(promotion.number_as(other, result_type(self, other)))
         return Tensor(other)
 
     def _binary(self, op, other, reverse=False, **constants) -> "Tensor":
-        if isinstance(other, Tensor) and other._data.dtype == self._data.dtype:
-            dt = self._data.dtype  # the common case: nothing to promote
-        else:
-            dt = result_type(self, other)
-            other = self._lift(other)
+        if isinstance(other, Tensor) and other._data.dtype == self._data.dtype and self._data.dtype.kind == "f":
+            dt = self._data.dtype  # the common case: nothing to promote, nothing refused
+        else:  # the one promotion table: u8 - 1 wraps, bool - bool and bool // bool are refused, int / int is float
+            dt = promotion.op_dtype(op.__name__, *((other, self) if reverse else (self, other)))
+            other = Tensor._make(promotion.number_as(other, dt)) if isinstance(other, (bool, int, float)) else self._lift(other)
         a, b = (other, self) if reverse else (self, other)
-        if op is Div and dt.kind in "biu":  # int / int is a float division, in the default float dtype
-            dt = np.dtype(_default_dtype)
         a, b = (x if x.dtype == dt else x.to(dt) for x in (a, b))
         try:
-            return op.apply(a, b, **constants)
+            out = op.apply(a, b, **constants)
+            return out if out._data.dtype == dt else out.to(dt)  # (NumPy's bool ** bool is int8; PyTorch keeps bool)
         except ValueError:
             try:
                 np.broadcast_shapes(a.shape, b.shape)
@@ -745,15 +744,23 @@ class Tensor:
     def __rfloordiv__(self, o): return self._binary(RoundedDiv, o, True, mode="floor")
     def __mod__(self, o): return self._binary(Remainder, o, mode="floor")
     def __rmod__(self, o): return self._binary(Remainder, o, True, mode="floor")
-    def __neg__(self): return Neg.apply(self)
+    def __neg__(self):
+        if self._data.dtype == np.bool_:
+            raise RuntimeError(promotion.NEG_BOOL)
+        return Neg.apply(self)
+    def __abs__(self): return self.abs()
     def __matmul__(self, o): return matmul(self, o)
     def __rmatmul__(self, o): return matmul(o, self)
 
     # comparisons: bool tensors, outside the graph
-    def _cmp(self, other, fn) -> "Tensor":
+    def _cmp(self, other, fn, op: str = "compare") -> "Tensor":
+        dt = promotion.op_dtype(op, self, other) if op else None  # both sides in one dtype: u8 < -1 is u8 < 255
         other = other._data if isinstance(other, Tensor) else other
         try:
-            return Tensor._make(fn(self._data, other))
+            if dt is None:
+                return Tensor._make(fn(self._data, other))
+            other = promotion.number_as(other, dt) if isinstance(other, (bool, int, float)) else np.asarray(other, dtype=dt)
+            return Tensor._make(fn(self._data.astype(dt, copy=False), other))
         except ValueError:
             raise ValueError(f"{fn.__name__}: shapes {self.shape} and {np.shape(other)} do not broadcast "
                              "(sizes must match or be 1, aligned from the right)") from None
@@ -771,16 +778,19 @@ class Tensor:
     def gt(self, o): return self > o
     def ge(self, o): return self >= o
     def logical_not(self): return Tensor._make(np.logical_not(self._data))
-    def logical_and(self, o): return self._cmp(o, np.logical_and)
-    def logical_or(self, o): return self._cmp(o, np.logical_or)
-    def logical_xor(self, o): return self._cmp(o, np.logical_xor)
+    def logical_and(self, o): return self._cmp(o, np.logical_and, None)
+    def logical_or(self, o): return self._cmp(o, np.logical_or, None)
+    def logical_xor(self, o): return self._cmp(o, np.logical_xor, None)
 
     def __invert__(self):
         if self.dtype.kind not in "biu":
             raise TypeError(f"~x needs a bool (logical not) or integer (bitwise not) tensor, got dtype {self.dtype}")
         return Tensor._make(~self._data)
-    def __and__(self, o): return self._cmp(o, np.logical_and)
-    def __or__(self, o): return self._cmp(o, np.logical_or)
+    # & | ^ are bitwise, as PyTorch's: on bools the logical ones, on ints bit by bit (bool & uint8 is uint8)
+    def __and__(self, o): return self._cmp(o, np.bitwise_and, "bitwise_and")
+    def __or__(self, o): return self._cmp(o, np.bitwise_or, "bitwise_or")
+    def __xor__(self, o): return self._cmp(o, np.bitwise_xor, "bitwise_xor")
+    __rand__, __ror__, __rxor__ = __and__, __or__, __xor__
 
     def matmul(self, other) -> "Tensor":
         return matmul(self, other)
@@ -1645,6 +1655,7 @@ def matmul(a, b) -> Tensor:
         np.broadcast_shapes(a.shape[:-2], b.shape[:-2])
     except ValueError:
         raise ValueError(f"matmul: batch dims of {a.shape} and {b.shape} do not broadcast") from None
+    promotion.same_dtype(a, b)  # float32 @ float64 is refused, as in PyTorch
     return MatMul.apply(a, b)
 
 

@@ -76,3 +76,10 @@ def test_sizes_that_neither_match_nor_are_1_are_refused():
         torch.einsum("ij,jk->ik", torch.ones(2, 2), torch.ones(3, 4))
     with pytest.raises(ValueError, match="must use each letter of the operands at most once"):
         torch.einsum("ij->ii", torch.ones(2, 2))
+
+
+def test_operands_of_different_dtypes_are_refused_as_in_matmul():
+    with pytest.raises(RuntimeError, match="einsum operands 0 and 1 must have the same dtype, but got Float and Double"):
+        torch.einsum("ij,jk->ik", torch.ones(2, 3), torch.ones(3, 4, dtype=torch.float64))
+    with pytest.raises(RuntimeError, match="but got Float and Long"):
+        torch.einsum("i,i", torch.ones(3), torch.tensor([1, 2, 3]))

@@ -15,7 +15,7 @@ import numpy as np
 
 from functools import reduce
 
-from . import checks
+from . import checks, promotion
 from .tensor import (Cat, Einsum, Function, MinMax, Stack, Tensor, Where, _as_array, _norm_dim, matmul,
                      numpy_names, promote_types, result_type)
 
@@ -175,7 +175,11 @@ def einsum(equation: str, *operands) -> Tensor:
         raise TypeError(f"einsum: the first argument is the equation, a str such as 'ij,jk->ik', got {type(equation).__name__}")
     if len(operands) == 1 and isinstance(operands[0], (list, tuple)):
         operands = tuple(operands[0])
-    ts = _tensors(operands, "einsum")  # (promoted to one dtype)
+    ts = [_t(x) for x in operands]
+    if not ts:
+        raise ValueError("einsum needs at least one tensor")
+    for k, t in enumerate(ts[1:], 1):  # a product: no promotion, as matmul (float32 with float64 is refused)
+        promotion.same_dtype(ts[0], t, f"einsum operands 0 and {k}")
     terms, out, sizes = _einsum_spec(equation.replace(" ", ""), [t.shape for t in ts])
     for k, t in enumerate(terms):
         if len(set(t)) != len(t):  # a repeated letter: its diagonal, with the letter once

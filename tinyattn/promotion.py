@@ -131,12 +131,12 @@ def number_as(x, dt: np.dtype) -> np.ndarray:
     return np.asarray(x, dtype=dt)
 
 
-def same_dtype(a, b) -> np.dtype:
-    """Matrix products (``@``, ``matmul``, ``F.linear``, ``nn.Linear``) promote nothing, as PyTorch's: a float32
-    input into a float64 layer is an error to see, not a silent float64 result."""
+def same_dtype(a, b, names: str = "mat1 and mat2") -> np.dtype:
+    """Matrix products (``@``, ``matmul``, ``F.linear``, ``nn.Linear``, ``einsum``) promote nothing, as PyTorch's:
+    a float32 input into a float64 layer is an error to see, not a silent float64 result."""
     da, db = a._data.dtype, b._data.dtype
     if da != db:
-        raise RuntimeError(f"mat1 and mat2 must have the same dtype, but got {_TORCH_NAME[_key(da)]} and "
+        raise RuntimeError(f"{names} must have the same dtype, but got {_TORCH_NAME[_key(da)]} and "
                            f"{_TORCH_NAME[_key(db)]}")
     return da
 

@@ -157,3 +157,23 @@ def test_matmul_of_float32_and_float64_is_refused(a, b):
 def test_int_matmul_stays_int():
     y = torch.tensor([[1, 2]]) @ torch.tensor([[3], [4]])  # 1*3 + 2*4
     assert y.dtype == torch.int64 and y.tolist() == [[11]]
+
+
+# ---------------------------------------------------------------------------- in place
+def test_in_place_ops_read_the_same_table():
+    u = u8()
+    u += -1  # wraps as u8 + -1 does
+    assert u.tolist() == [255, 2, 249] and u.dtype == torch.uint8
+    m = b()
+    m += True  # bool + bool is "or": stays bool
+    assert m.tolist() == [True, True, True]
+    with pytest.raises(RuntimeError, match="with two bool tensors is not supported"):
+        b().sub_(b())
+    with pytest.raises(RuntimeError, match="with a bool tensor is not supported"):
+        x = torch.ones(3)
+        x -= b()
+    with pytest.raises(RuntimeError, match="result type Long can't be cast to the desired output type Bool"):
+        m = b()
+        m *= torch.tensor([1, 2, 3])
+    with pytest.raises(RuntimeError, match="result type Float can't be cast to the desired output type Long"):
+        torch.tensor([1, 2]).add_(0.5)

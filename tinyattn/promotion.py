@@ -143,3 +143,20 @@ def same_dtype(a, b, names: str = "mat1 and mat2") -> np.dtype:
 
 def _key(dt: np.dtype) -> str:
     return "b" if dt.kind == "b" else dt.str[1:]
+
+
+_CATEGORY = {"b": 0, "u": 1, "i": 1, "f": 2}
+
+
+def inplace_operand(op: str, x, other):
+    """``other`` ready for ``x op= other`` (``x.add_(other)``): the table's dtype for the pair (a Python number
+    wrapped into it, so u8 += -1 wraps), refused where the result could not be written back into x's dtype
+    (a bool x += an int, an int x /= anything), as PyTorch refuses."""
+    dt = op_dtype(op, x, other)
+    own = x._data.dtype
+    if _CATEGORY[dt.kind] > _CATEGORY[own.kind]:
+        raise RuntimeError(f"result type {_TORCH_NAME[_key(dt)]} can't be cast to the desired output type "
+                           f"{_TORCH_NAME[_key(own)]}")
+    if isinstance(other, (bool, int, float)):
+        return number_as(other, dt)
+    return other._data if isinstance(other, autograd.Tensor) else tensor._as_array(other)

@@ -464,20 +464,20 @@ class Tensor:
 
     def add_(self, other, alpha=1) -> "Tensor":
         """self += alpha * other"""
-        o = _array_of(other)
-        return self._inplace("add_", lambda a: a + alpha * o)
+        o = promotion.inplace_operand("Add", self, other)  # (the promotion table: u8 += -1 wraps, bool -= refused)
+        return self._inplace("add_", lambda a: a + o if alpha == 1 else a + alpha * o)  # (1 * a bool is an int)
 
     def sub_(self, other, alpha=1) -> "Tensor":
         """self -= alpha * other"""
-        o = _array_of(other)
-        return self._inplace("sub_", lambda a: a - alpha * o)
+        o = promotion.inplace_operand("Sub", self, other)  # (the promotion table: u8 += -1 wraps, bool -= refused)
+        return self._inplace("sub_", lambda a: a - o if alpha == 1 else a - alpha * o)
 
     def mul_(self, other) -> "Tensor":
-        o = _array_of(other)
+        o = promotion.inplace_operand("Mul", self, other)  # (the promotion table: u8 += -1 wraps, bool -= refused)
         return self._inplace("mul_", lambda a: a * o)
 
     def div_(self, other) -> "Tensor":
-        o = _array_of(other)
+        o = promotion.inplace_operand("Div", self, other)  # (the promotion table: u8 += -1 wraps, bool -= refused)
         return self._inplace("div_", lambda a: a / o)
 
     def clamp_(self, min=None, max=None) -> "Tensor":

@@ -221,3 +221,9 @@ def test_a_hook_removed_between_forward_and_backward_still_runs():
     h.remove()
     y.sum().backward()  # PyTorch takes the hooks a forward call will run when that call is made
     assert log == ["bw"]
+
+
+def test_the_handle_is_torch_utils_hooks_removable_handle():
+    from tinyattn.utils.hooks import RemovableHandle
+    h = lin().register_forward_hook(lambda *a: None)
+    assert isinstance(h, RemovableHandle) and isinstance(h.id, int)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import itertools
 import os
+import sys
 import warnings
 from collections import OrderedDict
 from collections.abc import Iterable, Iterator
@@ -500,6 +501,15 @@ _FIRES_ON_OUTPUTS = ("Full backward hook is firing when gradients are computed w
                      "since no inputs require gradients.")
 
 
+def _caller_outside_tinyattn() -> int:
+    """The stacklevel of the first frame outside tinyattn (the user's ``loss.backward()`` line)."""
+    package = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    frame, level = sys._getframe(1), 1
+    while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(package + os.sep):
+        frame, level = frame.f_back, level + 1
+    return level
+
+
 class _BackwardHookState:
     """One forward call's record for its module's full backward hooks."""
 
@@ -549,7 +559,7 @@ class _BackwardHookState:
                     go[i] = Tensor(grads[k])
             self.grad_output = tuple(go)
             if not self.inputs_need_grad:
-                warnings.warn(_FIRES_ON_OUTPUTS, UserWarning, stacklevel=2)
+                warnings.warn(_FIRES_ON_OUTPUTS, UserWarning, stacklevel=_caller_outside_tinyattn())
                 self._run((None,) * self.n_args)
             return grads
         gi = []

@@ -177,3 +177,10 @@ def test_in_place_ops_read_the_same_table():
         m *= torch.tensor([1, 2, 3])
     with pytest.raises(RuntimeError, match="result type Float can't be cast to the desired output type Long"):
         torch.tensor([1, 2]).add_(0.5)
+
+
+def test_comparing_with_none_or_a_string_is_pythons_answer():
+    x = torch.tensor([1, 2])
+    assert (x == None) is False and (x != None) is True and (x == "a") is False  # noqa: E711
+    with pytest.raises(TypeError):
+        x < None  # noqa: B015

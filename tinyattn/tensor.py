@@ -754,6 +754,8 @@ class Tensor:
 
     # comparisons: bool tensors, outside the graph
     def _cmp(self, other, fn, op: str = "compare") -> "Tensor":
+        if other is None or isinstance(other, str):
+            return NotImplemented  # as PyTorch: x == None is False, x < None a TypeError
         dt = promotion.op_dtype(op, self, other) if op else None  # both sides in one dtype: u8 < -1 is u8 < 255
         other = other._data if isinstance(other, Tensor) else other
         try:

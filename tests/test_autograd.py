@@ -77,7 +77,7 @@ def test_linear_gradients_are_kept_uncopied_and_still_accumulate_correctly():
 
 def test_a_weight_used_by_two_linears_gets_the_sum_in_its_own_memory():
     # y = sum(x W^T) + sum(z W^T): dW = (column sums of ones) = [sum of x rows + sum of z rows] per output row
-    x, z = ta.tensor([[1.0, 2.0]]), ta.tensor([[3.0, -1.0]])
+    x, z = ta.tensor([[1.0, 2.0]]).double(), ta.tensor([[3.0, -1.0]]).double()  # (the weight is float64: a float32 input would be refused, as in PyTorch)
     W = leaf([[1.0, 1.0]])
     (ta.nn.functional.linear(x, W).sum() + ta.nn.functional.linear(z, W).sum()).backward()
     np.testing.assert_array_equal(W.grad.numpy(), [[4.0, 1.0]])

@@ -30,6 +30,9 @@ from .compiler import compile  # noqa: F401,A004  (returns the model itself; not
 from .amp import autocast  # noqa: F401
 from .devices import device  # noqa: F401
 from .serialization import load, save  # noqa: F401
+from . import multiprocessing  # noqa: F401  (one process: `import torch.multiprocessing as mp` imports)
+from math import e, inf, nan, pi  # noqa: F401  (torch.inf, torch.pi, ...: the same Python floats)
+newaxis = None  # x[:, torch.newaxis], as NumPy's
 
 # PyTorch's dtype names (`dtype=torch.long`, `torch.ones(T, T, dtype=torch.bool)`) and LongTensor & co.
 from .dtypes import (  # noqa: F401,A004
@@ -76,8 +79,5 @@ __all__ = [
 
 # the PyTorch surface that training scripts touch: data loading, checkpoints, devices
 __all__ += ["amp", "autocast", "backends", "cuda", "device", "load", "save", "utils"]
-
-# torch.inf, torch.pi, torch.e, torch.nan: Python floats, as in PyTorch (`scores.masked_fill(m, -torch.inf)`)
-inf, pi, e, nan = float("inf"), 3.141592653589793, 2.718281828459045, float("nan")
 
 __version__ = "0.1.0"

@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from tinyattn import autograd, checks, defaults
+from tinyattn import autograd, checks, defaults, promotion
 from tinyattn.autograd import Context, Function, enable_grad, is_grad_enabled, no_grad, unbroadcast  # noqa: F401
 from tinyattn.compat.args import (  # noqa: F401
     _array_of, _as_array, _clamp_bound, _infer_shape, _n_reduced, _new_shape, _norm_dim, _norm_dims, _number,
@@ -31,8 +31,9 @@ from tinyattn.compat.inplace import NO_GRAD_VIEW, InplaceMixin, random_fill, vie
 from tinyattn.compat.methods import _TYPE_OF_NAME, MethodsMixin, MinMax  # noqa: F401
 from tinyattn.compat.ops import Cast, Einsum, Pow, Reciprocal, Remainder, RoundedDiv, StdFromVar, Var  # noqa: F401
 from tinyattn.defaults import (  # noqa: F401
-    Generator, get_default_dtype, get_rng, manual_seed, promote_types, result_type, rng_of, set_default_dtype,
+    Generator, get_default_dtype, get_rng, manual_seed, rng_of, set_default_dtype,
 )
+from tinyattn.promotion import _combine, promote_types, result_type  # noqa: F401  (the ops and functions.py read these)
 from tinyattn.ops import (  # noqa: F401  (the ops, importable from here as before)
     Add, Amax, Cat, Contiguous, Div, Exp, Expand, GetItem, Log, LogSoftmax, MaskedFill, MatMul, Mul, Neg,
     Permute, PowConst, ReLU, Reshape, Sigmoid, Softmax, Sqrt, Stack, Sub, Sum, Tanh, Where, _check_all_masked,
@@ -335,23 +336,26 @@ class Tensor(InplaceMixin, MethodsMixin):
         if isinstance(other, Tensor):
             return other
         if isinstance(other, (bool, int, float)):
-            t = Tensor._make(np.asarray(other, dtype=result_type(self, other)))
+            t = Tensor._make(promotion.number_as(other, result_type(self, other)))
             t._counter = None  # a constant: no version (an op saving it, as x * 2.5 does, frees nothing)
             return t
         return Tensor(other)
 
     def _binary(self, op, other, reverse=False, **constants) -> "Tensor":
-        if isinstance(other, Tensor) and other._data.dtype == self._data.dtype:
-            dt = self._data.dtype  # the common case: nothing to promote
-        else:
-            dt = result_type(self, other)
-            other = self._lift(other)
+        if isinstance(other, Tensor) and other._data.dtype == self._data.dtype and self._data.dtype.kind == "f":
+            dt = self._data.dtype  # the common case: nothing to promote, nothing refused
+        else:  # the one promotion table: u8 - 1 wraps, bool - bool and bool // bool are refused, int / int is float
+            dt = promotion.op_dtype(op.__name__, *((other, self) if reverse else (self, other)))
+            if isinstance(other, (bool, int, float)):
+                other = Tensor._make(promotion.number_as(other, dt))
+                other._counter = None  # a constant (see _lift)
+            else:
+                other = self._lift(other)
         a, b = (other, self) if reverse else (self, other)
-        if op is Div and dt.kind in "biu":  # int / int is a float division, in the default float dtype
-            dt = np.dtype(defaults.get_default_dtype())
         a, b = (x if x.dtype == dt else x.to(dt) for x in (a, b))
         try:
-            return op.apply(a, b, **constants)
+            out = op.apply(a, b, **constants)
+            return out if out._data.dtype == dt else out.to(dt)  # (NumPy's bool ** bool is int8; PyTorch keeps bool)
         except ValueError:
             try:
                 np.broadcast_shapes(a.shape, b.shape)
@@ -387,15 +391,25 @@ class Tensor(InplaceMixin, MethodsMixin):
     def __rfloordiv__(self, o): return self._binary(RoundedDiv, o, True, mode="floor")
     def __mod__(self, o): return self._binary(Remainder, o, mode="floor")
     def __rmod__(self, o): return self._binary(Remainder, o, True, mode="floor")
-    def __neg__(self): return Neg.apply(self)
+    def __neg__(self):
+        if self._data.dtype == np.bool_:
+            raise RuntimeError(promotion.NEG_BOOL)
+        return Neg.apply(self)
+    def __abs__(self): return self.abs()
     def __matmul__(self, o): return matmul(self, o)
     def __rmatmul__(self, o): return matmul(o, self)
 
     # comparisons: bool tensors, outside the graph
-    def _cmp(self, other, fn) -> "Tensor":
+    def _cmp(self, other, fn, op: str = "compare") -> "Tensor":
+        if other is None or isinstance(other, str):
+            return NotImplemented  # as PyTorch: x == None is False, x < None a TypeError
+        dt = promotion.op_dtype(op, self, other) if op else None  # both sides in one dtype: u8 < -1 is u8 < 255
         other = other._data if isinstance(other, Tensor) else other
         try:
-            return Tensor._make(fn(self._data, other))
+            if dt is None:
+                return Tensor._make(fn(self._data, other))
+            other = promotion.number_as(other, dt) if isinstance(other, (bool, int, float)) else np.asarray(other, dtype=dt)
+            return Tensor._make(fn(self._data.astype(dt, copy=False), other))
         except ValueError:
             raise ValueError(f"{fn.__name__}: shapes {self.shape} and {np.shape(other)} do not broadcast "
                              "(sizes must match or be 1, aligned from the right)") from None
@@ -410,8 +424,11 @@ class Tensor(InplaceMixin, MethodsMixin):
         if self.dtype.kind not in "biu":
             raise TypeError(f"~x needs a bool (logical not) or integer (bitwise not) tensor, got dtype {self.dtype}")
         return Tensor._make(~self._data)
-    def __and__(self, o): return self._cmp(o, np.logical_and)
-    def __or__(self, o): return self._cmp(o, np.logical_or)
+    # & | ^ are bitwise, as PyTorch's: on bools the logical ones, on ints bit by bit (bool & uint8 is uint8)
+    def __and__(self, o): return self._cmp(o, np.bitwise_and, "bitwise_and")
+    def __or__(self, o): return self._cmp(o, np.bitwise_or, "bitwise_or")
+    def __xor__(self, o): return self._cmp(o, np.bitwise_xor, "bitwise_xor")
+    __rand__, __ror__, __rxor__ = __and__, __or__, __xor__
 
     def matmul(self, other) -> "Tensor":
         return matmul(self, other)
@@ -439,24 +456,6 @@ class Tensor(InplaceMixin, MethodsMixin):
             return Where.apply(value.to(self.dtype), self, cond=np.broadcast_to(m, self.shape))
         return MaskedFill.apply(self, mask=m, value=value)
 
-    def _fill_args(self, mask, value, op: str) -> tuple:
-        """masked_fill's checks: a bool mask that broadcasts to self, a value self's dtype can hold."""
-        m = np.asarray(mask._data if isinstance(mask, Tensor) else mask)
-        if m.dtype != bool:
-            raise TypeError(f"{op} expects a bool mask (True = fill), got dtype {m.dtype}; "
-                            "build one with a comparison, e.g. mask == 0")
-        try:
-            if np.broadcast_shapes(m.shape, self.shape) != self.shape:
-                raise ValueError
-        except ValueError:
-            raise ValueError(f"{op}: mask of shape {m.shape} does not broadcast to the tensor's shape {self.shape}") from None
-        if isinstance(value, Tensor) and value.ndim:
-            raise ValueError(f"{op}: value must be a number or a 0-d tensor, got shape {value.shape}")
-        v = value.item() if isinstance(value, Tensor) else value
-        if self.dtype.kind in "iub" and isinstance(v, float) and not float(v).is_integer():
-            raise TypeError(f"{op}: a {self.dtype} tensor can not hold {v}; make the scores float first "
-                            "(an integer tensor has no -inf)")
-        return m, v
 
     # --- reductions ---------------------------------------------------------------------------
     # Every reduction also takes NumPy's names axis= and keepdims= (see numpy_names).
@@ -641,4 +640,5 @@ def matmul(a, b) -> Tensor:
         np.broadcast_shapes(a.shape[:-2], b.shape[:-2])
     except ValueError:
         raise ValueError(f"matmul: batch dims of {a.shape} and {b.shape} do not broadcast") from None
+    promotion.same_dtype(a, b)  # float32 @ float64 is refused, as in PyTorch
     return MatMul.apply(a, b)

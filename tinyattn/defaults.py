@@ -1,4 +1,4 @@
-"""Global state: the default dtype, the one random generator, and PyTorch's dtype promotion.
+"""Global state: the default dtype and the one random generator (dtype promotion: ``promotion.py``).
 
 Grad mode lives in ``autograd.py``; everything else that a ``manual_seed`` or a ``set_default_dtype``
 changes lives here, so a learner finds the whole of tinyattn's global state in one short file.
@@ -80,62 +80,3 @@ def rng_of(generator) -> np.random.Generator:
         return generator
     raise TypeError(f"generator must be a tinyattn.Generator, a numpy.random.Generator or None (then "
                     f"manual_seed's), got {type(generator).__name__}")
-
-
-
-
-def promote_types(a, b) -> np.dtype:
-    """PyTorch's promotion of two dtypes: NumPy's, except that an int or bool with a float gives that
-    float (NumPy widens int64 with float32 to float64; PyTorch keeps float32)."""
-    a, b = np.dtype(a), np.dtype(b)
-    if (a.kind == "f") != (b.kind == "f"):
-        return a if a.kind == "f" else b
-    return np.promote_types(a, b)
-
-
-def _combine(higher, lower):
-    """Join two promotion groups (PyTorch's rule): ``lower`` counts only if it is of a higher category
-    (bool < int < float) than ``higher``."""
-    if higher is None or lower is None:
-        return lower if higher is None else higher
-    if higher.kind == "f":
-        return higher
-    if higher.kind == "b" or lower.kind == "f":
-        return promote_types(higher, lower)
-    return higher
-
-
-def result_type(*operands) -> np.dtype:
-    """The dtype PyTorch gives an op on these tensors and Python numbers.
-
-    Tensors with dims decide among themselves. A 0-d tensor, then a Python number, counts only when it
-    is of a higher category (bool < int < float) than all of those: float32 + a 0-d float64 tensor is
-    float32, int32 + 1 is int32, but int32 + 0.5 is the default float dtype and a bool tensor + 1 is int64.
-    """
-    dims = zero = wrapped = None
-    for x in operands:
-        data = getattr(x, "_data", None)  # a Tensor (this module comes before the Tensor class)
-        if isinstance(data, np.ndarray):
-            dt = data.dtype
-            if data.ndim:
-                dims = dt if dims is None else promote_types(dims, dt)
-            else:
-                zero = dt if zero is None else promote_types(zero, dt)
-        else:
-            if isinstance(x, bool):
-                dt = np.dtype(bool)
-            elif isinstance(x, int):
-                dt = np.dtype(np.int64)
-            elif isinstance(x, float):
-                dt = np.dtype(_default_dtype)
-            else:  # an array, a NumPy scalar, a list: it becomes a tensor and counts as one
-                arr = np.asarray(x)
-                if arr.dtype == np.float64 and not isinstance(x, (np.ndarray, np.generic)):
-                    arr = arr.astype(_default_dtype)  # a list of Python floats: the default dtype, as a tensor
-                if arr.ndim:
-                    dims = arr.dtype if dims is None else promote_types(dims, arr.dtype)
-                else:
-                    zero = arr.dtype if zero is None else promote_types(zero, arr.dtype)
-                continue
-            wrapped = dt if wrapped is None else promote_types(wrapped, dt)
-    return _combine(dims, _combine(zero, wrapped))

@@ -324,7 +324,8 @@ def _check_all_masked(m: np.ndarray, dim: int, op: str, first_row: int = 0) -> N
 
     def named(bad: np.ndarray) -> list[tuple[int, ...]]:
         found = np.argwhere(bad)[:5]
-        found[:, -1] += first_row
+        if found.shape[1]:  # (a 1-D input has one row, with no index)
+            found[:, -1] += first_row
         return [tuple(int(i) for i in r) for r in found]
 
     if np.isneginf(row_max).any():

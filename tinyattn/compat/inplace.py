@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from tinyattn import autograd, defaults
+from tinyattn import autograd, defaults, promotion
 from tinyattn.autograd import Context, Function, Node
 from tinyattn.compat.args import _array_of, _clamp_bound, _norm_dim, _number
 from tinyattn.compat.indexing import _gather_where, _index_arg, _read_at, _write_at
@@ -178,9 +178,10 @@ class InplaceMixin:
 
     def _update(self, name: str, op, other, compute, **kw):
         """self = self (op) other: recorded as ``op`` in the graph, computed by ``compute`` outside it."""
+        # the promotion table's operand (u8 += -1 wraps; an int x /= y is refused with PyTorch's words)
+        o = None if op is Clamp else promotion.inplace_operand(op.__name__, self, other)
         if self._in_graph(name, other):
             return self._commit(self._binary(op, other, **kw) if op is not Clamp else Clamp.apply(self, **kw))
-        o = _array_of(other)
         return self._plain(name, lambda a: np.copyto(a, compute(a, o), casting="same_kind"))
 
     def zero_(self):

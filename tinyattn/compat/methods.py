@@ -138,9 +138,9 @@ class MethodsMixin:
     def gt(self, o): return self > o
     def ge(self, o): return self >= o
     def logical_not(self): return autograd.Tensor._make(np.logical_not(self._data))
-    def logical_and(self, o): return self._cmp(o, np.logical_and)
-    def logical_or(self, o): return self._cmp(o, np.logical_or)
-    def logical_xor(self, o): return self._cmp(o, np.logical_xor)
+    def logical_and(self, o): return self._cmp(o, np.logical_and, None)
+    def logical_or(self, o): return self._cmp(o, np.logical_or, None)
+    def logical_xor(self, o): return self._cmp(o, np.logical_xor, None)
 
     def true_divide(self, other) -> "Tensor": return self / other
     def floor_divide(self, other) -> "Tensor": return self // other
@@ -458,3 +458,22 @@ class MethodsMixin:
     def argmax(self, dim=None, keepdim: bool = False) -> "Tensor":
         d = _norm_dims(dim, self.ndim, "argmax")
         return autograd.Tensor._make(np.argmax(self._data, axis=d, keepdims=keepdim))
+
+    def _fill_args(self, mask, value, op: str) -> tuple:
+        """masked_fill's checks: a bool mask that broadcasts to self, a value self's dtype can hold."""
+        m = np.asarray(mask._data if isinstance(mask, autograd.Tensor) else mask)
+        if m.dtype != bool:
+            raise TypeError(f"{op} expects a bool mask (True = fill), got dtype {m.dtype}; "
+                            "build one with a comparison, e.g. mask == 0")
+        try:
+            if np.broadcast_shapes(m.shape, self.shape) != self.shape:
+                raise ValueError
+        except ValueError:
+            raise ValueError(f"{op}: mask of shape {m.shape} does not broadcast to the tensor's shape {self.shape}") from None
+        if isinstance(value, autograd.Tensor) and value.ndim:
+            raise ValueError(f"{op}: value must be a number or a 0-d tensor, got shape {value.shape}")
+        v = value.item() if isinstance(value, autograd.Tensor) else value
+        if self.dtype.kind in "iub" and isinstance(v, float) and not float(v).is_integer():
+            raise TypeError(f"{op}: a {self.dtype} tensor can not hold {v}; make the scores float first "
+                            "(an integer tensor has no -inf)")
+        return m, v

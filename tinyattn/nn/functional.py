@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from .. import checks
+from .. import checks, promotion
 from ..fastnp import max_keepdims
 from ..special import blockwise, erf_block
 from .._tensor import Function, Tensor, get_rng
@@ -226,6 +226,7 @@ def linear(x: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     if not x_shape or x_shape[-1] != w_shape[1]:
         raise ValueError(f"linear: x has shape {x_shape} but weight has shape {w_shape}: "
                          f"x's last dim must equal in_features={w_shape[1]}")
+    promotion.same_dtype(x, weight)  # a float32 input into a float64 layer is refused, as in PyTorch
     if bias is None:
         return _Linear.apply(x, weight)
     bias = _as_tensor(bias, "linear", "bias")

@@ -543,14 +543,12 @@ class Tensor(InplaceMixin, MethodsMixin):
     def reshape(self, *shape) -> "Tensor":
         shape = _shape_arg(shape)
         new = _infer_shape(shape, self.shape, "reshape")
-        return self if new == self.shape else Reshape.apply(self, shape=new)
+        return Reshape.apply(self, shape=new)  # (a view whenever NumPy can: the same shape too, as PyTorch)
 
     def view(self, *shape) -> "Tensor":
         """The same memory seen with another shape. Unlike ``reshape`` it never copies, so it refuses a tensor
         whose memory is not laid out for the new shape (``x.transpose(1, 2).view(B, T, C)``), as PyTorch."""
         new = _infer_shape(_shape_arg(shape), self.shape, "view")
-        if new == self.shape:
-            return self
         try:
             np.reshape(self._data, new, copy=False)
         except ValueError:

@@ -6,6 +6,9 @@ Residents, each with its measurement:
   blocks back to the operating system, and a training step that frees and re-allocates a few hundred
   MB of activations then pays a page fault for every 4 KiB it touches again. Keeping them halves a
   small GPT's step (see its docstring).
+* ``sum_last``, ``mean_last``, ``dot_last``, ``sum_rows``: sums along the last axis (and down the
+  columns of a matrix) as a product with a vector of ones, which runs on the BLAS's vectorised
+  kernels, instead of NumPy's reduction loop (see ``sum_last``);
 * ``max_keepdims``: ``python -c "import tinyattn.fastnp as f; f.report()"`` measures it on this machine
   (on a loaded 2-core machine, float32: 3.2x faster at (4096, 16), 1.5x at (8, 4, 64, 32), 1.0x at (64, 10)).
 """
@@ -79,6 +82,85 @@ def max_keepdims(a: np.ndarray, axis: int) -> np.ndarray:
     return a.max(axis=axis, keepdims=True)
 
 
+_BLAS_FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
+
+
+def _ones(n: int, dtype) -> np.ndarray:
+    """A read-only vector of n ones (cached: the same few sizes come back every step)."""
+    key = (n, np.dtype(dtype))
+    v = _ONES.get(key)
+    if v is None:
+        if len(_ONES) > 256:
+            _ONES.clear()
+        v = _ONES[key] = np.ones(n, dtype)
+        v.flags.writeable = False
+    return v
+
+
+_ONES: dict = {}
+
+
+def _blas_ok(a: np.ndarray, n: int) -> bool:
+    """Whether a sum of ``a`` over a length-n axis is worth a BLAS call (float32/64, contiguous, not tiny)."""
+    return a.dtype in _BLAS_FLOATS and n > 1 and a.size >= 256 and a.flags.c_contiguous
+
+
+def sum_last(a: np.ndarray) -> np.ndarray:
+    """``a.sum(-1, keepdims=True)``, as the matrix-vector product ``a @ ones``; the same sum, added in another order.
+
+    NumPy reduces a contiguous last axis with a pairwise loop that is not vectorised across rows;
+    OpenBLAS's GEMV is. One thread, float32, best of 7 (``measure_sums()`` reruns it):
+    (8, 128, 512): 0.126 ms -> 0.039 ms; (8, 4, 128, 128): 0.180 -> 0.044 ms; (1024, 65): 0.033 -> 0.008 ms
+    (SkylakeX kernel; with OPENBLAS_CORETYPE=Haswell np.sum took 0.30 and 0.44 ms for the first two, GEMV
+    the same 0.04). Both differ from the exact float64 sum by about 1e-7 of the row's largest sum.
+    inf, -inf and NaN propagate as in np.sum (each entry is multiplied by exactly 1).
+    """
+    n = a.shape[-1] if a.ndim else 0
+    if not _blas_ok(a, n):
+        return a.sum(axis=-1, keepdims=True)
+    return (a.reshape(-1, n) @ _ones(n, a.dtype)).reshape(*a.shape[:-1], 1)  # (rows, n) @ (n,) -> (..., 1)
+
+
+def mean_last(a: np.ndarray) -> np.ndarray:
+    """``a.mean(-1, keepdims=True)`` by ``sum_last`` (divided by n, as np.mean does)."""
+    return sum_last(a) / a.shape[-1]
+
+
+def dot_last(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """``(a * b).sum(-1, keepdims=True)`` for same-shaped a and b, without the (a * b) temporary.
+
+    einsum multiplies and adds in one vectorised pass: (1024, 128) float32: 0.069 ms -> 0.021 ms,
+    (1024, 512): 0.168 -> 0.086 ms (one thread, best of 7).
+    """
+    if a.dtype not in _BLAS_FLOATS or a.shape != b.shape or a.dtype != b.dtype or a.ndim == 0:
+        return (a * b).sum(axis=-1, keepdims=True)
+    return np.einsum("...i,...i->...", a, b)[..., None]
+
+
+def sum_rows(a: np.ndarray) -> np.ndarray:
+    """``a.sum(axis=0)`` of a matrix (N, F), as ``ones @ a``: a bias's gradient, summed over the rows.
+
+    (1024, 512) float32: 0.070 ms -> 0.036 ms; (1024, 128): 0.029 -> 0.008 ms (one thread, best of 7).
+    """
+    if a.ndim != 2 or not _blas_ok(a, a.shape[0]):
+        return a.sum(axis=0)
+    return _ones(a.shape[0], a.dtype) @ a  # (N,) @ (N, F) -> (F,)
+
+
+def measure_sums(shapes=((8, 128, 512), (8, 4, 128, 128), (1024, 65)), number: int = 50) -> list[tuple]:
+    """(shape, np.sum ms, sum_last ms) for float32 arrays of each shape, the best of 7 rounds each."""
+    import timeit
+
+    rng = np.random.default_rng(0)
+    out = []
+    for shape in shapes:
+        a = rng.standard_normal(shape).astype(np.float32)
+        plain = min(timeit.repeat(lambda: a.sum(axis=-1, keepdims=True), number=number, repeat=7)) / number
+        fast = min(timeit.repeat(lambda: sum_last(a), number=number, repeat=7)) / number
+        out.append((shape, plain * 1e3, fast * 1e3))
+    return out
+
+
 def measure(shapes=((4096, 16), (8, 4, 64, 32), (64, 10)), number: int = 200) -> list[tuple[tuple, float, float]]:
     """(shape, plain ms, max_keepdims ms) for float32 arrays of each shape, the best of 5 rounds each."""
     import timeit
@@ -95,7 +177,10 @@ def measure(shapes=((4096, 16), (8, 4, 64, 32), (64, 10)), number: int = 200) ->
 
 
 def report() -> None:
-    """Print ``measure()``'s figures."""
+    """Print ``measure()``'s and ``measure_sums()``'s figures."""
     for shape, plain, fast in measure():
         print(f"{str(shape):>16}  a.max(-1, keepdims=True) {plain:.4f} ms   max_keepdims {fast:.4f} ms   "
+              f"{plain / fast:.1f}x")
+    for shape, plain, fast in measure_sums():
+        print(f"{str(shape):>16}  a.sum(-1, keepdims=True) {plain:.4f} ms   sum_last {fast:.4f} ms   "
               f"{plain / fast:.1f}x")

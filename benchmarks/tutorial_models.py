@@ -12,8 +12,10 @@ These are this project's own renderings of common styles, not copies of any tuto
                    value Linear, heads concatenated, ReLU MLP, dropout everywhere
 ``bmm_encdec``     encoder-decoder whose attention is ``bmm`` over (B*H, T, d_k) and whose masked softmax is
                    written by hand (exp of the shifted scores, times the mask, over its row sum)
-``book``           book-style GPT: ``masked_fill_`` with an upper-triangular bool buffer, LayerNorm and GELU
-                   written as modules of their own, dropout on embeddings, attention and shortcuts
+``book``           book-style GPT: an upper-triangular bool buffer filled with -inf, LayerNorm and GELU
+                   written as modules of their own, dropout on embeddings, attention and shortcuts (the book
+                   fills in place, ``masked_fill_``, which tinyattn refuses on a tensor already in the graph;
+                   this one fills out of place)
 ``annotated``      encoder-decoder in the style of the Annotated Transformer: ``clones`` by deepcopy, an
                    ``attention()`` function, LayerNorm with an unbiased std, label-smoothed KL-divergence loss
 ``nn_transformer`` the translation-tutorial style on ``nn.Transformer`` with a square subsequent mask,

@@ -42,7 +42,7 @@ ABOUT = {
     "sdpa": "nanoGPT-like GPT on F.scaled_dot_product_attention",
     "heads": "GPT with every head its own module (cat of heads), ReLU MLP, dropout",
     "bmm_encdec": "encoder-decoder, bmm attention, masked softmax by hand",
-    "book": "book-style GPT, masked_fill_, own LayerNorm and GELU modules, dropout",
+    "book": "book-style GPT, bool-mask fill, own LayerNorm and GELU modules, dropout",
     "annotated": "Annotated-Transformer-style encoder-decoder, label-smoothed KL loss",
     "nn_transformer": "translation-tutorial encoder-decoder on nn.Transformer",
 }

@@ -118,8 +118,10 @@ def _child(lib_name: str, style: str, quick: bool) -> None:
 def _blas_kernel() -> str:
     """Which OpenBLAS kernel NumPy runs here, and whether OPENBLAS_CORETYPE forced it."""
     from .common import openblas_corename
-    forced = os.environ.get("OPENBLAS_CORETYPE")
-    return f"OpenBLAS kernel {openblas_corename()}" + (f" (OPENBLAS_CORETYPE={forced})" if forced else "")
+    forced, core = os.environ.get("OPENBLAS_CORETYPE"), openblas_corename()
+    if core is None:
+        return "not OpenBLAS, or its kernel could not be asked"
+    return f"OpenBLAS kernel {core}" + (f" (OPENBLAS_CORETYPE={forced})" if forced else "")
 
 
 # ------------------------------------------------------------------------------------------------
@@ -215,12 +217,20 @@ def main(argv: list[str]) -> int:
         _child(argv[1], argv[2], "--quick" in argv)
         return 0
     quick = "--quick" in argv
-    styles = [a for a in argv if not a.startswith("--")] or None
-    for row in run(quick=quick, styles=styles):
+    styles = [a for a in argv if not a.startswith("--")] or None  # python -m benchmarks.tutorial_styles [STYLE ...] [--quick] [--markdown]
+    rows = run(quick=quick, styles=styles)
+    for row in rows:
         e = row.extra
         print(f"{row.case.split(':')[0]:>15}  tinyattn {row.value:8.2f} ms  torch {row.baseline:8.2f} ms  "
               f"ratio {row.ratio:.3f} (p25-p75 {e['ratio_p25']:.3f}-{e['ratio_p75']:.3f}, "
               f"min-max {e['ratio_min']:.3f}-{e['ratio_max']:.3f}, {e['rounds']} rounds)  [{e['blas']}]", flush=True)
+    if "--markdown" in argv:  # the rows of RESULTS.md's table of tutorial styles
+        print("\n| style | tinyattn ms | torch ms | tinyattn / torch | middle half of the per-round ratios | rounds |")
+        print("|---|---|---|---|---|---|")
+        for row in rows:
+            e = row.extra
+            print(f"| {row.case.split(', float32')[0]} | {row.value:.1f} | {row.baseline:.1f} | **{row.ratio:.2f}x** | "
+                  f"{e['ratio_p25']:.2f}-{e['ratio_p75']:.2f} | {e['rounds']} |")
     return 0
 
 

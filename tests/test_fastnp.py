@@ -109,3 +109,18 @@ def test_measure_sums_reports_each_shape():
     from tinyattn.fastnp import measure_sums
     rows = measure_sums(shapes=((64, 16),), number=2)
     assert [r[0] for r in rows] == [(64, 16)] and all(r[1] > 0 and r[2] > 0 for r in rows)
+
+
+@pytest.mark.parametrize("dim", [-1, 2, (2,), (-1,), 0, 1, (0, 2), None])
+@pytest.mark.parametrize("keepdims", [True, False])
+def test_sum_along_is_numpys_sum_for_every_dim(dim, keepdims):
+    from tinyattn.fastnp import sum_along
+    a = np.random.default_rng(4).standard_normal((6, 7, 40)).astype(np.float32)
+    want = a.astype(np.float64).sum(axis=dim, keepdims=keepdims)
+    got = sum_along(a, dim, keepdims)
+    assert got.shape == want.shape and got.dtype == a.dtype
+    n = a.size // max(want.size, 1)  # how many numbers each output adds up
+    bound = n * np.finfo(np.float32).eps * float(np.abs(a).sum(axis=dim).max())  # n ulps of the largest |sum|
+    np.testing.assert_allclose(got, want, rtol=0, atol=bound)
+    if dim not in (-1, 2, (2,), (-1,)):  # not the last axis alone: NumPy's own sum, bit for bit
+        np.testing.assert_array_equal(got, a.sum(axis=dim, keepdims=keepdims))

@@ -6,7 +6,7 @@ Residents, each with its measurement:
   blocks back to the operating system, and a training step that frees and re-allocates a few hundred
   MB of activations then pays a page fault for every 4 KiB it touches again. Keeping them halves a
   small GPT's step (see its docstring).
-* ``sum_last``, ``mean_last``, ``dot_last``, ``sum_rows``: sums along the last axis (and down the
+* ``sum_last``, ``sum_along``, ``mean_last``, ``dot_last``, ``sum_rows``: sums along the last axis (and down the
   columns of a matrix) as a product with a vector of ones, which runs on the BLAS's vectorised
   kernels, instead of NumPy's reduction loop (see ``sum_last``);
 * ``max_keepdims``: ``python -c "import tinyattn.fastnp as f; f.report()"`` measures it on this machine
@@ -119,6 +119,15 @@ def sum_last(a: np.ndarray) -> np.ndarray:
     if not _blas_ok(a, n):
         return a.sum(axis=-1, keepdims=True)
     return (a.reshape(-1, n) @ _ones(n, a.dtype)).reshape(*a.shape[:-1], 1)  # (rows, n) @ (n,) -> (..., 1)
+
+
+def sum_along(a: np.ndarray, dim, keepdims: bool = True) -> np.ndarray:
+    """``a.sum(axis=dim, keepdims=keepdims)``, by ``sum_last`` when ``dim`` is the last axis (an int or a 1-tuple)."""
+    d = dim[0] if isinstance(dim, tuple) and len(dim) == 1 else dim
+    if not isinstance(d, (int, np.integer)) or a.ndim == 0 or d not in (-1, a.ndim - 1):
+        return np.asarray(a.sum(axis=dim, keepdims=keepdims))
+    out = sum_last(a)
+    return out if keepdims else out.reshape(a.shape[:-1])
 
 
 def mean_last(a: np.ndarray) -> np.ndarray:

@@ -148,7 +148,9 @@ def markdown(rows: list, info: dict, seconds: float, command: str) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m benchmarks", description=__doc__.split("\n\n")[1])
+    # `tinyattn bench` runs this module and names itself in TINYATTN_BENCH_PROG, so its --help says `tinyattn bench`
+    prog = os.environ.get("TINYATTN_BENCH_PROG", "python -m benchmarks")
+    ap = argparse.ArgumentParser(prog=prog, description=__doc__.split("\n\n")[1])
     ap.add_argument("--quick", action="store_true", help="tiny shapes and few repeats: checks that everything runs "
                                                           "(seconds, not minutes); the figures mean nothing")
     ap.add_argument("--only", metavar="NAME[,NAME]", help=f"run only these, from: {', '.join(BENCHMARKS + OPTIONAL_BENCHMARKS)} "

@@ -77,7 +77,7 @@ def test_linear_gradients_are_kept_uncopied_and_still_accumulate_correctly():
 
 def test_a_weight_used_by_two_linears_gets_the_sum_in_its_own_memory():
     # y = sum(x W^T) + sum(z W^T): dW = (column sums of ones) = [sum of x rows + sum of z rows] per output row
-    x, z = ta.tensor([[1.0, 2.0]]), ta.tensor([[3.0, -1.0]])
+    x, z = ta.tensor([[1.0, 2.0]]).double(), ta.tensor([[3.0, -1.0]]).double()  # (the weight is float64: a float32 input would be refused, as in PyTorch)
     W = leaf([[1.0, 1.0]])
     (ta.nn.functional.linear(x, W).sum() + ta.nn.functional.linear(z, W).sum()).backward()
     np.testing.assert_array_equal(W.grad.numpy(), [[4.0, 1.0]])
@@ -123,14 +123,15 @@ def test_a_shared_subgraph_is_freed_by_the_first_loss():
 def test_backward_frees_the_saved_arrays_and_intermediate_tensors():
     x = leaf(np.ones((4, 4)))
     h = x.exp()
-    probe = weakref.ref(h)
+    tensor_probe, saved_probe = weakref.ref(h), weakref.ref(h._data)  # exp saves its output's array
     loss = (h * 3.0).sum()
     del h
     gc.collect()
-    assert probe() is not None  # the graph still holds h
+    assert tensor_probe() is None  # the graph holds nodes, not tensors (as PyTorch)
+    assert saved_probe() is not None  # ... and what ExpBackward saved
     loss.backward()
     gc.collect()
-    assert probe() is None  # freed with the graph, though loss is still alive
+    assert saved_probe() is None  # freed by backward, though loss is still alive
     np.testing.assert_allclose(x.grad.numpy(), 3 * np.e)  # d/dx 3 exp(x) at x = 1
 
 

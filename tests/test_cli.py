@@ -13,16 +13,33 @@ from tinyattn import cli
 from tinyattn.demo import DemoConfig, run_demo
 
 
-def test_help_lists_every_command(capsys):
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def test_help_lists_every_command_and_bench_only_inside_a_checkout(capsys, monkeypatch, tmp_path):
+    monkeypatch.chdir(ROOT)
     assert cli.main(["--help"]) == 0
     out = capsys.readouterr().out
-    for command in ("demo", "grade", "release", "bench"):
-        assert command in out
+    for command in ("demo", "grade", "release", "gpt2", "bench"):
+        assert f"    {command} " in out, command
+    monkeypatch.chdir(tmp_path)                        # no benchmarks/ here or above: nothing to run
+    assert cli.main(["--help"]) == 0
+    out = capsys.readouterr().out
+    assert "    demo " in out and "bench" not in out
 
 
 def test_python_dash_m_tinyattn_works():
-    r = subprocess.run([sys.executable, "-m", "tinyattn", "--help"], capture_output=True, text=True, timeout=60)
+    r = subprocess.run([sys.executable, "-m", "tinyattn", "--help"], capture_output=True, text=True, timeout=60,
+                       cwd=ROOT)
     assert r.returncode == 0 and "demo" in r.stdout and "bench" in r.stdout
+
+
+def test_bench_help_names_the_tinyattn_command():
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([ROOT, os.environ.get("PYTHONPATH", "")]))
+    r = subprocess.run([sys.executable, "-m", "tinyattn", "bench", "--help"], capture_output=True, text=True,
+                       timeout=120, cwd=ROOT, env=env)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.startswith("usage: tinyattn bench") and "python -m benchmarks" not in r.stdout, r.stdout[:200]
 
 
 def test_demo_quick_finishes_prints_its_table_and_saves_figures(tmp_path, capsys):
@@ -53,6 +70,22 @@ def test_same_seed_same_table_in_process_or_in_workers():
     assert a.steps == c.steps
     assert (a.recall, a.assoc, a.steps) != (d.recall, d.assoc, d.steps)  # the seed matters
     assert set(a.recall) == {"attention", "gru", "rnn"} and set(a.recall["gru"]) == {3, 6}
+
+
+def test_demo_progress_is_one_line_over_all_runs_also_with_workers(capsys):
+    lines = []
+    res = run_demo(out=None, seed=1, config=TINY, workers=2, progress=True, log=lines.append)
+    err = capsys.readouterr().err
+    runs = len(TINY.distances) * 3 + len(TINY.pairs) * 3
+    budget = runs * 20                                  # every run's budget: 20 steps
+    # one bar, redrawn in place with carriage returns, never a new line per update
+    final = err.replace("\r", "\n").strip().splitlines()[-1]
+    assert f"{budget}/{budget} steps" in final and f"runs {runs}/{runs}" in final, final
+    assert err.count("\n") <= runs + 1, err            # finished runs are written above the bar, nothing else
+    assert lines[0].startswith("tinyattn demo") and lines[1] == f"{runs} training runs, longest first; " \
+        "a line for each as it finishes:"
+    assert sum("acc " in line for line in lines) == runs and "acc " not in err
+    assert set(res.recall) == {"attention", "gru", "rnn"}
 
 
 def _one_line_error(capsys, argv, expected):

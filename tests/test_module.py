@@ -14,7 +14,7 @@ class Block(nn.Module):
         self.fc = nn.Linear(d, d)
         self.norm = nn.LayerNorm(d)
         self.drop = nn.Dropout(0.5)
-        self.scale = nn.Parameter(np.ones(d))
+        self.scale = nn.Parameter(np.ones(d, dtype=np.float32))  # (float64 would make the next Linear refuse its input, as PyTorch)
         self.note = "not a parameter"  # plain attributes stay plain
 
     def forward(self, x):

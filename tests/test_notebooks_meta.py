@@ -103,18 +103,51 @@ def test_links_to_existing_exercises(path):
     assert not dangling, f"{path.name}: links to exercises that exist neither in exercises/ nor solutions/: {dangling}"
 
 
+NBVAL_MARKERS = {"NBVAL_IGNORE_OUTPUT", "NBVAL_SKIP", "NBVAL_CHECK_OUTPUT", "NBVAL_RAISES_EXCEPTION"}
+MAX_CODE_LINE = 100   # wider lines clip in JupyterLab at a laptop's width
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
+def test_nbval_markers_stand_alone(path):
+    """nbval only obeys a marker that is the whole comment: '# NBVAL_IGNORE_OUTPUT (why)' is ignored silently."""
+    for i, c in enumerate(_code_cells(_load(path))):
+        for line in _source(c).splitlines():
+            comment = line.strip().lstrip("#").strip()
+            if line.strip().startswith("#") and comment.startswith("NBVAL"):
+                assert comment in NBVAL_MARKERS, \
+                    f"{path.name}: code cell {i} has {line.strip()!r}; nbval only obeys a marker alone on its line"
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
+def test_code_lines_fit_the_notebook_width(path):
+    for i, c in enumerate(_code_cells(_load(path))):
+        long = [line for line in _source(c).splitlines() if len(line) > MAX_CODE_LINE]
+        assert not long, f"{path.name}: code cell {i} has {len(long)} line(s) over {MAX_CODE_LINE} characters: " \
+                         f"{long[0][:60]!r}..."
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
+def test_says_which_exercises_are_ready(path):
+    md = [c for c in _load(path)["cells"] if c["cell_type"] == "markdown"]
+    assert md and "**Ready after this notebook:**" in _source(md[-1]), \
+        f"{path.name}: the last markdown cell must say which exercises are ready ('**Ready after this notebook:**')"
+
+
 def test_meta_checks_catch_a_bad_notebook(tmp_path):
     """The checks above must be able to fail: a notebook that breaks each rule is caught."""
     bad = {"cells": [
         {"cell_type": "markdown", "metadata": {}, "source": "# Title"},
         {"cell_type": "code", "metadata": {}, "execution_count": None, "outputs": [],
          "source": "t0 = time.perf_counter()"},
+        {"cell_type": "code", "metadata": {}, "execution_count": None, "outputs": [],
+         "source": "# NBVAL_IGNORE_OUTPUT (timings)\nx = " + "1 + " * 40 + "1"},
         {"cell_type": "markdown", "metadata": {}, "source": "The end, see ../exercises/ex99_nothing.py"},
     ], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}
     path = tmp_path / "99_bad.ipynb"
     path.write_text(json.dumps(bad), encoding="utf-8")
     for check in (test_first_cell_is_matplotlib_inline, test_every_code_cell_was_executed_and_committed_with_outputs,
                   test_timing_cells_are_marked_nbval_ignore_output, test_last_markdown_cell_has_check_yourself,
-                  test_links_to_existing_exercises):
+                  test_links_to_existing_exercises, test_nbval_markers_stand_alone,
+                  test_code_lines_fit_the_notebook_width, test_says_which_exercises_are_ready):
         with pytest.raises(AssertionError):
             check(path)

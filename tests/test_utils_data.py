@@ -164,7 +164,7 @@ def test_an_iterable_dataset_is_batched_in_its_own_order():
     batches = list(DataLoader(Stream(), batch_size=3))
     assert [b[0].tolist() for b in batches] == [[0, 1, 2], [3, 4, 5], [6]] and batches[0][1].tolist() == [0, 10, 20]
     assert len(list(DataLoader(Stream(), batch_size=3, drop_last=True))) == 2
-    assert list(DataLoader(Stream(), batch_size=None))[1] == (1, 10)
+    assert list(DataLoader(Stream(), batch_size=None))[1] == [1, 10]  # a tuple comes back a list, as in PyTorch
     with pytest.raises(ValueError, match="DataLoader with IterableDataset: expected unspecified shuffle"):
         DataLoader(Stream(), batch_size=2, shuffle=True)
     with pytest.raises(TypeError, match="an IterableDataset without __len__"):

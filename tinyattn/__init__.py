@@ -4,7 +4,7 @@
 attention code unchanged. Everything here is a re-export; the code
 lives in the submodules.
 """
-from .tensor import (
+from ._tensor import (
     Function, Generator, Tensor, enable_grad, float32, float64, get_default_dtype, get_rng, is_grad_enabled,
     manual_seed, matmul, no_grad, set_default_dtype,
 )
@@ -30,6 +30,9 @@ from .compiler import compile  # noqa: F401,A004  (returns the model itself; not
 from .amp import autocast  # noqa: F401
 from .devices import device  # noqa: F401
 from .serialization import load, save  # noqa: F401
+from . import multiprocessing  # noqa: F401  (one process: `import torch.multiprocessing as mp` imports)
+from math import e, inf, nan, pi  # noqa: F401  (torch.inf, torch.pi, ...: the same Python floats)
+newaxis = None  # x[:, torch.newaxis], as NumPy's
 
 # PyTorch's dtype names (`dtype=torch.long`, `torch.ones(T, T, dtype=torch.bool)`) and LongTensor & co.
 from .dtypes import (  # noqa: F401,A004

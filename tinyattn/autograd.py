@@ -1,17 +1,19 @@
-"""Reverse-mode autograd: grad mode, ``Context``, ``Function``, ``unbroadcast`` and the graph walk.
+"""Reverse-mode autograd: grad mode, the graph's nodes, ``Context``, ``Function``, ``unbroadcast``, the walk.
 
-This is the whole engine behind ``loss.backward()``; ``tinyattn/tensor.py`` holds the Tensor and the
-ops. Read it in this order:
+This is the whole engine behind ``loss.backward()``; ``tinyattn/_tensor.py`` holds the Tensor and
+``tinyattn/ops.py`` the ops. Read it in this order:
 
-1. ``Function.apply``: run an op's ``forward`` on arrays and, if a gradient is needed, record the op,
-   its inputs and its ``Context`` on the output. That record is the graph.
-2. ``Context``: what forward keeps for backward. Arrays go through ``save_for_backward``; handing
-   them back checks that no in-place op changed them since (each tensor has a version counter).
-3. ``backward``: a topological order, then the chain rule node by node, one ``unbroadcast``, and
-   ``.grad += g`` on the leaves. Afterwards the graph's saved arrays are freed, as in PyTorch.
+1. ``Function.apply``: run an op's ``forward`` on arrays and, if a gradient is needed, give the output
+   a ``Node`` (its ``grad_fn``): the op, its ``Context`` and ``next_functions``, the nodes of its inputs.
+   A leaf that requires grad has a node of its own too, ``AccumulateGrad``, where its ``.grad`` is summed.
+2. Why the node is not the tensor: an in-place op (``x.mul_(2)``, ``x[0] = v``) gives x a NEW node whose
+   input is x's old node. Whatever read x before the write keeps the old node, so its gradient stays right.
+3. ``Context``: what forward keeps for backward. Handing saved arrays back checks that no in-place op
+   changed them since (every tensor has a version counter, shared with its views).
+4. ``backward``: a topological order of the nodes, then the chain rule node by node, one
+   ``unbroadcast``, and ``accumulate`` at the leaves. Afterwards what the nodes saved is freed.
 
-This module imports nothing from the package; ``tinyattn.tensor`` imports it and registers its
-Tensor class here (``Tensor`` below), the one name the engine needs from there.
+This module imports nothing from the package; ``tinyattn._tensor`` registers its Tensor class here.
 """
 from __future__ import annotations
 
@@ -19,7 +21,7 @@ import contextlib
 
 import numpy as np
 
-Tensor: type = None  # type: ignore[assignment]  (tinyattn.tensor sets it once its Tensor class exists)
+Tensor: type = None  # type: ignore[assignment]  (tinyattn._tensor sets it once its Tensor class exists)
 
 # ----------------------------------------------------------------------------------------------
 # Grad mode: whether ops record the graph.
@@ -84,7 +86,7 @@ class set_grad_enabled:
 
 
 # ----------------------------------------------------------------------------------------------
-# Context and Function: an op with its forward and its backward side by side.
+# Nodes, Context and Function: an op with its forward and its backward side by side.
 # ----------------------------------------------------------------------------------------------
 SECOND_BACKWARD = (
     "Trying to backward through the graph a second time (or directly access saved tensors after they "
@@ -93,11 +95,45 @@ SECOND_BACKWARD = (
     "if you need to access saved tensors after calling backward.")
 
 
-def _modified(array: np.ndarray, now: int, then: int) -> str:
+def _modified(array: np.ndarray, now: int, then: int, node: str) -> str:
     return ("one of the variables needed for gradient computation has been modified by an inplace "
             f"operation: [{array.dtype} tensor of shape {tuple(array.shape)}] is at version {now}; expected "
-            f"version {then} instead. Hint: an in-place op (x.mul_(...), x[...] = ..., x += ...) changed a "
-            "tensor that the forward pass had saved; change a copy (x = x * ...), or change it after backward.")
+            f"version {then} instead (saved by {node}). Hint: an in-place op (x.mul_(...), x[...] = ..., "
+            "x += ...) changed a tensor that the forward pass had saved; change a copy (x = x * ...), or "
+            "change it after backward.")
+
+
+class Node:
+    """One op of the graph, as PyTorch's ``grad_fn``: ``<MulBackward>`` with the op's ``Context`` and
+    ``next_functions``, one ``(node, 0)`` pair per input (``(None, 0)`` for an input that needs no gradient).
+
+    A leaf that requires grad gets an ``AccumulateGrad`` node (``op`` None, ``variable`` the leaf).
+    ``shapes`` are the inputs' shapes, for ``unbroadcast``. ``hooks`` run on the gradient that reaches
+    this node before its backward does (``Tensor.register_hook``); ``retains`` keeps it (``retain_grad``).
+    """
+
+    __slots__ = ("op", "ctx", "next_functions", "shapes", "variable", "hooks", "retains", "__weakref__")
+
+    def __init__(self, op, ctx, next_functions: tuple, shapes: tuple = (), variable=None) -> None:
+        self.op, self.ctx, self.next_functions, self.shapes = op, ctx, next_functions, shapes
+        self.variable, self.hooks, self.retains = variable, None, None
+
+    def name(self) -> str:
+        return "AccumulateGrad" if self.op is None else f"{self.op.__name__}Backward"
+
+    def __repr__(self) -> str:
+        return f"<{self.name()}>"
+
+
+class RemovableHandle:
+    """What ``register_hook`` returns: ``handle.remove()`` takes the hook away again."""
+
+    def __init__(self, hooks: list, fn) -> None:
+        self.hooks, self.fn = hooks, fn
+
+    def remove(self) -> None:
+        if self.fn in self.hooks:
+            self.hooks.remove(self.fn)
 
 
 class Context:
@@ -106,7 +142,7 @@ class Context:
     __slots__ = ("_saved", "_versions", "needs_input_grad", "__dict__")
 
     def __init__(self, needs_input_grad: tuple):
-        self._saved: tuple = ()
+        self._saved: tuple | None = ()  # None once backward has freed them
         self._versions: tuple = ()  # (counter, version when saved, array) for saved arrays that are tensors' memory
         self.needs_input_grad = needs_input_grad
 
@@ -116,9 +152,11 @@ class Context:
     @property
     def saved_tensors(self) -> tuple:
         """The saved arrays, after checking that no in-place op changed them since forward (as PyTorch)."""
-        for counter, version, array in self._versions:
+        if self._saved is None:
+            raise RuntimeError(SECOND_BACKWARD)
+        for counter, version, array, node in self._versions:
             if counter[0] != version:
-                raise RuntimeError(_modified(array, counter[0], version))
+                raise RuntimeError(_modified(array, counter[0], version, node))
         return self._saved
 
 
@@ -126,13 +164,16 @@ class Function:
     """Base class of every op. Subclasses define ``forward`` and ``backward`` on NumPy arrays.
 
     ``Op.apply(*inputs, **consts)`` wraps the inputs, runs ``forward`` on their arrays and, when a
-    gradient is needed, links the result into the graph so ``backward`` can replay it.
+    gradient is needed, gives the result a ``Node`` so that ``backward`` can replay it.
 
     ``new_arrays = True`` promises that ``backward`` returns arrays nothing else holds (not ``grad``,
     not a saved array, not one array twice), so a leaf's ``.grad`` may keep one without a copy.
+    ``view = True``: the output may share its input's memory (reshape, transpose, basic indexing); it
+    then becomes a view of that input's base, sharing its version counter (see ``Tensor._as_view``).
     """
 
     new_arrays = False
+    view = False
 
     @staticmethod
     def forward(ctx: Context, *args: np.ndarray, **kwargs) -> np.ndarray:  # pragma: no cover
@@ -148,54 +189,37 @@ class Function:
         for x in inputs:
             if not isinstance(x, Tensor):
                 x = Tensor(x)
+            elif x._base is not None and x._view_version != x._counter[0]:
+                x._refresh_view()  # its base was written since: the view's node is rebuilt from the base's
             tensors.append(x)
             arrays.append(x._data)
             needs.append(x._rg)
         ctx = Context(tuple(needs))
-        out = Tensor._make(cls.forward(ctx, *arrays, **kwargs))
-        if out._data.base is not None:  # a view (reshape, transpose, slice) changes with its input:
-            out._counter = _owner_counter(out._data, tensors, out._counter)  # one version counter for both
+        res = cls.forward(ctx, *arrays, **kwargs)
+        out = Tensor._make(res)
+        if out._data is not res and ctx._saved:  # a NumPy scalar (np.exp of a 0-d array): save the array instead
+            ctx._saved = tuple(out._data if s is res else s for s in ctx._saved)
+        if out._data.base is not None:  # shares an input's memory: one version counter for both
+            out._share_memory_of(tensors, cls, kwargs)
         if _grad_enabled and True in needs:  # record the op only if some input needs a gradient
-            out._rg, out._op, out._ctx, out._parents = True, cls, ctx, tensors
-            for t in tensors:  # each input now has a user in the graph (x[i] = v checks this)
-                t._consumed = True
+            out._rg = True
+            out._grad_fn = Node(cls, ctx, tuple([(t._grad_fn or t._node(), 0) for t in tensors]),
+                                tuple([a.shape for a in arrays]))
             if ctx._saved:
-                ctx._versions = _watch(ctx._saved, tensors, out)
+                ctx._versions = _watch(ctx._saved, tensors, out, cls)
         return out
 
 
-class GradFn:
-    """What ``t.grad_fn`` shows: the op that made t, e.g. ``<MulBackward>`` (PyTorch prints ``<MulBackward0 ...>``)."""
-
-    __slots__ = ("op",)
-
-    def __init__(self, op: type) -> None:
-        self.op = op  # the Function class whose backward this node runs
-
-    def name(self) -> str:
-        return f"{self.op.__name__}Backward"
-
-    def __repr__(self) -> str:
-        return f"<{self.name()}>"
-
-
-def _owner_counter(array: np.ndarray, tensors: list, default: list) -> list:
-    """The version counter of the tensor whose memory ``array`` lies in (``default`` if none)."""
-    owner = array if array.base is None else array.base
-    for t in tensors:
-        if t._data is owner or t._data.base is owner:
-            return t._counter
-    return default
-
-
-def _watch(saved: tuple, tensors: list, out) -> tuple:
-    """For each saved array that is (a view of) an input's or the output's memory: its counter and version now."""
+def _watch(saved: tuple, tensors: list, out, op) -> tuple:
+    """For each saved array that is an input's or the output's memory: its counter and version now.
+    (A Python number made a 0-d tensor, as in x * 2.5, has no counter: nothing can change it.)"""
     watched = []
     for a in saved:
         if isinstance(a, np.ndarray):
-            counter = _owner_counter(a, [out, *tensors], None)
-            if counter is not None:
-                watched.append((counter, counter[0], a))
+            for t in (out, *tensors):
+                if t._data is a and t._counter is not None:
+                    watched.append((t._counter, t._counter[0], a, f"{op.__name__}Backward"))
+                    break
     return tuple(watched)
 
 
@@ -218,24 +242,21 @@ def unbroadcast(grad: np.ndarray, shape: tuple) -> np.ndarray:
 
 
 # ----------------------------------------------------------------------------------------------
-# The graph walk.
+# The graph walk, over nodes.
 # ----------------------------------------------------------------------------------------------
-def topological_order(root) -> list:
-    """Every tensor ``root`` was computed from (that requires grad), each after all of its inputs.
+def topological_order(root: Node) -> list:
+    """Every node ``root`` depends on, each after all of the nodes it feeds.
 
-    A depth-first walk with an explicit stack of (node, iterator over its inputs), so a chain of
-    20,000 ops does not recurse 20,000 deep. Tensors hash by identity: they can be set members.
+    A depth-first walk with an explicit stack of (node, iterator over its next_functions), so a chain
+    of 20,000 ops does not recurse 20,000 deep. Nodes hash by identity: they can be set members.
     """
-    order, visited, stack = [], {root}, [(root, iter(root._parents))]
+    order, visited, stack = [], {root}, [(root, iter(root.next_functions))]
     while stack:
-        node, parents = stack[-1]
-        for p in parents:
-            if p._rg and p not in visited:
-                visited.add(p)
-                if not p._parents:  # a leaf: nothing below it to wait for
-                    order.append(p)
-                    continue
-                stack.append((p, iter(p._parents)))  # go deeper first; come back to `node` later
+        node, inputs = stack[-1]
+        for child, _ in inputs:
+            if child is not None and child not in visited:
+                visited.add(child)
+                stack.append((child, iter(child.next_functions)))  # go deeper first; come back later
                 break
         else:  # every input of `node` is in `order`
             stack.pop()
@@ -245,7 +266,8 @@ def topological_order(root) -> list:
 
 def backward(root, gradient=None, retain_graph: bool | None = None) -> None:
     """Add d(root)/d(leaf), contracted with ``gradient``, to ``.grad`` of every leaf that requires grad."""
-    if not root._rg:
+    start = root._node() if root.requires_grad else None  # (a view follows its base's latest write first)
+    if start is None:
         raise RuntimeError("backward(): this tensor does not require grad and has no graph "
                            "(did you create it under no_grad(), or forget requires_grad=True?)")
     if gradient is None:
@@ -257,47 +279,51 @@ def backward(root, gradient=None, retain_graph: bool | None = None) -> None:
     if seed.shape != root.shape:
         raise ValueError(f"backward(gradient): gradient has shape {seed.shape} but the output has shape {root.shape}")
 
-    grads = {root: seed}  # node -> d(root)/d(node), summed over every path found so far
-    owned = set()  # nodes whose array in `grads` nothing else holds: .grad may keep it uncopied
-    for node in reversed(topological_order(root)):  # the output first, each node after all its users
+    grads = {start: seed}  # node -> d(root)/d(its output), summed over every path found so far
+    owned = set()  # nodes whose array in `grads` nothing else holds (accumulate may keep it uncopied)
+    for node in reversed(topological_order(start)):  # the output first, each node after all its users
         g = grads.pop(node, None)
         if g is None:
             continue
-        if node._op is None or node._retain:  # a leaf (or a non-leaf that asked to keep its gradient)
-            accumulate(node, g, copy=node not in owned or node._op is not None)
-        if node._op is None:
+        if node.hooks:  # Tensor.register_hook: each may replace the gradient
+            for hook in list(node.hooks):
+                new = hook(Tensor._make(g))
+                if new is not None:
+                    g, owned = np.asarray(new._data if isinstance(new, Tensor) else new, dtype=g.dtype), owned - {node}
+        if node.retains is not None:  # retain_grad on a non-leaf
+            accumulate(node.retains, g, copy=True)
+        if node.op is None:  # AccumulateGrad
+            accumulate(node.variable, g, copy=node not in owned)
             continue
-        if node._ctx is None:  # freed by an earlier backward
-            raise RuntimeError(SECOND_BACKWARD)
-        in_grads = node._op.backward(node._ctx, g)  # the chain rule: d(root)/d(input) for each input
+        in_grads = node.op.backward(node.ctx, g)  # the chain rule: d(root)/d(input) for each input
         if type(in_grads) is not tuple:
             in_grads = (in_grads,)
-        for i, (parent, pg) in enumerate(zip(node._parents, in_grads)):
-            if pg is None or not parent._rg:
+        for i, ((child, _), pg) in enumerate(zip(node.next_functions, in_grads)):
+            if pg is None or child is None:
                 continue
             if type(pg) is not np.ndarray:  # a NumPy scalar, e.g. from a full reduction
                 pg = np.asarray(pg)
-            shape = parent._data.shape
+            shape = node.shapes[i]
             if pg.shape != shape:  # (tested first: most gradients already have their input's shape)
                 pg = unbroadcast(pg, shape)
                 if pg.shape != shape:
-                    raise RuntimeError(f"{node._op.__name__}.backward returned a gradient of shape {pg.shape} "
+                    raise RuntimeError(f"{node.op.__name__}.backward returned a gradient of shape {pg.shape} "
                                        f"for input {i}, which has shape {shape}")
-            if parent in grads:  # a tensor used twice gets the sum of both gradients
-                pg = np.asarray(grads[parent] + pg)  # (new memory: either term may be another node's)
-                owned.add(parent)
-            elif node._op.new_arrays:
-                owned.add(parent)
-            grads[parent] = pg
-        if not retain_graph:  # free what forward kept, and the links to the inputs, as PyTorch does
-            node._ctx, node._parents = None, ()
+            if child in grads:  # a tensor used twice gets the sum of both gradients
+                pg = np.asarray(grads[child] + pg)  # (new memory: either term may be another node's)
+                owned.add(child)
+            elif node.op.new_arrays:
+                owned.add(child)
+            grads[child] = pg
+        if not retain_graph and node.ctx._saved:  # free what forward kept, as PyTorch does; a node
+            node.ctx._saved, node.ctx._versions = None, ()  # that kept nothing can run again (x + 1, x.sum())
 
 
 def accumulate(t, g: np.ndarray, copy: bool = True) -> None:
     """``t.grad += g``. The first write copies ``g``: a backward may return an array it still holds
     (a saved one, or a view of its input), and a later ``+=`` must never write into that. With
-    ``copy=False`` (an array nothing else holds) it keeps ``g``: copying a 512 x 512 weight gradient
-    was 4% of a small MLP's training step."""
+    ``copy=False`` (an array nothing else holds) it keeps ``g``: a copy per weight per step is a visible
+    share of a small MLP's step (benchmarks/RESULTS.md)."""
     if t._grad is None:
         if copy or g.dtype != t._data.dtype:
             g = np.array(g, dtype=t._data.dtype)  # np.array copies

@@ -1,4 +1,4 @@
-"""`tinyattn demo`: attention vs recurrence on long-range recall, on a CPU, in about a minute.
+"""`tinyattn demo`: attention vs recurrence on long-range recall, on a CPU, in a few minutes.
 
 It trains three kinds of model, d_model=32, on the same seeded batches:
   attention  2 pre-LN transformer blocks, 2 heads, sinusoidal positions
@@ -12,6 +12,9 @@ grad_norm_vs_distance.png, and the trained attention model's maps on one
 associative-recall example (attention_map.png, attention_grid.png, head_view.html).
 --quick: distances 5, 10, 40, pairs 2, 4, fewer steps.
 
+Measured on a 2-core machine: a full run used 115 s of CPU time over two workers (84 s to 11
+minutes of wall-clock time, depending on the machine's load); --quick used 16 s.
+
 Every model gets the same step budget per setting and stops early once its
 held-out accuracy reaches 99%. Each run is seeded on its own from --seed, so the
 same seed gives the same table, whether the runs go in one process or in two
@@ -21,6 +24,7 @@ worker processes (the default on a machine with two cores or more).
 from __future__ import annotations
 
 import os
+import sys
 import time
 from dataclasses import dataclass, field
 from typing import Callable
@@ -98,9 +102,15 @@ def _run_seed(seed: int, which: str, setting: int, kind: str) -> int:
     return int(mix.generate_state(1)[0])
 
 
-def _train(job: tuple) -> dict:
+def _budget(job: tuple) -> int:
+    """The step budget of one run (it may stop earlier, at 99% held-out accuracy)."""
+    which, cfg = job[0], job[4]
+    return cfg.recall_steps if which == "recall" else cfg.assoc_steps
+
+
+def _train(job: tuple, on_step: Callable[[int], None] | None = None) -> dict:
     """One training run (top-level, so a worker process can run it): build, fit, report."""
-    which, setting, kind, keep_model, cfg, seed, progress = job
+    which, setting, kind, keep_model, cfg, seed = job
     cpu = time.process_time()
     task = _task(which, setting)
     run_seed = _run_seed(seed, which, setting, kind)
@@ -111,28 +121,90 @@ def _train(job: tuple) -> dict:
     hist = fit(model, task, steps=cfg.recall_steps if which == "recall" else cfg.assoc_steps,
                batch_size=cfg.batch_size, lr=dict(cfg.lr)[kind], eval_every=cfg.eval_every,
                eval_size=cfg.recall_eval_size if which == "recall" else cfg.assoc_eval_size,
-               target_accuracy=0.99, seed=run_seed, progress=progress, desc=f"{kind} {which} {setting}")
+               target_accuracy=0.99, seed=run_seed, progress=False, on_step=on_step)
     return {"which": which, "setting": setting, "kind": kind, "acc": hist["eval_acc"][-1],
             "steps": hist["step"][-1], "seconds": hist["seconds"], "cpu": time.process_time() - cpu,
             "chance": task.chance,
             "config": model.config, "state": model.state_dict() if keep_model else None}
 
 
-def _run_all(jobs: list[tuple], workers: int, log: Callable[[str], None]) -> list[dict]:
-    """Run the jobs in this process (workers=0) or in `workers` worker processes; log each as it finishes."""
-    def report(r: dict) -> None:
-        key = "d" if r["which"] == "recall" else "P"
-        log(f"  {r['which']:<7} {key}={r['setting']:<4} {r['kind']:<10} acc {r['acc']:.3f}  "
-            f"({r['steps']} steps, {r['seconds']:.1f}s)")
+class _StepQueue:
+    """A worker's on_step: every few steps, put (job index, steps done) on the shared queue."""
 
-    if workers == 0:
-        results = []
-        for job in jobs:
-            results.append(_train(job))
-            report(results[-1])
-        return results
+    def __init__(self, queue, index: int, every: int = 5):
+        self.queue, self.index, self.every = queue, index, every
+
+    def __call__(self, step: int) -> None:
+        if step % self.every == 0:
+            self.queue.put((self.index, step))
+
+
+def _train_in_worker(job: tuple, queue, index: int) -> dict:
+    return _train(job, on_step=_StepQueue(queue, index))
+
+
+class _Progress:
+    """One line for the whole demo: steps done of all runs' budgets, runs finished, time so far.
+
+    A run that stops early (99% held-out accuracy) counts its whole budget as done. Finished runs'
+    lines are written above the bar, so the terminal stays one clean bar plus finished lines.
+    """
+
+    def __init__(self, jobs: list[tuple], show: bool, log: Callable[[str], None]):
+        from tqdm.std import tqdm
+
+        self.budgets = [_budget(j) for j in jobs]
+        self.done = [0] * len(jobs)
+        self.runs, self.log = 0, log
+        self.bar = tqdm(total=sum(self.budgets), disable=not show, file=sys.stderr, unit="step", dynamic_ncols=True,
+                        bar_format="{l_bar}{bar}| {n_fmt}/{total_fmt} steps [{elapsed}<{remaining}{postfix}]",
+                        desc="training")
+        self.bar.set_postfix_str(f"runs 0/{len(jobs)}")
+
+    def step(self, index: int, steps: int) -> None:
+        new = min(steps, self.budgets[index]) - self.done[index]
+        if new > 0:
+            self.done[index] += new
+            self.bar.update(new)
+
+    def finished(self, index: int, line: str) -> None:
+        self.step(index, self.budgets[index])
+        self.runs += 1
+        self.bar.set_postfix_str(f"runs {self.runs}/{len(self.budgets)}")
+        if self.bar.disable:
+            self.log(line)
+            return
+        with self.bar.external_write_mode(file=sys.stderr):   # clear the bar, log, draw it again
+            self.log(line)
+
+    def close(self) -> None:
+        self.bar.close()
+
+
+def _run_all(jobs: list[tuple], workers: int, log: Callable[[str], None], show: bool) -> list[dict]:
+    """Run the jobs in this process (workers=0) or in `workers` worker processes; log each as it finishes."""
+    def line(r: dict) -> str:
+        key = "d" if r["which"] == "recall" else "P"
+        return (f"  {r['which']:<7} {key}={r['setting']:<4} {r['kind']:<10} acc {r['acc']:.3f}  "
+                f"({r['steps']} steps, {r['seconds']:.1f}s)")
+
+    progress = _Progress(jobs, show, log)
+    try:
+        if workers == 0:
+            results = []
+            for i, job in enumerate(jobs):
+                results.append(_train(job, on_step=lambda step, i=i: progress.step(i, step)))
+                progress.finished(i, line(results[-1]))
+            return results
+        return _run_in_workers(jobs, workers, progress, line)
+    finally:
+        progress.close()
+
+
+def _run_in_workers(jobs: list[tuple], workers: int, progress: _Progress, line) -> list[dict]:
     import multiprocessing
-    from concurrent.futures import ProcessPoolExecutor, as_completed
+    import queue as queue_module
+    from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 
     # Each worker is one process with a single-threaded BLAS. These matrices are small: more BLAS
     # threads buy nothing, and on a busy machine their spin-waiting made a run 5x slower (measured).
@@ -140,14 +212,24 @@ def _run_all(jobs: list[tuple], workers: int, log: Callable[[str], None]) -> lis
     # workers=1 trains in a fresh process.
     saved = {k: os.environ.get(k) for k in _THREAD_VARS}
     os.environ.update({k: "1" for k in _THREAD_VARS})  # inherited by the spawned workers
+    ctx = multiprocessing.get_context("spawn")  # a fresh interpreter per worker (fork would copy BLAS threads)
     try:
-        # "spawn": a fresh interpreter per worker (fork would copy this process's BLAS threads).
-        with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn")) as pool:
-            futures = {pool.submit(_train, job): i for i, job in enumerate(jobs)}
+        with ctx.Manager() as manager, ProcessPoolExecutor(workers, mp_context=ctx) as pool:
+            steps = manager.Queue()  # (job index, steps done) from the workers: the progress line
+            futures = {pool.submit(_train_in_worker, job, steps, i): i for i, job in enumerate(jobs)}
             results: list[dict | None] = [None] * len(jobs)
-            for fut in as_completed(futures):
-                results[futures[fut]] = fut.result()
-                report(results[futures[fut]])
+            pending = set(futures)
+            while pending:
+                done, pending = wait(pending, timeout=0.2, return_when=FIRST_COMPLETED)
+                while True:
+                    try:
+                        progress.step(*steps.get_nowait())
+                    except queue_module.Empty:
+                        break
+                for fut in done:
+                    i = futures[fut]
+                    results[i] = fut.result()
+                    progress.finished(i, line(results[i]))
     finally:
         for k, v in saved.items():
             if v is None:
@@ -166,19 +248,24 @@ def _where(workers: int) -> str:
 
 def _cost(job: tuple) -> float:
     """Rough cost of a job (sequence length x steps, recurrent models are slower), to start long jobs first."""
-    which, setting, kind, _, cfg, _, _ = job
+    which, setting, kind, _, cfg, _ = job
     T = setting + 1 if which == "recall" else 3 * setting
     steps = cfg.recall_steps if which == "recall" else cfg.assoc_steps
     return T * steps * {"attention": 0.5, "gru": 1.0, "rnn": 0.6}[kind]
 
 
+def _say(line: str) -> None:
+    print(line, flush=True)  # at once, also into a pipe or a log file
+
+
 def run_demo(quick: bool = False, out: str | os.PathLike | None = "demo_out", seed: int = 0,
-             progress: bool = False, config: DemoConfig | None = None, workers: int | None = None,
-             log: Callable[[str], None] = print) -> DemoResult:
+             progress: bool | None = None, config: DemoConfig | None = None, workers: int | None = None,
+             log: Callable[[str], None] = _say) -> DemoResult:
     """Train every model on every setting, print the table, save figures to `out` (None: no figures).
 
     workers: worker processes to train in (default: 2, or 1 on a one-core machine); 0 trains in
     this process. The table does not depend on it: every run is seeded on its own from `seed`.
+    progress: one line on stderr with the steps of all runs (None: when stderr is a terminal).
     """
     cfg = config or (QUICK if quick else FULL)
     seed = checks.nonneg_int("seed", seed)
@@ -188,14 +275,17 @@ def run_demo(quick: bool = False, out: str | os.PathLike | None = "demo_out", se
     start = time.perf_counter()
     log(f"tinyattn demo ({'quick' if quick else 'full'}, seed {seed}, {_where(workers)}): "
         "attention vs GRU vs tanh RNN")
+    if progress is None:
+        progress = sys.stderr.isatty()
 
     assoc_view = min(cfg.pairs, key=lambda P: abs(P - 4))  # the attention map is shown at P nearest 4
-    jobs = [("recall", d, kind, d == max(cfg.distances), cfg, seed, progress)
+    jobs = [("recall", d, kind, d == max(cfg.distances), cfg, seed)
             for d in cfg.distances for kind in MODELS]
-    jobs += [("assoc", P, kind, kind == "attention" and P == assoc_view, cfg, seed, progress)
+    jobs += [("assoc", P, kind, kind == "attention" and P == assoc_view, cfg, seed)
              for P in cfg.pairs for kind in MODELS]
+    log(f"{len(jobs)} training runs, longest first; a line for each as it finishes:")
     order = sorted(range(len(jobs)), key=lambda i: -_cost(jobs[i]))  # longest first: the workers finish together
-    results = _run_all([jobs[i] for i in order], workers, log)
+    results = _run_all([jobs[i] for i in order], workers, log, progress)
 
     res = DemoResult(budgets=(cfg.recall_steps, cfg.assoc_steps))
     kept = {}

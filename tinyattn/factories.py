@@ -11,7 +11,7 @@ import numpy as np
 
 from . import checks
 from .checks import device as _device
-from .tensor import Tensor, _as_array, _new_shape, get_default_dtype
+from ._tensor import Tensor, _as_array, _new_shape, get_default_dtype
 
 
 def tensor(data: Any, requires_grad: bool = False, dtype=None, device=None) -> Tensor:

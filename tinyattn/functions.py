@@ -15,9 +15,9 @@ import numpy as np
 
 from functools import reduce
 
-from . import checks
-from .tensor import (Cat, Einsum, MinMax, Stack, Tensor, Where, _as_array, _norm_dim, matmul, numpy_names,
-                     promote_types, result_type)
+from . import checks, promotion
+from ._tensor import (Cat, Einsum, Function, MinMax, Stack, Tensor, Where, _as_array, _norm_dim, matmul,
+                      numpy_names, promote_types, result_type)
 
 
 def _t(x) -> Tensor:
@@ -168,17 +168,32 @@ def einsum(equation: str, *operands) -> Tensor:
     ``q @ k.transpose(-2, -1)``. Each operand gets one letter per dim; a letter in two operands is
     matched up, a letter left out of the output (after ``->``) is summed. ``...`` stands for the
     leading dims; without ``->`` the output is the letters used once, in alphabetical order.
+    A letter of size 1 in one operand broadcasts against its size in another (and so do the ``...`` dims);
+    a letter repeated in one operand takes the diagonal (``'ii->i'``; ``'ii'`` is the trace).
     The operands may also come as one list: ``einsum('ij,jk', [a, b])``."""
     if not isinstance(equation, str):
         raise TypeError(f"einsum: the first argument is the equation, a str such as 'ij,jk->ik', got {type(equation).__name__}")
     if len(operands) == 1 and isinstance(operands[0], (list, tuple)):
         operands = tuple(operands[0])
-    ts = _tensors(operands, "einsum")  # (promoted to one dtype)
-    return Einsum.apply(*ts, spec=_einsum_spec(equation.replace(" ", ""), [t.shape for t in ts]))
+    ts = [_t(x) for x in operands]
+    if not ts:
+        raise ValueError("einsum needs at least one tensor")
+    for k, t in enumerate(ts[1:], 1):  # a product: no promotion, as matmul (float32 with float64 is refused)
+        promotion.same_dtype(ts[0], t, f"einsum operands 0 and {k}")
+    terms, out, sizes = _einsum_spec(equation.replace(" ", ""), [t.shape for t in ts])
+    for k, t in enumerate(terms):
+        if len(set(t)) != len(t):  # a repeated letter: its diagonal, with the letter once
+            once = "".join(dict.fromkeys(t))
+            ts[k], terms[k] = _Diagonal.apply(ts[k], letters=t, once=once), once
+        want = tuple(sizes[c] for c in terms[k])
+        if ts[k].shape != want:  # size-1 dims stretched to the letter's size (the gradient sums back)
+            ts[k] = ts[k].expand(*want)
+    return Einsum.apply(*ts, spec=",".join(terms) + "->" + out)
 
 
-def _einsum_spec(equation: str, shapes: list) -> str:
-    """The equation with '...' written out as letters and the output made explicit, checked against the shapes."""
+def _einsum_spec(equation: str, shapes: list) -> tuple:
+    """The operands' letters with '...' written out, the explicit output, and each letter's size
+    (a size 1 broadcasts), checked against the shapes."""
     lhs, arrow, rhs = equation.partition("->")
     terms = lhs.split(",")
     if len(terms) != len(shapes):
@@ -197,16 +212,20 @@ def _einsum_spec(equation: str, shapes: list) -> str:
         if len(t) != len(shp) or "." in t:
             raise ValueError(f"einsum: operand {k} has shape {tuple(shp)} ({len(shp)} dims) but {terms[k]!r} "
                              f"gives it {len(terms[k].replace('...', ''))} letter(s)")
-        if len(set(t)) != len(t):
-            raise ValueError(f"einsum: operand {k}'s subscripts {terms[k]!r} repeat a letter (a diagonal); "
-                             "take the diagonal first, e.g. with torch.diagonal")
         written.append(t)
     sizes: dict = {}
     for k, (t, shp) in enumerate(zip(written, shapes)):
+        mine: dict = {}
         for c, n in zip(t, shp):
+            if mine.setdefault(c, n) != n:  # a repeated letter is a diagonal: a square one
+                raise ValueError(f"einsum: letter {c!r} is repeated in operand {k} (a diagonal), but its dims "
+                                 f"have sizes {mine[c]} and {n} in shape {tuple(shp)}; they must match")
             if sizes.setdefault(c, n) != n:
-                raise ValueError(f"einsum: letter {c!r} is size {sizes[c]} in one operand and {n} in operand {k} "
-                                 f"(shapes {[tuple(x) for x in shapes]}); the sizes of one letter must match")
+                if n != 1 and sizes[c] != 1:
+                    raise ValueError(f"einsum: letter {c!r} is size {sizes[c]} in one operand and {n} in operand "
+                                     f"{k} (shapes {[tuple(x) for x in shapes]}); the sizes of one letter must match "
+                                     "(or be 1, which broadcasts)")
+                sizes[c] = builtins.max(sizes[c], n)
     if arrow:
         out = rhs.replace("...", dots)
         unknown = [c for c in out if c not in sizes]
@@ -215,7 +234,22 @@ def _einsum_spec(equation: str, shapes: list) -> str:
     else:  # implicit output: the letters used once, alphabetically, after the '...' dims
         counts = "".join(written)
         out = dots + "".join(sorted(c for c in set(counts) if counts.count(c) == 1 and c not in dots))
-    return ",".join(written) + "->" + out
+    return written, out, sizes
+
+
+class _Diagonal(Function):
+    """An operand whose letters repeat ('iij') read along its diagonal ('ij');  d(x) = g on that diagonal, 0 off it"""
+    @staticmethod
+    def forward(ctx, x, letters, once):
+        ctx.shape, ctx.letters, ctx.once = x.shape, letters, once
+        return np.einsum(f"{letters}->{once}", x).copy()  # (NumPy's einsum gives a view of the diagonal)
+
+    @staticmethod
+    def backward(ctx, g):
+        grid = np.indices(g.shape, sparse=True)  # one index per kept letter
+        out = np.zeros(ctx.shape, dtype=g.dtype)
+        out[tuple(grid[ctx.once.index(c)] for c in ctx.letters)] = g  # every diagonal entry is a distinct place
+        return out
 
 
 def bmm(input, mat2) -> Tensor:

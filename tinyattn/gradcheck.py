@@ -15,7 +15,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from .tensor import Tensor, no_grad
+from ._tensor import Tensor, no_grad
 
 
 class GradcheckError(AssertionError):

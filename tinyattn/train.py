@@ -16,7 +16,7 @@ import itertools
 import json
 import os
 import time
-from typing import Any, Iterable, Sequence
+from typing import Any, Callable, Iterable, Sequence
 
 import numpy as np
 
@@ -26,7 +26,7 @@ import tinyattn.nn.functional as F
 from tinyattn import checks, optim
 from tinyattn.data import IGNORE, Batch, Task, as_rng
 from tinyattn.models import HEADS, KINDS, SequenceModel  # noqa: F401  (train.SequenceModel, as the course uses it)
-from tinyattn.tensor import Tensor
+from tinyattn._tensor import Tensor
 
 
 # ----------------------------------------------------------------------------- loss and accuracy
@@ -120,13 +120,14 @@ def fit(model: nn.Module, task: Task | Iterable[Any], *, steps: int = 500, batch
         optimizer: Any = None, eval_every: int = 50, eval_size: int = 256,
         eval_data: Sequence[Any] | None = None, target_accuracy: float | None = None,
         seed: int | None = 0, progress: bool = True, checkpoint: str | os.PathLike | None = None,
-        desc: str | None = None) -> dict[str, list]:
+        desc: str | None = None, on_step: Callable[[int], None] | None = None) -> dict[str, list]:
     """Train `model` on a Task (fresh batches each step) or on an iterable of batches; return the history.
 
     Every `eval_every` steps (and at the end) accuracy is measured on `eval_data`,
     by default `eval_size` held-out sequences drawn from the task with a
     different seed. Training stops early once that accuracy reaches
     `target_accuracy`. Gradients are clipped to `clip_norm` (None: no clipping).
+    `on_step(step)` is called after every optimizer step (the demo's overall progress line).
     `seed` fixes the batches (model init is fixed by tinyattn.manual_seed before
     building the model). History: step, loss, acc, grad_norm per step;
     eval_step, eval_acc per evaluation; plus seconds and stopped_early.
@@ -173,6 +174,8 @@ def fit(model: nn.Module, task: Task | Iterable[Any], *, steps: int = 500, batch
             history["acc"].append(acc)
             history["grad_norm"].append(float(norm))
             bar.update(1)
+            if on_step is not None:
+                on_step(step)
             if eval_batches is not None and (step % eval_every == 0 or step == steps):
                 ev = evaluate(model, eval_batches)
                 history["eval_step"].append(step)

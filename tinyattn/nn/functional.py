@@ -16,11 +16,11 @@ from typing import Any
 
 import numpy as np
 
-from .. import checks
+from .. import checks, promotion
 from ..fastnp import dot_last, max_keepdims, mean_last, sum_last, sum_rows
 from ..special import blockwise, erf_block
-from ..tensor import Function, Tensor, get_rng
-from ..tensor import ReLU as _ReLU  # the op (nn.ReLU is the module)
+from .._tensor import Function, Tensor, get_rng
+from .._tensor import ReLU as _ReLU  # the op (nn.ReLU is the module)
 
 __all__ = [
     "softmax", "log_softmax", "relu", "sigmoid", "logsigmoid", "tanh", "silu", "gelu", "dropout", "linear", "layer_norm",
@@ -247,6 +247,7 @@ def linear(x: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     if not x_shape or x_shape[-1] != w_shape[1]:
         raise ValueError(f"linear: x has shape {x_shape} but weight has shape {w_shape}: "
                          f"x's last dim must equal in_features={w_shape[1]}")
+    promotion.same_dtype(x, weight)  # a float32 input into a float64 layer is refused, as in PyTorch
     if bias is None:
         return _Linear.apply(x, weight)
     bias = _as_tensor(bias, "linear", "bias")

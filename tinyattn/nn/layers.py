@@ -13,7 +13,8 @@ from typing import Any
 import numpy as np
 
 from .. import checks
-from ..tensor import Tensor, get_default_dtype, get_rng
+from ..functions import where
+from .._tensor import Tensor, get_default_dtype, get_rng, no_grad
 from . import functional as F
 from .module import Module, Parameter
 
@@ -87,20 +88,89 @@ class LazyLinear(Linear):
 
 
 class Embedding(Module):
-    """A lookup table: integer ids (...) -> rows of W (..., embedding_dim); W ~ N(0, 1) as PyTorch."""
+    """A lookup table: integer ids (...) -> rows of W (..., embedding_dim); W ~ N(0, 1) as PyTorch.
 
-    def __init__(self, num_embeddings: int, embedding_dim: int) -> None:
+    padding_idx: the id of padding. Its row starts at zero and never gets a gradient, so a padded
+    position contributes nothing and learns nothing (negative counts from the end, as an index).
+    max_norm: each row looked up whose norm_type-norm is above max_norm is first scaled down to it,
+    in the table itself (PyTorch's renorm: an in-place change of the weight, outside the graph).
+    """
+
+    def __init__(self, num_embeddings: int, embedding_dim: int, padding_idx: int | None = None,
+                 max_norm: float | None = None, norm_type: float = 2.0, scale_grad_by_freq: bool = False,
+                 sparse: bool = False, _weight: Any = None, _freeze: bool = False, device: Any = None,
+                 dtype: Any = None) -> None:
         super().__init__()
+        checks.device(device)
         self.num_embeddings = checks.positive_int("num_embeddings", num_embeddings, "Embedding")
         self.embedding_dim = checks.positive_int("embedding_dim", embedding_dim, "Embedding")
-        w = get_rng().standard_normal((self.num_embeddings, self.embedding_dim))
-        self.weight = Parameter(w.astype(get_default_dtype()))
+        if padding_idx is not None:
+            if not isinstance(padding_idx, (int, np.integer)) or isinstance(padding_idx, bool):
+                raise TypeError(f"Embedding: padding_idx must be an int id or None, got {padding_idx!r}")
+            if not -self.num_embeddings <= padding_idx < self.num_embeddings:
+                raise AssertionError(f"Padding_idx must be within num_embeddings: got padding_idx={padding_idx} "
+                                     f"for num_embeddings={self.num_embeddings}")
+            padding_idx = int(padding_idx) % self.num_embeddings
+        if scale_grad_by_freq or sparse:
+            raise NotImplementedError("Embedding: scale_grad_by_freq and sparse gradients are not supported "
+                                      "(every gradient here is a dense array)")
+        self.padding_idx = padding_idx
+        self.max_norm = None if max_norm is None else checks.number("max_norm", max_norm, "Embedding", above=0)
+        self.norm_type, self.scale_grad_by_freq, self.sparse = float(norm_type), False, False
+        if _weight is None:
+            w = get_rng().standard_normal((self.num_embeddings, self.embedding_dim)).astype(dtype or get_default_dtype())
+            if padding_idx is not None:
+                w[padding_idx] = 0  # PyTorch's init: the padding row starts at zero
+        else:
+            w = np.array(_weight._data if isinstance(_weight, Tensor) else _weight, dtype=dtype)
+            if w.shape != (self.num_embeddings, self.embedding_dim):
+                raise ValueError(f"Embedding: _weight must have shape ({num_embeddings}, {embedding_dim}), got {w.shape}")
+        self.weight = Parameter(w, requires_grad=not _freeze)
+
+    @classmethod
+    def from_pretrained(cls, embeddings: Any, freeze: bool = True, padding_idx: int | None = None,
+                        max_norm: float | None = None, norm_type: float = 2.0, scale_grad_by_freq: bool = False,
+                        sparse: bool = False) -> "Embedding":
+        """An Embedding holding ``embeddings`` (num_embeddings, embedding_dim) as they are (the padding row
+        included); ``freeze=True`` (the default) keeps them fixed: the weight requires no gradient."""
+        arr = embeddings._data if isinstance(embeddings, Tensor) else np.asarray(embeddings)
+        if arr.ndim != 2:
+            raise ValueError(f"Embedding.from_pretrained: embeddings must be 2-D (num_embeddings, embedding_dim), "
+                             f"got shape {arr.shape}")
+        return cls(arr.shape[0], arr.shape[1], padding_idx=padding_idx, max_norm=max_norm, norm_type=norm_type,
+                   scale_grad_by_freq=scale_grad_by_freq, sparse=sparse, _weight=arr, _freeze=freeze)
 
     def forward(self, idx: Any) -> Tensor:
-        return F.embedding(idx, self.weight)  # (...) -> (..., embedding_dim); F.embedding checks the ids
+        if self.max_norm is not None:
+            self._renorm(idx)
+        out = F.embedding(idx, self.weight)  # (...) -> (..., embedding_dim); F.embedding checks the ids
+        if self.padding_idx is None or not out.requires_grad:
+            return out
+        ids = idx._data if isinstance(idx, Tensor) else np.asarray(idx)
+        real = Tensor(ids != self.padding_idx)[..., None]  # (..., 1): False at padding
+        return where(real, out, out.detach())  # the same values; the gradient stops at padding
+
+    def _renorm(self, idx: Any) -> None:
+        """Scale each row looked up whose norm passes max_norm down to max_norm (by max_norm / (norm + 1e-7),
+        PyTorch's factor), in place and outside the graph."""
+        ids = np.unique(checks.ids_in_range(idx, self.num_embeddings, "input", "embedding", n_name="num_embeddings"))
+        w = self.weight._data
+        norms = np.linalg.norm(w[ids], ord=self.norm_type, axis=1)  # (n_ids,)
+        big = ids[norms > self.max_norm]
+        if big.size:
+            scale = (self.max_norm / (norms[norms > self.max_norm] + 1e-7)).astype(w.dtype)
+            with no_grad():
+                self.weight[Tensor(big)] = self.weight[Tensor(big)] * Tensor(scale[:, None])  # (n_big, D)
 
     def extra_repr(self) -> str:
-        return f"{self.num_embeddings}, {self.embedding_dim}"
+        s = f"{self.num_embeddings}, {self.embedding_dim}"
+        if self.padding_idx is not None:
+            s += f", padding_idx={self.padding_idx}"
+        if self.max_norm is not None:
+            s += f", max_norm={self.max_norm}"
+        if self.norm_type != 2.0:
+            s += f", norm_type={self.norm_type}"
+        return s
 
 
 class LayerNorm(Module):

@@ -7,7 +7,10 @@ registers a child module. Everything else (``parameters()``, ``state_dict()``,
 """
 from __future__ import annotations
 
+import itertools
 import os
+import sys
+import warnings
 from collections import OrderedDict
 from collections.abc import Iterable, Iterator
 from typing import Any, Callable, NamedTuple
@@ -15,9 +18,9 @@ from typing import Any, Callable, NamedTuple
 import numpy as np
 
 from tinyattn.checks import device as _device
-from tinyattn.tensor import Tensor, get_default_dtype
+from tinyattn._tensor import Function, Tensor, get_default_dtype
 
-__all__ = ["Parameter", "Module", "Sequential", "ModuleList"]
+__all__ = ["Parameter", "Module", "Sequential", "ModuleList", "RemovableHandle"]
 
 
 class Parameter(Tensor):
@@ -56,6 +59,10 @@ class Module:
         object.__setattr__(self, "_buffers", OrderedDict())
         object.__setattr__(self, "_modules", OrderedDict())
         object.__setattr__(self, "training", True)
+        # hooks: id -> (hook, with_kwargs), run in this order; not state (state_dict never sees them)
+        object.__setattr__(self, "_forward_pre_hooks", OrderedDict())
+        object.__setattr__(self, "_forward_hooks", OrderedDict())
+        object.__setattr__(self, "_backward_hooks", OrderedDict())
 
     # ---------------------------------------------------------------- registration
     # A registered part lives only in its registry (_parameters, _buffers or _modules: ordered, walked
@@ -347,7 +354,75 @@ class Module:
         raise NotImplementedError(f"{type(self).__name__} must define forward(self, ...)")
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        d = self.__dict__
+        if d.get("_forward_pre_hooks") or d.get("_forward_hooks") or d.get("_backward_hooks"):
+            return self._call_with_hooks(args, kwargs)
         return self.forward(*args, **kwargs)
+
+    # ---------------------------------------------------------------- hooks
+    # How code reads activations and attention maps out of a model it does not edit. Each register_*
+    # returns a handle whose .remove() takes the hook off again (``with handle:`` removes it on exit).
+    def register_forward_pre_hook(self, hook: Callable, *, prepend: bool = False,
+                                  with_kwargs: bool = False) -> RemovableHandle:
+        """``hook(module, args)`` before forward (``hook(module, args, kwargs)`` with_kwargs). A return
+        other than None replaces the inputs: a tuple is the new args, one value becomes ``(value,)``; with
+        with_kwargs it must be ``(new_args, new_kwargs)``."""
+        return self._add_hook("_forward_pre_hooks", hook, prepend, with_kwargs)
+
+    def register_forward_hook(self, hook: Callable, *, prepend: bool = False, with_kwargs: bool = False,
+                              always_call: bool = False) -> RemovableHandle:
+        """``hook(module, args, output)`` after forward (``hook(module, args, kwargs, output)`` with_kwargs).
+        A return other than None replaces the output. ``always_call`` is accepted (PyTorch runs such a hook
+        even when forward raises; here every hook runs only after a forward that returned)."""
+        return self._add_hook("_forward_hooks", hook, prepend, with_kwargs)
+
+    def register_full_backward_hook(self, hook: Callable, prepend: bool = False) -> RemovableHandle:
+        """``hook(module, grad_input, grad_output)`` once the gradients with respect to the module's
+        positional inputs are computed. grad_input has one entry per positional argument (None for one
+        that is not a tensor, zeros for a tensor that needs no gradient); grad_output one per output
+        tensor (None where the loss did not use it). A returned tuple replaces grad_input. If no input
+        needs a gradient, the hook runs when the output gradients are computed, with grad_input all None."""
+        return self._add_hook("_backward_hooks", hook, prepend, False)
+
+    def _add_hook(self, registry: str, hook: Callable, prepend: bool, with_kwargs: bool) -> RemovableHandle:
+        if not callable(hook):
+            raise TypeError(f"{registry[1:-1].replace('_', ' ')}: expected a callable, got {type(hook).__name__}")
+        hooks = self.__dict__.get(registry)
+        if hooks is None:  # a module made before hooks existed (unpickled from an old save)
+            hooks = OrderedDict()
+            object.__setattr__(self, registry, hooks)
+        handle = RemovableHandle(hooks)
+        hooks[handle.id] = (hook, with_kwargs)
+        if prepend:
+            hooks.move_to_end(handle.id, last=False)
+        return handle
+
+    def _call_with_hooks(self, args: tuple, kwargs: dict) -> Any:
+        for hook, with_kwargs in list(self.__dict__.get("_forward_pre_hooks", {}).values()):
+            if with_kwargs:
+                new = hook(self, args, kwargs)
+                if new is not None:
+                    if not (isinstance(new, tuple) and len(new) == 2):
+                        raise RuntimeError("forward pre-hook must return None or a tuple of (new_args, "
+                                           f"new_kwargs), but got {new}.")
+                    args, kwargs = new
+            else:
+                new = hook(self, args)
+                if new is not None:
+                    args = new if isinstance(new, tuple) else (new,)
+        backward_hooks = self.__dict__.get("_backward_hooks")
+        state = None
+        if backward_hooks:
+            state = _BackwardHookState(self, args)
+            args = state.wrap_inputs(args)
+        out = self.forward(*args, **kwargs)
+        for hook, with_kwargs in list(self.__dict__.get("_forward_hooks", {}).values()):
+            new = hook(self, args, kwargs, out) if with_kwargs else hook(self, args, out)
+            if new is not None:
+                out = new
+        if state is not None:
+            out = state.wrap_outputs(out)
+        return out
 
     def extra_repr(self) -> str:
         """The text inside the parentheses of this module's line in repr; layers override it."""
@@ -362,6 +437,153 @@ class Module:
         if not self._modules:
             return f"{type(self).__name__}({self.extra_repr()})"
         return type(self).__name__ + "(\n  " + "\n  ".join(lines) + "\n)"
+
+
+class RemovableHandle:
+    """What ``register_*_hook`` returns: ``.remove()`` takes the hook off (twice is harmless);
+    ``with handle:`` removes it when the block ends."""
+
+    _ids = itertools.count()
+
+    def __init__(self, hooks: OrderedDict) -> None:
+        self.hooks_dict_ref, self.id = hooks, next(RemovableHandle._ids)
+
+    def remove(self) -> None:
+        self.hooks_dict_ref.pop(self.id, None)
+
+    def __enter__(self) -> RemovableHandle:
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.remove()
+
+
+# ---------------------------------------------------------------- full backward hooks
+# The module's tensor inputs (and then its outputs) go through two identity ops: _Pack joins them into
+# one flat array, and _Unpack hands each its own piece back. The graph then holds one node (_Pack)
+# whose backward sees every input's gradient at once: there the hook runs, and what it returns is what
+# flows on. Everything is a Function.apply, so the engine needs to know nothing about hooks.
+class _Pack(Function):
+    """The tensors, flattened and joined;  d(each) = its piece of g, reshaped."""
+    @staticmethod
+    def forward(ctx, *arrays, state, side):
+        ctx.state, ctx.side = state, side
+        ctx.shapes = [(a.shape, a.dtype) for a in arrays]
+        return np.concatenate([a.ravel() for a in arrays])
+
+    @staticmethod
+    def backward(ctx, g):
+        grads, start = [], 0
+        for shape, dtype in ctx.shapes:
+            n = int(np.prod(shape))
+            grads.append(g[start:start + n].reshape(shape).astype(dtype, copy=False))
+            start += n
+        return tuple(ctx.state.backward(ctx.side, grads))
+
+
+class _Unpack(Function):
+    """One tensor's piece of the flat array;  d(flat) = g in that piece, 0 elsewhere."""
+    @staticmethod
+    def forward(ctx, flat, start, shape, dtype, state, side, index):
+        ctx.start, ctx.n, ctx.size, ctx.dtype = start, int(np.prod(shape)), flat.shape[0], flat.dtype
+        ctx.state, ctx.side, ctx.index = state, side, index
+        return flat[start:start + ctx.n].reshape(shape).astype(dtype)  # (a copy: no view of the pack)
+
+    @staticmethod
+    def backward(ctx, g):
+        ctx.state.used[ctx.side].add(ctx.index)  # an output the loss did not reach keeps grad_output None
+        full = np.zeros(ctx.size, dtype=ctx.dtype)
+        full[ctx.start:ctx.start + ctx.n] = g.ravel()
+        return full
+
+
+_FIRES_ON_OUTPUTS = ("Full backward hook is firing when gradients are computed with respect to module outputs "
+                     "since no inputs require gradients.")
+
+
+def _caller_outside_tinyattn() -> int:
+    """The stacklevel of the first frame outside tinyattn (the user's ``loss.backward()`` line)."""
+    package = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    frame, level = sys._getframe(1), 1
+    while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(package + os.sep):
+        frame, level = frame.f_back, level + 1
+    return level
+
+
+class _BackwardHookState:
+    """One forward call's record for its module's full backward hooks."""
+
+    def __init__(self, module: Module, args: tuple) -> None:
+        self.module, self.n_args = module, len(args)
+        self.hooks = [hook for hook, _ in module._backward_hooks.values()]  # those registered at forward, as PyTorch
+        self.used = {"in": set(), "out": set()}
+        self.grad_output: tuple = ()
+        self.inputs_need_grad = False
+
+    def _wrap(self, values: list, side: str) -> tuple[list, list]:
+        """values with each tensor that requires grad replaced by its unpacked copy; where they were."""
+        where = [i for i, v in enumerate(values) if isinstance(v, Tensor) and v.requires_grad]
+        if not where:
+            return values, where
+        flat = _Pack.apply(*(values[i] for i in where), state=self, side=side)
+        values, start = list(values), 0
+        for k, i in enumerate(where):
+            v = values[i]
+            values[i] = _Unpack.apply(flat, start=start, shape=v.shape, dtype=v._data.dtype, state=self,
+                                      side=side, index=k)
+            start += v.numel()
+        return values, where
+
+    def wrap_inputs(self, args: tuple) -> tuple:
+        self.args = args
+        new, self.in_where = self._wrap(list(args), "in")
+        self.inputs_need_grad = bool(self.in_where)
+        return tuple(new)
+
+    def wrap_outputs(self, out: Any) -> Any:
+        single = isinstance(out, Tensor)
+        values = [out] if single else list(out) if isinstance(out, (tuple, list)) else None
+        if values is None:
+            return out
+        self.out_tensors = values
+        new, self.out_where = self._wrap(values, "out")
+        if not self.out_where:
+            return out
+        return new[0] if single else type(out)(new)
+
+    def backward(self, side: str, grads: list) -> list:
+        if side == "out":
+            go = [None] * len(self.out_tensors)
+            for k, i in enumerate(self.out_where):
+                if k in self.used["out"]:
+                    go[i] = Tensor(grads[k])
+            self.grad_output = tuple(go)
+            if not self.inputs_need_grad:
+                warnings.warn(_FIRES_ON_OUTPUTS, UserWarning, stacklevel=_caller_outside_tinyattn())
+                self._run((None,) * self.n_args)
+            return grads
+        gi = []
+        for i, a in enumerate(self.args):
+            if i in self.in_where:
+                gi.append(Tensor(grads[self.in_where.index(i)]))
+            elif isinstance(a, Tensor) and a._data.dtype.kind == "f":
+                gi.append(Tensor(np.zeros_like(a._data)))
+            else:
+                gi.append(None)
+        gi = self._run(tuple(gi))
+        return [None if gi[i] is None else np.asarray(gi[i]._data if isinstance(gi[i], Tensor) else gi[i])
+                for i in self.in_where]
+
+    def _run(self, grad_input: tuple) -> tuple:
+        for hook in self.hooks:
+            new = hook(self.module, grad_input, self.grad_output)
+            if new is not None:
+                new = tuple(new) if isinstance(new, (tuple, list)) else (new,)
+                if len(new) != len(grad_input):
+                    raise RuntimeError(f"Backward hook returned an invalid number of grad_input, got {len(new)}, "
+                                       f"but expected {len(grad_input)}")
+                grad_input = new
+        return grad_input
 
 
 class Sequential(Module):

@@ -19,7 +19,7 @@ import numpy as np
 from .. import checks
 from ..masks import as_keep, check_rows, mask_array
 from ..fastnp import max_keepdims
-from ..tensor import Function, Tensor, _check_all_masked, get_rng
+from .._tensor import Function, Tensor, _check_all_masked, get_rng
 
 __all__ = ["attention", "scaled_dot_product_attention", "linear_attention"]
 
@@ -260,6 +260,8 @@ def _backward_blocked(q, k, v, p, o, do, scale, shape):
 
 def _sdpa(q: Tensor, k: Tensor, v: Tensor, keep=None, bias=None, scale: float = 1.0, dropout_p: float = 0.0) -> Tensor:
     """Run the fused op on checked inputs. ``keep``: bool array; ``bias``: float array or Tensor."""
+    if q.shape[-2] == 0:  # no queries: an empty output, as PyTorch (a softmax over no rows has no max to take)
+        return (q @ k.transpose(-2, -1)) @ v  # (..., 0, S) @ (..., S, d_v) -> (..., 0, d_v)
     if isinstance(bias, Tensor) and bias.requires_grad:
         return _SDPA.apply(q, k, v, bias, keep=keep, scale=scale, dropout_p=dropout_p)
     if isinstance(bias, Tensor):
@@ -309,8 +311,8 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p: f
             raise ValueError("scaled_dot_product_attention: give attn_mask or is_causal=True, not both (as in PyTorch); "
                              "to combine them, AND your bool mask with tinyattn.masks.causal_mask(T, S)")
         keep = np.tri(T, S, dtype=bool)  # (T, S): j <= i, top-left aligned like PyTorch
-    elif attn_mask is not None:
-        m = mask_array(attn_mask, "attn_mask", full)
+    elif attn_mask is not None:  # (it must fit the scores, q k^T, whose batch dims do not include v's: PyTorch's rule)
+        m = mask_array(attn_mask, "attn_mask", (*np.broadcast_shapes(q.shape[:-2], k.shape[:-2]), T, S))
         if m.dtype == bool:
             keep = m  # (..., T, S) True = attend
         elif np.issubdtype(m.dtype, np.floating):

@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 
 from .. import checks
-from ..tensor import Tensor
+from .._tensor import Tensor
 
 __all__ = ["clip_grad_norm_"]
 

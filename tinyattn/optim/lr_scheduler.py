@@ -21,7 +21,8 @@ from typing import Any
 from .. import checks
 from .optimizer import Optimizer, check_number
 
-__all__ = ["LRScheduler", "_LRScheduler", "LambdaLR", "StepLR", "LinearLR", "CosineAnnealingLR", "OneCycleLR", "SequentialLR"]
+__all__ = ["LRScheduler", "_LRScheduler", "LambdaLR", "StepLR", "LinearLR", "CosineAnnealingLR", "OneCycleLR", "SequentialLR",
+           "ReduceLROnPlateau"]
 
 
 def _per_group(value: Any, name: str, optimizer: Optimizer, who: str) -> list[Any]:
@@ -306,3 +307,85 @@ class SequentialLR(LRScheduler):
         for s, sd in zip(self._schedulers, state.pop("_schedulers")):
             s.load_state_dict(sd)
         self.__dict__.update(state)
+
+
+class ReduceLROnPlateau(LRScheduler):
+    """Cut the rate when a watched number stops improving: ``scheduler.step(val_loss)`` once per epoch.
+
+    An epoch improves on the best so far when its metric beats it by more than ``threshold`` (mode 'min':
+    lower; 'max': higher), measured relative to the best (threshold_mode 'rel': best * (1 -/+ threshold))
+    or in the metric's own units ('abs': best -/+ threshold). After more than ``patience`` epochs in a row
+    without improvement, every group's rate becomes max(lr * factor, min_lr), unless that changes it by
+    eps or less; then ``cooldown`` epochs pass in which bad epochs are not counted.
+    """
+
+    def __init__(self, optimizer: Optimizer, mode: str = "min", factor: float = 0.1, patience: int = 10,
+                 threshold: float = 1e-4, threshold_mode: str = "rel", cooldown: int = 0,
+                 min_lr: float | Sequence[float] = 0, eps: float = 1e-8) -> None:
+        if not isinstance(optimizer, Optimizer):
+            raise TypeError(f"{type(optimizer).__name__} is not an Optimizer")
+        if factor >= 1.0:
+            raise ValueError("Factor should be < 1.0.")
+        if mode not in ("min", "max"):
+            raise ValueError(f"mode {mode} is unknown! (expected 'min' or 'max')")
+        if threshold_mode not in ("rel", "abs"):
+            raise ValueError(f"threshold mode {threshold_mode} is unknown! (expected 'rel' or 'abs')")
+        self.optimizer, self.mode, self.factor, self.patience = optimizer, mode, factor, patience
+        self.threshold, self.threshold_mode, self.cooldown, self.eps = threshold, threshold_mode, cooldown, eps
+        if isinstance(min_lr, (list, tuple)):
+            if len(min_lr) != len(optimizer.param_groups):
+                raise ValueError(f"expected {len(optimizer.param_groups)} min_lrs, got {len(min_lr)}")
+            self.default_min_lr, self.min_lrs = None, list(min_lr)
+        else:
+            self.default_min_lr, self.min_lrs = min_lr, [min_lr] * len(optimizer.param_groups)
+        self.last_epoch = 0
+        self.mode_worse = math.inf if mode == "min" else -math.inf  # a best that any first metric beats
+        self._last_lr = [group["lr"] for group in optimizer.param_groups]
+        self._reset()
+
+    def _reset(self) -> None:
+        self.best, self.num_bad_epochs, self.cooldown_counter = self.mode_worse, 0, 0
+
+    @property
+    def in_cooldown(self) -> bool:
+        return self.cooldown_counter > 0
+
+    def is_better(self, a: float, best: float) -> bool:
+        """Does metric ``a`` improve on ``best`` by more than the threshold?"""
+        if self.threshold_mode == "rel":
+            scale = 1.0 - self.threshold if self.mode == "min" else 1.0 + self.threshold
+            return a < best * scale if self.mode == "min" else a > best * scale
+        return a < best - self.threshold if self.mode == "min" else a > best + self.threshold
+
+    def step(self, metrics: Any, epoch: int | None = None) -> None:  # type: ignore[override]
+        """One epoch's metric (a number or a 0-d tensor); cuts the rates when it has stopped improving."""
+        current = float(metrics)
+        if epoch is not None:
+            warnings.warn("The epoch parameter in `scheduler.step()` was not necessary and is being deprecated "
+                          "where possible. Please use `scheduler.step()` to step the scheduler.", UserWarning,
+                          stacklevel=2)
+        self.last_epoch = self.last_epoch + 1 if epoch is None else epoch
+        if self.is_better(current, self.best):
+            self.best, self.num_bad_epochs = current, 0
+        else:
+            self.num_bad_epochs += 1
+        if self.in_cooldown:  # just after a cut: bad epochs do not count yet
+            self.cooldown_counter -= 1
+            self.num_bad_epochs = 0
+        if self.num_bad_epochs > self.patience:
+            self._reduce_lr()
+            self.cooldown_counter, self.num_bad_epochs = self.cooldown, 0
+        self._last_lr = [group["lr"] for group in self.optimizer.param_groups]
+
+    def _reduce_lr(self) -> None:
+        groups = self.optimizer.param_groups
+        if len(groups) != len(self.min_lrs):  # a group was added since (optimizer.add_param_group)
+            if self.default_min_lr is None:
+                raise RuntimeError(f"ReduceLROnPlateau: the optimizer has {len(groups)} param groups but min_lr "
+                                   f"gave {len(self.min_lrs)}: set scheduler.min_lrs to one value per group")
+            self.min_lrs = [self.default_min_lr] * len(groups)
+        for group, min_lr in zip(groups, self.min_lrs):
+            old = float(group["lr"])
+            new = max(old * self.factor, min_lr)
+            if old - new > self.eps:  # a change smaller than eps is not worth making
+                group["lr"] = new

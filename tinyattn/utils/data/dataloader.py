@@ -9,28 +9,30 @@ import numpy as np
 from ... import checks
 from ...factories import tensor as _tensor
 from ...functions import stack
-from ...tensor import Tensor
+from ..._tensor import Tensor
 from .dataset import IterableDataset
 from .sampler import BatchSampler, RandomSampler, SequentialSampler
 
 
 def default_collate(batch: list[Any]) -> Any:
-    """Stack a list of examples into one batch, keeping their structure.
+    """Stack a list of examples into one batch, keeping their structure, as PyTorch's.
 
     Tensors (and arrays) -> one Tensor with a new first dim; Python ints -> int64 and floats -> float64
-    Tensors (PyTorch's choice); tuples/lists -> the same kind of sequence, each field collated;
-    dicts -> a dict, each key collated; strings -> a list of strings.
+    Tensors (PyTorch's choice); NumPy scalars keep their dtype; dicts -> a dict, each key collated;
+    tuples and lists -> a list, each field collated (a namedtuple stays one); strings -> a list of strings.
     """
     first = batch[0]
     if isinstance(first, Tensor):
         return stack(list(batch), 0)
-    if isinstance(first, np.ndarray):
+    if isinstance(first, np.ndarray) and first.dtype.kind in "biuf":
         return stack([_tensor(a) for a in batch], 0)
-    if isinstance(first, (bool, np.bool_)):
+    if isinstance(first, np.generic) and first.dtype.kind in "biuf":  # np.float32(1.5): a float32 tensor
+        return _tensor(np.array(batch, dtype=first.dtype))
+    if isinstance(first, bool):
         return _tensor(np.array(batch, dtype=bool))
-    if isinstance(first, (int, np.integer)):
+    if isinstance(first, int):
         return _tensor(np.array(batch, dtype=np.int64))
-    if isinstance(first, (float, np.floating)):
+    if isinstance(first, float):
         return _tensor(np.array(batch, dtype=np.float64))
     if isinstance(first, str):
         return list(batch)
@@ -43,16 +45,31 @@ def default_collate(batch: list[Any]) -> Any:
         fields = [default_collate(list(samples)) for samples in zip(*batch)]
         if hasattr(first, "_fields"):  # a namedtuple
             return type(first)(*fields)
-        return tuple(fields) if isinstance(first, tuple) else fields
+        return fields  # a list, for tuples too: PyTorch's `xb, yb = batch` unpacks either
     raise TypeError(f"default_collate: batches must hold Tensors, arrays, numbers, strings, dicts or sequences; "
                     f"found {type(first).__name__} (pass collate_fn= to combine these)")
+
+
+def default_convert(data: Any) -> Any:
+    """One example as PyTorch's loader gives it with ``batch_size=None``: NumPy arrays and scalars become
+    tensors (no new dim), inside dicts, lists and tuples too (a tuple comes back as a list, a namedtuple as
+    itself); Python numbers and strings stay as they are."""
+    if isinstance(data, (np.ndarray, np.generic)) and data.dtype.kind in "biuf":
+        return _tensor(data)
+    if isinstance(data, Mapping):
+        return {k: default_convert(v) for k, v in data.items()}
+    if isinstance(data, tuple) and hasattr(data, "_fields"):
+        return type(data)(*(default_convert(v) for v in data))
+    if isinstance(data, (tuple, list)):
+        return [default_convert(v) for v in data]
+    return data
 
 
 class DataLoader:
     """Batches from a dataset: ``for xb, yb in DataLoader(ds, batch_size=32, shuffle=True): ...``.
 
     sampler= gives the index order yourself (then shuffle must stay off); batch_size=None yields single
-    examples uncollated; drop_last drops a final short batch; collate_fn turns a list of examples into
+    examples, with NumPy arrays made tensors (default_convert); drop_last drops a final short batch; collate_fn turns a list of examples into
     a batch (default_collate by default). ``len(loader)`` is the number of batches.
     """
 
@@ -92,7 +109,7 @@ class DataLoader:
                 batch_sampler = BatchSampler(sampler, batch_size, self.drop_last)
         self.batch_size, self.batch_sampler = batch_size, batch_sampler
         batched = batch_sampler is not None or self.stream and batch_size is not None
-        self.collate_fn = collate_fn or (default_collate if batched else (lambda ex: ex))
+        self.collate_fn = collate_fn or (default_collate if batched else default_convert)
 
     def __iter__(self) -> Iterator[Any]:
         if self.stream:  # an IterableDataset: batches of consecutive examples, in the stream's order

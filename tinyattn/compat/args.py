@@ -1,0 +1,169 @@
+"""The argument rules of PyTorch's surface, in one place: dims, shapes, NumPy's names, and what becomes an array.
+
+Every Tensor method and top-level function checks its arguments through these, so one rule has one wording.
+"""
+from __future__ import annotations
+
+import functools
+import inspect
+import math
+
+import numpy as np
+
+from tinyattn import autograd, defaults
+
+
+def _as_array(data, dtype=None) -> np.ndarray:
+    """The dtype rules: Python floats -> the default dtype, NumPy floats keep theirs, ints stay ints."""
+    if isinstance(data, autograd.Tensor):
+        arr = data._data
+    elif isinstance(data, (np.ndarray, np.generic)):
+        arr = np.asarray(data)
+    else:
+        try:
+            arr = np.asarray(data)
+        except ValueError:  # NumPy refuses nested lists of different lengths
+            raise ValueError(f"cannot make a tensor from a ragged {type(data).__name__}: "
+                             "every nested list must have the same length") from None
+        if arr.dtype == np.float64:  # a Python float or a list of them
+            arr = arr.astype(defaults.get_default_dtype())
+        elif arr.dtype.kind not in "biufc":
+            got = type(data).__name__ if not isinstance(data, (list, tuple)) else f"a {type(data).__name__} holding non-numbers"
+            raise TypeError(f"cannot make a tensor from {got}: expected numbers, (nested) lists of numbers, "
+                            "an ndarray or a Tensor")
+    if dtype is not None:
+        arr = arr.astype(dtype, copy=False)
+    return arr
+
+
+def _norm_dim(dim: int, ndim: int, op: str) -> int:
+    if not isinstance(dim, (int, np.integer)):
+        raise TypeError(f"{op}: dim must be an int, got {type(dim).__name__}")
+    n = max(ndim, 1)  # a 0-d tensor takes dim 0 and -1, as in PyTorch
+    if not -n <= dim < n:
+        raise IndexError(f"{op}: dim={dim} is out of range for a tensor with {ndim} dims")
+    return int(dim) % n
+
+
+_NUMPY_NAMES = (("axis", "dim"), ("keepdims", "keepdim"))
+
+
+def numpy_names(method):
+    """Let a reduction take NumPy's names, as PyTorch's do: ``axis=`` for ``dim=`` and ``keepdims=`` for
+    ``keepdim=`` (``x.mean(axis=1)``, ``P.sum(1, keepdims=True)``); both names at once is an error."""
+    after_self = list(inspect.signature(method).parameters)[1:]  # the parameters after self (or input)
+
+    @functools.wraps(method)
+    def reduction(self, *args, **kwargs):
+        for numpy_name, name in _NUMPY_NAMES if kwargs else ():  # (no keywords, the common case: nothing to do)
+            if numpy_name in kwargs:
+                given = name in kwargs or name in after_self and len(args) > after_self.index(name)
+                if given:
+                    value = kwargs[name] if name in kwargs else args[after_self.index(name)]
+                    raise TypeError(f"{method.__name__}() got both {name}={value!r} and "
+                                    f"{numpy_name}={kwargs[numpy_name]!r}; they are one argument, pass one")
+                kwargs[name] = kwargs.pop(numpy_name)
+        return method(self, *args, **kwargs)
+    return reduction
+
+
+def _norm_dims(dim, ndim: int, op: str):
+    if dim is None:
+        return None
+    if ndim == 0:  # a 0-d tensor takes dim 0 or -1 (or (), [0]) and reduces its one element
+        for d in (dim if isinstance(dim, (tuple, list)) else (dim,)):
+            _norm_dim(d, 0, op)
+        return None
+    if isinstance(dim, (tuple, list)):
+        if not dim:  # dim=() means every dim, as in PyTorch
+            return None
+        dims = tuple(_norm_dim(d, ndim, op) for d in dim)
+        if len(set(dims)) != len(dims):
+            raise ValueError(f"{op}: dim={tuple(dim)} names a dim more than once (a tensor with {ndim} dims)")
+        return dims
+    return _norm_dim(dim, ndim, op)
+
+
+def _n_reduced(shape: tuple, dim) -> int:
+    """How many elements a reduction over ``dim`` (None = all, an int or a tuple of normalized dims) combines."""
+    if dim is None:
+        return math.prod(shape)
+    return math.prod(shape[i] for i in (dim if isinstance(dim, tuple) else (dim,)))
+
+
+def _var_args(dim, unbiased, correction) -> tuple:
+    """var/std's (dim, correction) from PyTorch's two spellings: ``correction=`` (keyword only) or the
+    older ``unbiased`` bool, which may even come first (``x.var(False)``)."""
+    if isinstance(dim, bool):  # x.var(True): the bool is `unbiased`, over every dim
+        if unbiased is not None:
+            raise TypeError("var/std: got unbiased twice (a bool in dim's place, and unbiased=)")
+        dim, unbiased = None, dim
+    if unbiased is not None:
+        if correction is not None:
+            raise TypeError("var/std: pass correction= or unbiased=, not both")
+        if not isinstance(unbiased, (bool, np.bool_)):
+            raise TypeError(f"var/std: unbiased must be a bool, got {unbiased!r} (keepdim is keyword-only "
+                            "after it: x.var(0, keepdim=True))")
+        return dim, int(bool(unbiased))
+    return dim, 1 if correction is None else correction
+
+
+def _shape_arg(shape) -> tuple:
+    """Accept both ``f(2, 3)`` and ``f((2, 3))``, as PyTorch does."""
+    if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
+        shape = tuple(shape[0])
+    for s in shape:
+        if isinstance(s, bool) or not isinstance(s, (int, np.integer)):
+            raise TypeError(f"a shape needs ints, got {shape}")
+    return tuple(int(s) for s in shape)
+
+
+def _new_shape(shape) -> tuple:
+    """The shape of a new tensor (zeros, ones, randn, rand): ints >= 0."""
+    shape = _shape_arg(shape)
+    if any(s < 0 for s in shape):
+        raise ValueError(f"a new tensor's shape needs sizes >= 0, got {shape}")
+    return shape
+
+
+
+def _infer_shape(shape: tuple, old: tuple, op: str) -> tuple:
+    size = math.prod(old)
+    if shape.count(-1) > 1:
+        raise ValueError(f"{op}: only one dim can be -1, got {shape}")
+    if -1 in shape:
+        rest = math.prod(n for n in shape if n != -1)
+        if rest == 0 or size % rest:
+            raise ValueError(f"{op}: cannot {op} a tensor of shape {old} ({size} elements) as {shape}")
+        shape = tuple(size // rest if n == -1 else n for n in shape)
+    if math.prod(shape) != size or any(n < 0 for n in shape):
+        raise ValueError(f"{op}: cannot {op} a tensor of shape {old} ({size} elements) "
+                         f"as {shape} ({math.prod(shape)} elements)")
+    return shape
+
+
+def _clamp_bound(v, name: str) -> float:
+    """A clamp bound: a number (or a one-element tensor), not a string or an array."""
+    if isinstance(v, autograd.Tensor) and v.numel() == 1:
+        v = v.item()
+    if isinstance(v, bool) or not isinstance(v, (int, float, np.number)):
+        raise TypeError(f"clamp: {name} must be a number, got {type(v).__name__}")
+    return v
+
+
+def _number(v, op: str):
+    """A fill value: a number, or a tensor with one element."""
+    if isinstance(v, autograd.Tensor):
+        if v.numel() != 1:
+            raise ValueError(f"{op}: the value must be a number or a one-element tensor, got a tensor of shape {v.shape}")
+        return v.item()
+    if not isinstance(v, (int, float, np.number, np.bool_)):
+        raise TypeError(f"{op}: the value must be a number, got {type(v).__name__}")
+    return v
+
+
+def _array_of(x):
+    """A tensor's array; a number as it is (so x32.mul_(0.5) computes in float32); anything else as an array."""
+    if isinstance(x, autograd.Tensor):
+        return x._data
+    return x if isinstance(x, (int, float, np.number)) else np.asarray(x)

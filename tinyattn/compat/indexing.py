@@ -1,0 +1,95 @@
+"""PyTorch's indexing rules where they differ from NumPy's, and the index of ``gather``/``scatter_``."""
+from __future__ import annotations
+
+import numpy as np
+
+from tinyattn import autograd
+from tinyattn.compat.args import _norm_dim
+
+
+def _index_arg(idx):
+    """Unwrap Tensors used as indices (token ids, masks) into arrays."""
+    if isinstance(idx, tuple):
+        return tuple(_index_arg(i) for i in idx)
+    if isinstance(idx, autograd.Tensor):
+        return idx._data
+    if isinstance(idx, list):
+        arr = np.asarray(idx)
+        return arr.astype(np.int64) if arr.size == 0 else arr  # x[[]] selects nothing (NumPy reads [] as float)
+    return idx
+
+
+def _is_int_index(i) -> bool:
+    return (isinstance(i, (int, np.integer)) and not isinstance(i, (bool, np.bool_))) or \
+        (isinstance(i, np.ndarray) and i.ndim == 0 and i.dtype.kind in "iu")
+
+
+def _write_at(arr: np.ndarray, index, value) -> None:
+    """arr[index] = value with PyTorch's indexing: an int selects first (a view), then the array indices."""
+    steps = _pytorch_index_steps(index, arr.ndim)
+    target = arr[steps[0]] if len(steps) == 2 else arr
+    target[steps[-1]] = value
+
+
+def _read_at(arr: np.ndarray, index) -> np.ndarray:
+    """arr[index] with PyTorch's indexing (see _pytorch_index_steps)."""
+    steps = _pytorch_index_steps(index, arr.ndim)
+    return arr[steps[0]][steps[1]] if len(steps) == 2 else arr[steps[0]]
+
+
+def _pytorch_index_steps(idx, ndim: int) -> tuple:
+    """The index as one or two NumPy indexing steps that give PyTorch's result shape.
+
+    PyTorch reads an int as a select: its dim goes away first, and only then are the array indices
+    placed (where the first of them stood if they are adjacent, at the front if a slice, None or a
+    non-empty Ellipsis separates them). NumPy counts the int as one more array index, so on shape
+    (2, 3, 4) ``x[0, :, [1, 2]]`` is (2, 3) in NumPy and (3, 2) in PyTorch. When ints and arrays are
+    mixed, step 1 applies the ints (and slices and None) and step 2 the arrays.
+    """
+    items = idx if isinstance(idx, tuple) else (idx,)
+    if not (any(_is_int_index(i) for i in items) and any(isinstance(i, np.ndarray) and i.ndim for i in items)):
+        return (idx,)
+    if sum(i is Ellipsis for i in items) > 1:
+        return (idx,)  # NumPy's error says it
+    used = sum(i.ndim if isinstance(i, np.ndarray) and i.dtype == bool else 1 for i in items
+               if i is not None and i is not Ellipsis)  # the dims the index names (a bool mask names its ndim)
+    expanded = []
+    for i in items:
+        expanded += [slice(None)] * max(ndim - used, 0) if i is Ellipsis else [i]
+    n_dims = lambda i: i.ndim if isinstance(i, np.ndarray) and i.dtype == bool else 1  # noqa: E731
+    first, second = [], []
+    for i in expanded:
+        if _is_int_index(i):
+            first.append(i)  # selected away in step 1
+        elif i is None or isinstance(i, slice):
+            first.append(i)
+            second.append(slice(None))  # the dim step 1 made (None) or cut (slice), kept whole
+        else:  # an array index: step 1 keeps its dims whole
+            first += [slice(None)] * n_dims(i)
+            second.append(i)
+    return tuple(first), tuple(second)
+
+
+def _gather_where(shape: tuple, dim: int, index, op: str = "gather") -> tuple:
+    """The advanced index that makes ``a[where]`` PyTorch's ``a.gather(dim, index)``.
+
+    Every dim but ``dim`` is indexed by its own position (np.indices), ``dim`` by ``index``:
+    out[i, j, k] = a[i, index[i, j, k], k] for dim=1.
+    """
+    idx = np.asarray(index._data if isinstance(index, autograd.Tensor) else index)
+    d = _norm_dim(dim, len(shape), op)
+    if idx.dtype.kind not in "iu":
+        raise TypeError(f"{op}: index must hold integer positions (e.g. int64), got dtype {idx.dtype}")
+    if idx.ndim != len(shape):
+        raise ValueError(f"{op}: index has shape {idx.shape} but the input has shape {shape}: "
+                         "both need the same number of dims")
+    if any(n > m for i, (n, m) in enumerate(zip(idx.shape, shape)) if i != d):
+        raise ValueError(f"{op}: index of shape {idx.shape} is larger than the input's shape {shape} "
+                         f"outside dim {dim}")
+    if idx.size and (idx.min() < 0 or idx.max() >= shape[d]):
+        bad = int(idx.min() if idx.min() < 0 else idx.max())
+        raise IndexError(f"{op}: index holds {bad}, out of range for dim {dim} of size {shape[d]} "
+                         f"(valid: 0..{shape[d] - 1})")
+    where = list(np.indices(idx.shape, sparse=True))  # position arrays, each broadcastable to idx.shape
+    where[d] = idx
+    return tuple(where)

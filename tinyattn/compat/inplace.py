@@ -1,0 +1,270 @@
+"""PyTorch's in-place family (``add_``, ``mul_``, ``masked_fill_``, ``copy_``, ``x[i] = v``, ``x += y``, ...)
+and writes into views, mixed into the Tensor.
+
+Outside the graph (nothing involved requires grad, or under ``no_grad``) an in-place op writes into the
+array and adds 1 to its version counter. Inside it, as in PyTorch:
+
+* the op is recorded out of place (``x.mul_(y)`` records ``x * y``) and the result is written into
+  x's memory; x gets the new node, whose input is x's OLD node. Anything that read x before keeps the
+  old node and gets the right gradient. Where the op saved x's old values, it keeps a copy of them.
+* a write into a view also rewrites its base's history (``CopySlices``): the base's new node takes
+  the untouched rest from the base's old node and the view's place from the view's new node. Every
+  view of that base then rebuilds its node from the base's (``ViewOf``) when it is next used.
+* refused, with PyTorch's message, on a leaf that requires grad and on a view of one.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from tinyattn import autograd, defaults, promotion
+from tinyattn.autograd import Context, Function, Node
+from tinyattn.compat.args import _array_of, _clamp_bound, _norm_dim, _number
+from tinyattn.compat.indexing import _gather_where, _index_arg, _read_at, _write_at
+from tinyattn.compat.ops import Clamp
+from tinyattn.ops import Add, Div, MaskedFill, Mul, Sub
+
+LEAF = "a leaf Variable that requires grad is being used in an in-place operation."
+VIEW_OF_LEAF = "a view of a leaf Variable that requires grad is being used in an in-place operation."
+NO_GRAD_VIEW = (" Given that this use case is ambiguous and error-prone, it is forbidden. You can clarify your code "
+                "by moving both the view and the inplace either both inside the no_grad block (if you don't want the "
+                "inplace to be tracked) or both outside (if you want the inplace to be tracked).")
+_HINT = (" Change it under tinyattn.no_grad() (as an optimizer step does), or build a new tensor "
+         "(x = x * y, x.masked_fill(mask, value), tinyattn.where(cond, a, b)).")
+
+
+def _replay(arr: np.ndarray, view_fn: tuple) -> np.ndarray:
+    """Take the same view of ``arr`` that the view ops in ``view_fn`` took of the base."""
+    for op, kwargs in view_fn:
+        arr = op.forward(Context(()), arr, **kwargs)
+    return arr
+
+
+class Overwrite(Function):
+    """a with a[index] (or where ``where``) set to v;  da = g with the written places 0, dv = g at those places"""
+    @staticmethod
+    def forward(ctx, a, v, index, where):
+        ctx.index, ctx.where = index, where
+        if index is None:  # written straight into a's memory: only ever applied by an in-place op (_commit)
+            np.copyto(a, v, casting="same_kind", where=where)
+        else:
+            _write_at(a, index, v)
+        return a
+
+    @staticmethod
+    def backward(ctx, g):
+        da = dv = None
+        if ctx.needs_input_grad[0]:
+            da = np.array(g)  # a copy: the written entries came from v, not from a
+            if ctx.index is None:
+                np.copyto(da, 0, where=ctx.where)
+            else:
+                _write_at(da, ctx.index, 0)
+        if ctx.needs_input_grad[1]:
+            dv = _read_at(g, ctx.index) if ctx.index is not None else np.where(ctx.where, g, 0).astype(g.dtype)
+        return da, dv
+
+
+class ViewOf(Function):
+    """view_fn(base), a view rebuilt from its base's node (PyTorch's AsStridedBackward);  dbase = g put in the view's place"""
+    @staticmethod
+    def backward(ctx, g):
+        out = np.zeros_like(ctx.like)  # (the base's memory layout, so the view is replayed exactly)
+        _replay(out, ctx.view_fn)[...] = g
+        return out
+
+
+class CopySlices(Function):
+    """base with its view's place overwritten by the view's new value;  dbase = g with that place 0, dview = g there"""
+    @staticmethod
+    def backward(ctx, g):
+        gb = np.empty_like(ctx.like)
+        gb[...] = g
+        place = _replay(gb, ctx.view_fn)
+        dv = np.array(place) if ctx.needs_input_grad[1] else None
+        place[...] = 0
+        return (gb if ctx.needs_input_grad[0] else None), dv
+
+
+def view_node(view) -> Node:
+    """A ``ViewOf`` node reading the base's node: the view's history after its base was written."""
+    base = view._base
+    ctx = Context((True,))
+    ctx.view_fn, ctx.like = view._view_fn, base._data
+    return Node(ViewOf, ctx, ((base._node(), 0),), (base.shape,))
+
+
+def random_fill(t, dist: str, a: float, b: float, generator, who: str):
+    """Overwrite t with draws of U(a, b) (dist 'uniform') or N(a, b^2) ('normal'), in place: the checks of
+    Tensor.uniform_/normal_ and of nn.init's, in one place (``who`` names the caller in errors)."""
+    if t.dtype.kind != "f":
+        raise TypeError(f"{who} draws real numbers and needs a floating-point tensor, got dtype {t.dtype}")
+    if dist == "uniform" and not a <= b:
+        raise ValueError(f"{who}: needs a <= b, got a={a}, b={b}")
+    if dist == "normal" and not b >= 0:
+        raise ValueError(f"{who}: std must be >= 0, got {b}")
+    rng = defaults.rng_of(generator)
+    return t._inplace(who, rng.uniform(a, b, t.shape) if dist == "uniform" else rng.normal(a, b, t.shape))
+
+
+class InplaceMixin:
+    """The in-place methods of Tensor (see the module's docstring for the rules)."""
+
+    __slots__ = ()
+
+    def _in_graph(self, name: str, *others) -> bool:
+        """Whether this write is recorded; refuses the writes PyTorch refuses."""
+        if not self._data.flags.writeable:  # expand()'s broadcast memory: one element stands for many
+            raise RuntimeError(f"{name}: unsupported operation: more than one element of the written-to tensor "
+                               "refers to a single memory location. Please clone() the tensor before performing the operation.")
+        if not autograd.is_grad_enabled():
+            return False
+        if self._base is not None and self._view_version != self._counter[0]:
+            self._refresh_view()
+        if self._rg and self._grad_fn is None:
+            raise RuntimeError(f"{name}: {LEAF}{_HINT}")
+        if self._base is not None and self._base._rg and self._base._grad_fn is None:
+            raise RuntimeError(f"{name}: {VIEW_OF_LEAF}{_HINT}")
+        recorded = self._rg or any(isinstance(o, autograd.Tensor) and o._rg for o in others)
+        if self._no_grad_view and (recorded or self._base._rg):
+            raise RuntimeError(f"{name}: A view was created in no_grad mode and is being modified inplace with grad "
+                               f"mode enabled.{NO_GRAD_VIEW}")
+        return recorded
+
+    def _plain(self, name: str, write) -> "InplaceMixin":
+        """Outside the graph: ``write(array)`` changes the array; count the change."""
+        try:
+            write(self._data)
+        except (IndexError, ValueError, TypeError, OverflowError) as e:
+            raise type(e)(f"{name} on a tensor of shape {self.shape} and dtype {self.dtype}: {e}") from None
+        return self._bump_version()
+
+    def _commit(self, out) -> "InplaceMixin":
+        """Write ``out`` (an op's result whose node reads self's old node) into self; it becomes self's history."""
+        if out.shape != self.shape:
+            raise RuntimeError(f"output with shape {list(self.shape)} doesn't match the broadcast shape {list(out.shape)}")
+        node, old = out._grad_fn, self._data
+        if node.ctx._saved:  # the op saved self's old values: it keeps a copy (PyTorch saves a clone)
+            node.ctx._saved = tuple(a.copy() if a is old else a for a in node.ctx._saved)
+            node.ctx._versions = tuple(v for v in node.ctx._versions if v[2] is not old)
+        if out._data is not old:  # (Overwrite wrote into self's memory already)
+            np.copyto(old, out._data, casting="same_kind")
+        self._bump_version()
+        base = self._base
+        if base is None:
+            if self._grad_fn is not None and self._grad_fn.retains is self:  # retain_grad follows the newest value
+                self._grad_fn.retains, node.retains = None, self
+            self._grad_fn, self._rg = node, True
+            return self
+        ctx = Context((base._rg, True))  # a view: the base's history is rewritten (PyTorch's CopySlices)
+        ctx.view_fn, ctx.like = self._view_fn, base._data
+        base._grad_fn = Node(CopySlices, ctx, ((base._node(), 0), (node, 0)), (base.shape, self.shape))
+        base._rg = True
+        self._refresh_view()
+        return self
+
+    def _inplace(self, name: str, value, index=None, where=True):
+        """Write ``value`` into self (all of it, ``[index]``, or where ``where`` is True)."""
+        if self._in_graph(name, value):
+            v = self._lift(value)
+            v = v if v.dtype == self.dtype else v.to(self.dtype)
+            try:
+                return self._commit(Overwrite.apply(self, v, index=index, where=where))
+            except (IndexError, ValueError, TypeError) as e:
+                raise type(e)(f"{name} on a tensor of shape {self.shape} and dtype {self.dtype}: {e}") from None
+        value = value._data if isinstance(value, autograd.Tensor) else value
+        if index is None:
+            return self._plain(name, lambda a: np.copyto(a, value, casting="same_kind", where=where))
+        return self._plain(name, lambda a: _write_at(a, index, value))
+
+    def _update(self, name: str, op, other, compute, **kw):
+        """self = self (op) other: recorded as ``op`` in the graph, computed by ``compute`` outside it."""
+        # the promotion table's operand (u8 += -1 wraps; an int x /= y is refused with PyTorch's words)
+        o = None if op is Clamp else promotion.inplace_operand(op.__name__, self, other)
+        if self._in_graph(name, other):
+            return self._commit(self._binary(op, other, **kw) if op is not Clamp else Clamp.apply(self, **kw))
+        return self._plain(name, lambda a: np.copyto(a, compute(a, o), casting="same_kind"))
+
+    def zero_(self):
+        return self._inplace("zero_", 0)
+
+    def fill_(self, value):
+        return self._inplace("fill_", value if isinstance(value, autograd.Tensor) and value._rg else _number(value, "fill_"))
+
+    def copy_(self, src):
+        return self._inplace("copy_", src)
+
+    def add_(self, other, alpha=1):
+        """self += alpha * other"""
+        other = other if alpha == 1 else other * alpha
+        return self._update("add_", Add, other, lambda a, o: a + o)
+
+    def sub_(self, other, alpha=1):
+        """self -= alpha * other"""
+        other = other if alpha == 1 else other * alpha
+        return self._update("sub_", Sub, other, lambda a, o: a - o)
+
+    def mul_(self, other):
+        return self._update("mul_", Mul, other, lambda a, o: a * o)
+
+    def div_(self, other):
+        return self._update("div_", Div, other, lambda a, o: a / o)
+
+    def __iadd__(self, o): return self.add_(o)
+    def __isub__(self, o): return self.sub_(o)
+    def __imul__(self, o): return self.mul_(o)
+    def __itruediv__(self, o): return self.div_(o)
+
+    def clamp_(self, min=None, max=None):
+        if min is None and max is None:
+            raise ValueError("clamp_: give at least one of min= or max=")
+        lo, hi = (None if v is None else _clamp_bound(v, name) for v, name in ((min, "min"), (max, "max")))
+        return self._update("clamp_", Clamp, None, lambda a, o: np.clip(a, lo, hi), lo=lo, hi=hi)
+
+    def masked_fill_(self, mask, value):
+        """Where ``mask`` (bool, broadcast to self's shape) is True, put ``value``."""
+        m, v = self._fill_args(mask, value, "masked_fill_")
+        if isinstance(value, autograd.Tensor) and value._rg or not self._in_graph("masked_fill_", value):
+            return self._inplace("masked_fill_", value if isinstance(value, autograd.Tensor) else v, where=m)
+        return self._commit(MaskedFill.apply(self, mask=m, value=v))
+
+    def index_fill_(self, dim: int, index, value):
+        """Put ``value`` at positions ``index`` (ints, 1-D) along ``dim``: ``x.index_fill_(1, [0, 2], v)`` fills columns 0 and 2."""
+        d = _norm_dim(dim, self.ndim, "index_fill_")
+        idx = np.asarray(index._data if isinstance(index, autograd.Tensor) else index)
+        if idx.dtype.kind not in "iu" or idx.ndim > 1:
+            raise TypeError(f"index_fill_: index must be a 1-D tensor of ints, got dtype {idx.dtype} and shape {idx.shape}")
+        n = self.shape[d] if self.ndim else 1
+        if idx.size and (idx.min() < -n or idx.max() >= n):
+            raise IndexError(f"index_fill_: index holds {int(idx.max() if idx.max() >= n else idx.min())}, "
+                             f"out of range for dim {dim} of size {n}")
+        return self._inplace("index_fill_", _number(value, "index_fill_"), index=(slice(None),) * d + (idx,))
+
+    def scatter_(self, dim: int, index, src):
+        """Gather's inverse: self[index[i][j]][j] = src[i][j] for dim=0, self[i][index[i][j]] = src[i][j] for dim=1.
+
+        ``src`` is a tensor (only its first index.shape entries are read) or a number. Where ``index``
+        names one position twice, which value lands there is not defined (as in PyTorch).
+        """
+        where = _gather_where(self.shape, dim, index, "scatter_")
+        shape = where[_norm_dim(dim, self.ndim, "scatter_")].shape  # index's shape
+        if isinstance(src, (autograd.Tensor, np.ndarray, list)):
+            src = src if isinstance(src, autograd.Tensor) else self._make(np.asarray(_array_of(src)))
+            if src.ndim != len(shape) or any(n > m for n, m in zip(shape, src.shape)):
+                raise ValueError(f"scatter_: index of shape {shape} needs a src of as many dims, at least as large "
+                                 f"in every dim; got src of shape {src.shape}")
+            src = src[tuple(slice(0, n) for n in shape)]
+        else:
+            src = _number(src, "scatter_")
+        return self._inplace("scatter_", src, index=where)
+
+    def uniform_(self, a: float = 0.0, b: float = 1.0, *, generator=None):
+        return random_fill(self, "uniform", a, b, generator, "uniform_")
+
+    def normal_(self, mean: float = 0.0, std: float = 1.0, *, generator=None):
+        return random_fill(self, "normal", mean, std, generator, "normal_")
+
+    def __setitem__(self, idx, value) -> None:
+        """x[idx] = value, in place (nanoGPT's ``logits[logits < v[:, [-1]]] = -float('inf')``), with
+        PyTorch's indexing rules. Inside the graph it is recorded like any in-place op (PyTorch's
+        CopySlices), so gradients reach ``value`` (``out[t] = h`` into a zeros buffer) and the rest of x."""
+        self._inplace("x[...] = value", value, index=_index_arg(idx))

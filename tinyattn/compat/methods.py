@@ -1,0 +1,479 @@
+"""PyTorch's rarer Tensor methods, mixed into the Tensor: type names and ``new_*`` factories, rounding,
+sorting, logical ops, ``flip``/``roll``, ``split``/``chunk``/``unbind``, ``norm``, ``topk``, ...
+
+The course's own methods are in ``tinyattn/_tensor.py``; these make the rest of PyTorch's surface work.
+"""
+from __future__ import annotations
+
+import functools
+import math
+from typing import NamedTuple
+
+import numpy as np
+
+from tinyattn import autograd, checks, defaults
+from tinyattn.compat.args import (
+    _array_of, _as_array, _clamp_bound, _new_shape, _norm_dim, _norm_dims, _shape_arg, numpy_names,
+)
+from tinyattn.compat.indexing import _gather_where
+from tinyattn.compat.ops import (
+    Abs, Cast, Clamp, Cos, CumSum, Flip, Maximum, Remainder, Repeat, RepeatInterleave, Roll, Rounding, RoundedDiv,
+    Sin, StdFromVar, Tri, Expm1, Log1p,
+)
+from tinyattn.ops import Contiguous, GetItem
+
+
+class MinMax(NamedTuple):
+    """What ``x.max(dim)`` / ``x.min(dim)`` return, as in PyTorch: the values and where they are."""
+    values: "autograd.Tensor"
+    indices: "autograd.Tensor"
+
+
+_TYPE_NAMES = {np.dtype(k): "torch." + v for k, v in (
+    (np.float32, "FloatTensor"), (np.float64, "DoubleTensor"), (np.float16, "HalfTensor"),
+    (np.int64, "LongTensor"), (np.int32, "IntTensor"), (np.int16, "ShortTensor"), (np.int8, "CharTensor"),
+    (np.uint8, "ByteTensor"), (np.bool_, "BoolTensor"))}
+_TYPE_OF_NAME = {v.split(".")[1]: k for k, v in _TYPE_NAMES.items()}
+
+
+class MethodsMixin:
+    """The rarer methods of Tensor."""
+
+    __slots__ = ()
+
+    def bool(self) -> "Tensor":
+        return autograd.Tensor._make(self._data.astype(bool))
+
+    def long(self) -> "Tensor":
+        return autograd.Tensor._make(self._data.astype(np.int64))
+
+    def int(self) -> "Tensor":  # noqa: A003  (torch's int is int32)
+        return autograd.Tensor._make(self._data.astype(np.int32))
+
+    def half(self) -> "Tensor":
+        return self if self.dtype == np.float16 else Cast.apply(self, dtype=np.float16)
+
+    def byte(self) -> "Tensor":
+        return autograd.Tensor._make(self._data.astype(np.uint8))
+
+    # --- PyTorch's type names and new_* factories (out of place: each returns a new tensor) ----
+    def type(self, dtype=None):
+        """With no argument, PyTorch's type name ('torch.FloatTensor'); otherwise ``self.to(dtype)``,
+        where dtype may also be a name such as 'torch.LongTensor' or a constructor such as LongTensor."""
+        if dtype is None:
+            return _TYPE_NAMES.get(self._data.dtype, f"torch.{self._data.dtype.name}")
+        if isinstance(dtype, str):
+            dt = _TYPE_OF_NAME.get(dtype.rsplit(".", 1)[-1])
+            if dt is None:
+                raise ValueError(f"type({dtype!r}): unknown tensor type; expected one of "
+                                 f"{sorted(set(_TYPE_NAMES.values()))} or a dtype")
+            dtype = dt
+        return self.to(dtype)
+
+    def type_as(self, other) -> "Tensor":
+        """This tensor cast to ``other``'s dtype."""
+        return self.to(_as_array(other).dtype)
+
+    def repeat(self, *sizes) -> "Tensor":
+        """Tile the tensor: dim i is repeated sizes[i] times ([a, b].repeat(2) = [a, b, a, b]), as PyTorch.
+
+        More sizes than dims put new leading dims in front; fewer is an error (as in PyTorch)."""
+        reps = _shape_arg(sizes)
+        if len(reps) < self.ndim:
+            raise ValueError(f"repeat: {len(reps)} sizes {reps} for a tensor with {self.ndim} dims (shape "
+                             f"{self.shape}); give at least one per dim")
+        if any(r < 0 for r in reps):
+            raise ValueError(f"repeat: sizes must be >= 0, got {reps}")
+        return Repeat.apply(self, reps=reps)
+
+    def nonzero(self, as_tuple: bool = False):
+        """Where the tensor is nonzero: an int64 (N, ndim) tensor of indices, one row per entry (in
+        C order), or with as_tuple=True one 1-D index tensor per dim (usable as ``x[...]``)."""
+        where = np.nonzero(self._data)
+        if as_tuple:
+            return tuple(autograd.Tensor._make(w.astype(np.int64, copy=False)) for w in where)
+        return autograd.Tensor._make(np.stack(where, axis=1).astype(np.int64, copy=False).reshape(-1, self.ndim))
+
+    def new_tensor(self, data, dtype=None, requires_grad: bool = False, device=None) -> "Tensor":
+        """A new tensor holding (a copy of) ``data``, with this tensor's dtype unless ``dtype`` is given."""
+        if device is not None:
+            self.to(str(device))  # raises for anything but the CPU
+        return autograd.Tensor(np.array(_as_array(data), dtype=dtype or self._data.dtype), requires_grad=requires_grad)
+
+    def new_full(self, size, fill_value, dtype=None, requires_grad: bool = False, device=None) -> "Tensor":
+        """A new tensor of shape ``size`` filled with ``fill_value``, with this tensor's dtype by default."""
+        if device is not None:
+            self.to(str(device))  # raises for anything but the CPU
+        size = (size,) if isinstance(size, (int, np.integer)) else size
+        return autograd.Tensor(np.full(_new_shape((size,)), fill_value, dtype=dtype or self._data.dtype),
+                      requires_grad=requires_grad)
+
+    def new_zeros(self, *size, dtype=None, requires_grad: bool = False, device=None) -> "Tensor":
+        """Zeros of shape ``size``, with this tensor's dtype by default (``x.new_zeros(B, T)``)."""
+        return self.new_full(_new_shape(size), 0, dtype, requires_grad, device)
+
+    def new_ones(self, *size, dtype=None, requires_grad: bool = False, device=None) -> "Tensor":
+        """Ones of shape ``size``, with this tensor's dtype by default."""
+        return self.new_full(_new_shape(size), 1, dtype, requires_grad, device)
+
+    def _reduce_axes(self, dim, op: str):
+        """NumPy's axis for a reduction over ``dim`` (a 0-d tensor takes dim 0 or -1 and reduces nothing)."""
+        axes = _norm_dims(dim, self.ndim, op)
+        return None if self.ndim == 0 else axes
+
+    @numpy_names
+    def any(self, dim=None, keepdim: bool = False) -> "Tensor":
+        """True where some element (over ``dim``; every dim if None) is nonzero: a bool tensor, as in PyTorch."""
+        return autograd.Tensor._make(np.any(self._data, axis=self._reduce_axes(dim, "any"), keepdims=keepdim))
+
+    @numpy_names
+    def all(self, dim=None, keepdim: bool = False) -> "Tensor":
+        """True where every element (over ``dim``; every dim if None) is nonzero: a bool tensor."""
+        return autograd.Tensor._make(np.all(self._data, axis=self._reduce_axes(dim, "all"), keepdims=keepdim))
+
+    def eq(self, o): return self == o
+    def ne(self, o): return self != o
+    def lt(self, o): return self < o
+    def le(self, o): return self <= o
+    def gt(self, o): return self > o
+    def ge(self, o): return self >= o
+    def logical_not(self): return autograd.Tensor._make(np.logical_not(self._data))
+    def logical_and(self, o): return self._cmp(o, np.logical_and, None)
+    def logical_or(self, o): return self._cmp(o, np.logical_or, None)
+    def logical_xor(self, o): return self._cmp(o, np.logical_xor, None)
+
+    def true_divide(self, other) -> "Tensor": return self / other
+    def floor_divide(self, other) -> "Tensor": return self // other
+    def remainder(self, other) -> "Tensor": return self % other
+
+    def fmod(self, other) -> "Tensor":
+        """The remainder with the sign of self (C's fmod): fmod(-7, 2) == -1, where -7 % 2 == 1."""
+        return self._binary(Remainder, other, mode="trunc")
+
+    def div(self, other, *, rounding_mode: str | None = None) -> "Tensor":
+        """self / other; ``rounding_mode='floor'`` rounds the quotient down (``//``), ``'trunc'`` toward 0."""
+        if rounding_mode is None:
+            return self / other
+        if rounding_mode not in ("floor", "trunc"):
+            raise ValueError(f"div: rounding_mode must be None, 'trunc' or 'floor', got {rounding_mode!r}")
+        return self._binary(RoundedDiv, other, mode=rounding_mode)
+
+
+    def maximum(self, other) -> "Tensor":
+        """The larger of self and other, elementwise (NaN wins); the gradient of a tie is split evenly."""
+        return self._binary(Maximum, other, larger=True)
+
+    def minimum(self, other) -> "Tensor":
+        """The smaller of self and other, elementwise (NaN wins); the gradient of a tie is split evenly."""
+        return self._binary(Maximum, other, larger=False)
+
+    def log10(self): return self.log() * (1 / math.log(10))  # log10 x = ln x / ln 10
+    def abs(self): return Abs.apply(self)
+    def sin(self): return Sin.apply(self)
+    def cos(self): return Cos.apply(self)
+    def sinh(self): return (self.exp() - (-self).exp()) * 0.5  # (e^x - e^-x) / 2
+    def cosh(self): return (self.exp() + (-self).exp()) * 0.5
+    def log2(self): return self.log() * (1 / math.log(2))  # log2 x = ln x / ln 2
+    def log1p(self): return Log1p.apply(self._floating())
+    def expm1(self): return Expm1.apply(self._floating())
+    def reciprocal(self): return 1.0 / self._floating()
+    def rsqrt(self): return 1.0 / self._floating().sqrt()  # 1 / sqrt(x), as in RMSNorm
+
+    def _floating(self) -> "Tensor":
+        """self, or self in the default float dtype if it holds integers (torch.log1p(int) is a float)."""
+        return self if self.dtype.kind in "fc" else self.to(defaults.get_default_dtype())
+
+    # floor, ceil, round, trunc and sign: steps, so their gradient is 0 (as in PyTorch)
+    def floor(self): return self._rounded(np.floor)
+    def ceil(self): return self._rounded(np.ceil)
+    def trunc(self): return self._rounded(np.trunc)
+    def sign(self): return Rounding.apply(self, fn=np.sign)
+
+    def round(self, *, decimals: int = 0):
+        """To the nearest integer (ties to even, as PyTorch), or to ``decimals`` places."""
+        if isinstance(decimals, bool) or not isinstance(decimals, (int, np.integer)):
+            raise TypeError(f"round: decimals must be an int (negative rounds to tens, hundreds, ...), got {decimals!r}")
+        return self._rounded(functools.partial(np.round, decimals=decimals) if decimals else np.round)
+
+    def _rounded(self, fn) -> "Tensor":
+        # an integer tensor is whole already: a copy, of its own dtype (np.floor would make it float)
+        return Contiguous.apply(self) if self.dtype.kind in "biu" else Rounding.apply(self, fn=fn)
+
+    # NaN and inf tests: bool tensors, outside the graph
+    def isnan(self): return autograd.Tensor._make(np.isnan(self._data))
+    def isinf(self): return autograd.Tensor._make(np.isinf(self._data))
+    def isfinite(self): return autograd.Tensor._make(np.isfinite(self._data))
+    def is_floating_point(self) -> bool: return self.dtype.kind == "f"
+
+    def flip(self, *dims) -> "Tensor":
+        """The order reversed along each of ``dims`` (``x.flip(0)``, ``x.flip([0, 1])``, ``torch.flip(x, (1,))``)."""
+        axes = _norm_dims(_shape_arg(dims) if dims else None, self.ndim, "flip")
+        if axes is None:
+            raise TypeError("flip: name the dims to reverse, e.g. x.flip(0) or torch.flip(x, [0, 1])")
+        return Flip.apply(self, dims=axes)
+
+    def roll(self, shifts, dims=None) -> "Tensor":
+        """Shift elements along ``dims`` by ``shifts``, wrapping around (no dims: over the flattened tensor)."""
+        for s in (shifts if isinstance(shifts, (tuple, list)) else (shifts,)):
+            if isinstance(s, bool) or not isinstance(s, (int, np.integer)):
+                raise TypeError(f"roll: shifts must be ints, got {shifts!r}")
+        if dims is None:
+            return Roll.apply(self, shifts=shifts, dims=None)
+        axes = _norm_dims(dims, self.ndim, "roll")
+        if np.ndim(shifts) != np.ndim(axes) or np.size(shifts) != np.size(axes):
+            raise ValueError(f"roll: shifts={shifts!r} and dims={dims!r} must have the same length")
+        return Roll.apply(self, shifts=shifts, dims=axes)
+
+    def outer(self, vec2) -> "Tensor":
+        """The outer product of two 1-D tensors: out[i, j] = self[i] * vec2[j], shape (n, m)."""
+        v = self._lift(vec2)
+        if self.ndim != 1 or v.ndim != 1:
+            raise ValueError(f"outer expects two 1-D tensors, got shapes {self.shape} and {v.shape}")
+        return self.reshape(-1, 1) * v.reshape(1, -1)  # (n, 1) * (1, m) -> (n, m)
+
+    ger = outer  # PyTorch's older name
+
+    def clamp_min(self, min) -> "Tensor": return self.clamp(min=min)  # noqa: A002
+    def clamp_max(self, max) -> "Tensor": return self.clamp(max=max)  # noqa: A002
+
+    def clamp(self, min: float | None = None, max: float | None = None) -> "Tensor":
+        """x clipped to [min, max] elementwise (either bound may be None);  gradient 1 inside, 0 where clipped."""
+        if min is None and max is None:
+            raise ValueError("clamp: give at least one of min= or max=")
+        lo, hi = (None if v is None else _clamp_bound(v, name) for v, name in ((min, "min"), (max, "max")))
+        return Clamp.apply(self, lo=lo, hi=hi)
+
+    clip = clamp  # PyTorch's alias
+
+    def tril(self, diagonal: int = 0) -> "Tensor":
+        """Keep the lower triangle (j <= i + diagonal) of the last two dims, zero the rest."""
+        if self.ndim < 2:
+            raise ValueError(f"tril needs at least 2 dims, got shape {self.shape}")
+        return Tri.apply(self, k=diagonal, upper=False)
+
+    def triu(self, diagonal: int = 0) -> "Tensor":
+        """Keep the upper triangle (j >= i + diagonal) of the last two dims, zero the rest."""
+        if self.ndim < 2:
+            raise ValueError(f"triu needs at least 2 dims, got shape {self.shape}")
+        return Tri.apply(self, k=diagonal, upper=True)
+
+    def cumsum(self, dim: int) -> "Tensor":
+        """y_i = x_0 + ... + x_i along ``dim``;  shape unchanged."""
+        return CumSum.apply(self, dim=_norm_dim(dim, self.ndim, "cumsum"))
+
+    def gather(self, dim: int, index) -> "Tensor":
+        """out[i][j][k] = self[i][index[i][j][k]][k] (for dim=1);  out has index's shape."""
+        return GetItem.apply(self, idx=_gather_where(self.shape, dim, index))
+
+    def topk(self, k: int, dim: int = -1, largest: bool = True, sorted: bool = True) -> MinMax:
+        """The k largest (or smallest) entries along ``dim``: ``(values, indices)``, each of shape with dim -> k.
+
+        The values are ``self.gather(dim, indices)``, so the gradient flows to the picked entries only.
+        They always come sorted (best first); ``sorted=False`` is accepted and changes nothing.
+        """
+        if self.ndim == 0:
+            raise ValueError("topk needs a tensor with at least 1 dim, got a 0-d tensor")
+        d = _norm_dim(dim, self.ndim, "topk")
+        if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or not 0 <= k <= self.shape[d]:
+            raise ValueError(f"topk: k={k!r} is out of range for dim {dim} of size {self.shape[d]} (shape {self.shape}); "
+                             f"k must be an int in 0..{self.shape[d]}")
+        order = np.argsort(self._data, axis=d, kind="stable")  # ascending along d
+        if largest:
+            order = np.flip(order, axis=d)
+        indices = np.take(order, np.arange(k), axis=d)  # the first k along d
+        return MinMax(self.gather(d, indices), autograd.Tensor._make(indices))
+
+    def argsort(self, dim: int = -1, descending: bool = False, stable: bool = False) -> "Tensor":
+        """The indices that sort ``self`` along ``dim`` (int64). Equal entries keep their order, in both
+        directions, so ``stable=True`` changes nothing; NaN sorts as the largest value, as in PyTorch."""
+        if self.ndim == 0:
+            return autograd.Tensor._make(np.zeros((), dtype=np.int64))
+        d = _norm_dim(dim, self.ndim, "argsort")
+        if not descending:
+            return autograd.Tensor._make(np.argsort(self._data, axis=d, kind="stable"))
+        # descending with ties in their first order: sort the reversed array ascending, reverse that,
+        # and map the positions back (position r of the reversed array is n - 1 - r of this one)
+        n = self.shape[d]
+        order = np.flip(np.argsort(np.flip(self._data, axis=d), axis=d, kind="stable"), axis=d)
+        return autograd.Tensor._make(n - 1 - order)
+
+    def sort(self, dim: int = -1, descending: bool = False, stable: bool = False) -> MinMax:
+        """``(values, indices)`` sorted along ``dim``; the values are gathered, so each one's gradient goes
+        back to the entry it came from."""
+        indices = self.argsort(dim, descending, stable)
+        if self.ndim == 0:
+            return MinMax(self, indices)
+        return MinMax(self.gather(dim, indices), indices)
+
+    def unique(self, sorted: bool = True, return_inverse: bool = False, return_counts: bool = False,
+               dim: int | None = None):
+        """The distinct values (or distinct slices along ``dim``), in increasing order; optionally also
+        where each element went (``inverse``, self's shape) and how often each value occurs. Like
+        PyTorch's, the result carries no gradient."""
+        d = None if dim is None else _norm_dim(dim, self.ndim, "unique")
+        values, inverse, counts = np.unique(self._data, return_inverse=True, return_counts=True, axis=d)
+        out = [autograd.Tensor._make(values)]
+        if return_inverse:
+            out.append(autograd.Tensor._make(inverse.reshape(self.shape if d is None else -1).astype(np.int64)))
+        if return_counts:
+            out.append(autograd.Tensor._make(counts.astype(np.int64)))
+        return out[0] if len(out) == 1 else tuple(out)
+
+    @numpy_names
+    def logsumexp(self, dim, keepdim: bool = False) -> "Tensor":
+        """log(sum(exp(x))) over ``dim``, as m + log(sum(exp(x - m))) with m the max, so that exp never
+        overflows; its gradient is softmax(x). m is a constant here (detached): the result does not
+        depend on it, so neither does the gradient."""
+        d = _norm_dims(dim, self.ndim, "logsumexp")
+        m = self.detach().amax(dim=d, keepdim=True)
+        m = m.masked_fill(~m.isfinite(), 0.0)  # a slice of all -inf: exp(-inf - 0) = 0, log 0 = -inf
+        m_out = m if keepdim else m.sum(dim=d)  # the max without its size-1 dims
+        with np.errstate(divide="ignore"):  # log 0 = -inf is the right answer for an all -inf slice
+            return (self - m).exp().sum(dim=d, keepdim=keepdim).log() + m_out
+
+    def t(self) -> "Tensor":
+        """The transpose of a matrix (a 0-d or 1-D tensor comes back as it is), as PyTorch's ``t()``."""
+        if self.ndim > 2:
+            raise ValueError(f"t() expects a tensor with at most 2 dims, got shape {self.shape}; "
+                             "use transpose(dim0, dim1) or mT")
+        return self.transpose(0, -1) if self.ndim == 2 else self
+
+    def view_as(self, other) -> "Tensor": return self.view(other.shape)
+    def reshape_as(self, other) -> "Tensor": return self.reshape(other.shape)
+    def expand_as(self, other) -> "Tensor": return self.expand(other.shape)
+
+    def narrow(self, dim: int, start: int, length: int) -> "Tensor":
+        """The slice start : start + length along dim (``x.narrow(0, 2, 3)`` is ``x[2:5]``)."""
+        d = _norm_dim(dim, self.ndim, "narrow")
+        n = self.shape[d]
+        start = checks.int_at_least("start", start, -n, "narrow")  # (a negative start counts from the end)
+        length = checks.nonneg_int("length", length, "narrow")
+        start = start + n if start < 0 else start
+        if start + length > n:
+            raise IndexError(f"narrow: start={start}, length={length} leaves dim {dim} (size {n}); "
+                             f"need 0 <= start and start + length <= {n}")
+        return self[(slice(None),) * d + (slice(start, start + length),)]
+
+    def index_select(self, dim: int, index) -> "Tensor":
+        """The entries at ``index`` (1-D ints) along ``dim``: ``x.index_select(0, i)`` is ``x[i]``."""
+        d = _norm_dim(dim, self.ndim, "index_select")
+        idx = _array_of(index)
+        if idx.ndim > 1 or idx.dtype.kind not in "iu":
+            raise TypeError(f"index_select: index must be a 1-D integer tensor, got shape {idx.shape} and dtype {idx.dtype}")
+        return self[(slice(None),) * d + (autograd.Tensor._make(idx.reshape(-1)),)]
+
+    def norm(self, p=2, dim=None, keepdim: bool = False) -> "Tensor":
+        """The p-norm over dim (every element if None): p=2 (Euclid), 1, inf or any p > 0. The gradient of
+        the 2-norm at 0 is 0, not NaN (as in PyTorch)."""
+        if p in ("fro", 2, 2.0):
+            return StdFromVar.apply((self * self).sum(dim=dim, keepdim=keepdim))  # sqrt, gradient 0 at 0
+        if p in (1, 1.0):
+            return self.abs().sum(dim=dim, keepdim=keepdim)
+        if p == math.inf:
+            return self.abs().amax(dim=dim, keepdim=keepdim)
+        if not isinstance(p, (int, float)) or not p > 0:
+            raise ValueError(f"norm: p must be a number > 0, inf or 'fro', got {p!r}")
+        return (self.abs() ** p).sum(dim=dim, keepdim=keepdim) ** (1 / p)
+
+    def repeat_interleave(self, repeats: int, dim: int | None = None) -> "Tensor":
+        """Repeat each element ``repeats`` times along ``dim``: [a, b] -> [a, a, b, b] (GQA uses this on heads)."""
+        repeats = checks.positive_int("repeats", repeats, "repeat_interleave")
+        if dim is None:
+            return self.flatten().repeat_interleave(repeats, 0)
+        return RepeatInterleave.apply(self, repeats=repeats, dim=_norm_dim(dim, self.ndim, "repeat_interleave"))
+
+    def split(self, split_size, dim: int = 0) -> tuple:
+        """Pieces of ``split_size`` along dim (the last may be smaller), or of the sizes in a list (as PyTorch)."""
+        d = _norm_dim(dim, self.ndim, "split")
+        n = self.shape[d]
+        if isinstance(split_size, (int, np.integer)) and not isinstance(split_size, bool):
+            split_size = checks.positive_int("split_size", split_size, "split")
+            sizes = [min(split_size, n - i) for i in range(0, n, split_size)]
+        else:
+            sizes = [int(s) for s in split_size]
+            if sum(sizes) != n or any(s < 0 for s in sizes):
+                raise ValueError(f"split: sizes {sizes} must be >= 0 and add up to dim {dim}'s size {n} (shape {self.shape})")
+        out, start = [], 0
+        for size in sizes:
+            out.append(self[(slice(None),) * d + (slice(start, start + size),)])
+            start += size
+        return tuple(out)
+
+    def unbind(self, dim: int = 0) -> tuple:
+        """The slices along ``dim``, each without that dim: a (B, T, C) tensor's unbind(1) is T tensors (B, C).
+
+        Slicing x[:, t] for every t would make backward add T gradients of x's full size: O(T^2) work
+        for a sequence. So the tensor is cut in halves, and the halves again, down to 8 slices a piece;
+        each slice's gradient lands in a small parent, and the total is O(T log T). Same values, same
+        gradients (each element still gets exactly one nonzero contribution).
+        """
+        if self.ndim == 0:
+            raise ValueError("unbind needs a tensor with at least 1 dim, got a 0-d tensor")
+        d = _norm_dim(dim, self.ndim, "unbind")
+        head = (slice(None),) * d  # the dims before `dim`, kept whole
+
+        def pieces(x: Tensor) -> list:
+            n = x.shape[d]
+            if n <= 8:
+                return [x[head + (i,)] for i in range(n)]
+            half = n // 2
+            return pieces(x[head + (slice(0, half),)]) + pieces(x[head + (slice(half, n),)])
+
+        return tuple(pieces(self))
+
+    def chunk(self, chunks: int, dim: int = 0) -> tuple:
+        """``chunks`` pieces along dim of size ceil(n / chunks) (fewer if n is small), as PyTorch."""
+        chunks = checks.positive_int("chunks", chunks, "chunk")
+        n = self.shape[_norm_dim(dim, self.ndim, "chunk")]
+        return self.split(max(1, -(-n // chunks)), dim)
+
+    def __index__(self) -> int:
+        """An integer tensor with one element works as a Python index: ``data[i:i + T]``, ``range(n)``."""
+        if self._data.size != 1 or self._data.dtype.kind not in "iu":
+            raise TypeError(f"only an integer tensor with one element can be used as an index, "
+                            f"got dtype {self.dtype} and shape {self.shape}")
+        return int(self._data.item())
+
+    def __format__(self, spec: str) -> str:
+        """``f"{loss:.4f}"`` and ``f"{score}"`` format a 0-d tensor as its number (as PyTorch), and a
+        one-element tensor too when a format is given."""
+        if self.ndim == 0 or spec and self._data.size == 1:
+            return format(self.item(), spec)
+        return format(str(self), spec)
+
+    def cpu(self) -> "Tensor":
+        """This tensor (it already lives in NumPy's memory)."""
+        return self
+
+    @property
+    def device(self) -> str:
+        return "cpu"
+
+    @numpy_names
+    def argmin(self, dim=None, keepdim: bool = False) -> "Tensor":
+        d = _norm_dims(dim, self.ndim, "argmin")
+        return autograd.Tensor._make(np.argmin(self._data, axis=d, keepdims=keepdim))
+
+    @numpy_names
+    def argmax(self, dim=None, keepdim: bool = False) -> "Tensor":
+        d = _norm_dims(dim, self.ndim, "argmax")
+        return autograd.Tensor._make(np.argmax(self._data, axis=d, keepdims=keepdim))
+
+    def _fill_args(self, mask, value, op: str) -> tuple:
+        """masked_fill's checks: a bool mask that broadcasts to self, a value self's dtype can hold."""
+        m = np.asarray(mask._data if isinstance(mask, autograd.Tensor) else mask)
+        if m.dtype != bool:
+            raise TypeError(f"{op} expects a bool mask (True = fill), got dtype {m.dtype}; "
+                            "build one with a comparison, e.g. mask == 0")
+        try:
+            if np.broadcast_shapes(m.shape, self.shape) != self.shape:
+                raise ValueError
+        except ValueError:
+            raise ValueError(f"{op}: mask of shape {m.shape} does not broadcast to the tensor's shape {self.shape}") from None
+        if isinstance(value, autograd.Tensor) and value.ndim:
+            raise ValueError(f"{op}: value must be a number or a 0-d tensor, got shape {value.shape}")
+        v = value.item() if isinstance(value, autograd.Tensor) else value
+        if self.dtype.kind in "iub" and isinstance(v, float) and not float(v).is_integer():
+            raise TypeError(f"{op}: a {self.dtype} tensor can not hold {v}; make the scores float first "
+                            "(an integer tensor has no -inf)")
+        return m, v

@@ -1,0 +1,163 @@
+"""Which dtype an op computes in: PyTorch's type promotion, in one place every op reads.
+
+``promote_types(a, b)`` joins two dtypes; ``result_type(*operands)`` is the dtype of an op on tensors and
+Python numbers, with PyTorch's categories (bool < int < float) deciding when a 0-d tensor or a number counts.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from tinyattn import autograd, defaults
+from tinyattn.compat.args import _as_array
+
+
+def promote_types(a, b) -> np.dtype:
+    """PyTorch's promotion of two dtypes: NumPy's, except that an int or bool with a float gives that
+    float (NumPy widens int64 with float32 to float64; PyTorch keeps float32)."""
+    a, b = np.dtype(a), np.dtype(b)
+    if (a.kind == "f") != (b.kind == "f"):
+        return a if a.kind == "f" else b
+    return np.promote_types(a, b)
+
+
+def _combine(higher, lower):
+    """Join two promotion groups (PyTorch's rule): ``lower`` counts only if it is of a higher category
+    (bool < int < float) than ``higher``."""
+    if higher is None or lower is None:
+        return lower if higher is None else higher
+    if higher.kind == "f":
+        return higher
+    if higher.kind == "b" or lower.kind == "f":
+        return promote_types(higher, lower)
+    return higher
+
+
+def result_type(*operands) -> np.dtype:
+    """The dtype PyTorch gives an op on these tensors and Python numbers.
+
+    Tensors with dims decide among themselves. A 0-d tensor, then a Python number, counts only when it
+    is of a higher category (bool < int < float) than all of those: float32 + a 0-d float64 tensor is
+    float32, int32 + 1 is int32, but int32 + 0.5 is the default float dtype and a bool tensor + 1 is int64.
+    """
+    dims = zero = wrapped = None
+    for x in operands:
+        if isinstance(x, autograd.Tensor):
+            dt = x._data.dtype
+            if x._data.ndim:
+                dims = dt if dims is None else promote_types(dims, dt)
+            else:
+                zero = dt if zero is None else promote_types(zero, dt)
+        else:
+            if isinstance(x, bool):
+                dt = np.dtype(bool)
+            elif isinstance(x, int):
+                dt = np.dtype(np.int64)
+            elif isinstance(x, float):
+                dt = np.dtype(defaults.get_default_dtype())
+            else:  # an array, a NumPy scalar, a list: it becomes a tensor and counts as one
+                arr = _as_array(x)
+                if arr.ndim:
+                    dims = arr.dtype if dims is None else promote_types(dims, arr.dtype)
+                else:
+                    zero = arr.dtype if zero is None else promote_types(zero, arr.dtype)
+                continue
+            wrapped = dt if wrapped is None else promote_types(wrapped, dt)
+    return _combine(dims, _combine(zero, wrapped))
+
+
+# ----------------------------------------------------------------------------------------------
+# The op table: which dtype each op computes in, and where PyTorch has no kernel for it
+# ----------------------------------------------------------------------------------------------
+# PyTorch names a dtype in its errors by its C++ scalar type.
+_TORCH_NAME = {"b": "Bool", "u1": "Byte", "i1": "Char", "i2": "Short", "i4": "Int", "i8": "Long", "f2": "Half",
+               "f4": "Float", "f8": "Double"}
+
+_BOOL_SUB = {  # PyTorch refuses - on bools: a bool is a mask, and its "difference" is ^ or ~
+    2: "Subtraction, the `-` operator, with two bool tensors is not supported. Use the `^` or `logical_xor()` "
+       "operator instead.",
+    1: "Subtraction, the `-` operator, with a bool tensor is not supported. If you are trying to invert a mask, "
+       "use the `~` or `logical_not()` operator instead.",
+}
+NEG_BOOL = ("Negation, the `-` operator, on a bool tensor is not supported. If you are trying to invert a mask, "
+            "use the `~` or `logical_not()` operator instead.")
+
+# op -> (the kernel's name in PyTorch's error, the dtype kinds it has a kernel for, what an int pair computes in).
+# The op's name is its Function's (the class the dispatch applies) or, outside the graph, torch's own.
+OPS = {
+    "Add": (None, "biuf", None),
+    "Sub": (None, "iuf", None),  # (bool is refused above, with its own words)
+    "Mul": (None, "biuf", None),
+    "Div": (None, "biuf", "default float"),  # int / int divides as floats, as PyTorch's true division
+    "Pow": ("pow", "iuf", None),  # bool ** a Python bool is the one bool pow PyTorch computes
+    "RoundedDiv": ("div_floor_cpu", "iuf", None),  # (trunc mode shares the rule)
+    "Remainder": ("remainder_cpu", "iuf", None),
+    "Maximum": (None, "biuf", None),
+    "bitwise_and": ("bitwise_and_cpu", "biu", None),
+    "bitwise_or": ("bitwise_or_cpu", "biu", None),
+    "bitwise_xor": ("bitwise_xor_cpu", "biu", None),
+    "compare": (None, "biuf", None),  # ==, <, ...: both sides in the promoted dtype, so u8 < -1 compares with 255
+}
+
+
+def _is_bool(x) -> bool:
+    return isinstance(x, bool) or (isinstance(x, autograd.Tensor) and x._data.dtype == np.bool_)
+
+
+def op_dtype(op: str, a, b) -> np.dtype:
+    """The dtype ``a op b`` computes in, or PyTorch's error where it has none. ``a`` and ``b`` are tensors or
+    Python numbers, in the op's order (``2 - x`` is ``op_dtype("Sub", 2, x)``)."""
+    dt = result_type(a, b)
+    if op == "Sub" and (_is_bool(a) or _is_bool(b)):
+        raise RuntimeError(_BOOL_SUB[_is_bool(a) + _is_bool(b)])
+    kernel, kinds, int_pair = OPS[op]
+    if op == "Pow" and dt.kind in "biu" and isinstance(b, int) and not isinstance(b, bool):
+        if b < 0:  # an int tensor to a negative Python int: no integer answer (a tensor exponent computes)
+            raise RuntimeError("Integers to negative integer powers are not allowed.")
+        if dt.kind != "b" and b > np.iinfo(dt).max:
+            raise RuntimeError(f"value cannot be converted to type {dt.name}_t without overflow")
+    if dt.kind == "b" and op == "Pow" and isinstance(b, bool):
+        return dt  # x ** True is x, x ** False is all True
+    if dt.kind not in kinds:
+        raise NotImplementedError(f'"{kernel}" not implemented for \'{_TORCH_NAME[_key(dt)]}\'')
+    if int_pair == "default float" and dt.kind in "biu":
+        return np.dtype(defaults.get_default_dtype())
+    return dt
+
+
+def number_as(x, dt: np.dtype) -> np.ndarray:
+    """A Python number as a 0-d array of ``dt``, wrapping round as PyTorch does: uint8 - 1 counts -1 as 255."""
+    if isinstance(x, int) and dt.kind in "iu" and not isinstance(x, bool):
+        info = np.iinfo(dt)
+        x = (x - int(info.min)) % (int(info.max) - int(info.min) + 1) + int(info.min)  # two's complement wrap
+    return np.asarray(x, dtype=dt)
+
+
+def same_dtype(a, b, names: str = "mat1 and mat2") -> np.dtype:
+    """Matrix products (``@``, ``matmul``, ``F.linear``, ``nn.Linear``, ``einsum``) promote nothing, as PyTorch's:
+    a float32 input into a float64 layer is an error to see, not a silent float64 result."""
+    da, db = a._data.dtype, b._data.dtype
+    if da != db:
+        raise RuntimeError(f"{names} must have the same dtype, but got {_TORCH_NAME[_key(da)]} and "
+                           f"{_TORCH_NAME[_key(db)]}")
+    return da
+
+
+def _key(dt: np.dtype) -> str:
+    return "b" if dt.kind == "b" else dt.str[1:]
+
+
+_CATEGORY = {"b": 0, "u": 1, "i": 1, "f": 2}
+
+
+def inplace_operand(op: str, x, other):
+    """``other`` ready for ``x op= other`` (``x.add_(other)``): the table's dtype for the pair (a Python number
+    wrapped into it, so u8 += -1 wraps), refused where the result could not be written back into x's dtype
+    (a bool x += an int, an int x /= anything), as PyTorch refuses."""
+    dt = op_dtype(op, x, other)
+    own = x._data.dtype
+    if _CATEGORY[dt.kind] > _CATEGORY[own.kind]:
+        raise RuntimeError(f"result type {_TORCH_NAME[_key(dt)]} can't be cast to the desired output type "
+                           f"{_TORCH_NAME[_key(own)]}")
+    if isinstance(other, (bool, int, float)):
+        return number_as(other, dt)
+    return other._data if isinstance(other, autograd.Tensor) else _as_array(other)

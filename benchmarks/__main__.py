@@ -96,6 +96,12 @@ _ABOUT = """\
   (4 layers, 4 heads, width 128, block 128, batch 8, exact GELU) whose code, `benchmarks/gpt_model.py`,
   is written once against PyTorch's API and runs unchanged on both libraries. Both sides start from the
   same weights and are checked to agree on outputs, losses and gradients before timing.
+- **tutorial_styles** (only where `import torch` works): one training step (forward, loss, backward) of seven
+  common ways tutorials write a transformer (`benchmarks/tutorial_models.py`, written once against PyTorch's
+  API): GPTs with a written-out GELU and masked softmax, on SDPA, with a module per head, book-style; and
+  encoder-decoders with bmm and a hand-written masked softmax, Annotated-Transformer-style, and on
+  nn.Transformer. Each library runs in its own process, one thread, steps interleaved, timed in CPU time;
+  the JSON has the spread (quartiles of the per-round ratios) and the OpenBLAS kernel that ran.
 
 Why the MLP step is the hardest target: its matmuls take a few hundred microseconds, so what tinyattn
 adds to every step whatever the sizes (recording each op, the backward walk, the checks at each

@@ -156,10 +156,37 @@ def _blas() -> dict:
                 break
     except ImportError:
         info["threads"] = "unknown (pip install threadpoolctl to see)"
+    if not info.get("kernel"):
+        info["kernel"] = openblas_corename()
     for var in ("OPENBLAS_CORETYPE", "OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS"):
         if os.environ.get(var):
             info[var] = os.environ[var]
     return info
+
+
+def openblas_corename() -> str | None:
+    """The kernel OpenBLAS chose for this CPU (e.g. "Haswell", "SkylakeX"), asked from the loaded library itself.
+
+    Without threadpoolctl this is the only way to see it; OPENBLAS_CORETYPE in the environment
+    overrides OpenBLAS's own choice, and on the machine in RESULTS.md the two differ by up to 2x at
+    the GEMM shapes of a small transformer, so every figure says which one ran.
+    """
+    import ctypes
+
+    from tinyattn.blas import _loaded_openblas_paths
+    np.ones((2, 2)) @ np.ones((2, 2))  # make sure the BLAS is loaded
+    for path in _loaded_openblas_paths():
+        try:
+            lib = ctypes.CDLL(path)
+        except OSError:
+            continue
+        for sym in ("scipy_openblas_get_corename64_", "scipy_openblas_get_corename", "openblas_get_corename64_",
+                    "openblas_get_corename"):
+            fn = getattr(lib, sym, None)
+            if fn is not None:
+                fn.argtypes, fn.restype = [], ctypes.c_char_p
+                return fn().decode()
+    return None
 
 
 def machine() -> dict:

@@ -194,3 +194,56 @@ def test_gpt_model_code_trains_on_tinyattn():
         opt.step()
         losses.append(loss.item())
     assert abs(losses[0] - np.log(7)) < 0.5 and losses[-1] < 0.5 * losses[0]
+
+
+@pytest.mark.parametrize("style", ["gelu_masked", "sdpa", "heads", "bmm_encdec", "book", "annotated", "nn_transformer"])
+def test_every_tutorial_style_runs_on_tinyattn_and_every_parameter_gets_a_gradient(style):
+    """The tutorial code, written against PyTorch's API, runs unchanged on tinyattn (quick size)."""
+    import tinyattn
+    from benchmarks import tutorial_models as tm
+    from benchmarks.tutorial_styles import _load_common_weights
+    tinyattn.manual_seed(0)
+    model, make_batch = tm.STYLES[style](tinyattn, tm.QUICK_SIZE)
+    shapes = _load_common_weights(tinyattn, model)
+    assert len(shapes) == len(list(model.parameters())) > 0
+    loss = model(*make_batch(np.random.default_rng(0)))
+    assert loss.shape == () and np.isfinite(loss.item()) and loss.item() > 0
+    loss.backward()
+    missing = [n for n, p in model.named_parameters() if p.grad is None or not np.isfinite(p.grad.numpy()).all()]
+    assert not missing, f"{style}: no finite gradient for {missing}"
+
+
+def test_tutorial_weights_depend_only_on_place_and_shape():
+    """Both libraries load the same weights: two builds from different seeds end up equal."""
+    import tinyattn
+    from benchmarks import tutorial_models as tm
+    from benchmarks.tutorial_styles import _load_common_weights
+    states = []
+    for seed in (0, 1):
+        tinyattn.manual_seed(seed)
+        model, _ = tm.build_gelu_masked(tinyattn, tm.QUICK_SIZE)
+        _load_common_weights(tinyattn, model)
+        states.append([p.numpy().copy() for p in model.parameters()])
+    for a, b in zip(*states):
+        np.testing.assert_array_equal(a, b)
+
+
+def test_tutorial_styles_child_reports_its_check_and_times_steps_on_request():
+    """The child process the parent drives: one JSON line with loss, gradient norms, shapes and BLAS kernel,
+    then one JSON line of step times per `run N` request."""
+    proc = subprocess.run([sys.executable, "-m", "benchmarks.tutorial_styles", "--child", "tinyattn", "heads",
+                           "--quick"], input="run 3\nquit\n", cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    ready, timed = (json.loads(line) for line in proc.stdout.strip().splitlines())
+    assert math.isfinite(ready["loss"]) and len(ready["norms"]) == len(ready["shapes"]) > 0
+    assert all(n > 0 for n in ready["norms"]) and isinstance(ready["blas"], str) and ready["blas"]
+    assert len(timed["t"]) == 3 and all(t > 0 for t in timed["t"])
+
+
+def test_tutorial_styles_is_optional_and_skips_cleanly_without_torch(monkeypatch, capsys):
+    from benchmarks import OPTIONAL_BENCHMARKS, tutorial_styles
+    assert "tutorial_styles" in OPTIONAL_BENCHMARKS and "tutorial_styles" not in BENCHMARKS
+    monkeypatch.setattr(tutorial_styles.importlib.util, "find_spec", lambda name: None)
+    assert not tutorial_styles.available()
+    assert tutorial_styles.run(quick=True) == []
+    assert "torch is not importable" in capsys.readouterr().out

@@ -13,7 +13,7 @@ import math
 import numpy as np
 
 from tinyattn.autograd import Function, unbroadcast
-from tinyattn.fastnp import max_keepdims
+from tinyattn.fastnp import max_keepdims, sum_along
 
 class Add(Function):
     """a + b;  da = g, db = g"""
@@ -278,7 +278,7 @@ class Sum(Function):
     @staticmethod
     def forward(ctx, a, dim, keepdim, scale=None):
         ctx.shape, ctx.dim, ctx.keepdim, ctx.scale = a.shape, dim, keepdim, scale
-        out = np.asarray(a.sum(axis=dim, keepdims=keepdim))
+        out = sum_along(a, dim, keepdim)  # a GEMV against ones when dim is the last axis (fastnp)
         return out if scale is None else out * out.dtype.type(scale)  # (saves nothing: mean runs twice)
 
     @staticmethod
@@ -346,7 +346,7 @@ class Softmax(Function):
         m = max_keepdims(a, dim)
         _check_all_masked(m, dim, "softmax")
         e = np.exp(a - m)
-        e /= e.sum(axis=dim, keepdims=True)
+        e /= sum_along(e, dim)  # a GEMV against ones on the last axis (fastnp)
         ctx.save_for_backward(e)
         ctx.dim = dim
         return e
@@ -355,7 +355,8 @@ class Softmax(Function):
     def backward(ctx, g):
         (y,) = ctx.saved_tensors
         gy = g * y
-        return gy - y * gy.sum(axis=ctx.dim, keepdims=True)
+        gy -= y * sum_along(gy, ctx.dim)  # in place: gy is ours
+        return gy
 
 
 class LogSoftmax(Function):
@@ -364,8 +365,8 @@ class LogSoftmax(Function):
     def forward(ctx, a, dim):
         m = max_keepdims(a, dim)
         _check_all_masked(m, dim, "log_softmax")
-        shifted = a - m
-        y = shifted - np.log(np.exp(shifted).sum(axis=dim, keepdims=True))
+        y = a - m
+        y -= np.log(sum_along(np.exp(y), dim))  # in place: y is ours
         ctx.save_for_backward(y)
         ctx.dim = dim
         return y
@@ -373,7 +374,7 @@ class LogSoftmax(Function):
     @staticmethod
     def backward(ctx, g):
         (y,) = ctx.saved_tensors
-        return g - np.exp(y) * g.sum(axis=ctx.dim, keepdims=True)
+        return g - np.exp(y) * sum_along(g, ctx.dim)
 
 
 class Reshape(Function):

@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 
 from .. import checks, promotion
-from ..fastnp import max_keepdims
+from ..fastnp import dot_last, max_keepdims, mean_last, sum_last, sum_rows
 from ..special import blockwise, erf_block
 from .._tensor import Function, Tensor, get_rng
 from .._tensor import ReLU as _ReLU  # the op (nn.ReLU is the module)
@@ -107,17 +107,38 @@ _INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
 
 class _GELUTanh(Function):
     """y = x/2 (1 + tanh(u)), u = sqrt(2/pi) (x + 0.044715 x^3);  dx = g [(1 + t)/2 + x/2 (1 - t^2) du/dx]"""
+    # Each formula runs in place on one or two fresh arrays, in the order it is written (the same
+    # numbers as the one-line form, which makes a new (..., C) array per operation).
     @staticmethod
     def forward(ctx, x):
-        t = np.tanh(_SQRT_2_OVER_PI * (x + 0.044715 * (x * x * x)))
+        t = x * x
+        t *= x
+        t *= 0.044715
+        t += x
+        t *= _SQRT_2_OVER_PI
+        np.tanh(t, out=t)  # t = tanh(sqrt(2/pi) (x + 0.044715 x^3))
         ctx.save_for_backward(x, t)
-        return 0.5 * x * (1 + t)
+        y = 0.5 * x
+        y *= 1 + t
+        return y  # 0.5 x (1 + t)
 
     @staticmethod
     def backward(ctx, g):
         x, t = ctx.saved_tensors
-        du = _SQRT_2_OVER_PI * (1 + 3 * 0.044715 * (x * x))
-        return g * (0.5 * (1 + t) + 0.5 * x * (1 - t * t) * du)
+        du = x * x
+        du *= 3 * 0.044715
+        du += 1
+        du *= _SQRT_2_OVER_PI  # du/dx = sqrt(2/pi) (1 + 3 * 0.044715 x^2)
+        d = 1 + t
+        d *= 0.5  # 0.5 (1 + t)
+        rest = 0.5 * x
+        sech2 = t * t
+        np.subtract(1, sech2, out=sech2)  # 1 - t^2
+        rest *= sech2
+        rest *= du  # 0.5 x (1 - t^2) du
+        d += rest
+        d *= g
+        return d
 
 
 class _GELUErf(Function):
@@ -213,7 +234,7 @@ class _Linear(Function):
         gw = g_rows.T @ rows if needs[1] else None  # (out, N) @ (N, in) -> (out, in)
         if len(needs) == 2:
             return gx, gw
-        return gx, gw, (g_rows.sum(axis=0) if needs[2] else None)  # db: (out,)
+        return gx, gw, (sum_rows(g_rows) if needs[2] else None)  # db: (out,), the column sums of g
 
 
 def linear(x: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
@@ -249,33 +270,33 @@ def embedding(input: Any, weight: Tensor) -> Tensor:
 # ----------------------------------------------------------------------------------------------
 # layer norm
 # ----------------------------------------------------------------------------------------------
-def _centre_and_rstd(x: np.ndarray, axes: tuple, eps: float) -> tuple[np.ndarray, np.ndarray]:
-    """(x - mean, 1 / sqrt(var + eps)) over ``axes``, accurate on near-constant rows and on huge ones."""
-    xhat = x - x.mean(axis=axes, keepdims=True)  # (..., *normalized_shape), centred
+def _centre_and_rstd(x: np.ndarray, eps: float) -> tuple[np.ndarray, np.ndarray]:
+    """(x - mean, 1 / sqrt(var + eps)) of each row of x (N, F), accurate on near-constant rows and on huge ones."""
+    xhat = x - mean_last(x)  # (N, F), centred
     # x - mean is exact where x is close to the mean, so what error remains is the rounding of the
     # mean itself (a unit in the last place: 0.001 at 1e4 in float32). On a near-constant row
     # that error is the whole signal; the mean of the centred row measures it, and we take it off.
     # (Without this, 768 copies of 1e4 + 0.3 normalised to 0.295 instead of 0.)
-    xhat -= xhat.mean(axis=axes, keepdims=True)
-    var = np.mean(xhat * xhat, axis=axes, keepdims=True)  # biased variance, as PyTorch's forward
+    xhat -= mean_last(xhat)
+    var = dot_last(xhat, xhat) / x.shape[-1]  # (N, 1) biased variance, as PyTorch's forward
     if np.isfinite(var).all():
-        rstd = 1.0 / np.sqrt(var + eps)  # (..., 1, ..., 1)
+        rstd = 1.0 / np.sqrt(var + eps)  # (N, 1)
     else:
-        rstd = _rstd_of_huge_rows(xhat, var, axes, eps)
+        rstd = _rstd_of_huge_rows(xhat, var, eps)
     return xhat, rstd
 
 
-def _rstd_of_huge_rows(xc: np.ndarray, var: np.ndarray, axes: tuple, eps: float) -> np.ndarray:
-    """1 / sqrt(var + eps) where the squares of the centred rows ``xc`` overflowed (|x| > ~1e19 in float32).
+def _rstd_of_huge_rows(xc: np.ndarray, var: np.ndarray, eps: float) -> np.ndarray:
+    """1 / sqrt(var + eps) where the squares of the centred rows ``xc`` (N, F) overflowed (|x| > ~1e19 in float32).
 
     Such a row is scaled by s = max |xc| first: 1 / sqrt(var + eps) = 1 / (s sqrt(mean((xc/s)^2) + eps/s^2)).
     Before this, var was inf and every output of the row was silently 0. Rows with NaN stay NaN.
     """
-    huge = np.isinf(var)  # (..., 1, ..., 1); NaN rows are not inf and keep their NaN
-    s = np.where(huge, np.abs(xc).max(axis=axes, keepdims=True), 1).astype(xc.dtype)
+    huge = np.isinf(var)  # (N, 1); NaN rows are not inf and keep their NaN
+    s = np.where(huge, np.abs(xc).max(axis=-1, keepdims=True), 1).astype(xc.dtype)
     u = xc / s  # |u| <= 1 in the huge rows
     # s * s may overflow to inf (the caller ignores that warning), and eps / inf = 0 is then right
-    scaled = 1.0 / (s * np.sqrt(np.mean(u * u, axis=axes, keepdims=True) + eps / (s * s)))
+    scaled = 1.0 / (s * np.sqrt(np.mean(u * u, axis=-1, keepdims=True) + eps / (s * s)))
     return np.where(huge, scaled, 1.0 / np.sqrt(var + eps)).astype(xc.dtype)
 
 
@@ -284,34 +305,39 @@ class _LayerNorm(Function):
     dx = rstd (gh - mean(gh) - xhat mean(gh xhat)) with gh = g w;  dw = sum g xhat;  db = sum g"""
     @staticmethod
     def forward(ctx, x, *affine, n, eps, has_weight):
-        axes = tuple(range(x.ndim - n, x.ndim))  # the normalized (trailing) dims
+        # The normalized (trailing) dims are one row of F = prod(normalized_shape) numbers: every
+        # statistic is then a reduction along the last axis of an (N, F) matrix (fastnp's fast ones).
+        F = math.prod(x.shape[x.ndim - n:])
+        rows = x.reshape(-1, F)  # (N, F)
         with np.errstate(over="ignore", invalid="ignore"):  # squares past the float range: see _rstd_of_huge_rows; NaN rows stay NaN
-            xhat, rstd = _centre_and_rstd(x, axes, eps)
+            xhat, rstd = _centre_and_rstd(rows, eps)
         xhat *= rstd  # in place: the centred copy becomes xhat
         weight = affine[0] if has_weight else None
         bias = affine[-1] if len(affine) > has_weight else None
         ctx.save_for_backward(xhat, rstd, weight)
-        ctx.axes, ctx.has_weight = axes, has_weight
+        ctx.has_weight, ctx.shape, ctx.norm_shape = has_weight, x.shape, x.shape[x.ndim - n:]
         if weight is None and bias is None:
-            return xhat
-        y = xhat * weight if weight is not None else xhat.copy()
+            return xhat.reshape(x.shape)
+        y = xhat * weight.reshape(F) if weight is not None else xhat.copy()  # (N, F)
         if bias is not None:
-            y += bias
-        return y
+            y += bias.reshape(F)
+        return y.reshape(x.shape)
 
     @staticmethod
     def backward(ctx, g):
-        xhat, rstd, w = ctx.saved_tensors
-        axes = ctx.axes
-        lead = tuple(range(g.ndim - len(axes)))  # the dims w and b were broadcast over
-        gh = g * w if w is not None else g  # gradient w.r.t. xhat
+        xhat, rstd, w = ctx.saved_tensors  # xhat (N, F), rstd (N, 1)
+        F = xhat.shape[1]
+        g_rows = g.reshape(-1, F)  # (N, F)
+        gh = g_rows * w.reshape(F) if w is not None else g_rows  # gradient w.r.t. xhat
         # xhat = (x - mean) * rstd depends on x directly, through the mean and through rstd:
-        gx = rstd * (gh - gh.mean(axis=axes, keepdims=True) - xhat * np.mean(gh * xhat, axis=axes, keepdims=True))
-        grads = [gx]
+        gx = gh - mean_last(gh)
+        gx -= xhat * (dot_last(gh, xhat) / F)
+        gx *= rstd
+        grads = [gx.reshape(ctx.shape)]
         if ctx.has_weight:
-            grads.append((g * xhat).sum(axis=lead) if ctx.needs_input_grad[1] else None)
+            grads.append(np.einsum("nf,nf->f", g_rows, xhat).reshape(ctx.norm_shape) if ctx.needs_input_grad[1] else None)
         if len(ctx.needs_input_grad) == len(grads) + 1:  # a bias was passed
-            grads.append(g.sum(axis=lead) if ctx.needs_input_grad[-1] else None)
+            grads.append(sum_rows(g_rows).reshape(ctx.norm_shape) if ctx.needs_input_grad[-1] else None)
         return tuple(grads)
 
 
@@ -360,7 +386,7 @@ class _CrossEntropy(Function):
         if not math.isfinite(m.sum(dtype=np.float64)):
             _check_row_max(m)
         logp = z - m  # (N, C) shifted by the row max, so exp() <= 1 never overflows (softmax is unchanged)
-        logp -= np.log(np.exp(logp).sum(axis=1, keepdims=True))  # (N, C) log-probabilities
+        logp -= np.log(sum_last(np.exp(logp)))  # (N, C) log-probabilities
         # Each row's target entry, by its index into the flattened (N*C,) array: one 1-D take (and in
         # backward one 1-D update) is about twice as fast as indexing with the pair (rows, targets).
         flat = np.arange(0, logp.size, C) + targets  # (N,) row i's target sits at i*C + t_i

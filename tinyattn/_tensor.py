@@ -208,9 +208,10 @@ class Tensor(InplaceMixin, MethodsMixin):
             raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
         node = self._node()
         if node.hooks is None:
-            node.hooks = []
-        node.hooks.append(hook)
-        return autograd.RemovableHandle(node.hooks, hook)
+            node.hooks = {}
+        handle = autograd.RemovableHandle(node.hooks)
+        node.hooks[handle.id] = hook
+        return handle
 
     @property
     def T(self) -> "Tensor":

@@ -18,6 +18,7 @@ This module imports nothing from the package; ``tinyattn._tensor`` registers its
 from __future__ import annotations
 
 import contextlib
+import itertools
 
 import numpy as np
 
@@ -126,14 +127,22 @@ class Node:
 
 
 class RemovableHandle:
-    """What ``register_hook`` returns: ``handle.remove()`` takes the hook away again."""
+    """What every ``register_*hook`` returns (a tensor's or a module's): ``handle.remove()`` takes the
+    hook off again (twice is harmless); ``with handle:`` removes it when the block ends."""
 
-    def __init__(self, hooks: list, fn) -> None:
-        self.hooks, self.fn = hooks, fn
+    _ids = itertools.count()
+
+    def __init__(self, hooks: dict) -> None:
+        self.hooks_dict_ref, self.id = hooks, next(RemovableHandle._ids)
 
     def remove(self) -> None:
-        if self.fn in self.hooks:
-            self.hooks.remove(self.fn)
+        self.hooks_dict_ref.pop(self.id, None)
+
+    def __enter__(self) -> "RemovableHandle":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.remove()
 
 
 class Context:
@@ -286,7 +295,7 @@ def backward(root, gradient=None, retain_graph: bool | None = None) -> None:
         if g is None:
             continue
         if node.hooks:  # Tensor.register_hook: each may replace the gradient
-            for hook in list(node.hooks):
+            for hook in list(node.hooks.values()):
                 new = hook(Tensor._make(g))
                 if new is not None:
                     g, owned = np.asarray(new._data if isinstance(new, Tensor) else new, dtype=g.dtype), owned - {node}

@@ -7,7 +7,6 @@ registers a child module. Everything else (``parameters()``, ``state_dict()``,
 """
 from __future__ import annotations
 
-import itertools
 import os
 import sys
 import warnings
@@ -19,6 +18,7 @@ import numpy as np
 
 from tinyattn.checks import device as _device
 from tinyattn._tensor import Function, Tensor, get_default_dtype
+from tinyattn.autograd import RemovableHandle
 
 __all__ = ["Parameter", "Module", "Sequential", "ModuleList", "RemovableHandle"]
 
@@ -437,25 +437,6 @@ class Module:
         if not self._modules:
             return f"{type(self).__name__}({self.extra_repr()})"
         return type(self).__name__ + "(\n  " + "\n  ".join(lines) + "\n)"
-
-
-class RemovableHandle:
-    """What ``register_*_hook`` returns: ``.remove()`` takes the hook off (twice is harmless);
-    ``with handle:`` removes it when the block ends."""
-
-    _ids = itertools.count()
-
-    def __init__(self, hooks: OrderedDict) -> None:
-        self.hooks_dict_ref, self.id = hooks, next(RemovableHandle._ids)
-
-    def remove(self) -> None:
-        self.hooks_dict_ref.pop(self.id, None)
-
-    def __enter__(self) -> RemovableHandle:
-        return self
-
-    def __exit__(self, *exc: Any) -> None:
-        self.remove()
 
 
 # ---------------------------------------------------------------- full backward hooks

@@ -1,4 +1,4 @@
 """``torch.utils.hooks``: the handle every ``register_*_hook`` returns (``handle.remove()``)."""
-from ..nn.module import RemovableHandle
+from ..autograd import RemovableHandle
 
 __all__ = ["RemovableHandle"]

@@ -16,19 +16,16 @@ The target is the issue's: under 1 s for the forward on 2 cores.
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import json
 import os
 import resource
-import subprocess
-import sys
 import tempfile
 import time
 import tracemalloc
 
 import numpy as np
 
-from .common import Row, median_time
+from .common import Row, checkpoint_tools_available, median_time, run_child
 
 DISTILBERT = {"model_type": "distilbert", "vocab_size": 30522, "dim": 768, "n_layers": 6, "n_heads": 12,
               "hidden_dim": 3072, "max_position_embeddings": 512, "activation": "gelu",
@@ -109,21 +106,16 @@ def _measure(folder: str, repeat: int) -> dict:
 
 
 def _child(args: list[str]) -> dict:
-    proc = subprocess.run([sys.executable, "-m", "benchmarks.bert_forward", *args], capture_output=True, text=True)
-    if proc.returncode != 0:
-        raise RuntimeError(f"bert_forward child {args} failed:\n{proc.stderr[-2000:]}")
-    return json.loads(proc.stdout.strip().splitlines()[-1])
+    return run_child("benchmarks.bert_forward", args)
 
 
 def available() -> bool:
     """Whether the checkpoint can be written here: safetensors and tokenizers come with tinyattn[pretrained]."""
-    return all(importlib.util.find_spec(m) is not None for m in ("safetensors", "tokenizers"))
+    return checkpoint_tools_available("bert_forward")
 
 
 def run(quick: bool = False) -> list[Row]:
     if not available():
-        print("(safetensors or tokenizers is not importable here: pip install -e \".[pretrained]\"; "
-              "bert_forward is skipped)", end=" ", flush=True)
         return []
     cfg = QUICK if quick else DISTILBERT
     with tempfile.TemporaryDirectory() as tmp:

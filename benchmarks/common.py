@@ -17,11 +17,15 @@ Timing rules (the same for every benchmark):
 from __future__ import annotations
 
 import gc
+import importlib.util
+import json
 import math
 import os
 import platform
 import random
 import statistics
+import subprocess
+import sys
 import time
 from dataclasses import asdict, dataclass, field
 from typing import Callable
@@ -215,3 +219,22 @@ def describe_machine(m: dict) -> str:
             blas_txt += f", {var}={blas[var]}"
     return (f"{m['cpu']}, {m['cores']} cores, {m['memory_gib']} GiB; Python {m['python']}, "
             f"NumPy {m['numpy']}, BLAS {blas_txt or 'unknown'}; {m['os']}")
+
+
+# ---- a checkpoint benchmark's child process (gpt2_forward, bert_forward) ------------------------
+def run_child(module: str, args: list[str]) -> dict:
+    """Run ``python -m <module> <args>`` in a fresh process; its last stdout line is a JSON dict."""
+    proc = subprocess.run([sys.executable, "-m", module, *args], capture_output=True, text=True)
+    if proc.returncode != 0:
+        raise RuntimeError(f"{module} child {args} failed:\n{proc.stderr[-2000:]}")
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def checkpoint_tools_available(name: str) -> bool:
+    """Whether a checkpoint can be written here (safetensors and tokenizers, tinyattn[pretrained]);
+    if not, say that `name` is skipped."""
+    if all(importlib.util.find_spec(m) is not None for m in ("safetensors", "tokenizers")):
+        return True
+    print(f"(safetensors or tokenizers is not importable here: pip install -e \".[pretrained]\"; "
+          f"{name} is skipped)", end=" ", flush=True)
+    return False

@@ -18,19 +18,16 @@ The target is the issue's: under 1 s for the 20-token forward on 2 cores.
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import json
 import os
 import resource
-import subprocess
-import sys
 import tempfile
 import time
 import tracemalloc
 
 import numpy as np
 
-from .common import Row, median_time
+from .common import Row, checkpoint_tools_available, median_time, run_child
 
 GPT2 = {"model_type": "gpt2", "vocab_size": 50257, "n_positions": 1024, "n_embd": 768, "n_layer": 12, "n_head": 12,
         "n_inner": None, "layer_norm_epsilon": 1e-5, "activation_function": "gelu_new", "tie_word_embeddings": True}
@@ -105,21 +102,16 @@ def _measure(folder: str, repeat: int) -> dict:
 
 
 def _child(args: list[str]) -> dict:
-    proc = subprocess.run([sys.executable, "-m", "benchmarks.gpt2_forward", *args], capture_output=True, text=True)
-    if proc.returncode != 0:
-        raise RuntimeError(f"gpt2_forward child {args} failed:\n{proc.stderr[-2000:]}")
-    return json.loads(proc.stdout.strip().splitlines()[-1])
+    return run_child("benchmarks.gpt2_forward", args)
 
 
 def available() -> bool:
     """Whether the checkpoint can be written here: safetensors and tokenizers come with tinyattn[pretrained]."""
-    return all(importlib.util.find_spec(m) is not None for m in ("safetensors", "tokenizers"))
+    return checkpoint_tools_available("gpt2_forward")
 
 
 def run(quick: bool = False) -> list[Row]:
     if not available():
-        print("(safetensors or tokenizers is not importable here: pip install -e \".[pretrained]\"; "
-              "gpt2_forward is skipped)", end=" ", flush=True)
         return []
     cfg = QUICK if quick else GPT2
     with tempfile.TemporaryDirectory() as tmp:

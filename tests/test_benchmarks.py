@@ -169,11 +169,14 @@ def test_torch_comparison_is_optional_and_skips_cleanly_without_torch(monkeypatc
 
 def test_gpt2_forward_skips_cleanly_without_the_pretrained_extra(monkeypatch, capsys):
     """A plain `pip install -e .` has no safetensors: the full run must go on, not crash at gpt2_forward."""
-    from benchmarks import gpt2_forward
-    monkeypatch.setattr(gpt2_forward.importlib.util, "find_spec", lambda name: None)
-    assert not gpt2_forward.available()
-    assert gpt2_forward.run(quick=True) == []
-    assert "gpt2_forward is skipped" in capsys.readouterr().out
+    import importlib.util
+
+    from benchmarks import bert_forward, gpt2_forward
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name: None)
+    for bench, name in ((gpt2_forward, "gpt2_forward"), (bert_forward, "bert_forward")):
+        assert not bench.available()
+        assert bench.run(quick=True) == []
+        assert f"{name} is skipped" in capsys.readouterr().out
 
 
 def test_gpt_model_code_trains_on_tinyattn():

@@ -14,7 +14,6 @@ The FFN's GELU is the tanh formula ("gelu_new"), and LayerNorm's eps comes from 
 """
 from __future__ import annotations
 
-import json
 import os
 
 import numpy as np
@@ -24,6 +23,7 @@ from .. import Tensor
 from ..nn import TransformerLM
 from .hub import resolve
 from .checkpoint import FLOATS as _FLOATS, float_dtype as _dtype, open_weights as _open_weights
+from .checkpoint import read_json as _read_json
 
 __all__ = ["load_gpt2", "read_config", "build_model", "GPT2LMHeadModel"]
 
@@ -37,16 +37,8 @@ _BUFFERS = (".attn.bias", ".attn.masked_bias")
 def read_config(folder: str) -> dict:
     """config.json, checked: the five sizes are positive ints, and nothing asks for what is not built here."""
     path = os.path.join(folder, "config.json")
-    if not os.path.isfile(path):
-        raise FileNotFoundError(f"{folder} has no config.json (a Hugging Face GPT-2 folder holds config.json, "
-                                "model.safetensors, and vocab.json + merges.txt or tokenizer.json)")
-    try:
-        with open(path, encoding="utf-8") as f:
-            cfg = json.load(f)
-    except json.JSONDecodeError as e:
-        raise ValueError(f"{path} is not valid JSON ({e})") from None
-    if not isinstance(cfg, dict):
-        raise ValueError(f"{path} must hold a JSON object, got {type(cfg).__name__}")
+    cfg = _read_json(folder, "config.json", "a Hugging Face GPT-2 folder holds config.json, model.safetensors, "
+                                             "and vocab.json + merges.txt or tokenizer.json")
     for key in _SIZES:
         if key not in cfg:
             raise ValueError(f"{path} has no {key!r}: a GPT-2 config needs {', '.join(_SIZES)}")

@@ -124,3 +124,29 @@ def test_sum_along_is_numpys_sum_for_every_dim(dim, keepdims):
     np.testing.assert_allclose(got, want, rtol=0, atol=bound)
     if dim not in (-1, 2, (2,), (-1,)):  # not the last axis alone: NumPy's own sum, bit for bit
         np.testing.assert_array_equal(got, a.sum(axis=dim, keepdims=keepdims))
+
+
+@pytest.mark.parametrize("shape", [(1, 2048, 128), (8, 128, 128), (1, 512, 512), (3, 37, 40), (2, 3, 64, 16), (5, 1),
+                                   (96, 48)])
+def test_max_down_equals_numpys_max_down_the_rows(shape):
+    from tinyattn.fastnp import max_down
+    a = np.random.default_rng(5).standard_normal(shape).astype(np.float32)
+    a.flat[::5] = -np.inf  # masked scores
+    want = a.max(axis=-2, keepdims=True)
+    got = max_down(a)
+    assert got.shape == want.shape and got.dtype == want.dtype
+    np.testing.assert_array_equal(got, want)
+    a[..., 7 % a.shape[-2], 0] = np.nan  # a NaN anywhere in a column makes that column's max NaN, as in NumPy
+    assert np.array_equal(np.isnan(max_down(a)), np.isnan(a.max(axis=-2, keepdims=True)))
+    assert np.isnan(max_down(a)[..., 0]).all()
+
+
+@pytest.mark.parametrize("shape", [(1, 2048, 128), (8, 128, 128), (3, 37, 40), (2, 3, 64, 16), (5, 1), (1, 7)])
+def test_sum_down_is_the_sum_down_the_rows(shape):
+    from tinyattn.fastnp import sum_down
+    a = np.random.default_rng(6).standard_normal(shape).astype(np.float32)
+    want = a.astype(np.float64).sum(axis=-2, keepdims=True)
+    got = sum_down(a)
+    assert got.shape == want.shape and got.dtype == a.dtype
+    bound = shape[-2] * np.finfo(np.float32).eps * float(np.abs(a).sum(axis=-2).max())  # n ulps of the largest |sum|
+    np.testing.assert_allclose(got, want, rtol=0, atol=bound)

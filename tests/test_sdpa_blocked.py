@@ -76,3 +76,19 @@ def test_default_blocks_are_whole_heads_when_a_head_fits():
     assert shape(np.empty((4, 8, 512, 32)), np.empty((4, 8, 512, 32)), np.empty((4, 8, 512, 32)), None) == (1, 512)
     assert shape(np.empty((1, 4, 2048, 32)), np.empty((1, 4, 2048, 32)), np.empty((1, 4, 2048, 32)), None) == (1, 128)
     assert shape(np.empty((8, 8, 128, 32)), np.empty((8, 8, 128, 32)), np.empty((8, 8, 128, 32)), None) == (8, 128)
+
+
+@pytest.mark.parametrize("where", ["q", "k"])
+def test_blocked_path_names_a_nan_row_as_the_plain_path_does(monkeypatch, where):
+    # A NaN in q spoils one query row; a NaN in k spoils every row that sees that key. Both paths
+    # must raise the same error, naming the same rows (the blocked one checks each block's row maxima).
+    q, k, v = _qkv(2, 3, 37, 40, 8)
+    (q if where == "q" else k).numpy()[1, 2, 5, 3] = np.nan
+    messages = []
+    for block_elements in (1 << 40, 16 * 40):
+        monkeypatch.setattr(sdpa, "_BLOCK_ELEMENTS", block_elements)
+        with pytest.raises(ValueError, match="contain NaN") as err:
+            F.scaled_dot_product_attention(q, k, v, is_causal=True)
+        messages.append(str(err.value))
+    assert messages[0] == messages[1]
+    assert "(1, 2, 5)" in messages[0]

@@ -9,6 +9,8 @@ Residents, each with its measurement:
 * ``sum_last``, ``sum_along``, ``mean_last``, ``dot_last``, ``sum_rows``: sums along the last axis (and down the
   columns of a matrix) as a product with a vector of ones, which runs on the BLAS's vectorised
   kernels, instead of NumPy's reduction loop (see ``sum_last``);
+* ``max_down``, ``sum_down``: the max and the sum down the rows of a matrix (attention's blocked
+  path keeps its scores keys-down, see ``nn/sdpa.py``);
 * ``max_keepdims``: ``python -c "import tinyattn.fastnp as f; f.report()"`` measures it on this machine
   (on a loaded 2-core machine, float32: 3.2x faster at (4096, 16), 1.5x at (8, 4, 64, 32), 1.0x at (64, 10)).
 """
@@ -80,6 +82,34 @@ def max_keepdims(a: np.ndarray, axis: int) -> np.ndarray:
         cols = np.ascontiguousarray(a.reshape(-1, n).T)  # (n, rows): row i of `a` is column i here
         return cols.max(axis=0).reshape(*a.shape[:-1], 1)  # (rows,) -> (..., 1)
     return a.max(axis=axis, keepdims=True)
+
+
+def max_down(a: np.ndarray) -> np.ndarray:
+    """``a.max(axis=-2, keepdims=True)`` for a C-contiguous (..., n, m) array: the same numbers, in two steps.
+
+    NumPy takes the max down the rows of an (n, m) array one row (m entries) at a time. Reading the
+    array as (n/g, g*m) first, each step compares g rows at once, and the g partial maxima left are
+    then compared as (g, m). A maximum does not depend on the order it is taken in. One thread,
+    float32, best of 300: (1, 2048, 128) 0.081 ms -> 0.023 ms (g = 32); (8, 128, 128) 0.040 -> 0.019 ms
+    (g = 8); (1, 512, 512) 0.033 -> 0.024 ms (g = 8). g: the largest power of two with g*m <= 4096
+    entries and at least 16 groups, that divides n.
+    """
+    *lead, n, m = a.shape
+    g = 1
+    while 2 * g * m <= 4096 and n % (2 * g) == 0 and n // (2 * g) >= 16:
+        g *= 2
+    if g == 1 or not a.flags.c_contiguous:
+        return a.max(axis=-2, keepdims=True)
+    part = a.reshape(*lead, n // g, g * m).max(axis=-2)  # (..., g*m): the max over every g-th row group
+    return part.reshape(*lead, g, m).max(axis=-2, keepdims=True)  # (..., 1, m)
+
+
+def sum_down(a: np.ndarray) -> np.ndarray:
+    """``a.sum(axis=-2, keepdims=True)`` of a (..., n, m) array as ``ones @ a``, a GEMV per matrix."""
+    n = a.shape[-2] if a.ndim >= 2 else 0
+    if not _blas_ok(a, n):
+        return a.sum(axis=-2, keepdims=True)
+    return np.expand_dims(_ones(n, a.dtype) @ a, -2)  # (n,) @ (..., n, m) -> (..., m) -> (..., 1, m)
 
 
 _BLAS_FLOATS = (np.dtype(np.float32), np.dtype(np.float64))

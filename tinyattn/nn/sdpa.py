@@ -18,7 +18,7 @@ import numpy as np
 
 from .. import checks
 from ..masks import as_keep, check_rows, mask_array
-from ..fastnp import max_keepdims
+from ..fastnp import dot_last, max_down, max_keepdims, sum_down
 from .._tensor import Function, Tensor, _check_all_masked, get_rng
 
 __all__ = ["attention", "scaled_dot_product_attention", "linear_attention"]
@@ -116,8 +116,8 @@ class _SDPA(Function):
     def forward(ctx, q, k, v, bias=None, keep=None, scale=1.0, dropout_p=0.0):
         shape = _block_shape(q, k, v, keep) if bias is None and dropout_p == 0.0 else None
         if shape is not None:  # big score arrays: the same maths, a block of heads and query rows at a time
-            p, o = _forward_blocked(q, k, v, keep, scale, shape)
-            ctx.save_for_backward(q, k, v, p, o, None)
+            e, l, o = _forward_blocked(q, k, v, keep, scale, shape)
+            ctx.save_for_backward(q, k, v, e, o, l)
             ctx.scale, ctx.block = scale, shape
             return o
         ctx.block = None
@@ -149,10 +149,11 @@ class _SDPA(Function):
 
     @staticmethod
     def backward(ctx, do):
+        if ctx.block is not None:
+            q, k, v, e, o, l = ctx.saved_tensors
+            return _backward_blocked(q, k, v, e, l, o, do, ctx.scale, ctx.block)
         q, k, v, p, o, drop = ctx.saved_tensors
         needs = ctx.needs_input_grad
-        if ctx.block is not None:
-            return _backward_blocked(q, k, v, p, o, do, ctx.scale, ctx.block)
         pd = p if drop is None else p * drop  # the weights that actually multiplied V
         dv = np.swapaxes(pd, -1, -2) @ do if needs[2] else None  # (..., S, T) @ (..., T, d_v) -> (..., S, d_v)
         ds = do @ np.swapaxes(v, -1, -2)  # dP: (..., T, d_v) @ (..., d_v, S) -> (..., T, S)
@@ -177,16 +178,25 @@ class _SDPA(Function):
 # pass of the softmax and of its backward (max, subtract, exp, sum, divide; dP - D, * P) then
 # streams them through main memory. Taking a block at a time keeps each (heads, rows, S) block in
 # the CPU cache from its matmul through the softmax to the next matmul. The numbers are the same
-# (each query row's softmax never depended on another row); the full P is still kept for the
-# backward, which walks the same blocks.
+# up to rounding (each query row's softmax never depended on another row).
 # What goes in a block: whole heads when a head's (T, S) scores fit (T = 128: 8 heads x 128 rows),
 # else one head and as many query rows as fit (T = 512: 512 rows, T = 2048: 128 rows). One head's
 # rows, rather than a few rows of every head, keep the backward's dV += P^T dO and dK += dS^T Q
 # products long in their inner dimension (the rows): OpenBLAS took twice as long for P^T dO summed
-# over 8 blocks of 64 rows as for one product over all 512 rows (one thread). Measured against the
-# previous blocking (all heads at once, 64 or 128 rows, 4 MiB blocks), in one process with the two
-# interleaved, one thread, on a 2-core machine under load ~7.5: Attention forward+backward
-# 12-17% faster at (B,T,d,h) = (4,512,256,8), 11% at (1,2048,128,4), the same at (8,128,256,8).
+# over 8 blocks of 64 rows as for one product over all 512 rows (one thread).
+# Three choices inside a block, each measured on one thread (SkylakeX kernel), Attention forward+
+# backward at (B,T,d,h) = (1,2048,128,4) / (4,512,256,8) / (8,128,256,8): 147 / 103 / 29.0 ms before,
+# 120 / 95 / 27.4 ms after all three:
+# * keys down the rows: a block is S^T = K Q^T (S, R), not Q K^T (R, S). With d_k = 32, OpenBLAS
+#   computes (2048, 32) @ (32, 128) in 0.19 ms and (128, 32) @ (2048, 32)^T in 0.29-0.30 ms, and the
+#   same holds for all six products of the forward and backward (1.14 ms against 1.42 ms a block);
+#   square blocks cost the same either way. The softmax then runs down the columns (max_down, sum_down).
+# * the softmax's division moves to the outputs: the block keeps E = exp(S - max), O = (E V) / L, and
+#   the backward divides dO and D by L ((R, d_v) and (R, 1) arrays) instead of E: one pass over every
+#   (S, R) block fewer.
+# * E is kept as a list of blocks, not one (..., T, S) array: each block comes from malloc's heap and
+#   reuses the previous step's memory, while one array over glibc's 32 MiB mmap ceiling (P at
+#   (1, 4, 2048, 2048) float32 is 64 MiB) is mapped afresh each step, a page fault per 4 KiB.
 _BLOCK_ELEMENTS = 1 << 18  # entries of one (heads, rows, S) block: 1 MiB of float32. Measured at 1/4, 1/2, 1,
 # 2, 4 and 8 MiB: 1 and 2 MiB were the fastest at T = 512 and 2048 (and equal to unblocked at T = 128).
 
@@ -205,54 +215,71 @@ def _block_shape(q, k, v, keep) -> tuple[int, int] | None:
 
 
 def _blocks(batch: tuple, T: int, heads: int, rows: int):
-    """Yield (kv, qo) per block: the index of its heads (into k, v) and of its heads and query rows (into q, P, O).
+    """Yield (kv, rows) per block: the index of its heads (into k, v), and the slice of its query rows.
 
-    Both are tuples of ints and slices over the batch dims (and, for ``qo``, the query dim), so
-    ``q[qo]`` is a view (heads, rows, d) and ``k[kv]`` a view (heads, S, d); no data is copied.
+    ``kv`` is a tuple of ints and slices over the batch dims, so ``k[kv]`` is a view (heads, S, d) and
+    ``q[(*kv, rows)]`` a view (heads, rows, d); no data is copied.
     """
     n = batch[-1] if batch else 1
     for outer in np.ndindex(*batch[:-1]):  # every index of the batch dims before the last one
         for h in range(0, n, heads):
             kv = (*outer, slice(h, h + heads)) if batch else ()
             for i in range(0, T, rows):
-                yield kv, (*kv, slice(i, i + rows))
+                yield kv, slice(i, i + rows)
 
 
 def _forward_blocked(q, k, v, keep, scale, shape):
-    """P = softmax(Q K^T scale, masked) and O = P V, a block of (heads, rows) at a time; returns (P, O)."""
+    """O = softmax(Q K^T scale, masked) V, a block of (heads, rows) at a time, keys down the rows.
+
+    Returns (E, L, O): E, the list of each block's exp(S^T - max) (h, S, R), kept for the backward;
+    L (..., T, 1), each query row's sum of E (the softmax's denominator); O (..., T, d_v).
+    """
     batch, T, S = q.shape[:-2], q.shape[-2], k.shape[-2]
-    kt = np.swapaxes(k, -1, -2)  # (..., d, S)
-    qs = q * np.asarray(scale, dtype=q.dtype)  # the scale on q (T x d) instead of on the scores (T x S)
-    if keep is not None:
-        keep = np.broadcast_to(keep, (*batch, T, S))  # a view: the block index below applies to it as to P
-    p = np.empty((*q.shape[:-1], S), dtype=np.result_type(q, k))  # (..., T, S), kept for the backward
-    o = np.empty((*q.shape[:-1], v.shape[-1]), dtype=np.result_type(p, v))  # (..., T, d_v)
-    for kv, qo in _blocks(batch, T, *shape):
-        blk = np.matmul(qs[qo], kt[kv], out=p[qo])  # (h, R, d) @ (h, d, S) -> (h, R, S)
+    qs_t = np.swapaxes(q * np.asarray(scale, dtype=q.dtype), -1, -2)  # (..., d, T): the scale on q, not on (T, S)
+    if keep is not None:  # (..., S, T) view of the mask, keys down the rows like the blocks
+        keep_t = np.swapaxes(np.broadcast_to(keep, (*batch, T, S)), -1, -2)
+    e, row_max = [], np.empty((*q.shape[:-1], 1), dtype=np.result_type(q, k))  # (..., T, 1)
+    l = np.empty_like(row_max)  # (..., T, 1)
+    o = np.empty((*q.shape[:-1], v.shape[-1]), dtype=np.result_type(q, k, v))  # (..., T, d_v)
+    for kv, rows in _blocks(batch, T, *shape):
+        qo, cols = (*kv, rows), (*kv, slice(None), rows)  # this block's rows of q/O, and its columns of Q^T
+        st = k[kv] @ qs_t[cols]  # S^T: (h, S, d) @ (h, d, R) -> (h, S, R), one column per query
         if keep is not None:
-            np.copyto(blk, -np.inf, where=~keep[qo])
-        blk -= max_keepdims(blk, -1)  # the same in-place softmax as the plain path, on a block in cache
-        np.exp(blk, out=blk)
-        blk *= 1 / blk.sum(axis=-1, keepdims=True)  # (one division per row, then a multiply per entry)
-        np.matmul(blk, v[kv], out=o[qo])  # (h, R, S) @ (h, S, d_v) -> (h, R, d_v)
-    return p, o
+            np.copyto(st, -np.inf, where=~keep_t[cols])
+        m = max_down(st)  # (h, 1, R): each query's largest score
+        row_max[qo] = np.swapaxes(m, -1, -2)
+        st -= m  # exp(s - max) <= 1: no overflow
+        np.exp(st, out=st)  # E^T
+        l_b = np.swapaxes(sum_down(st), -1, -2)  # (h, R, 1): the softmax's denominators
+        l[qo] = l_b
+        # O = P V = (E V) / L: the division on (R, d_v) outputs instead of on the (S, R) block
+        o_b = np.matmul(np.swapaxes(st, -1, -2), v[kv], out=o[qo])  # (h, R, S) @ (h, S, d_v) -> (h, R, d_v)
+        o_b /= l_b
+        e.append(st)
+    _check_all_masked(row_max, -1, "scaled_dot_product_attention")  # NaN or +inf in a row: raise, naming it
+    return e, l, o
 
 
-def _backward_blocked(q, k, v, p, o, do, scale, shape):
-    """dQ, dK, dV of the blocked forward, block by block: dS = P (dO V^T - rowsum(dO O)) never leaves the cache."""
-    vt = np.swapaxes(v, -1, -2)  # (..., d_v, S)
-    d_rows = (do * o).sum(axis=-1, keepdims=True)  # (..., T, 1): rowsum(dP P) = rowsum(dO O)
+def _backward_blocked(q, k, v, e, l, o, do, scale, shape):
+    """dQ, dK, dV of the blocked forward, block by block, keys down the rows like the forward's E.
+
+    With P = E / L (row-wise): dV = P^T dO = E^T (dO / L), and dS = P (dO V^T - D) = E (dO/L V^T - D/L),
+    D = rowsum(dO O): dividing the (R, d_v) rows of dO and the (R, 1) D by L replaces dividing E.
+    """
+    d_rows = dot_last(do, o)  # (..., T, 1): rowsum(dP P) = rowsum(dO O)
+    do_l = do / l  # (..., T, d_v)
+    d_l = np.swapaxes(d_rows / l, -1, -2)  # (..., 1, T)
     dq = np.empty(q.shape, dtype=np.result_type(q, do))
     dk = np.zeros(k.shape, dtype=dq.dtype)
     dv = np.zeros(v.shape, dtype=dq.dtype)
-    for kv, qo in _blocks(q.shape[:-2], q.shape[-2], *shape):
-        p_b, do_b = p[qo], do[qo]  # (h, R, S), (h, R, d_v)
-        dv[kv] += np.swapaxes(p_b, -1, -2) @ do_b  # (h, S, R) @ (h, R, d_v) -> (h, S, d_v)
-        ds = do_b @ vt[kv]  # dP: (h, R, d_v) @ (h, d_v, S) -> (h, R, S)
-        ds -= d_rows[qo]  # (h, R, S) - (h, R, 1)
-        ds *= p_b
-        np.matmul(ds, k[kv], out=dq[qo])  # (h, R, S) @ (h, S, d) -> (h, R, d)
-        dk[kv] += np.swapaxes(ds, -1, -2) @ q[qo]  # (h, S, R) @ (h, R, d) -> (h, S, d)
+    for (kv, rows), e_b in zip(_blocks(q.shape[:-2], q.shape[-2], *shape), e):
+        qo = (*kv, rows)
+        dv[kv] += e_b @ do_l[qo]  # (h, S, R) @ (h, R, d_v) -> (h, S, d_v)
+        ds_t = v[kv] @ np.swapaxes(do_l[qo], -1, -2)  # dP^T / L: (h, S, d_v) @ (h, d_v, R) -> (h, S, R)
+        ds_t -= d_l[(*kv, slice(None), rows)]  # (h, S, R) - (h, 1, R)
+        ds_t *= e_b  # dS^T
+        np.matmul(np.swapaxes(ds_t, -1, -2), k[kv], out=dq[qo])  # (h, R, S) @ (h, S, d) -> (h, R, d)
+        dk[kv] += ds_t @ q[qo]  # (h, S, R) @ (h, R, d) -> (h, S, d)
     dq *= scale
     dk *= scale
     return dq, dk, dv

@@ -1,5 +1,5 @@
-"""scaled_dot_product_attention's blocked path (a block of heads and query rows at a time, for big
-score arrays) gives the numbers and gradients of the plain path."""
+"""scaled_dot_product_attention's blocked path (a block of matrices and query rows at a time, for big
+score arrays, skipping the keys a causal mask hides) gives the numbers and gradients of the plain path."""
 import numpy as np
 import pytest
 
@@ -25,9 +25,20 @@ def _run(monkeypatch, block_elements, q, k, v, **kw):
     return out.numpy().copy(), [np.asarray(t.grad).copy() for t in (q, k, v)]
 
 
-# (block elements, (heads, rows) per block) for q (2, 3, 37, 8), k and v (2, 3, 40, 8):
-BLOCKINGS = [(2 * 37 * 40, (2, 37)),  # whole heads, two at a time: 3 heads make a full group and a partial one
-             (16 * 40, (1, 16))]  # one head, 16 of its 37 query rows at a time: the last row block is partial
+def _plan(q, k, v, keep=None):
+    return sdpa._block_plan(q.numpy(), k.numpy(), v.numpy(), keep)
+
+
+# (block elements, (matrices, rows) per block) for q (2, 3, 37, 8), k and v (2, 3, 40, 8):
+BLOCKINGS = [(2 * 37 * 40, (2, 37)),  # whole matrices, two at a time: 3 heads make a full pair and a partial one
+             (16 * 40, (1, 16)),  # one matrix, 16 of its 37 query rows at a time: the last row block is partial
+             (4 * 37 * 40, (3, 37))]  # room for 4 matrices: a batch entry's 3 heads whole (a view), not 4
+
+
+def _shape_of(plan, q):
+    """(matrices, rows) of the plan's first block."""
+    b, rows, _ = plan[0]
+    return int(np.prod(np.empty(q.shape[:-2])[b].shape)), rows.stop - rows.start
 
 
 @pytest.mark.parametrize("block_elements, block_shape", BLOCKINGS)
@@ -37,11 +48,29 @@ BLOCKINGS = [(2 * 37 * 40, (2, 37)),  # whole heads, two at a time: 3 heads make
                                 {"attn_mask": np.tril(np.ones((37, 40), bool), 3)}])
 def test_blocked_path_equals_plain_path(monkeypatch, kw, block_elements, block_shape):
     q, k, v = _qkv(2, 3, 37, 40, 8)
-    assert sdpa._block_shape(q.numpy(), k.numpy(), v.numpy(), None) is None  # this size runs plain by default
+    assert _plan(q, k, v) is None  # this size runs plain by default
     monkeypatch.setattr(sdpa, "_BLOCK_ELEMENTS", block_elements)
-    assert sdpa._block_shape(q.numpy(), k.numpy(), v.numpy(), None) == block_shape  # ...and blocked when told to
+    assert _shape_of(_plan(q, k, v), q) == block_shape  # ...and blocked when told to
     plain_out, plain_grads = _run(monkeypatch, 1 << 40, q, k, v, **kw)
     blk_out, blk_grads = _run(monkeypatch, block_elements, q, k, v, **kw)
+    np.testing.assert_allclose(blk_out, plain_out, rtol=1e-12, atol=1e-14)
+    for a, b in zip(blk_grads, plain_grads):
+        np.testing.assert_allclose(a, b, rtol=1e-10, atol=1e-13)
+
+
+def test_a_causal_mask_skips_the_keys_no_row_of_a_block_sees(monkeypatch):
+    monkeypatch.setattr(sdpa, "_BLOCK_ELEMENTS", 32 * 128)
+    q, k, v = _qkv(1, 2, 128, 128, 4)
+    causal = np.tri(128, 128, dtype=bool)
+    plan = _plan(q, k, v, causal)
+    assert [(r.start, r.stop, n) for _, r, n in plan[:4]] == [(0, 32, 32), (32, 64, 64), (64, 96, 96), (96, 128, 128)]
+    assert [n for _, _, n in _plan(q, k, v, np.tri(128, 128, 5, dtype=bool))[:2]] == [37, 69]  # sees 5 ahead
+    assert {n for _, _, n in _plan(q, k, v)} == {128}  # no mask: every key
+    # a mask that differs between the matrices of the batch: every key, for every block
+    assert {n for _, _, n in _plan(q, k, v, np.broadcast_to(causal, (2, 128, 128)).copy())} == {128}
+    # ...and the numbers are those of the plain path, including the gradients of the keys never computed
+    plain_out, plain_grads = _run(monkeypatch, 1 << 40, q, k, v, is_causal=True)
+    blk_out, blk_grads = _run(monkeypatch, 32 * 128, q, k, v, is_causal=True)
     np.testing.assert_allclose(blk_out, plain_out, rtol=1e-12, atol=1e-14)
     for a, b in zip(blk_grads, plain_grads):
         np.testing.assert_allclose(a, b, rtol=1e-10, atol=1e-13)
@@ -50,7 +79,7 @@ def test_blocked_path_equals_plain_path(monkeypatch, kw, block_elements, block_s
 def test_blocked_path_gradcheck(monkeypatch):
     monkeypatch.setattr(sdpa, "_BLOCK_ELEMENTS", 1)  # the smallest blocks: 16 rows
     q, k, v = _qkv(1, 2, 35, 6, 4, seed=1)
-    assert sdpa._block_shape(q.numpy(), k.numpy(), v.numpy(), None) == (1, 16)
+    assert _shape_of(_plan(q, k, v), q) == (1, 16)
     assert gradcheck(lambda a, b, c: F.scaled_dot_product_attention(a, b, c, is_causal=True), [q, k, v])
 
 
@@ -66,16 +95,18 @@ def test_blocked_path_without_batch_dims(monkeypatch):
     rng = np.random.default_rng(5)
     q, k, v = (tinyattn.tensor(rng.standard_normal(shape), requires_grad=True) for shape in ((35, 4), (6, 4), (6, 4)))
     monkeypatch.setattr(sdpa, "_BLOCK_ELEMENTS", 1)
-    assert sdpa._block_shape(q.numpy(), k.numpy(), v.numpy(), None) == (1, 16)
+    assert _shape_of(_plan(q, k, v), q) == (1, 16)
     assert gradcheck(lambda a, b, c: F.scaled_dot_product_attention(a, b, c), [q, k, v])
 
 
-def test_default_blocks_are_whole_heads_when_a_head_fits():
-    # The default sizes at the benchmark shapes: a head of T = 512 fits a block whole; one of T = 2048 does not
-    shape = sdpa._block_shape
-    assert shape(np.empty((4, 8, 512, 32)), np.empty((4, 8, 512, 32)), np.empty((4, 8, 512, 32)), None) == (1, 512)
-    assert shape(np.empty((1, 4, 2048, 32)), np.empty((1, 4, 2048, 32)), np.empty((1, 4, 2048, 32)), None) == (1, 128)
-    assert shape(np.empty((8, 8, 128, 32)), np.empty((8, 8, 128, 32)), np.empty((8, 8, 128, 32)), None) == (8, 128)
+def test_default_blocks_at_the_benchmark_shapes():
+    # A head of T = 512 fits a block whole, one of T = 2048 does not; at T = 128, 16 matrices share a block
+    def shape(B, H, T):
+        a = np.empty((B, H, T, 32))
+        return _shape_of(sdpa._block_plan(a, a, a, None), a)
+    assert shape(4, 8, 512) == (1, 512)
+    assert shape(1, 4, 2048) == (1, 128)
+    assert shape(8, 8, 128) == (16, 128)
 
 
 @pytest.mark.parametrize("where", ["q", "k"])

@@ -123,3 +123,20 @@ def test_blocked_path_names_a_nan_row_as_the_plain_path_does(monkeypatch, where)
         messages.append(str(err.value))
     assert messages[0] == messages[1]
     assert "(1, 2, 5)" in messages[0]
+
+
+@pytest.mark.parametrize("size, bounded", [(1.0, True), (40.0, False)])
+def test_blocks_skip_the_max_only_when_no_score_can_overflow(monkeypatch, size, bounded):
+    # Scores of +-1000 (size 40) would overflow exp without the max subtracted; those of size 1 can not,
+    # and there the blocks skip it. Both must give the plain path's numbers and gradients.
+    q, k, v = _qkv(2, 3, 37, 40, 8, seed=4)
+    with tinyattn.no_grad():
+        q.mul_(size)
+        k.mul_(size)
+    assert sdpa._scores_bounded(q.numpy() / np.sqrt(8), k.numpy()) is bounded
+    plain_out, plain_grads = _run(monkeypatch, 1 << 40, q, k, v, is_causal=True)
+    blk_out, blk_grads = _run(monkeypatch, 16 * 40, q, k, v, is_causal=True)
+    assert np.isfinite(blk_out).all()
+    np.testing.assert_allclose(blk_out, plain_out, rtol=1e-12, atol=1e-14)
+    for a, b in zip(blk_grads, plain_grads):
+        np.testing.assert_allclose(a, b, rtol=1e-9, atol=1e-12)

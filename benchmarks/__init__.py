@@ -9,5 +9,5 @@ from __future__ import annotations
 BENCHMARKS = ("engine_overhead", "mlp_step", "mha", "matmul_roofline", "flash_memory", "demo_throughput",
               "gpt2_forward", "bert_forward")
 # Run as well when what they compare against can be imported (each module's ``available()`` says):
-# torch_cpu and tutorial_styles need PyTorch, which is not a dependency.
-OPTIONAL_BENCHMARKS = ("torch_cpu", "tutorial_styles")
+# torch_cpu and tutorial_styles need PyTorch, hf_gpt2 PyTorch and transformers: none is a dependency.
+OPTIONAL_BENCHMARKS = ("torch_cpu", "tutorial_styles", "hf_gpt2")

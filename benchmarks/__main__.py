@@ -102,6 +102,11 @@ _ABOUT = """\
   encoder-decoders with bmm and a hand-written masked softmax, Annotated-Transformer-style, and on
   nn.Transformer. Each library runs in its own process, one thread, steps interleaved, timed in CPU time;
   the JSON has the spread (quartiles of the per-round ratios) and the OpenBLAS kernel that ran.
+- **hf_gpt2** (only where `transformers` and `torch` import): GPT-2 (124M) with random weights in one
+  Hugging Face checkpoint folder, loaded by `load_gpt2` and by `GPT2LMHeadModel.from_pretrained`: a
+  128-token forward under `no_grad`, and greedy generation of 20 tokens after a 20-token prompt with
+  each library's `generate` and KV cache; batch 1, float32, each library in its own process on one
+  thread, calls interleaved and timed in CPU time, after checking that logits and tokens agree.
 
 Why the MLP step is the hardest target: its matmuls take a few hundred microseconds, so what tinyattn
 adds to every step whatever the sizes (recording each op, the backward walk, the checks at each
@@ -159,7 +164,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--quick", action="store_true", help="tiny shapes and few repeats: checks that everything runs "
                                                           "(seconds, not minutes); the figures mean nothing")
     ap.add_argument("--only", metavar="NAME[,NAME]", help=f"run only these, from: {', '.join(BENCHMARKS + OPTIONAL_BENCHMARKS)} "
-                                                          "(torch_cpu runs by default when torch is importable)")
+                                                          "(torch_cpu, tutorial_styles and hf_gpt2 run by default where what they "
+                                                          "compare against imports)")
     ap.add_argument("--json", metavar="FILE", help="also write machine, settings and every row as JSON")
     ap.add_argument("--markdown", metavar="FILE", help="also write the table as Markdown (benchmarks/RESULTS.md)")
     ap.add_argument("--threads", type=int, metavar="N", help="BLAS threads (sets OPENBLAS/OMP/MKL_NUM_THREADS before "

@@ -221,6 +221,53 @@ def describe_machine(m: dict) -> str:
             f"NumPy {m['numpy']}, BLAS {blas_txt or 'unknown'}; {m['os']}")
 
 
+# ---- a library in a process of its own, timed on request (tutorial_styles, hf_gpt2) --------------
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+class Child:
+    """``python -m <module> <args>`` kept alive with one BLAS/OpenMP thread, driven line by line.
+
+    The child prints one JSON line when it is ready (what the parent checks before timing), then for each
+    ``run N [WHAT]`` line it reads, one JSON line ``{"t": [N CPU times in seconds]}``; ``quit`` ends it.
+    Two children taking turns are the interleaved comparison of two libraries that share no process."""
+
+    def __init__(self, module: str, args: list[str], name: str) -> None:
+        env = dict(os.environ, OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1", MKL_NUM_THREADS="1",
+                   PYTHONPATH=ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""))
+        self.proc = subprocess.Popen([sys.executable, "-m", module, *args], cwd=ROOT, env=env, text=True,
+                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+        self.name = name
+
+    def read(self) -> dict:
+        line = self.proc.stdout.readline()
+        if not line:
+            self.proc.wait()
+            raise RuntimeError(f"the {self.name} child stopped (exit status {self.proc.returncode}); see its stderr")
+        return json.loads(line)
+
+    def run(self, n: int, what: str = "") -> list[float]:
+        self.proc.stdin.write(f"run {n} {what}\n")
+        self.proc.stdin.flush()
+        return self.read()["t"]
+
+    def close(self) -> None:
+        try:
+            self.proc.stdin.write("quit\n")
+            self.proc.stdin.close()
+        except (BrokenPipeError, ValueError):
+            pass
+        self.proc.wait(timeout=60)
+
+
+def blas_kernel() -> str:
+    """Which OpenBLAS kernel NumPy runs here, and whether OPENBLAS_CORETYPE forced it."""
+    forced, core = os.environ.get("OPENBLAS_CORETYPE"), openblas_corename()
+    if core is None:
+        return "not OpenBLAS, or its kernel could not be asked"
+    return f"OpenBLAS kernel {core}" + (f" (OPENBLAS_CORETYPE={forced})" if forced else "")
+
+
 # ---- a checkpoint benchmark's child process (gpt2_forward, bert_forward) ------------------------
 def run_child(module: str, args: list[str]) -> dict:
     """Run ``python -m <module> <args>`` in a fresh process; its last stdout line is a JSON dict."""

@@ -25,17 +25,14 @@ from __future__ import annotations
 
 import importlib.util
 import json
-import os
 import statistics
-import subprocess
 import sys
 import time
 
 import numpy as np
 
-from .common import Row
+from .common import Child, Row, blas_kernel
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 ABOUT = {
     "gelu_masked": "GPT, written-out tanh GELU, masked_fill + softmax attention",
@@ -102,7 +99,7 @@ def _child(lib_name: str, style: str, quick: bool) -> None:
     lib.manual_seed(1)
     for _ in range(1 if quick else 3):  # warm-up: first-touch allocations, caches
         step()
-    print(json.dumps({"loss": loss, "norms": norms, "shapes": shapes, "blas": _blas_kernel()}), flush=True)
+    print(json.dumps({"loss": loss, "norms": norms, "shapes": shapes, "blas": blas_kernel()}), flush=True)
     for line in sys.stdin:
         cmd = line.split()
         if not cmd or cmd[0] == "quit":
@@ -115,48 +112,9 @@ def _child(lib_name: str, style: str, quick: bool) -> None:
         print(json.dumps({"t": times}), flush=True)
 
 
-def _blas_kernel() -> str:
-    """Which OpenBLAS kernel NumPy runs here, and whether OPENBLAS_CORETYPE forced it."""
-    from .common import openblas_corename
-    forced, core = os.environ.get("OPENBLAS_CORETYPE"), openblas_corename()
-    if core is None:
-        return "not OpenBLAS, or its kernel could not be asked"
-    return f"OpenBLAS kernel {core}" + (f" (OPENBLAS_CORETYPE={forced})" if forced else "")
-
-
 # ------------------------------------------------------------------------------------------------
 # The parent: two children per style, interleaved.
 # ------------------------------------------------------------------------------------------------
-class _Side:
-    def __init__(self, lib_name: str, style: str, quick: bool) -> None:
-        env = dict(os.environ, OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1", MKL_NUM_THREADS="1",
-                   PYTHONPATH=ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""))
-        args = [sys.executable, "-m", "benchmarks.tutorial_styles", "--child", lib_name, style]
-        self.proc = subprocess.Popen(args + (["--quick"] if quick else []), cwd=ROOT, env=env, text=True,
-                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE)
-        self.name = lib_name
-
-    def read(self) -> dict:
-        line = self.proc.stdout.readline()
-        if not line:
-            self.proc.wait()
-            raise RuntimeError(f"the {self.name} child stopped (exit status {self.proc.returncode}); see its stderr")
-        return json.loads(line)
-
-    def run(self, n: int) -> list[float]:
-        self.proc.stdin.write(f"run {n}\n")
-        self.proc.stdin.flush()
-        return self.read()["t"]
-
-    def close(self) -> None:
-        try:
-            self.proc.stdin.write("quit\n")
-            self.proc.stdin.close()
-        except (BrokenPipeError, ValueError):
-            pass
-        self.proc.wait(timeout=60)
-
-
 def _rel(a, b) -> float:
     a, b = np.asarray(a, np.float64), np.asarray(b, np.float64)
     return float(np.max(np.abs(a - b)) / max(np.max(np.abs(b)), 1e-30))
@@ -165,7 +123,8 @@ def _rel(a, b) -> float:
 def measure(style: str, quick: bool = False, min_time: float = 4.0, min_rounds: int = 9,
             max_rounds: int = 60) -> dict:
     """Both libraries' step times for ``style``, interleaved; agreement checked first (see the module docstring)."""
-    sides = {"tinyattn": _Side("tinyattn", style, quick), "torch": _Side("torch", style, quick)}
+    sides = {lib: Child("benchmarks.tutorial_styles", ["--child", lib, style] + (["--quick"] if quick else []), lib)
+             for lib in ("tinyattn", "torch")}
     try:
         ready = {k: s.read() for k, s in sides.items()}
         if ready["tinyattn"]["shapes"] != ready["torch"]["shapes"]:

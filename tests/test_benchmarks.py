@@ -250,3 +250,45 @@ def test_tutorial_styles_is_optional_and_skips_cleanly_without_torch(monkeypatch
     assert not tutorial_styles.available()
     assert tutorial_styles.run(quick=True) == []
     assert "torch is not importable" in capsys.readouterr().out
+
+
+def test_child_drives_a_library_process_line_by_line():
+    """common.Child, as tutorial_styles and hf_gpt2 use it: the ready line, then timed calls on request."""
+    from benchmarks.common import Child
+    child = Child("benchmarks.tutorial_styles", ["--child", "tinyattn", "heads", "--quick"], "tinyattn")
+    try:
+        ready = child.read()
+        assert math.isfinite(ready["loss"])
+        times = child.run(2)
+        assert len(times) == 2 and all(t > 0 for t in times)
+    finally:
+        child.close()
+    assert child.proc.returncode == 0
+
+
+def test_hf_gpt2_tinyattn_child_reports_logits_and_tokens_then_times_calls(tmp_path):
+    """The tinyattn side of the Hugging Face comparison, on a tiny checkpoint: what the parent checks
+    (last logits, each position's argmax, the generated tokens), then `run N forward|generate` timings."""
+    from benchmarks.common import run_child
+    from benchmarks.gpt2_forward import QUICK
+    from benchmarks.hf_gpt2 import QUICK_T
+    folder = str(tmp_path / "gpt2-tiny")
+    run_child("benchmarks.gpt2_forward", ["--write", folder, "--config", json.dumps(QUICK)])
+    proc = subprocess.run([sys.executable, "-m", "benchmarks.hf_gpt2", "--child", "tinyattn", folder, "--quick"],
+                          input="run 2 forward\nrun 1 generate\nquit\n", cwd=ROOT, capture_output=True, text=True,
+                          timeout=300)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    ready, fwd, gen = (json.loads(line) for line in proc.stdout.strip().splitlines())
+    T, _, new = QUICK_T
+    assert len(ready["last"]) == QUICK["vocab_size"] and len(ready["argmax"]) == T
+    assert len(ready["generated"]) == new and all(0 <= t < QUICK["vocab_size"] for t in ready["generated"])
+    assert len(fwd["t"]) == 2 and len(gen["t"]) == 1 and all(t > 0 for t in fwd["t"] + gen["t"])
+
+
+def test_hf_gpt2_is_optional_and_skips_cleanly_without_transformers(monkeypatch, capsys):
+    from benchmarks import OPTIONAL_BENCHMARKS, hf_gpt2
+    assert "hf_gpt2" in OPTIONAL_BENCHMARKS and "hf_gpt2" not in BENCHMARKS
+    monkeypatch.setattr(hf_gpt2.importlib.util, "find_spec", lambda name: None)
+    assert not hf_gpt2.available()
+    assert hf_gpt2.run(quick=True) == []
+    assert "transformers or torch is not importable" in capsys.readouterr().out

@@ -125,18 +125,19 @@ def test_blocked_path_names_a_nan_row_as_the_plain_path_does(monkeypatch, where)
     assert "(1, 2, 5)" in messages[0]
 
 
-@pytest.mark.parametrize("size, bounded", [(1.0, True), (40.0, False)])
-def test_blocks_skip_the_max_only_when_no_score_can_overflow(monkeypatch, size, bounded):
-    # Scores of +-1000 (size 40) would overflow exp without the max subtracted; those of size 1 can not,
-    # and there the blocks skip it. Both must give the plain path's numbers and gradients.
-    q, k, v = _qkv(2, 3, 37, 40, 8, seed=4)
-    with tinyattn.no_grad():
-        q.mul_(size)
-        k.mul_(size)
-    assert sdpa._scores_bounded(q.numpy() / np.sqrt(8), k.numpy()) is bounded
-    plain_out, plain_grads = _run(monkeypatch, 1 << 40, q, k, v, is_causal=True)
-    blk_out, blk_grads = _run(monkeypatch, 16 * 40, q, k, v, is_causal=True)
-    assert np.isfinite(blk_out).all()
-    np.testing.assert_allclose(blk_out, plain_out, rtol=1e-12, atol=1e-14)
-    for a, b in zip(blk_grads, plain_grads):
-        np.testing.assert_allclose(a, b, rtol=1e-9, atol=1e-12)
+def test_blocked_outputs_do_not_see_masked_keys_to_the_last_bit(monkeypatch):
+    # What a query may not see (padding keys, future tokens) must not change its output at all, not
+    # even its rounding: no choice of the blocked path may depend on the values of such keys.
+    monkeypatch.setattr(sdpa, "_BLOCK_ELEMENTS", 16 * 40)
+    rng = np.random.default_rng(8)
+    q, k, v = (rng.standard_normal((2, 3, 40, 8)).astype(np.float32) for _ in range(3))
+    pad = np.ones((2, 1, 1, 40), bool)
+    pad[1, ..., 30:] = False  # the second sequence has 30 real tokens
+    k2, v2 = k.copy(), v.copy()
+    k2[1, :, 30:], v2[1, :, 30:] = 100 * rng.standard_normal((2, 3, 10, 8)).astype(np.float32)  # garbage
+    run = lambda kk, vv, **kw: F.scaled_dot_product_attention(*map(tinyattn.tensor, (q, kk, vv)), **kw).numpy()
+    assert np.array_equal(run(k, v, attn_mask=pad), run(k2, v2, attn_mask=pad))
+    k3, v3 = k.copy(), v.copy()
+    k3[:, :, 20:], v3[:, :, 20:] = 100 * rng.standard_normal((2, 2, 3, 20, 8)).astype(np.float32)  # new future
+    a, b = run(k, v, is_causal=True), run(k3, v3, is_causal=True)
+    assert np.array_equal(a[:, :, :20], b[:, :, :20]) and not np.allclose(a[:, :, 20:], b[:, :, 20:])

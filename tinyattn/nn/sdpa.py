@@ -246,37 +246,22 @@ def _batch_groups(batch: tuple, n: int):
             for c in range(0, batch[j - 1], step)]
 
 
-# |score| < 64: exp lies in [1.6e-28, 6.2e27], and a sum of 2^31 of them is < 1.4e37 (float32's max: 3.4e38)
-_SAFE_SCORE = 64.0
-
-
-def _scores_bounded(qs, k) -> bool:
-    """Whether every score q.k (q already scaled) is certainly below _SAFE_SCORE in size: |q.k| <= |q| |k|
-    (Cauchy-Schwarz), so the largest query norm times the largest key norm bounds them all. NaN/inf: False.
-    float16 (largest value 65504) always takes the max."""
-    if np.result_type(qs, k) not in (np.float32, np.float64):
-        return False
-    return bool(np.sqrt(dot_last(qs, qs).max()) * np.sqrt(dot_last(k, k).max()) < _SAFE_SCORE)
-
-
 def _forward_blocked(q, k, v, keep, scale, plan):
     """O = softmax(Q K^T scale, masked) V, a block of (heads, rows) at a time, keys down the rows.
 
-    Returns (E, L, O): E, the list of each block's exp(S^T - max) (.., n, R) (or exp(S^T), see below),
-    kept for the backward; L (..., T, 1), each query row's sum of E (the softmax's denominator); O (..., T, d_v).
+    Returns (E, L, O): E, the list of each block's exp(S^T - max) (.., n, R), kept for the backward;
+    L (..., T, 1), each query row's sum of E (the softmax's denominator); O (..., T, d_v).
 
-    The max is subtracted only so that exp can not overflow (softmax(s) = softmax(s - c) for any c).
-    When Cauchy-Schwarz bounds every score by _SAFE_SCORE, exp(s) can neither overflow nor underflow
-    to 0, and the block skips taking and subtracting the max: 7% of the op's time at (16, 128, 128)
-    blocks. (Big activations, NaN or inf take the max, and a NaN row is then named.)
+    Every choice here depends on the shapes and the mask, never on the values: a query's output is
+    then the same to the last bit whatever the keys it may not see hold (padding, future tokens).
+    (Skipping the max when Cauchy-Schwarz bounds every score was 7% faster, but the bound reads
+    every key, so garbage in a padding key changed the rounding of real tokens' outputs.)
     """
     batch, T, S = q.shape[:-2], q.shape[-2], k.shape[-2]
-    qs = q * np.asarray(scale, dtype=q.dtype)  # the scale on q (T x d), not on the (T, S) scores
-    qs_t = np.swapaxes(qs, -1, -2)  # (..., d, T)
-    shift = not _scores_bounded(qs, k)
+    qs_t = np.swapaxes(q * np.asarray(scale, dtype=q.dtype), -1, -2)  # (..., d, T): the scale on q, not on (T, S)
     if keep is not None:  # (..., S, T) view of the mask, keys down the rows like the blocks
         keep_t = np.swapaxes(np.broadcast_to(keep, (*batch, T, S)), -1, -2)
-    e, row_max = [], np.zeros((*q.shape[:-1], 1), dtype=np.result_type(q, k))  # (..., T, 1)
+    e, row_max = [], np.empty((*q.shape[:-1], 1), dtype=np.result_type(q, k))  # (..., T, 1)
     l = np.empty_like(row_max)  # (..., T, 1)
     o = np.empty((*q.shape[:-1], v.shape[-1]), dtype=np.result_type(q, k, v))  # (..., T, d_v)
     for b, rows, n in plan:
@@ -284,10 +269,9 @@ def _forward_blocked(q, k, v, keep, scale, plan):
         st = k[kv] @ qs_t[cols]  # S^T: (.., n, d) @ (.., d, R) -> (.., n, R), one column per query
         if keep is not None:
             np.copyto(st, -np.inf, where=~keep_t[(*kv, rows)])
-        if shift:
-            m = max_down(st)  # (.., 1, R): each query's largest score
-            row_max[qo] = np.swapaxes(m, -1, -2)
-            st -= m  # exp(s - max) <= 1: no overflow
+        m = max_down(st)  # (.., 1, R): each query's largest score
+        row_max[qo] = np.swapaxes(m, -1, -2)
+        st -= m  # exp(s - max) <= 1: no overflow
         np.exp(st, out=st)  # E^T
         l_b = np.swapaxes(sum_down(st), -1, -2)  # (.., R, 1): the softmax's denominators
         l[qo] = l_b

@@ -125,6 +125,20 @@ steadier figures on a shared machine; on a quiet one the default thread count is
 """
 
 
+NOTES_MARKER = "<!-- notes: everything below this line is written by hand and kept when --markdown rewrites the file -->"
+
+
+def kept_notes(path: str) -> str:
+    """The hand-written notes of an existing results file (from NOTES_MARKER on), or "" if it has none."""
+    try:
+        with open(path) as f:
+            text = f.read()
+    except FileNotFoundError:
+        return ""
+    at = text.find(NOTES_MARKER)
+    return "\n" + text[at:] if at >= 0 else ""
+
+
 def markdown(rows: list, info: dict, seconds: float, command: str) -> str:
     """The whole of benchmarks/RESULTS.md: where and how the figures were measured, the targets, every row."""
     from .common import describe_machine
@@ -219,10 +233,11 @@ def main(argv: list[str] | None = None) -> int:
                        "rows": [r.to_dict() for r in rows]}, f, indent=2, default=float)
         print(f"wrote {args.json}")
     if args.markdown:
+        command = " ".join(["python -m benchmarks", *(argv if argv is not None else sys.argv[1:])])
+        kept = kept_notes(args.markdown)
         with open(args.markdown, "w") as f:
-            command = " ".join(["python -m benchmarks", *(argv if argv is not None else sys.argv[1:])])
-            f.write(markdown(rows, info, total, command))
-        print(f"wrote {args.markdown}")
+            f.write(markdown(rows, info, total, command) + kept)
+        print(f"wrote {args.markdown}" + (" (its notes below the marker kept)" if kept else ""))
     return 1 if (args.check and missed) else 0
 
 

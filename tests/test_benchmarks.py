@@ -292,3 +292,20 @@ def test_hf_gpt2_is_optional_and_skips_cleanly_without_transformers(monkeypatch,
     assert not hf_gpt2.available()
     assert hf_gpt2.run(quick=True) == []
     assert "transformers or torch is not importable" in capsys.readouterr().out
+
+
+def test_markdown_rewrite_keeps_the_hand_written_notes(tmp_path):
+    """`--markdown FILE` regenerates the tables but keeps what follows the notes marker in FILE."""
+    from benchmarks.__main__ import NOTES_MARKER
+    md = tmp_path / "RESULTS.md"
+    md.write_text("# Performance\n\nold table\n\n" + NOTES_MARKER + "\n\n## History\n\nmeasured by hand\n")
+    out = subprocess.run([sys.executable, "-m", "benchmarks", "--quick", "--only", "engine_overhead", "--markdown",
+                          str(md)], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    text = md.read_text()
+    assert "old table" not in text and "## All figures" in text  # regenerated...
+    assert text.count(NOTES_MARKER) == 1 and text.rstrip().endswith("## History\n\nmeasured by hand")  # ...notes kept
+    fresh = tmp_path / "new.md"
+    subprocess.run([sys.executable, "-m", "benchmarks", "--quick", "--only", "engine_overhead", "--markdown",
+                    str(fresh)], cwd=ROOT, capture_output=True, text=True, timeout=120, check=True)
+    assert NOTES_MARKER not in fresh.read_text()  # a new file has no notes to keep

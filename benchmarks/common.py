@@ -260,6 +260,21 @@ class Child:
         self.proc.wait(timeout=60)
 
 
+def serve(calls: dict) -> None:
+    """The child's side of ``Child``: for each ``run N [WHAT]`` line on stdin, time N calls of ``calls[WHAT]``
+    (``calls[""]`` when WHAT is left out) in CPU time and print them as one JSON line; stop at ``quit``."""
+    for line in sys.stdin:
+        cmd = line.split()
+        if not cmd or cmd[0] == "quit":
+            break
+        fn, times = calls[cmd[2] if len(cmd) > 2 else ""], []
+        for _ in range(int(cmd[1])):
+            t0 = time.process_time()
+            fn()
+            times.append(time.process_time() - t0)
+        print(json.dumps({"t": times}), flush=True)
+
+
 def blas_kernel() -> str:
     """Which OpenBLAS kernel NumPy runs here, and whether OPENBLAS_CORETYPE forced it."""
     forced, core = os.environ.get("OPENBLAS_CORETYPE"), openblas_corename()

@@ -23,11 +23,10 @@ import os
 import statistics
 import sys
 import tempfile
-import time
 
 import numpy as np
 
-from .common import Child, Row, blas_kernel, checkpoint_tools_available, run_child
+from .common import Child, Row, blas_kernel, checkpoint_tools_available, run_child, serve
 from .gpt2_forward import GPT2, QUICK
 
 FORWARD_T, PROMPT_T, NEW_TOKENS = 128, 20, 20
@@ -89,20 +88,10 @@ def _child(lib: str, folder: str, quick: bool) -> None:
     logits = forward()[0]  # (T, vocab)
     print(json.dumps({"last": logits[-1].astype(float).tolist(), "argmax": logits.argmax(-1).tolist(),
                       "generated": [int(t) for t in generate()], "blas": blas_kernel()}), flush=True)
-    calls = {"forward": forward, "generate": generate}
     for _ in range(1 if quick else 2):  # warm-up
         forward()
         generate()
-    for line in sys.stdin:
-        cmd = line.split()
-        if not cmd or cmd[0] == "quit":
-            break
-        times = []
-        for _ in range(int(cmd[1])):
-            t0 = time.process_time()
-            calls[cmd[2]]()
-            times.append(time.process_time() - t0)
-        print(json.dumps({"t": times}), flush=True)
+    serve({"forward": forward, "generate": generate})
 
 
 # ------------------------------------------------------------------------------------------------

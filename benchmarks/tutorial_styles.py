@@ -27,11 +27,10 @@ import importlib.util
 import json
 import statistics
 import sys
-import time
 
 import numpy as np
 
-from .common import Child, Row, blas_kernel
+from .common import Child, Row, blas_kernel, serve
 
 
 ABOUT = {
@@ -100,16 +99,7 @@ def _child(lib_name: str, style: str, quick: bool) -> None:
     for _ in range(1 if quick else 3):  # warm-up: first-touch allocations, caches
         step()
     print(json.dumps({"loss": loss, "norms": norms, "shapes": shapes, "blas": blas_kernel()}), flush=True)
-    for line in sys.stdin:
-        cmd = line.split()
-        if not cmd or cmd[0] == "quit":
-            break
-        times = []
-        for _ in range(int(cmd[1])):
-            t0 = time.process_time()
-            step()
-            times.append(time.process_time() - t0)
-        print(json.dumps({"t": times}), flush=True)
+    serve({"": step})
 
 
 # ------------------------------------------------------------------------------------------------

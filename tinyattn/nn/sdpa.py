@@ -176,17 +176,17 @@ class _SDPA(Function):
 
 # Blocking for cache locality. With T = S = 2048 the scores of one head are 16 MiB: every in-place
 # pass of the softmax and of its backward (max, subtract, exp, sum, divide; dP - D, * P) then
-# streams them through main memory. Taking a block at a time keeps each (heads, rows, S) block in
+# streams them through main memory. Taking a block at a time keeps each (matrices, rows, S) block in
 # the CPU cache from its matmul through the softmax to the next matmul. The numbers are the same
 # up to rounding (each query row's softmax never depended on another row).
-# What goes in a block: whole heads when a head's (T, S) scores fit (T = 128: 8 heads x 128 rows),
+# What goes in a block: whole (T, S) matrices of the batch when they fit (T = 128: 16 of them),
 # else one head and as many query rows as fit (T = 512: 512 rows, T = 2048: 128 rows). One head's
 # rows, rather than a few rows of every head, keep the backward's dV += P^T dO and dK += dS^T Q
 # products long in their inner dimension (the rows): OpenBLAS took twice as long for P^T dO summed
 # over 8 blocks of 64 rows as for one product over all 512 rows (one thread).
-# Three choices inside a block, each measured on one thread (SkylakeX kernel), Attention forward+
-# backward at (B,T,d,h) = (1,2048,128,4) / (4,512,256,8) / (8,128,256,8): 147 / 103 / 29.0 ms before,
-# 120 / 95 / 27.4 ms after all three:
+# Four choices, each measured on one thread (SkylakeX kernel); the first two and the last together
+# took Attention forward+backward at (B,T,d,h) = (1,2048,128,4) / (4,512,256,8) / (8,128,256,8) from
+# 147 / 103 / 29.0 ms to 120 / 95 / 27.4 ms:
 # * keys down the rows: a block is S^T = K Q^T (S, R), not Q K^T (R, S). With d_k = 32, OpenBLAS
 #   computes (2048, 32) @ (32, 128) in 0.19 ms and (128, 32) @ (2048, 32)^T in 0.29-0.30 ms, and the
 #   same holds for all six products of the forward and backward (1.14 ms against 1.42 ms a block);
@@ -201,7 +201,7 @@ class _SDPA(Function):
 # * E is kept as a list of blocks, not one (..., T, S) array: each block comes from malloc's heap and
 #   reuses the previous step's memory, while one array over glibc's 32 MiB mmap ceiling (P at
 #   (1, 4, 2048, 2048) float32 is 64 MiB) is mapped afresh each step, a page fault per 4 KiB.
-_BLOCK_ELEMENTS = 1 << 18  # entries of one (heads, rows, S) block: 1 MiB of float32. Measured at 1/4, 1/2, 1,
+_BLOCK_ELEMENTS = 1 << 18  # entries of one (matrices, rows, S) block: 1 MiB of float32. Measured at 1/4, 1/2, 1,
 # 2, 4 and 8 MiB: 1 and 2 MiB were the fastest at T = 512 and 2048 (and equal to unblocked at T = 128).
 
 
@@ -247,7 +247,7 @@ def _batch_groups(batch: tuple, n: int):
 
 
 def _forward_blocked(q, k, v, keep, scale, plan):
-    """O = softmax(Q K^T scale, masked) V, a block of (heads, rows) at a time, keys down the rows.
+    """O = softmax(Q K^T scale, masked) V, one block of the plan at a time, keys down the rows.
 
     Returns (E, L, O): E, the list of each block's exp(S^T - max) (.., n, R), kept for the backward;
     L (..., T, 1), each query row's sum of E (the softmax's denominator); O (..., T, d_v).

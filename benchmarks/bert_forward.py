@@ -18,14 +18,11 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import resource
-import tempfile
 import time
-import tracemalloc
 
 import numpy as np
 
-from .common import Row, checkpoint_tools_available, median_time, run_child
+from .common import Row, checkpoint_tools_available, measure_checkpoint, median_time, memory_peaks
 
 DISTILBERT = {"model_type": "distilbert", "vocab_size": 30522, "dim": 768, "n_layers": 6, "n_heads": 12,
               "hidden_dim": 3072, "max_position_embeddings": 512, "activation": "gelu",
@@ -95,18 +92,10 @@ def _measure(folder: str, repeat: int) -> dict:
         c0 = time.process_time()
         forward()
         cpu.append(time.process_time() - c0)
-    tracemalloc.start()
-    tracemalloc.reset_peak()
-    forward()
-    peak = tracemalloc.get_traced_memory()[1]
-    tracemalloc.stop()
+    peak, rss = memory_peaks(forward)
     return {"tokens": T, "load_s": load_s, "forward_s": forward_s, "forward_cpu_s": float(np.median(cpu)),
-            "forward_peak_bytes": peak, "peak_rss_bytes": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024,
+            "forward_peak_bytes": peak, "peak_rss_bytes": rss,
             "parameters": model.num_parameters()}
-
-
-def _child(args: list[str]) -> dict:
-    return run_child("benchmarks.bert_forward", args)
 
 
 def available() -> bool:
@@ -118,10 +107,7 @@ def run(quick: bool = False) -> list[Row]:
     if not available():
         return []
     cfg = QUICK if quick else DISTILBERT
-    with tempfile.TemporaryDirectory() as tmp:
-        folder = os.path.join(tmp, "distilbert-random")
-        _child(["--write", folder, "--config", json.dumps(cfg)])
-        r = _child(["--measure", folder, "--repeat", "2" if quick else "7"])
+    r = measure_checkpoint("benchmarks.bert_forward", cfg, quick)
     name = "distilbert-base-uncased shape" if not quick else "tiny distilbert"
     case = f"{name}, random weights, {r['parameters']:,} parameters, T={r['tokens']}, batch 1, float32, with attentions"
     target = None if quick else "<= 1"

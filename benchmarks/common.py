@@ -23,10 +23,13 @@ import math
 import os
 import platform
 import random
+import resource
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
+import tracemalloc
 from dataclasses import asdict, dataclass, field
 from typing import Callable
 
@@ -290,6 +293,29 @@ def run_child(module: str, args: list[str]) -> dict:
     if proc.returncode != 0:
         raise RuntimeError(f"{module} child {args} failed:\n{proc.stderr[-2000:]}")
     return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def write_checkpoint(module: str, folder: str, cfg: dict) -> None:
+    """A checkpoint folder with random weights, written by ``python -m <module> --write`` in a fresh process."""
+    run_child(module, ["--write", folder, "--config", json.dumps(cfg)])
+
+
+def measure_checkpoint(module: str, cfg: dict, quick: bool) -> dict:
+    """Write ``cfg``'s checkpoint into a temporary folder, then ``--measure`` it in another fresh process."""
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = os.path.join(tmp, "random-weights")
+        write_checkpoint(module, folder, cfg)
+        return run_child(module, ["--measure", folder, "--repeat", "2" if quick else "7"])
+
+
+def memory_peaks(fn: Callable[[], object]) -> tuple[int, int]:
+    """(tracemalloc's peak during one ``fn()``, in bytes; this process's peak resident set size so far, in bytes)."""
+    tracemalloc.start()
+    tracemalloc.reset_peak()
+    fn()
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    return peak, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024  # Linux reports kiB
 
 
 def checkpoint_tools_available(name: str) -> bool:

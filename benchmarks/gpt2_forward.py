@@ -20,14 +20,11 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import resource
-import tempfile
 import time
-import tracemalloc
 
 import numpy as np
 
-from .common import Row, checkpoint_tools_available, median_time, run_child
+from .common import Row, checkpoint_tools_available, measure_checkpoint, median_time, memory_peaks
 
 GPT2 = {"model_type": "gpt2", "vocab_size": 50257, "n_positions": 1024, "n_embd": 768, "n_layer": 12, "n_head": 12,
         "n_inner": None, "layer_norm_epsilon": 1e-5, "activation_function": "gelu_new", "tie_word_embeddings": True}
@@ -90,19 +87,10 @@ def _measure(folder: str, repeat: int) -> dict:
         forward_no_grad()
         cpu.append(time.process_time() - c0)
 
-    tracemalloc.start()
-    tracemalloc.reset_peak()
-    forward_no_grad()
-    forward_peak = tracemalloc.get_traced_memory()[1]
-    tracemalloc.stop()
+    forward_peak, rss = memory_peaks(forward_no_grad)
     return {"tokens": int(ids.shape[1]), "load_s": load_s, "forward_no_grad_s": no_grad_s,
-            "forward_cpu_s": float(np.median(cpu)), "forward_recorded_s": recorded_s, "generate_20_s": gen_s, "forward_peak_bytes": forward_peak,
-            "peak_rss_bytes": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024,  # Linux: kiB
-            "parameters": model.num_parameters()}
-
-
-def _child(args: list[str]) -> dict:
-    return run_child("benchmarks.gpt2_forward", args)
+            "forward_cpu_s": float(np.median(cpu)), "forward_recorded_s": recorded_s, "generate_20_s": gen_s,
+            "forward_peak_bytes": forward_peak, "peak_rss_bytes": rss, "parameters": model.num_parameters()}
 
 
 def available() -> bool:
@@ -114,10 +102,7 @@ def run(quick: bool = False) -> list[Row]:
     if not available():
         return []
     cfg = QUICK if quick else GPT2
-    with tempfile.TemporaryDirectory() as tmp:
-        folder = os.path.join(tmp, "gpt2-random")
-        _child(["--write", folder, "--config", json.dumps(cfg)])
-        r = _child(["--measure", folder, "--repeat", "2" if quick else "7"])
+    r = measure_checkpoint("benchmarks.gpt2_forward", cfg, quick)
     name = "gpt2 (124M)" if not quick else "tiny gpt2"
     case = f"{name}, random weights, {r['parameters']:,} parameters, T={r['tokens']}, batch 1, float32"
     target = None if quick else "<= 1"

@@ -26,7 +26,7 @@ import tempfile
 
 import numpy as np
 
-from .common import Child, Row, blas_kernel, checkpoint_tools_available, run_child, serve
+from .common import Child, Row, blas_kernel, checkpoint_tools_available, serve, write_checkpoint
 from .gpt2_forward import GPT2, QUICK
 
 FORWARD_T, PROMPT_T, NEW_TOKENS = 128, 20, 20
@@ -138,7 +138,7 @@ def run(quick: bool = False) -> list[Row]:
     T, P, N = QUICK_T if quick else (FORWARD_T, PROMPT_T, NEW_TOKENS)
     with tempfile.TemporaryDirectory() as tmp:
         folder = os.path.join(tmp, "gpt2-random")
-        run_child("benchmarks.gpt2_forward", ["--write", folder, "--config", json.dumps(QUICK if quick else GPT2)])
+        write_checkpoint("benchmarks.gpt2_forward", folder, QUICK if quick else GPT2)
         m = measure(folder, quick=quick)
     name = "tiny gpt2" if quick else "gpt2 (124M)"
     cases = {"forward": (f"{name}, random weights, {T}-token forward, no_grad, batch 1, float32, 1 thread each",

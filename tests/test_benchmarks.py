@@ -269,11 +269,11 @@ def test_child_drives_a_library_process_line_by_line():
 def test_hf_gpt2_tinyattn_child_reports_logits_and_tokens_then_times_calls(tmp_path):
     """The tinyattn side of the Hugging Face comparison, on a tiny checkpoint: what the parent checks
     (last logits, each position's argmax, the generated tokens), then `run N forward|generate` timings."""
-    from benchmarks.common import run_child
+    from benchmarks.common import write_checkpoint
     from benchmarks.gpt2_forward import QUICK
     from benchmarks.hf_gpt2 import QUICK_T
     folder = str(tmp_path / "gpt2-tiny")
-    run_child("benchmarks.gpt2_forward", ["--write", folder, "--config", json.dumps(QUICK)])
+    write_checkpoint("benchmarks.gpt2_forward", folder, QUICK)
     proc = subprocess.run([sys.executable, "-m", "benchmarks.hf_gpt2", "--child", "tinyattn", folder, "--quick"],
                           input="run 2 forward\nrun 1 generate\nquit\n", cwd=ROOT, capture_output=True, text=True,
                           timeout=300)

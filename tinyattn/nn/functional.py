@@ -153,8 +153,8 @@ class _GELUErf(Function):
     def backward(ctx, g):
         x, cdf = ctx.saved_tensors
         # block by block, in place: five array operations on data that stays in the cache, not five trips
-        # through memory ((8, 128, 512) float32: 0.68 ms, against 0.89 ms with a new array for each
-        # operation; the same numbers bit for bit)
+        # through memory ((8, 128, 512) float32, one thread, interleaved: 0.85-0.97 ms, against 1.18-1.26 ms
+        # with a new array for each operation; the same numbers bit for bit)
         def grad(out, xb, cb, gb):
             t = xb * xb
             t *= -0.5

@@ -95,3 +95,13 @@ def test_numerical_grad_of_plain_numpy_function():
     g = numerical_grad(lambda z: np.sum(np.sin(z) * z), x)
     np.testing.assert_allclose(g, np.cos(x) * x + np.sin(x), atol=1e-8)
     assert x[0, 0] == 1.0  # not modified
+
+
+def test_an_input_that_is_not_contiguous_is_perturbed_itself():
+    """A transposed array (a Linear weight stored (in, out), a slice with steps) is nudged in place, not a copy."""
+    w = ta.tensor(np.asfortranarray(np.random.default_rng(1).standard_normal((3, 4))), requires_grad=True)
+    assert not w.is_contiguous()
+    x = ta.tensor(np.random.default_rng(2).standard_normal((5, 4)))
+    assert gradcheck(lambda w: ta.nn.functional.linear(x, w).tanh(), [w])
+    with pytest.raises(GradcheckError, match="input 0"):
+        gradcheck(lambda w: SquareForgotTwo.apply(w), [w])

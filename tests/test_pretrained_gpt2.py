@@ -71,6 +71,62 @@ def test_the_head_is_tied_and_generation_leaves_the_seed_alone(ckpt):
     assert not model.training
 
 
+def test_linear_weights_keep_the_checkpoints_row_order(ckpt):
+    """Each Linear's weight has nn.Linear's (out, in) shape and values, stored as Conv1D's (in, out) rows."""
+    folder, cfg, w = ckpt
+    model, _ = load_gpt2(folder, dtype=np.float64)
+    block, C = model.blocks[1], cfg["n_embd"]
+    conv1d = {block.attn.W_k: w["h.1.attn.c_attn.weight"][:, C:2 * C], block.attn.W_o: w["h.1.attn.c_proj.weight"],
+              block.ffn[0]: w["h.1.mlp.c_fc.weight"], block.ffn[2]: w["h.1.mlp.c_proj.weight"]}
+    for linear, stored in conv1d.items():
+        weight = linear.weight
+        assert weight.shape == (linear.out_features, linear.in_features) == stored.T.shape
+        assert np.array_equal(weight.numpy(), stored.T)
+        assert not weight.is_contiguous() and weight.numpy().T.flags.c_contiguous  # rows of (in, out) in memory
+    head = model.head.weight  # the tied embedding matrix, stored the same way
+    assert not head.is_contiguous() and np.array_equal(head.numpy(), w["wte.weight"])
+    with pytest.raises(RuntimeError, match="view size is not compatible"):
+        block.ffn[0].weight.view(-1)  # as PyTorch for a transposed tensor; .contiguous() or reshape copies
+    assert block.ffn[0].weight.contiguous().is_contiguous()
+
+
+def test_fine_tuning_a_loaded_model_keeps_its_layout_and_gradients(ckpt):
+    """Gradients reach the (in, out)-stored weights and the tied matrix; an optimizer step and a state-dict
+    round trip give the same model."""
+    folder, cfg, w = ckpt
+    model, _ = load_gpt2(folder, dtype=np.float64)
+    block = model.blocks[0]
+    checked = [block.attn.W_q.weight, block.ffn[2].weight, model.tok_emb.weight]
+    assert gradcheck(lambda *ps: model(IDS[None, :6]), checked)
+    model.train()
+    opt = tinyattn.optim.SGD(model.parameters(), lr=0.1)
+    loss = tinyattn.nn.functional.cross_entropy(model(IDS[None, :-1])[0], tinyattn.tensor(IDS[1:]))
+    loss.backward()
+    opt.step()
+    assert not block.ffn[0].weight.is_contiguous()  # updated in place, still Conv1D's order
+    assert not np.array_equal(block.ffn[0].weight.numpy(), w["h.0.mlp.c_fc.weight"].T)
+    other, _ = load_gpt2(folder, dtype=np.float64)
+    other.load_state_dict(model.state_dict())
+    np.testing.assert_array_equal(other.eval()(IDS[None]).numpy(), model.eval()(IDS[None]).numpy())
+
+
+@pytest.mark.parametrize("hf", [False, True])
+def test_logits_to_keep_gives_the_last_positions(ckpt, hf):
+    model, _ = load_gpt2(ckpt[0], dtype=np.float64)
+    ids = IDS[None, :7]
+
+    def logits(**kw):
+        return model(input_ids=ids, **kw).logits if hf else model(ids, **kw)
+
+    every = logits().numpy()
+    for k in (1, 3, 7):
+        kept = logits(logits_to_keep=k)
+        assert kept.shape == (1, k, model.vocab_size)
+        np.testing.assert_allclose(kept.numpy(), every[:, -k:], rtol=0, atol=1e-12)
+    with pytest.raises(ValueError, match="logits_to_keep"):
+        logits(logits_to_keep=-1)
+
+
 # ---------------------------------------------------------------------------- generation, weights, head_mask
 def test_greedy_generation_with_and_without_cache_matches_the_reference(ckpt):
     folder, cfg, w = ckpt

@@ -79,8 +79,7 @@ def gradcheck(fn: Callable, inputs, eps: float = 1e-6, atol: float = 1e-5, rtol:
     ok = True
     with no_grad():
         for (pos, t), a in zip(checked, analytic):
-            flat = t._data.reshape(-1)  # a view: writing it perturbs t in place
-            numeric = _central_differences(flat, projected, eps).reshape(t.shape)
+            numeric = _central_differences(t._data, projected, eps)  # perturbs t's own array in place
             err = np.abs(a - numeric)
             excess = err - (atol + rtol * np.abs(numeric))
             if (excess > 0).any() or not np.isfinite(a).all():
@@ -103,22 +102,23 @@ def numerical_grad(f: Callable[[np.ndarray], float], x: np.ndarray, eps: float =
     e.g. ``lambda x: np.sum(g(x) * R)`` with a random ``R``.
     """
     x = np.array(x, dtype=np.float64)  # a private float64 copy
-    return _central_differences(x.reshape(-1), lambda: _scalar(f(x)), eps).reshape(x.shape)
+    return _central_differences(x, lambda: _scalar(f(x)), eps)
 
 
-def _central_differences(flat: np.ndarray, f: Callable[[], float], eps: float) -> np.ndarray:
-    """(f(x + eps e_j) - f(x - eps e_j)) / (2 eps) for every j, as a flat float64 array.
+def _central_differences(x: np.ndarray, f: Callable[[], float], eps: float) -> np.ndarray:
+    """(f(x + eps e_j) - f(x - eps e_j)) / (2 eps) for every element j of x, as a float64 array of x's shape.
 
-    ``flat`` is a flat *view* of x: each element is nudged in place (and restored), and ``f`` reads x.
+    Each element of x itself is nudged in place (and restored), and ``f`` reads x. Indexing x element by
+    element (not a flattened copy) also reaches arrays that are not contiguous, such as a transposed weight.
     """
-    grad = np.zeros(flat.size)
-    for j in range(flat.size):
-        orig = flat[j]
-        flat[j] = orig + eps
+    grad = np.zeros(x.shape)
+    for j in np.ndindex(x.shape):
+        orig = x[j]
+        x[j] = orig + eps
         f_plus = f()
-        flat[j] = orig - eps
+        x[j] = orig - eps
         f_minus = f()
-        flat[j] = orig
+        x[j] = orig
         grad[j] = (f_plus - f_minus) / (2 * eps)
     return grad
 

@@ -5,7 +5,8 @@ x = x + attn(ln_1(x)); x = x + mlp(ln_2(x)), a final LayerNorm, and a head that 
 embedding. Three things differ only in how Hugging Face stores the weights:
 
 * ``Conv1D``: GPT-2's projections keep their weight as (in, out) and compute x @ W + b, where
-  nn.Linear keeps (out, in) and computes x @ W^T + b; so every matrix is transposed on the way in.
+  nn.Linear keeps (out, in) and computes x @ W^T + b; so every matrix is transposed on the way in
+  (only in shape: in memory it keeps Conv1D's row order, see ``_conv1d_layout``).
 * ``c_attn``: the query, key and value projections are one fused (C, 3C) matrix; its three column blocks
   are W_q, W_k and W_v, in that order.
 * ``lm_head``: tied to ``wte``, so the checkpoint stores the matrix once.
@@ -18,9 +19,10 @@ import os
 
 import numpy as np
 
-from .. import get_rng
+from .. import checks, get_rng
 from .. import Tensor
-from ..nn import TransformerLM
+from ..nn import Linear, TransformerLM
+from ..nn.transformer import _last
 from .hub import resolve
 from .checkpoint import FLOATS as _FLOATS, float_dtype as _dtype, open_weights as _open_weights
 from .checkpoint import read_json as _read_json
@@ -158,23 +160,26 @@ class GPT2LMHeadModel(TransformerLM):
 
     def forward(self, idx=None, kv_cache=None, return_weights: bool = False, head_mask=None, *, input_ids=None,
                 attention_mask=None, output_attentions: bool = False, output_hidden_states: bool = False,
-                return_dict=None):
+                return_dict=None, logits_to_keep: int = 0):
         hf = input_ids is not None or attention_mask is not None or output_attentions or output_hidden_states \
             or return_dict
         if not hf:
-            return super().forward(idx, kv_cache=kv_cache, return_weights=return_weights, head_mask=head_mask)
+            return super().forward(idx, kv_cache=kv_cache, return_weights=return_weights, head_mask=head_mask,
+                                   logits_to_keep=logits_to_keep)
         if idx is not None and input_ids is not None:
             raise TypeError("GPT2LMHeadModel got ids twice: pass input_ids=... or the ids first, not both")
         if kv_cache is not None or return_weights:
             raise TypeError("kv_cache and return_weights are the course's calling style; with Hugging Face's "
                             "(input_ids=, attention_mask=, output_attentions=) use outputs.attentions")
         return self._hf_forward(input_ids if input_ids is not None else idx, attention_mask, head_mask,
-                                output_attentions, output_hidden_states)
+                                output_attentions, output_hidden_states, logits_to_keep)
 
-    def _hf_forward(self, input_ids, attention_mask, head_mask, output_attentions, output_hidden_states):
+    def _hf_forward(self, input_ids, attention_mask, head_mask, output_attentions, output_hidden_states,
+                    logits_to_keep):
         from .outputs import ModelOutput, model_inputs
 
         ids, keep = model_inputs(input_ids, attention_mask, self.vocab_size, self.max_len, "GPT2LMHeadModel")
+        logits_to_keep = checks.nonneg_int("logits_to_keep", logits_to_keep)
         mask = None if keep is None else keep[:, None, None, :]  # (B, 1, 1, T): padded keys, on top of causal
         head_masks = self._layer_head_masks(head_mask)
         x = self.pos(self.tok_emb(Tensor(ids)))  # (B, T) -> (B, T, C): tokens + learned positions 0..T-1
@@ -186,7 +191,7 @@ class GPT2LMHeadModel(TransformerLM):
             hidden.append(x)
         h = self.ln_f(x)  # (B, T, C)
         hidden[-1] = h  # as Hugging Face: the last hidden state is the one after the final LayerNorm
-        return ModelOutput(logits=self.head(h), last_hidden_state=h,
+        return ModelOutput(logits=self.head(_last(h, logits_to_keep)), last_hidden_state=h,
                            attentions=tuple(attentions) if output_attentions else None,
                            hidden_states=tuple(hidden) if output_hidden_states else None)
 
@@ -204,7 +209,25 @@ def build_model(cfg: dict, dtype=None) -> GPT2LMHeadModel:
                                 tie_weights=bool(cfg.get("tie_word_embeddings", True)))
     finally:
         rng.bit_generator.state = state
-    return model.to(dt).eval()
+    return _conv1d_layout(model.to(dt).eval())
+
+
+def _conv1d_layout(model: GPT2LMHeadModel) -> GPT2LMHeadModel:
+    """Every Linear's weight stored as GPT-2's Conv1D stores it: (in, out), row after row.
+
+    The shapes stay nn.Linear's (out, in) and the values stay the same; only the order in memory changes:
+    each weight is the transpose of a row-major (in, out) array (so ``is_contiguous()`` is False, as for
+    ``conv1d.weight.t()`` in PyTorch). x @ W^T then reads W as a plain (in, out) matrix, and OpenBLAS
+    multiplies that faster than a transposed one. The tied head's matrix (the token embedding) is stored
+    the same way: a lookup reads a strided row, which costs little next to the head's product.
+    Measured on GPT-2 124M, one thread, OpenBLAS's SkylakeX kernel, the two layouts interleaved: one generated
+    token 36.3 -> 28.7 ms (alone, the 12 blocks' products by one row 19.8 -> 15.5 ms, the head's 9.6 -> 6.1 ms),
+    a 128-token forward 412 -> 381 ms.
+    """
+    for module in model.modules():
+        if isinstance(module, Linear):  # (a tied head is tok_emb.weight itself: laid out once, for both)
+            module.weight.data = np.asfortranarray(module.weight.numpy())  # (out, in), stored (in, out)
+    return model
 
 
 def load_gpt2(path, dtype=None):

@@ -64,6 +64,7 @@ class _FlashAttention(Function):
         o = np.empty((*batch, T, v.shape[-1]), dtype=q.dtype)  # (..., T, d_v)
         lse = np.empty((*batch, T, 1), dtype=q.dtype)  # (..., T, 1): logsumexp of each score row
         qs = q * np.asarray(scale, dtype=q.dtype)  # scaled once here, not in every tile: (q s) k^T = (q k^T) s
+        kt = k.swapaxes(-1, -2)  # (..., d, S): a view, taken once rather than per tile
         for i0 in range(0, T, B):
             i1 = min(i0 + B, T)
             qi = qs[..., i0:i1, :]  # (..., Br, d)
@@ -74,16 +75,19 @@ class _FlashAttention(Function):
                 j1 = min(j0 + B, S)
                 if not _tile_visible(i0, i1, j0, j1, lo, hi):
                     continue  # e.g. above the causal diagonal: every score is -inf, skip the work
-                s = _tile_scores(qi, k, i0, i1, j0, j1, lo, hi, keep)  # (..., Br, Bc)
+                s = _tile_scores(qi, kt, i0, i1, j0, j1, lo, hi, keep)  # (..., Br, Bc)
                 m_new = np.maximum(m, s.max(axis=-1, keepdims=True))  # (..., Br, 1)
                 # A row that has seen no visible key yet has m_new = -inf; use 0 so exp(-inf - 0) = 0, not NaN.
-                m_safe = np.where(np.isneginf(m_new), 0, m_new)
-                p = np.exp(s - m_safe)  # (..., Br, Bc), <= 1
+                m_safe = np.where(m_new == _NEG_INF, 0, m_new)
+                s -= m_safe
+                p = np.exp(s, out=s)  # (..., Br, Bc), <= 1; in place: the tile's scores are not needed again
                 alpha = np.exp(m - m_safe)  # (..., Br, 1): rescales the old sums to the new max
-                l = alpha * l + p.sum(axis=-1, keepdims=True)
+                l *= alpha
+                l += p.sum(axis=-1, keepdims=True)
                 if dropout_p > 0:
                     p *= _dropout_tile(seed, i0, j0, p.shape, dropout_p, p.dtype)
-                acc = alpha * acc + p @ v[..., j0:j1, :]  # (..., Br, Bc) @ (..., Bc, d_v) -> (..., Br, d_v)
+                acc *= alpha
+                acc += p @ v[..., j0:j1, :]  # (..., Br, Bc) @ (..., Bc, d_v) -> (..., Br, d_v)
                 m = m_new
             if not l.all():  # l >= 1 for a row with any visible key (its max contributes exp(0) = 1)
                 dead = np.zeros((*batch, T), dtype=bool)
@@ -105,38 +109,41 @@ class _FlashAttention(Function):
         batch = o.shape[:-2]
         D = (do * o).sum(axis=-1, keepdims=True)  # (..., T, 1): rowsum(dO * O) = rowsum(dP * P)
         qs = q * np.asarray(scale, dtype=q.dtype)  # the forward's scaled queries
+        kt = k.swapaxes(-1, -2)  # (..., d, S)
         dq = np.zeros((*batch, T, q.shape[-1]), dtype=q.dtype)  # (..., T, d)
         dk = np.zeros((*batch, S, k.shape[-1]), dtype=q.dtype)  # (..., S, d)
         dv = np.zeros((*batch, S, v.shape[-1]), dtype=q.dtype)  # (..., S, d_v)
         for j0 in range(0, S, B):  # outer loop over key tiles: dK_j and dV_j are finished after one pass
             j1 = min(j0 + B, S)
-            kj, vj = k[..., j0:j1, :], v[..., j0:j1, :]  # (..., Bc, d), (..., Bc, d_v)
+            kj, vjt = k[..., j0:j1, :], v[..., j0:j1, :].swapaxes(-1, -2)  # (..., Bc, d), (..., d_v, Bc)
             for i0 in range(0, T, B):
                 i1 = min(i0 + B, T)
                 if not _tile_visible(i0, i1, j0, j1, lo, hi):
                     continue
                 qi, doi = q[..., i0:i1, :], do[..., i0:i1, :]  # (..., Br, d), (..., Br, d_v)
-                s = _tile_scores(qs[..., i0:i1, :], k, i0, i1, j0, j1, lo, hi, keep)  # (..., Br, Bc)
-                p = np.exp(s - lse[..., i0:i1, :])  # (..., Br, Bc): the forward's softmax, recomputed
-                dp = doi @ np.swapaxes(vj, -1, -2)  # (..., Br, d_v) @ (..., d_v, Bc) -> (..., Br, Bc)
+                s = _tile_scores(qs[..., i0:i1, :], kt, i0, i1, j0, j1, lo, hi, keep)  # (..., Br, Bc)
+                s -= lse[..., i0:i1, :]
+                p = np.exp(s, out=s)  # (..., Br, Bc): the forward's softmax, recomputed (in place)
+                dp = doi @ vjt  # (..., Br, d_v) @ (..., d_v, Bc) -> (..., Br, Bc)
                 if dropout_p > 0:
                     mask = _dropout_tile(seed, i0, j0, p.shape, dropout_p, p.dtype)
-                    dv[..., j0:j1, :] += np.swapaxes(p * mask, -1, -2) @ doi  # (..., Bc, Br) @ (..., Br, d_v)
+                    dv[..., j0:j1, :] += (p * mask).swapaxes(-1, -2) @ doi  # (..., Bc, Br) @ (..., Br, d_v)
                     dp *= mask
                 else:
-                    dv[..., j0:j1, :] += np.swapaxes(p, -1, -2) @ doi  # (..., Bc, Br) @ (..., Br, d_v)
+                    dv[..., j0:j1, :] += p.swapaxes(-1, -2) @ doi  # (..., Bc, Br) @ (..., Br, d_v)
                 dp -= D[..., i0:i1, :]  # softmax backward, in place: dS = P (dP - D)
                 dp *= p
                 dq[..., i0:i1, :] += dp @ kj  # (..., Br, Bc) @ (..., Bc, d) -> (..., Br, d)
-                dk[..., j0:j1, :] += np.swapaxes(dp, -1, -2) @ qi  # (..., Bc, Br) @ (..., Br, d)
+                dk[..., j0:j1, :] += dp.swapaxes(-1, -2) @ qi  # (..., Bc, Br) @ (..., Br, d)
         dq *= scale  # s = (q k^T) scale: the scale once on each sum, not on every tile's part of it
         dk *= scale
         return dq, dk, dv
 
 
-def _tile_scores(qi, k, i0, i1, j0, j1, lo, hi, keep) -> np.ndarray:
-    """Scores of one tile (``qi`` already scaled), -inf where the band or ``keep`` forbids: (..., Br, Bc)."""
-    s = qi @ np.swapaxes(k[..., j0:j1, :], -1, -2)  # (..., Br, d) @ (..., d, Bc) -> (..., Br, Bc)
+def _tile_scores(qi, kt, i0, i1, j0, j1, lo, hi, keep) -> np.ndarray:
+    """Scores of one tile (``qi`` already scaled, ``kt`` = k^T (..., d, S)), -inf where the band or ``keep``
+    forbids: (..., Br, Bc)."""
+    s = qi @ kt[..., j0:j1]  # (..., Br, d) @ (..., d, Bc) -> (..., Br, Bc)
     band = _band_mask(i0, i1, j0, j1, lo, hi)  # (Br, Bc) or None
     if band is not None:
         s = np.where(band, s, _NEG_INF)

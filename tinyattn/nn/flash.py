@@ -12,7 +12,7 @@ Peak memory is O((T + S) d + block^2) instead of O(T S).
 NumPy cannot fuse a tile's steps into one kernel, so each tile costs a handful of Python-level calls:
 for short sequences that overhead makes this slower than ``scaled_dot_product_attention``. For long
 ones the tiles stay in the CPU cache and causal tiles above the diagonal are skipped, so it comes
-close (benchmarks/RESULTS.md, T=8192, d=64, non-causal fwd+bwd: 1.9x the blocked
+close (benchmarks/RESULTS.md, T=8192, d=64, non-causal fwd+bwd: 1.8x the blocked
 ``scaled_dot_product_attention``'s time with 64-wide tiles, 1.1x with 256-wide). The point is the
 memory, and the algorithm, which is what runs on GPUs.
 """

@@ -150,3 +150,45 @@ def test_sum_down_is_the_sum_down_the_rows(shape):
     assert got.shape == want.shape and got.dtype == a.dtype
     bound = shape[-2] * np.finfo(np.float32).eps * float(np.abs(a).sum(axis=-2).max())  # n ulps of the largest |sum|
     np.testing.assert_allclose(got, want, rtol=0, atol=bound)
+
+
+@pytest.mark.parametrize("id_dtype", [np.int64, np.int32, np.uint8])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_add_rows_at_is_np_add_at_bit_for_bit(id_dtype, dtype):
+    """Repeated ids (a character vocabulary: each id many times), negative ids, rows of any shape, -0.0."""
+    from tinyattn.fastnp import add_rows_at
+
+    rng = np.random.default_rng(4)
+    for table, ids in [((65, 128), rng.integers(0, 65, size=(8, 128))), ((7, 3, 2), rng.integers(0, 7, size=(4, 5))),
+                       ((5,), np.array([0, 0, 4, 0, 2])), ((6, 4), np.zeros((0,), dtype=np.int64))]:
+        ids = ids.astype(id_dtype)
+        rows = rng.standard_normal(ids.shape + table[1:]).astype(dtype)
+        rows.reshape(-1)[::7] = -0.0  # 0.0 + -0.0 is 0.0: the first addition must be the same one too
+        expected, got = np.zeros(table, dtype), np.zeros(table, dtype)
+        np.add.at(expected, ids, rows)
+        add_rows_at(got, ids, rows)
+        assert np.array_equal(got, expected) and np.array_equal(np.signbit(got), np.signbit(expected))
+        assert not np.array_equal(np.zeros(table), got) or ids.size == 0
+    expected, got = np.zeros((5, 2)), np.zeros((5, 2))
+    neg, rows = np.array([-1, 4, -5, 0]), rng.standard_normal((4, 2))
+    np.add.at(expected, neg, rows)
+    add_rows_at(got, neg, rows)
+    assert np.array_equal(got, expected)
+
+
+def test_add_at_takes_np_add_at_for_every_other_index():
+    from tinyattn.fastnp import add_at
+
+    rng = np.random.default_rng(5)
+    for idx, shape in [((np.array([0, 0, 2]), np.array([1, 1, 0])), (3,)), ((slice(None), np.array([2, 2])), (4, 2)),
+                       (np.array([1, 3, 1]), (3, 3))]:
+        values = rng.standard_normal(shape)
+        expected, got = np.zeros((4, 3)), np.zeros((4, 3))
+        np.add.at(expected, idx, values)
+        add_at(got, idx, values)
+        assert np.array_equal(got, expected)
+    expected, got = np.zeros((4, 3)), np.asfortranarray(np.zeros((4, 3)))  # not C-ordered: NumPy's own path
+    rows = rng.standard_normal((3, 3))
+    np.add.at(expected, np.array([1, 1, 0]), rows)
+    add_at(got, np.array([1, 1, 0]), rows)
+    assert np.array_equal(got, expected)

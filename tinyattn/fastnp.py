@@ -16,6 +16,7 @@ Residents, each with its measurement:
 """
 from __future__ import annotations
 
+import math
 import os
 import platform
 
@@ -184,6 +185,31 @@ def sum_rows(a: np.ndarray) -> np.ndarray:
     if a.ndim != 2 or not _blas_ok(a, a.shape[0]):
         return a.sum(axis=0)
     return _ones(a.shape[0], a.dtype) @ a  # (N,) @ (N, F) -> (F,)
+
+
+def add_at(out: np.ndarray, idx, values: np.ndarray) -> None:
+    """``np.add.at(out, idx, values)`` (an index that repeats adds each time), with one fast case: integer
+    ``idx`` that picks rows of a C-ordered ``out``, as an embedding lookup's backward does (``add_rows_at``)."""
+    if isinstance(idx, np.ndarray) and idx.dtype.kind in "iu" and out.flags.c_contiguous:
+        add_rows_at(out, idx, values)
+    else:
+        np.add.at(out, idx, values)
+
+
+def add_rows_at(out: np.ndarray, ids: np.ndarray, rows: np.ndarray) -> None:
+    """``np.add.at(out, ids, rows)`` for integer ``ids`` that pick rows (the first axis) of a C-ordered ``out``:
+    an embedding lookup's backward, where a token that appears twice adds both of its gradients.
+
+    The same numbers bit for bit: each element of ``out`` still adds its contributions one at a time, in
+    the order they come. Only the indexing changes: one flat index per element lets ``np.add.at`` take
+    NumPy's fast 1-D path instead of adding a whole row per call. (8, 128) token ids into a (65, 128)
+    table, float32, one thread: 1.12 ms -> 0.22 ms.
+    """
+    n, width = out.shape[0], math.prod(out.shape[1:])
+    ids = ids.astype(np.intp, copy=False)  # (uint8 or int32 ids: no overflow, no float promotion below)
+    ids = np.where(ids < 0, ids + n, ids)  # (negative ids count from the end, as in the forward's a[ids])
+    flat = (ids.reshape(-1, 1) * width + np.arange(width)).reshape(-1)  # (len(ids) * width,) element indices
+    np.add.at(out.reshape(-1), flat, rows.reshape(-1))
 
 
 def measure_sums(shapes=((8, 128, 512), (8, 4, 128, 128), (1024, 65)), number: int = 50) -> list[tuple]:

@@ -13,7 +13,7 @@ import math
 import numpy as np
 
 from tinyattn.autograd import Function, unbroadcast
-from tinyattn.fastnp import max_keepdims, sum_along
+from tinyattn.fastnp import add_at, max_keepdims, sum_along
 
 class Add(Function):
     """a + b;  da = g, db = g"""
@@ -431,7 +431,7 @@ class GetItem(Function):
     def backward(ctx, g):
         out = np.zeros(ctx.shape, dtype=g.dtype)
         if ctx.saved_tensors:  # (raises after a backward freed the indices, as PyTorch's IndexBackward)
-            np.add.at(out, ctx.idx, g)  # x[[0, 0]] sends two gradients to x[0]: add, don't overwrite
+            add_at(out, ctx.idx, g)  # x[[0, 0]] sends two gradients to x[0]: add, don't overwrite
         else:
             out[ctx.idx] = g
         return out

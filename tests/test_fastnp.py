@@ -176,7 +176,7 @@ def test_add_rows_at_is_np_add_at_bit_for_bit(id_dtype, dtype):
     assert np.array_equal(got, expected)
 
 
-def test_add_at_takes_np_add_at_for_every_other_index():
+def test_add_at_equals_np_add_at_for_any_index():
     from tinyattn.fastnp import add_at
 
     rng = np.random.default_rng(5)

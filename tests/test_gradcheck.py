@@ -4,7 +4,7 @@ import pytest
 
 import tinyattn as ta
 from tinyattn.gradcheck import GradcheckError, gradcheck, numerical_grad
-from tinyattn._tensor import Function
+from tinyattn.tensor import Function
 
 
 class SoftmaxZeroBackward(Function):

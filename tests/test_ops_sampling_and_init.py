@@ -12,7 +12,7 @@ import tinyattn.nn as nn
 import tinyattn.nn.functional as F
 from tinyattn import optim
 from tinyattn.gradcheck import gradcheck
-from tinyattn._tensor import MinMax
+from tinyattn.tensor import MinMax
 
 rng = np.random.default_rng(2024)
 

@@ -4,7 +4,7 @@ import pytest
 
 import tinyattn as ta
 from tinyattn.gradcheck import gradcheck
-from tinyattn._tensor import Function, Tensor, unbroadcast
+from tinyattn.tensor import Function, Tensor, unbroadcast
 
 rng = np.random.default_rng(1234)
 

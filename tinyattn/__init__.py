@@ -4,13 +4,14 @@
 attention code unchanged. Everything here is a re-export; the code
 lives in the submodules.
 """
-from ._tensor import (
+from .tensor import (
     Function, Generator, Tensor, enable_grad, float32, float64, get_default_dtype, get_rng, is_grad_enabled,
     manual_seed, matmul, no_grad, set_default_dtype,
 )
 from .autograd import inference_mode, set_grad_enabled
+from . import tensor  # noqa: F401  (the engine module, callable as PyTorch's torch.tensor(data) factory)
 from .factories import (
-    arange, empty, eye, from_numpy, full, full_like, linspace, meshgrid, ones, ones_like, tensor, zeros, zeros_like,
+    arange, empty, eye, from_numpy, full, full_like, linspace, meshgrid, ones, ones_like, zeros, zeros_like,
 )
 from .sampling import multinomial, normal, rand, rand_like, randint, randn, randn_like, randperm
 from .functions import (

@@ -1,6 +1,6 @@
 """Reverse-mode autograd: grad mode, the graph's nodes, ``Context``, ``Function``, ``unbroadcast``, the walk.
 
-This is the whole engine behind ``loss.backward()``; ``tinyattn/_tensor.py`` holds the Tensor and
+This is the whole engine behind ``loss.backward()``; ``tinyattn/tensor.py`` holds the Tensor and
 ``tinyattn/ops.py`` the ops. Read it in this order:
 
 1. ``Function.apply``: run an op's ``forward`` on arrays and, if a gradient is needed, give the output
@@ -13,7 +13,7 @@ This is the whole engine behind ``loss.backward()``; ``tinyattn/_tensor.py`` hol
 4. ``backward``: a topological order of the nodes, then the chain rule node by node, one
    ``unbroadcast``, and ``accumulate`` at the leaves. Afterwards what the nodes saved is freed.
 
-This module imports nothing from the package; ``tinyattn._tensor`` registers its Tensor class here.
+This module imports nothing from the package; ``tinyattn.tensor`` registers its Tensor class here.
 """
 from __future__ import annotations
 
@@ -22,7 +22,7 @@ import itertools
 
 import numpy as np
 
-Tensor: type = None  # type: ignore[assignment]  (tinyattn._tensor sets it once its Tensor class exists)
+Tensor: type = None  # type: ignore[assignment]  (tinyattn.tensor sets it once its Tensor class exists)
 
 # ----------------------------------------------------------------------------------------------
 # Grad mode: whether ops record the graph.

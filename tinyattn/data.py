@@ -42,7 +42,7 @@ RngLike = int | np.random.Generator | None
 def as_rng(rng: RngLike) -> np.random.Generator:
     """None -> tinyattn's global generator; int -> a fresh seeded one; Generator -> itself."""
     if rng is None:
-        from tinyattn._tensor import get_rng  # imported late: data only needs it when unseeded
+        from tinyattn.tensor import get_rng  # imported late: data only needs it when unseeded
 
         return get_rng()
     if isinstance(rng, np.random.Generator):

@@ -10,7 +10,7 @@ import builtins
 
 import numpy as np
 
-from ._tensor import Tensor, _TYPE_OF_NAME, _as_array, _new_shape, float32, float64
+from .tensor import Tensor, _TYPE_OF_NAME, _as_array, _new_shape, float32, float64
 
 __all__ = [
     "bfloat16", "bool", "double", "float", "float16", "float32", "float64", "half", "int", "int8", "int16", "int32",
@@ -73,7 +73,7 @@ CharTensor, ByteTensor, BoolTensor = _typed("CharTensor"), _typed("ByteTensor"),
 def finfo(type=None) -> np.finfo:  # noqa: A002  (torch.finfo)
     """The limits of a float dtype (default: the default dtype): ``.min``, ``.max``, ``.eps``, ``.tiny``,
     ``.bits``, as torch.finfo. ``torch.finfo(x.dtype).min`` is the usual "minus infinity" for a mask."""
-    from ._tensor import get_default_dtype
+    from .tensor import get_default_dtype
     dt = np.dtype(get_default_dtype() if type is None else type)
     if dt.kind != "f":
         raise TypeError(f"finfo: {dt} is not a floating-point dtype (use iinfo for integers)")

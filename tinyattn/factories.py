@@ -5,19 +5,34 @@ everywhere) and must name the CPU. Random tensors live in ``sampling.py``.
 """
 from __future__ import annotations
 
+import sys
+import types
 from typing import Any
 
 import numpy as np
 
 from . import checks
 from .checks import device as _device
-from ._tensor import Tensor, _as_array, _new_shape, get_default_dtype
+from .tensor import Tensor, _as_array, _new_shape, get_default_dtype
 
 
 def tensor(data: Any, requires_grad: bool = False, dtype=None, device=None) -> Tensor:
     """Make a Tensor (same as ``Tensor(...)``)."""
     _device(device)
     return Tensor(data, requires_grad=requires_grad, dtype=dtype)
+
+
+class _CallableModule(types.ModuleType):
+    """``tinyattn.tensor``: the engine module, callable as PyTorch's ``torch.tensor(data, ...)`` factory.
+
+    Why one object: Python sets a package's attribute to its submodule on import, so a function named
+    ``tensor`` and a module ``tensor.py`` would replace each other depending on import order."""
+
+    def __call__(self, data: Any, requires_grad: bool = False, dtype=None, device=None) -> Tensor:
+        return tensor(data, requires_grad=requires_grad, dtype=dtype, device=device)
+
+
+sys.modules[Tensor.__module__].__class__ = _CallableModule
 
 
 def _factory(arr: np.ndarray, requires_grad: bool) -> Tensor:

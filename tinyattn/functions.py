@@ -16,7 +16,7 @@ import numpy as np
 from functools import reduce
 
 from . import checks, promotion
-from ._tensor import (Cat, Einsum, Function, MinMax, Stack, Tensor, Where, _as_array, _norm_dim, matmul,
+from .tensor import (Cat, Einsum, Function, MinMax, Stack, Tensor, Where, _as_array, _norm_dim, matmul,
                       numpy_names, promote_types, result_type)
 
 

@@ -15,7 +15,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from ._tensor import Tensor, no_grad
+from .tensor import Tensor, no_grad
 
 
 class GradcheckError(AssertionError):

@@ -22,7 +22,7 @@ from typing import NamedTuple
 import numpy as np
 
 from . import checks
-from ._tensor import Tensor
+from .tensor import Tensor
 
 __all__ = ["causal_mask", "padding_mask", "sliding_window_mask", "as_keep", "band", "check_rows", "Keep",
            "additive_blocked"]

@@ -12,7 +12,7 @@ import numpy as np
 import tinyattn
 import tinyattn.nn as nn
 from tinyattn import checks
-from tinyattn._tensor import Tensor
+from tinyattn.tensor import Tensor
 
 KINDS = ("attention", "rnn", "gru")
 HEADS = ("lm", "cls")

@@ -10,7 +10,7 @@ import numpy as np
 
 from . import checks
 from .checks import device as _device
-from ._tensor import Tensor, _as_array, _new_shape, get_default_dtype, rng_of
+from .tensor import Tensor, _as_array, _new_shape, get_default_dtype, rng_of
 
 
 def randn(*shape, generator=None, dtype=None, requires_grad: bool = False, device=None) -> Tensor:

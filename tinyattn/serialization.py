@@ -23,7 +23,7 @@ import numpy as np
 
 from .nn.module import Parameter
 from .checks import device as _device
-from ._tensor import Tensor
+from .tensor import Tensor
 
 __all__ = ["save", "load"]
 

@@ -32,7 +32,7 @@ import math
 
 import numpy as np
 
-from ._tensor import Function, Tensor
+from .tensor import Function, Tensor
 
 # Cody's coefficients, highest power last in each tuple (Horner runs from the end).
 _A = (3.16112374387056560e00, 1.13864154151050156e02, 3.77485237685302021e02, 3.20937758913846947e03)

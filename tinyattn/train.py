@@ -26,7 +26,7 @@ import tinyattn.nn.functional as F
 from tinyattn import checks, optim
 from tinyattn.data import IGNORE, Batch, Task, as_rng
 from tinyattn.models import HEADS, KINDS, SequenceModel  # noqa: F401  (train.SequenceModel, as the course uses it)
-from tinyattn._tensor import Tensor
+from tinyattn.tensor import Tensor
 
 
 # ----------------------------------------------------------------------------- loss and accuracy

@@ -1,7 +1,7 @@
 """PyTorch's rarer Tensor methods, mixed into the Tensor: type names and ``new_*`` factories, rounding,
 sorting, logical ops, ``flip``/``roll``, ``split``/``chunk``/``unbind``, ``norm``, ``topk``, ...
 
-The course's own methods are in ``tinyattn/_tensor.py``; these make the rest of PyTorch's surface work.
+The course's own methods are in ``tinyattn/tensor.py``; these make the rest of PyTorch's surface work.
 """
 from __future__ import annotations
 

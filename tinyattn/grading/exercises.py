@@ -116,7 +116,7 @@ TENSOR_LIBRARY = (
     "tinyattn", "tinyattn.amp", "tinyattn.autograd", "tinyattn.backends", "tinyattn.blas", "tinyattn.checks",
     "tinyattn.compiler", "tinyattn.cuda", "tinyattn.defaults", "tinyattn.devices", "tinyattn.distributed",
     "tinyattn.dtypes", "tinyattn.factories", "tinyattn.fastnp", "tinyattn.functions", "tinyattn.gradcheck",
-    "tinyattn.sampling", "tinyattn.serialization", "tinyattn.special", "tinyattn.tensor", "tinyattn._tensor",
+    "tinyattn.sampling", "tinyattn.serialization", "tinyattn.special", "tinyattn.tensor", "tinyattn.tensor",
     "tinyattn.ops", "tinyattn.promotion", "tinyattn.compat",
     "tinyattn.compat.*", "tinyattn.nn", "tinyattn.nn.containers", "tinyattn.nn.functional", "tinyattn.nn.init",
     "tinyattn.nn.layers", "tinyattn.nn.loss", "tinyattn.nn.module", "tinyattn.nn.padding", "tinyattn.nn.parallel",

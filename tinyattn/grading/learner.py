@@ -539,7 +539,7 @@ class RemoteTensor(Remote):
     .grad, .backward etc. are requests."""
 
     def __init__(self, proc, ref, data, requires_grad):
-        super().__init__(proc, ref, ["tinyattn._tensor.Tensor"], False)
+        super().__init__(proc, ref, ["tinyattn.tensor.Tensor"], False)
         object.__setattr__(self, "data", data)
         object.__setattr__(self, "_data", data)
         object.__setattr__(self, "requires_grad", requires_grad)

@@ -15,7 +15,7 @@ import numpy as np
 
 from .. import checks, masks
 from ..functions import cat
-from .._tensor import Tensor
+from ..tensor import Tensor
 from .flash import _flash
 from .functional import dropout
 from .layers import Linear

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
-from .._tensor import Tensor
+from ..tensor import Tensor
 from .module import Module, Parameter, _check_index, _list_item
 
 __all__ = ["ModuleDict", "ParameterList", "ParameterDict"]

@@ -21,7 +21,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import checks
-from .._tensor import Function, Tensor, _check_all_masked, get_rng
+from ..tensor import Function, Tensor, _check_all_masked, get_rng
 from ..masks import check_rows
 from .sdpa import _check_qkv, _default_scale
 

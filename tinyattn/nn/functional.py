@@ -19,8 +19,8 @@ import numpy as np
 from .. import checks, promotion
 from ..fastnp import dot_last, max_keepdims, mean_last, sum_last, sum_rows
 from ..special import blockwise, normal_cdf
-from .._tensor import Function, Tensor, get_rng
-from .._tensor import ReLU as _ReLU  # the op (nn.ReLU is the module)
+from ..tensor import Function, Tensor, get_rng
+from ..tensor import ReLU as _ReLU  # the op (nn.ReLU is the module)
 
 __all__ = [
     "softmax", "log_softmax", "relu", "sigmoid", "logsigmoid", "tanh", "silu", "gelu", "dropout", "linear", "layer_norm",

@@ -12,7 +12,7 @@ import warnings
 
 import numpy as np
 
-from .._tensor import Tensor, no_grad, random_fill, rng_of
+from ..tensor import Tensor, no_grad, random_fill, rng_of
 
 __all__ = ["calculate_gain", "zeros_", "ones_", "constant_", "normal_", "uniform_", "xavier_uniform_",
            "xavier_normal_", "kaiming_uniform_", "kaiming_normal_", "eye_", "dirac_", "orthogonal_", "trunc_normal_",

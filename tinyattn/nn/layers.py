@@ -14,7 +14,7 @@ import numpy as np
 
 from .. import checks
 from ..functions import where
-from .._tensor import Tensor, get_default_dtype, get_rng, no_grad
+from ..tensor import Tensor, get_default_dtype, get_rng, no_grad
 from . import functional as F
 from .module import Module, Parameter
 

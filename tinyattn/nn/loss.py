@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .._tensor import Tensor
+from ..tensor import Tensor
 from . import functional as F
 from .module import Module
 

@@ -17,7 +17,7 @@ from typing import Any, Callable, NamedTuple
 import numpy as np
 
 from tinyattn.checks import device as _device
-from tinyattn._tensor import Function, Tensor, get_default_dtype
+from tinyattn.tensor import Function, Tensor, get_default_dtype
 from tinyattn.autograd import RemovableHandle
 
 __all__ = ["Parameter", "Module", "Sequential", "ModuleList", "RemovableHandle"]

@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy as np
 
-from .._tensor import Function, Tensor
+from ..tensor import Function, Tensor
 
 _MODES = {"reflect": "reflect", "replicate": "edge", "circular": "wrap"}  # PyTorch's names -> np.pad's
 

@@ -14,7 +14,7 @@ import numpy as np
 
 from tinyattn import checks
 from tinyattn.functions import cat
-from tinyattn._tensor import Tensor, get_default_dtype, get_rng
+from tinyattn.tensor import Tensor, get_default_dtype, get_rng
 
 from .module import Module, Parameter
 

@@ -30,7 +30,7 @@ import numpy as np
 
 from tinyattn import checks
 from tinyattn.functions import cat, stack
-from tinyattn._tensor import Tensor, get_default_dtype, get_rng
+from tinyattn.tensor import Tensor, get_default_dtype, get_rng
 
 from . import functional as F
 from .module import Module, Parameter

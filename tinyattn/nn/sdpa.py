@@ -19,7 +19,7 @@ import numpy as np
 from .. import checks
 from ..masks import as_keep, check_rows, mask_array
 from ..fastnp import dot_last, max_down, max_keepdims, sum_down
-from .._tensor import Function, Tensor, _check_all_masked, get_rng
+from ..tensor import Function, Tensor, _check_all_masked, get_rng
 
 __all__ = ["attention", "scaled_dot_product_attention", "linear_attention"]
 

@@ -20,7 +20,7 @@ from collections.abc import Callable
 import numpy as np
 
 from .. import checks, masks
-from .._tensor import Tensor, get_default_dtype
+from ..tensor import Tensor, get_default_dtype
 from . import functional as F
 from . import init
 from .layers import Dropout, LayerNorm, Linear

@@ -16,7 +16,7 @@ import numpy as np
 
 from tinyattn import checks
 from tinyattn.functions import cat
-from tinyattn._tensor import Tensor, get_default_dtype, get_rng, no_grad
+from tinyattn.tensor import Tensor, get_default_dtype, get_rng, no_grad
 
 from .attention import KVCache, Attention
 from .layers import GELU, Dropout, Embedding, Identity, LayerNorm, Linear

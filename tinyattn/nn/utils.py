@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 
 from .. import checks
-from .._tensor import Tensor
+from ..tensor import Tensor
 
 __all__ = ["clip_grad_norm_"]
 

@@ -18,7 +18,7 @@ import numpy as np
 
 from .. import checks
 from ..nn.utils import param_list
-from .._tensor import Tensor
+from ..tensor import Tensor
 
 __all__ = ["Optimizer"]
 

@@ -9,7 +9,7 @@ import numpy as np
 from ... import checks
 from ...factories import tensor as _tensor
 from ...functions import stack
-from ..._tensor import Tensor
+from ...tensor import Tensor
 from .dataset import IterableDataset
 from .sampler import BatchSampler, RandomSampler, SequentialSampler
 

@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from ..._tensor import Tensor, rng_of
+from ...tensor import Tensor, rng_of
 
 
 class Dataset:

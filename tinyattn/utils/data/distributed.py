@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 
 from ... import distributed
-from ..._tensor import Generator
+from ...tensor import Generator
 from .sampler import Sampler
 
 __all__ = ["DistributedSampler"]

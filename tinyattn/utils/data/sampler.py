@@ -7,7 +7,7 @@ from typing import Any
 import numpy as np
 
 from ... import checks
-from ..._tensor import rng_of  # generator=: None (manual_seed's), a tinyattn.Generator or a numpy Generator
+from ...tensor import rng_of  # generator=: None (manual_seed's), a tinyattn.Generator or a numpy Generator
 
 
 class Sampler:

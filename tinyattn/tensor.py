@@ -10,8 +10,9 @@ Read it in this order:
 3. ``tinyattn/ops.py``: the ops, each next to its derivative.
 
 PyTorch's long tail (rare methods, the in-place family and view writes, indexing rules, rarer ops)
-is in ``tinyattn/compat/``, mixed into the class. (The module is ``_tensor`` so that it and the
-factory function ``tinyattn.tensor()`` never share a name, as in PyTorch's ``torch/_tensor.py``.)
+is in ``tinyattn/compat/``, mixed into the class.
+
+This module is also PyTorch's factory ``tinyattn.tensor(data)``: calling it calls ``factories.tensor``.
 """
 from __future__ import annotations
 

@@ -7,10 +7,15 @@
 """
 from __future__ import annotations
 
+import importlib
 import os
 import re
 
-__all__ = ["resolve", "hub_cache", "download_command"]
+__all__ = ["resolve", "hub_cache", "download_command", "require_extra", "INSTALL_EXTRA"]
+
+# The one line that installs what the loaders need: safetensors, tokenizers, and with them huggingface_hub,
+# whose `hf` command fetches a checkpoint.
+INSTALL_EXTRA = 'python -m pip install -e ".[pretrained]"'
 
 # A Hugging Face model id: "gpt2" or "org/name"; letters, digits, '-', '_', '.'.
 _REPO_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*(/[A-Za-z0-9][A-Za-z0-9._-]*)?$")
@@ -30,6 +35,25 @@ def hub_cache() -> str:
         return os.path.join(path(os.environ["HF_HOME"]), "hub")
     xdg = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
     return os.path.join(path(xdg), "huggingface", "hub")
+
+
+def _importable(module: str) -> bool:
+    try:
+        importlib.import_module(module)
+    except ImportError:
+        return False
+    return True
+
+
+def require_extra(loader: str) -> None:
+    """Raise ImportError naming the install line when the `pretrained` extra is missing.
+
+    Checked before anything else a loader does, so a newcomer learns the install step first (the `hf`
+    command the next message suggests comes with that same extra)."""
+    missing = [m for m in ("safetensors", "tokenizers") if not _importable(m)]
+    if missing:
+        raise ImportError(f"{loader} needs the 'pretrained' extra ({', '.join(missing)} not installed). "
+                          f"Install it from the repository root with: {INSTALL_EXTRA}")
 
 
 def download_command(name: str) -> str:
@@ -59,6 +83,7 @@ def resolve(path, loader: str, needs: str) -> str:
 
     loader: the caller's name for the message; needs: what such a folder holds, for the message.
     """
+    require_extra(loader)
     folder = os.fspath(path)
     if os.path.isdir(folder):
         return folder
@@ -69,6 +94,7 @@ def resolve(path, loader: str, needs: str) -> str:
         raise FileNotFoundError(
             f"{loader}: {folder!r} is neither a folder nor a model in the local Hugging Face cache "
             f"({hub_cache()}), and nothing is fetched from the network. To fetch it once, run: "
-            f"{download_command(folder)}  (or pass the path of a folder with {needs})")
+            f"{download_command(folder)}  (the `hf` command comes with the 'pretrained' extra: {INSTALL_EXTRA}; "
+            f"or pass the path of a folder with {needs})")
     raise FileNotFoundError(f"{loader}: {folder!r} is not a folder (expected a Hugging Face checkpoint folder "
                             f"with {needs}, or a model name in the local Hugging Face cache)")

@@ -170,8 +170,8 @@ class Function:
         for x in inputs:
             if not isinstance(x, Tensor):
                 x = Tensor(x)
-            elif x._base is not None and x._view_version != x._counter[0]:
-                x._refresh_view()  # its base was written since: the view's node is rebuilt from the base's
+            elif x._base is not None:
+                x._sync_view()  # its base was written since: the view's node is rebuilt from the base's
             tensors.append(x)
             arrays.append(x._data)
             needs.append(x._rg)
@@ -315,9 +315,9 @@ def accumulate(t, g: np.ndarray, copy: bool = True) -> None:
     """``t.grad += g``. The first write copies ``g``: a backward may return an array it still holds
     (a saved one, or a view of its input), and a later ``+=`` must never write into that. With
     ``copy=False`` (an array nothing else holds) it keeps ``g``: a copy per weight per step is a visible
-    share of a small MLP's step (benchmarks/RESULTS.md). A leaf whose requires_grad was turned off
-    after the graph was built gets nothing (PyTorch checks it here, not when recording)."""
-    if not t._rg:
+    share of a small MLP's step (benchmarks/RESULTS.md). As in PyTorch, nothing reaches a leaf whose
+    requires_grad was turned off after the graph was built, nor a view taken under no_grad."""
+    if not t._rg or t._creation == "no_grad":
         return
     if t._grad is None:
         if copy or g.dtype != t._data.dtype:

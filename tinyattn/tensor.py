@@ -31,7 +31,7 @@ from tinyattn.compat.hooks import RemovableHandle
 from tinyattn.compat.indexing import _index_arg, _pytorch_index_steps
 from tinyattn.compat.inplace import NO_GRAD_VIEW, InplaceMixin, random_fill, view_node  # noqa: F401
 from tinyattn.compat.methods import _TYPE_OF_NAME, MethodsMixin, MinMax  # noqa: F401
-from tinyattn.compat.views import Expand, ViewsMixin, memory_root, view_name  # noqa: F401
+from tinyattn.compat.views import Expand, ViewsMixin, memory_root, multi_output_error, view_name  # noqa: F401
 from tinyattn.compat.ops import Cast, Einsum, Pow, Reciprocal, Remainder, RoundedDiv, StdFromVar, Var  # noqa: F401
 from tinyattn.defaults import (  # noqa: F401
     Generator, get_default_dtype, get_rng, manual_seed, rng_of, set_default_dtype,
@@ -128,6 +128,8 @@ class Tensor(InplaceMixin, ViewsMixin, MethodsMixin):
         """Whether backward() computes a gradient for this tensor (checked on assignment: floats only)."""
         if self._base is not None and self._view_version != self._counter[0]:
             self._refresh_view(query=True)
+        if self._creation == "no_grad" and self._grad_fn is None:  # as PyTorch: a no_grad view follows its base
+            return self._base._rg
         return self._rg
 
     @requires_grad.setter
@@ -142,7 +144,7 @@ class Tensor(InplaceMixin, ViewsMixin, MethodsMixin):
             raise RuntimeError("you can only change requires_grad flags of leaf variables. If you want to use a "
                                "computed variable in a subgraph that doesn't require differentiation use "
                                "var_no_grad = var.detach().")
-        self._rg = bool(flag)
+        self._rg = bool(flag) or self._creation == "no_grad" and self._base._rg  # (a no_grad view follows its base)
         return self
 
     # --- attributes ---------------------------------------------------------------------------
@@ -166,7 +168,7 @@ class Tensor(InplaceMixin, ViewsMixin, MethodsMixin):
     def grad_fn(self):
         """The node of the op that made this tensor (``<MulBackward>``, with ``next_functions``); None for a leaf."""
         if self._base is not None and self._view_version != self._counter[0]:
-            self._refresh_view(query=True)
+            self._refresh_view()
         return self._grad_fn
 
     # --- the graph: a tensor points at its node; a view follows its base ------------------------
@@ -191,19 +193,30 @@ class Tensor(InplaceMixin, ViewsMixin, MethodsMixin):
                     self._base = t if t._base is None else t._base
                     self._view_fn, self._view_version = t._view_fn + ((op, constants),), t._counter[0]
                     made = t._creation  # a view of a no_grad view or of a split output keeps its rule
-                    self._creation = ("no_grad" if not autograd.is_grad_enabled() else None) if made is None else \
-                        made if made == "no_grad" else f"Output 0 of {view_name(op, constants)}"
+                    self._creation = "no_grad" if not autograd.is_grad_enabled() else made and \
+                        (made if made == "no_grad" else f"Output 0 of {view_name(op, constants)}")
+                    if self._creation == "no_grad" and self._base._rg:  # as PyTorch: a leaf that requires grad,
+                        self._rg = True  # which no gradient reaches (autograd.accumulate) nor leaves (no grad_fn)
                 return
+
+    def _sync_view(self) -> None:
+        """Before an op reads this view: catch up with writes into its base, and a no_grad view with its
+        base's requires_grad (PyTorch reads it from the base)."""
+        if self._view_version != self._counter[0]:
+            self._refresh_view()
+        if self._creation == "no_grad" and self._grad_fn is None:
+            self._rg = self._base._rg
 
     def _refresh_view(self, query: bool = False) -> None:
         """The base was written since this view's node was built: rebuild it from the base's node."""
         if self._base._rg:
             if not autograd.is_grad_enabled():
                 return  # (rebuilt when it is next used with the graph on)
-            if self._creation == "no_grad":  # PyTorch can not tell which history such a view should have
-                if query:  # reading requires_grad or grad_fn (a repr) answers False / None; using it raises
+            if self._creation:  # a no_grad view or a split output: PyTorch can not tell which history it should have
+                if query:  # reading requires_grad (a repr) answers; grad_fn, is_leaf and any use raise, as PyTorch
                     return
-                raise RuntimeError("A view was created in no_grad mode and its base or another view of its base has "
+                raise RuntimeError(multi_output_error(self._creation, True) if self._creation != "no_grad" else
+                                   "A view was created in no_grad mode and its base or another view of its base has "
                                    f"been modified inplace with grad mode enabled.{NO_GRAD_VIEW}")
             self._grad_fn, self._rg = view_node(self), True
         self._view_version = self._counter[0]
@@ -255,8 +268,6 @@ class Tensor(InplaceMixin, ViewsMixin, MethodsMixin):
     def __int__(self) -> int:
         return int(self.item())
 
-
-
     def __array__(self, dtype=None, copy=None):
         return self._data if dtype is None else self._data.astype(dtype)
 
@@ -273,7 +284,7 @@ class Tensor(InplaceMixin, ViewsMixin, MethodsMixin):
         """Keep ``.grad`` on this non-leaf tensor after backward (handy for inspecting a graph)."""
         if not self.requires_grad:
             raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
-        if self.grad_fn is not None:
+        if (self._grad_fn if self._creation else self.grad_fn) is not None:  # (no raise here, as PyTorch)
             self._grad_fn.retains = self
 
     def backward(self, gradient=None, retain_graph: bool | None = None) -> None:
@@ -306,8 +317,6 @@ class Tensor(InplaceMixin, ViewsMixin, MethodsMixin):
         if dt.kind not in "fc":  # an integer/bool copy leaves the graph, like .long() (ints can not require grad)
             return Tensor._make(self._data.astype(dt))
         return Cast.apply(self, dtype=dt.type)
-
-
 
     def is_contiguous(self) -> bool:
         return bool(self._data.flags.c_contiguous)
@@ -464,7 +473,6 @@ class Tensor(InplaceMixin, ViewsMixin, MethodsMixin):
             return Where.apply(value.to(self.dtype), self, cond=np.broadcast_to(m, self.shape))
         return MaskedFill.apply(self, mask=m, value=value)
 
-
     # --- reductions ---------------------------------------------------------------------------
     # Every reduction also takes NumPy's names axis= and keepdims= (see numpy_names).
     @numpy_names
@@ -532,8 +540,6 @@ class Tensor(InplaceMixin, ViewsMixin, MethodsMixin):
         """sqrt(var(...)) with var's arguments (a constant slice has std 0 and gradient 0, not NaN)."""
         dim, correction = _var_args(dim, unbiased, correction)
         return StdFromVar.apply(self.var(dim=dim, keepdim=keepdim, correction=correction))
-
-
 
     def softmax(self, dim: int) -> "Tensor":
         d = _norm_dim(dim, self.ndim, "softmax")

@@ -91,6 +91,7 @@ class CopySlices(Function):
         gb = np.empty_like(ctx.like)
         gb[...] = g
         place = _replay(gb, ctx.view_fn)
+        refuse_self_overlap(place)  # a write into an expanded view: PyTorch's backward refuses it here
         dv = np.array(place) if ctx.needs_input_grad[1] else None
         place[...] = 0
         return (gb if ctx.needs_input_grad[0] else None), dv
@@ -123,28 +124,33 @@ class InplaceMixin:
     __slots__ = ()
 
     def _in_graph(self, name: str, *others, region=None) -> bool:
-        """Whether this write is recorded; refuses the writes PyTorch refuses. ``region``: the memory
-        written (None: all of self; False: an op that writes one value to every alias, as fill_)."""
-        if region is not False:
+        """Whether this write is recorded; refuses the writes PyTorch refuses, in its order (the graph's
+        rules, then overlapping memory). ``region``: the memory written (None: all of self; an array:
+        the view x[i] that ``x[i] = v`` writes; False: an op that writes one value to every alias, as fill_)."""
+        recorded = autograd.is_grad_enabled() and self._graph_checks(name, others, region)
+        if region is not False:  # (a recorded fill_ of an expanded view is refused by CopySlices' backward)
             dst = self._data if region is None else region
             refuse_self_overlap(dst)
             for o in others:
                 if isinstance(o, autograd.Tensor):
                     refuse_partial_overlap(dst, o._data)
-        if not autograd.is_grad_enabled():
-            return False
+        return recorded
+
+    def _graph_checks(self, name: str, others: tuple, region) -> bool:
+        """With grad mode on: whether the write is recorded, after PyTorch's refusals (leaves, views of
+        leaves, views taken under no_grad, outputs of split/unbind)."""
         if self._base is not None and self._view_version != self._counter[0]:
             self._refresh_view()
-        if self._rg and self._grad_fn is None:
-            raise RuntimeError(f"{name}: {LEAF}{_HINT}")
-        if self._base is not None and self._base._rg and self._base._grad_fn is None:
-            raise RuntimeError(f"{name}: {VIEW_OF_LEAF}{_HINT}")
         recorded = self._rg or any(isinstance(o, autograd.Tensor) and o._rg for o in others)
         if self._creation and (recorded or self._base._rg):
             if self._creation != "no_grad":  # an output of split/chunk/unbind (compat/views.py)
                 raise RuntimeError(f"{name}: {multi_output_error(self._creation)}")
             raise RuntimeError(f"{name}: A view was created in no_grad mode and is being modified inplace with grad "
                                f"mode enabled.{NO_GRAD_VIEW}")
+        if self._rg and self._grad_fn is None:  # (x[i] = v writes the view x[i]: PyTorch names it so)
+            raise RuntimeError(f"{name}: {LEAF if region is None or region is False else VIEW_OF_LEAF}{_HINT}")
+        if self._base is not None and self._rg and self._base._grad_fn is None:  # (a leaf base, even one that
+            raise RuntimeError(f"{name}: {VIEW_OF_LEAF}{_HINT}")  # stopped requiring grad: detach_(), as PyTorch)
         return recorded
 
     def _plain(self, name: str, write) -> "InplaceMixin":
@@ -310,4 +316,4 @@ class InplaceMixin:
         items = index if isinstance(index, tuple) else (index,)
         basic = all(i is None or i is Ellipsis or isinstance(i, (slice, int, np.integer)) and not isinstance(i, bool)
                     for i in items)  # a view is written (PyTorch's copy_); else index tensors (its index_put_)
-        self._inplace("x[...] = value", value, index=index, region=_read_at(self._data, index) if basic else False)
+        self._inplace("x[...] = value", value, index=index, region=np.asarray(_read_at(self._data, index)) if basic else False)

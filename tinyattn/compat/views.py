@@ -28,8 +28,11 @@ PARTIAL_OVERLAP = ("unsupported operation: some elements of the input tensor and
                    "single memory location. Please clone() the tensor before performing the operation.")
 
 
-def multi_output_error(who: str) -> str:
-    return (f"{who} is a view and is being modified inplace. This view is the output of a function that returns "
+def multi_output_error(who: str, indirect: bool = False) -> str:
+    """PyTorch's words for a write into an output of split/unbind (``indirect``: into its base or a sibling,
+    found when the output is next used)."""
+    what = "its base or another view of its base has been modified inplace" if indirect else "is being modified inplace"
+    return (f"{who} is a view and {what}. This view is the output of a function that returns "
             "multiple views. Such functions do not allow the output views to be modified inplace. You should "
             "replace the inplace operation by an out-of-place one. (e.g. q = q * scale instead of q *= scale, "
             "or clone() the output first.)")
@@ -178,7 +181,7 @@ class ViewsMixin:
 
     def detach_(self):
         """Cut this tensor from the graph in place: it becomes a leaf that does not require grad."""
-        if self._base is not None and self._base.requires_grad:
+        if self._base is not None and self.dtype.kind == "f":  # (every float view, as PyTorch: its base may need it)
             raise RuntimeError("Can't detach views in-place. Use detach() instead.")
         self._grad_fn, self._rg = None, False
         return self

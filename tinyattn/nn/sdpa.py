@@ -112,6 +112,13 @@ def _keeps_output(q: np.ndarray) -> bool:
     return q.ndim == 4
 
 
+def _kept_inputs(q: np.ndarray, k: np.ndarray, v: np.ndarray) -> tuple:
+    """What backward reads of the inputs, as PyTorch keeps it: its fused kernel (4-D) keeps q, k and v
+    themselves; its composite path keeps v and scaled copies of q and k, so a later write into q or k
+    (or ``q.data = ...``) is neither refused nor seen by its backward. Here: copies of q and k."""
+    return (q, k, v) if _keeps_output(q) else (q.copy(), k.copy(), v)
+
+
 class _SDPA(Function):
     """O = dropout(softmax(Q K^T s + mask)) V;  dV = P^T dO, dS = P (dO V^T - rowsum(dO O)), dQ = dS K s, dK = dS^T Q s
 
@@ -125,7 +132,7 @@ class _SDPA(Function):
         plan = _block_plan(q, k, v, keep) if bias is None and dropout_p == 0.0 else None
         if plan is not None:  # big score arrays: the same maths, a block of matrices and query rows at a time
             e, l, o = _forward_blocked(q, k, v, keep, scale, plan)
-            ctx.save_for_backward(q, k, v, e, o if _keeps_output(q) else o.copy(), l)
+            ctx.save_for_backward(*_kept_inputs(q, k, v), e, o if _keeps_output(q) else o.copy(), l)
             ctx.scale, ctx.block = scale, plan
             return o
         ctx.block = None
@@ -151,7 +158,7 @@ class _SDPA(Function):
         else:
             drop = None
             o = p @ v  # (..., T, S) @ (..., S, d_v) -> (..., T, d_v)
-        ctx.save_for_backward(q, k, v, p, o if _keeps_output(q) else None, drop)
+        ctx.save_for_backward(*_kept_inputs(q, k, v), p, o if _keeps_output(q) else None, drop)
         ctx.scale = scale
         return o
 

@@ -13,6 +13,7 @@ import math
 import numpy as np
 
 from tinyattn.autograd import Function, unbroadcast
+from tinyattn.compat.indexing import pytorch_index_layout
 from tinyattn.fastnp import add_at, max_keepdims, sum_along
 
 class Add(Function):
@@ -414,8 +415,8 @@ class GetItem(Function):
         arrays = [i for i in items if isinstance(i, np.ndarray)]
         ctx.save_for_backward(*arrays)  # the index arrays, as PyTorch's IndexBackward
         out = a[idx]  # x[0, 1] with every dim selected: a 0-d view (NumPy would copy a scalar out)
-        if arrays:  # a copy, C-ordered as PyTorch's (NumPy may lay x[:, idx] out transposed): .view() works on it
-            return np.ascontiguousarray(out)
+        if arrays:  # a copy, laid out as PyTorch's (NumPy may lay x[:, idx] out transposed): .view() works as there
+            return pytorch_index_layout(a, idx, out)
         return out if isinstance(out, np.ndarray) else a[items + (...,)]
 
     @staticmethod

@@ -209,7 +209,7 @@ class Tensor(InplaceMixin, ViewsMixin, MethodsMixin):
 
     def _refresh_view(self, query: bool = False) -> None:
         """The base was written since this view's node was built: rebuild it from the base's node."""
-        if self._base._rg:
+        if self._base._rg or self._creation and self._grad_fn is not None:
             if not autograd.is_grad_enabled():
                 return  # (rebuilt when it is next used with the graph on)
             if self._creation:  # a no_grad view or a split output: PyTorch can not tell which history it should have
@@ -218,7 +218,9 @@ class Tensor(InplaceMixin, ViewsMixin, MethodsMixin):
                 raise RuntimeError(multi_output_error(self._creation, True) if self._creation != "no_grad" else
                                    "A view was created in no_grad mode and its base or another view of its base has "
                                    f"been modified inplace with grad mode enabled.{NO_GRAD_VIEW}")
-            self._grad_fn, self._rg = view_node(self), True
+            old, self._grad_fn, self._rg = self._grad_fn, view_node(self), True
+            if old is not None and old.retains is self:  # retain_grad follows the view's newest value
+                old.retains, self._grad_fn.retains = None, self
         self._view_version = self._counter[0]
 
     def register_hook(self, hook):

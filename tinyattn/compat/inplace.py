@@ -179,6 +179,9 @@ class InplaceMixin:
         self._bump_version()
         base = self._base
         if base is not None:  # a view: the base's history is rewritten (PyTorch's CopySlices)
+            old = self._grad_fn  # (which skips the view's old node: its hooks fire only for uses before the write)
+            if old is not None and old.hooks and node.next_functions[0][0] is old:
+                node.next_functions = ((Node(old.op, old.ctx, old.next_functions, old.shapes), 0),) + node.next_functions[1:]
             ctx = Context((base._rg, True))
             ctx.view_fn, ctx.like = self._view_fn, base._data
             node = Node(CopySlices, ctx, ((base._node(), 0), (node, 0)), (base.shape, self.shape))
@@ -314,6 +317,10 @@ class InplaceMixin:
         index = _index_arg(idx)
         index = (None,) if index is None else index  # x[None] = v writes all of x (None alone means no index below)
         items = index if isinstance(index, tuple) else (index,)
-        basic = all(i is None or i is Ellipsis or isinstance(i, (slice, int, np.integer)) and not isinstance(i, bool)
-                    for i in items)  # a view is written (PyTorch's copy_); else index tensors (its index_put_)
-        self._inplace("x[...] = value", value, index=index, region=np.asarray(_read_at(self._data, index)) if basic else False)
+        if not all(i is None or i is Ellipsis or isinstance(i, (slice, int, np.integer)) and not isinstance(i, bool)
+                   for i in items):  # index tensors: PyTorch's index_put_, which writes one value to every alias
+            return self._inplace("x[...] = value", value, index=index, region=False)
+        target = self[index]  # else the view x[idx] is written, as PyTorch's copy_ into it (x[:] is x itself)
+        a, b = target._data, self._data
+        same = a.shape == b.shape and a.strides == b.strides and a.__array_interface__ == b.__array_interface__
+        (self if same else target)._inplace("x[...] = value", value)

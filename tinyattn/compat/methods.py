@@ -354,7 +354,8 @@ class MethodsMixin:
         idx = _array_of(index)
         if idx.ndim > 1 or idx.dtype.kind not in "iu":
             raise TypeError(f"index_select: index must be a 1-D integer tensor, got shape {idx.shape} and dtype {idx.dtype}")
-        return self[(slice(None),) * d + (autograd.Tensor._make(idx.reshape(-1)),)]
+        out = self[(slice(None),) * d + (autograd.Tensor._make(idx.reshape(-1)),)]
+        return out if out.is_contiguous() else out.contiguous()  # (PyTorch's index_select is always C-ordered)
 
     def norm(self, p=2, dim=None, keepdim: bool = False) -> "Tensor":
         """The p-norm over dim (every element if None): p=2 (Euclid), 1, inf or any p > 0. The gradient of

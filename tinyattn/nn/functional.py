@@ -54,9 +54,9 @@ def log_softmax(x: Tensor, dim: int = -1) -> Tensor:
     return _as_tensor(x, "log_softmax").log_softmax(dim)
 
 
-def relu(x: Tensor) -> Tensor:
-    """max(x, 0) elementwise."""
-    return _ReLU.apply(_as_tensor(x, "relu"))
+def relu(x: Tensor, inplace: bool = False) -> Tensor:
+    """max(x, 0) elementwise; ``inplace=True`` writes it into x and returns x (``x.relu_()``), as PyTorch."""
+    return _as_tensor(x, "relu").relu_() if inplace else _ReLU.apply(_as_tensor(x, "relu"))
 
 
 def sigmoid(x: Tensor) -> Tensor:
@@ -309,7 +309,13 @@ def _rstd_of_huge_rows(xc: np.ndarray, var: np.ndarray, eps: float) -> np.ndarra
 
 class _LayerNorm(Function):
     """y = xhat * w + b, xhat = (x - mean) / sqrt(var + eps) over the last n dims;
-    dx = rstd (gh - mean(gh) - xhat mean(gh xhat)) with gh = g w;  dw = sum g xhat;  db = sum g"""
+    dx = rstd (gh - mean(gh) - xhat mean(gh xhat)) with gh = g w;  dw = sum g xhat;  db = sum g
+
+    Like PyTorch's it keeps the input x (and the weight): an in-place write into x after the call is
+    caught by backward. PyTorch keeps each row's mean and rstd and rebuilds xhat from x; here xhat is
+    kept (its own memory, never the output's: a write into the output or a detach() of it changes
+    nothing backward reads), which spares that pass and keeps near-constant rows exact.
+    """
     @staticmethod
     def forward(ctx, x, *affine, n, eps, has_weight):
         # The normalized (trailing) dims are one row of F = prod(normalized_shape) numbers: every
@@ -321,10 +327,10 @@ class _LayerNorm(Function):
         xhat *= rstd  # in place: the centred copy becomes xhat
         weight = affine[0] if has_weight else None
         bias = affine[-1] if len(affine) > has_weight else None
-        ctx.save_for_backward(xhat, rstd, weight)
+        ctx.save_for_backward(x, xhat, rstd, weight)  # (x for the version check only)
         ctx.has_weight, ctx.shape, ctx.norm_shape = has_weight, x.shape, x.shape[x.ndim - n:]
         if weight is None and bias is None:
-            return xhat.reshape(x.shape)
+            return xhat.reshape(x.shape).copy()  # (the output is the caller's to change; xhat is backward's)
         y = xhat * weight.reshape(F) if weight is not None else xhat.copy()  # (N, F)
         if bias is not None:
             y += bias.reshape(F)
@@ -332,7 +338,7 @@ class _LayerNorm(Function):
 
     @staticmethod
     def backward(ctx, g):
-        xhat, rstd, w = ctx.saved_tensors  # xhat (N, F), rstd (N, 1)
+        _, xhat, rstd, w = ctx.saved_tensors  # xhat (N, F), rstd (N, 1)
         F = xhat.shape[1]
         g_rows = g.reshape(-1, F)  # (N, F)
         gh = g_rows * w.reshape(F) if w is not None else g_rows  # gradient w.r.t. xhat

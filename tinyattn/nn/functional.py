@@ -281,7 +281,7 @@ def _centre_and_rstd(x: np.ndarray, eps: float) -> tuple:
     """(x - mean, 1 / sqrt(var + eps), mean) of each row of x (N, F), accurate on near-constant rows and on
     huge ones; the mean as its two terms (m1, m2), from which _centre rebuilds x - mean bit for bit."""
     m1 = mean_last(x)
-    xhat = x - m1  # (N, F), centred
+    xhat = np.subtract(x, m1, order="C")  # (N, F), centred (C-ordered: the output is, as PyTorch's)
     # x - mean is exact where x is close to the mean, so what error remains is the rounding of the
     # mean itself (a unit in the last place: 0.001 at 1e4 in float32). On a near-constant row
     # that error is the whole signal; the mean of the centred row measures it, and we take it off.

@@ -482,10 +482,10 @@ class Stack(Function):
 
 
 class Contiguous(Function):
-    """a copied into C order;  da = g"""
+    """a copied into C order (order="K": in a's own dim order, as clone());  da = g"""
     @staticmethod
-    def forward(ctx, a):
-        return np.array(a, order="C", copy=True)
+    def forward(ctx, a, order="C"):
+        return np.array(a, order=order, copy=True)
 
     @staticmethod
     def backward(ctx, g):

@@ -416,3 +416,10 @@ def test_tensor_mm_and_bmm_methods():
     assert a[None].bmm(a[None]).tolist() == [[[7.0, 10.0], [15.0, 22.0]]]
     with pytest.raises(ValueError, match="2-D"):
         a[None].mm(a)
+
+
+def test_clone_keeps_the_dim_order_of_its_input_as_pytorchs_preserve_format():
+    x = torch.arange(24.0).reshape(2, 3, 4)
+    assert x.mT.clone().stride() == (12, 1, 3)  # transposed stays transposed
+    assert x.mT[:, ::2].clone().stride() == (6, 1, 2)  # dense again, in the same dim order
+    assert x[:1].expand(3, 3, 4).clone().is_contiguous()  # aliased memory: C order

@@ -32,7 +32,9 @@ from tinyattn.compat.hooks import RemovableHandle
 from tinyattn.compat.indexing import _index_arg, _pytorch_index_steps
 from tinyattn.compat.inplace import NO_GRAD_VIEW, InplaceMixin, random_fill, view_node  # noqa: F401
 from tinyattn.compat.methods import _TYPE_OF_NAME, MethodsMixin, MinMax  # noqa: F401
-from tinyattn.compat.views import Expand, ViewsMixin, memory_root, multi_output_error, view_name  # noqa: F401
+from tinyattn.compat.views import (  # noqa: F401
+    Expand, ViewsMixin, memory_root, multi_output_error, view_name,
+)
 from tinyattn.compat.ops import Cast, Einsum, Pow, Reciprocal, Remainder, RoundedDiv, StdFromVar, Var  # noqa: F401
 from tinyattn.defaults import (  # noqa: F401
     Generator, get_default_dtype, get_rng, manual_seed, rng_of, set_default_dtype,
@@ -329,7 +331,7 @@ class Tensor(InplaceMixin, ViewsMixin, MethodsMixin):
         return self if self._data.flags.c_contiguous else Contiguous.apply(self)
 
     def clone(self) -> "Tensor":  # (PyTorch's preserve_format: a transposed tensor's clone is transposed too)
-        return Contiguous.apply(self, order="K")
+        return Contiguous.apply(self, order="C" if 0 in self._data.strides and self._data.size > 1 else "K")
 
     def __repr__(self) -> str:
         body = np.array2string(self._data, separator=", ", precision=4, prefix="tensor(")

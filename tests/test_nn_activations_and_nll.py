@@ -18,7 +18,8 @@ def test_activation_modules_compute_their_functions():
     assert nn.Tanh()(x).tolist()[0] == pytest.approx([math.tanh(-1), 0.0, math.tanh(2)])
     assert nn.Sigmoid()(x).tolist()[0] == pytest.approx([1 / (1 + math.e), 0.5, 1 / (1 + math.exp(-2))])
     assert nn.SiLU()(x).tolist()[0] == pytest.approx([-1 / (1 + math.e), 0.0, 2 / (1 + math.exp(-2))])
-    assert nn.ReLU(inplace=True)(x).tolist() == [[0.0, 0.0, 2.0]] and x.tolist() == [[-1.0, 0.0, 2.0]]
+    y = x.clone()  # inplace=True writes into its input and returns it, as PyTorch's
+    assert nn.ReLU(inplace=True)(y) is y and y.tolist() == [[0.0, 0.0, 2.0]] and x.tolist() == [[-1.0, 0.0, 2.0]]
     e = [math.exp(v) for v in (-1.0, 0.0, 2.0)]
     assert nn.Softmax(dim=1)(x).tolist()[0] == pytest.approx([v / sum(e) for v in e])
     assert nn.LogSoftmax(dim=-1)(x).tolist()[0] == pytest.approx([math.log(v / sum(e)) for v in e], rel=1e-6)

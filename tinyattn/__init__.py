@@ -11,7 +11,7 @@ from .tensor import (
 from .autograd import inference_mode, set_grad_enabled
 from . import tensor  # noqa: F401  (the engine module, callable as PyTorch's torch.tensor(data) factory)
 from .factories import (
-    arange, empty, eye, from_numpy, full, full_like, linspace, meshgrid, ones, ones_like, zeros, zeros_like,
+    arange, as_tensor, empty, eye, from_numpy, full, full_like, linspace, meshgrid, ones, ones_like, zeros, zeros_like,
 )
 from .sampling import multinomial, normal, rand, rand_like, randint, randn, randn_like, randperm
 from .functions import (
@@ -79,6 +79,7 @@ __all__ = [
 ]
 
 # the PyTorch surface that training scripts touch: data loading, checkpoints, devices
+__all__ += ["as_tensor"]
 __all__ += ["amp", "autocast", "backends", "cuda", "device", "load", "save", "utils"]
 
 __version__ = "0.1.0"

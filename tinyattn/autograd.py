@@ -12,21 +12,20 @@ This is the whole engine behind ``loss.backward()``; ``tinyattn/tensor.py`` hold
    changed them since (every tensor has a version counter, shared with its views).
 4. ``backward``: a topological order of the nodes, then the chain rule node by node, one
    ``unbroadcast``, and ``accumulate`` at the leaves. Afterwards what the nodes saved is freed.
+   ``grad`` runs the same walk and returns the gradients instead of adding them to ``.grad``.
 
 This module imports nothing from the package; ``tinyattn.tensor`` registers its Tensor class here.
 """
 from __future__ import annotations
 
 import contextlib
-import itertools
+import weakref
 
 import numpy as np
 
 Tensor: type = None  # type: ignore[assignment]  (tinyattn.tensor sets it once its Tensor class exists)
 
-# ----------------------------------------------------------------------------------------------
-# Grad mode: whether ops record the graph.
-# ----------------------------------------------------------------------------------------------
+# --- Grad mode: whether ops record the graph. --------------------------------------------------
 _grad_enabled: bool = True
 
 
@@ -59,15 +58,6 @@ def inference_mode(mode: bool = True):
     return _set_grad(not mode)
 
 
-def Variable(data, requires_grad: bool = False):
-    """PyTorch before 0.4 wrapped tensors in a Variable to track gradients; a tensor does that now, so
-    ``Variable(x)`` is x (made a tensor if it is not one), as in today's PyTorch."""
-    t = data if isinstance(data, Tensor) else Tensor(data)
-    if requires_grad:
-        t.requires_grad_(True)
-    return t
-
-
 class set_grad_enabled:
     """Turn graph recording on or off: at once when called (``set_grad_enabled(False)``), and back to
     what it was at the end of a ``with set_grad_enabled(is_train):`` block, as in PyTorch."""
@@ -78,21 +68,19 @@ class set_grad_enabled:
             raise TypeError(f"set_grad_enabled expects a bool, got {type(mode).__name__}")
         self.prev, _grad_enabled = _grad_enabled, bool(mode)
 
-    def __enter__(self) -> None:
-        return None
+    def __enter__(self) -> None:  # (the mode changed when the object was made)
+        pass
 
     def __exit__(self, *exc) -> None:
         global _grad_enabled
         _grad_enabled = self.prev
 
 
-# ----------------------------------------------------------------------------------------------
-# Nodes, Context and Function: an op with its forward and its backward side by side.
-# ----------------------------------------------------------------------------------------------
+# --- Nodes, Context and Function: an op with its forward and its backward side by side. --------
 SECOND_BACKWARD = (
     "Trying to backward through the graph a second time (or directly access saved tensors after they "
     "have already been freed). Saved intermediate values of the graph are freed when you call "
-    ".backward(). Specify retain_graph=True if you need to backward through the graph a second time or "
+    ".backward() or autograd.grad(). Specify retain_graph=True if you need to backward through the graph a second time or "
     "if you need to access saved tensors after calling backward.")
 
 
@@ -107,7 +95,6 @@ def _modified(array: np.ndarray, now: int, then: int, node: str) -> str:
 class Node:
     """One op of the graph, as PyTorch's ``grad_fn``: ``<MulBackward>`` with the op's ``Context`` and
     ``next_functions``, one ``(node, 0)`` pair per input (``(None, 0)`` for an input that needs no gradient).
-
     A leaf that requires grad gets an ``AccumulateGrad`` node (``op`` None, ``variable`` the leaf).
     ``shapes`` are the inputs' shapes, for ``unbroadcast``. ``hooks`` run on the gradient that reaches
     this node before its backward does (``Tensor.register_hook``); ``retains`` keeps it (``retain_grad``).
@@ -126,25 +113,6 @@ class Node:
         return f"<{self.name()}>"
 
 
-class RemovableHandle:
-    """What every ``register_*hook`` returns (a tensor's or a module's): ``handle.remove()`` takes the
-    hook off again (twice is harmless); ``with handle:`` removes it when the block ends."""
-
-    _ids = itertools.count()
-
-    def __init__(self, hooks: dict) -> None:
-        self.hooks_dict_ref, self.id = hooks, next(RemovableHandle._ids)
-
-    def remove(self) -> None:
-        self.hooks_dict_ref.pop(self.id, None)
-
-    def __enter__(self) -> "RemovableHandle":
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.remove()
-
-
 class Context:
     """What ``forward`` leaves for ``backward``: saved arrays, ``needs_input_grad`` and constants (attributes)."""
 
@@ -152,7 +120,7 @@ class Context:
 
     def __init__(self, needs_input_grad: tuple):
         self._saved: tuple | None = ()  # None once backward has freed them
-        self._versions: tuple = ()  # (counter, version when saved, array) for saved arrays that are tensors' memory
+        self._versions: tuple = ()  # (counter, version when saved, array, node name, weakref to its tensor)
         self.needs_input_grad = needs_input_grad
 
     def save_for_backward(self, *arrays) -> None:
@@ -163,10 +131,14 @@ class Context:
         """The saved arrays, after checking that no in-place op changed them since forward (as PyTorch)."""
         if self._saved is None:
             raise RuntimeError(SECOND_BACKWARD)
-        for counter, version, array, node in self._versions:
+        saved = self._saved
+        for counter, version, array, node, tensor in self._versions:
             if counter[0] != version:
                 raise RuntimeError(_modified(array, counter[0], version, node))
-        return self._saved
+            t = tensor()  # PyTorch saves the tensor itself: `w.data = new` since forward is read here
+            if t is not None and t._data is not array and t._data.shape == array.shape:
+                saved = tuple(t._data if a is array else a for a in saved)
+        return saved
 
 
 class Function:
@@ -177,8 +149,8 @@ class Function:
 
     ``new_arrays = True`` promises that ``backward`` returns arrays nothing else holds (not ``grad``,
     not a saved array, not one array twice), so a leaf's ``.grad`` may keep one without a copy.
-    ``view = True``: the output may share its input's memory (reshape, transpose, basic indexing); it
-    then becomes a view of that input's base, sharing its version counter (see ``Tensor._as_view``).
+    ``view = True``: the output may share its input's memory (reshape, transpose, basic indexing); it then
+    becomes a view of that input's base, sharing its version counter (``Tensor._share_memory_of``).
     """
 
     new_arrays = False
@@ -198,8 +170,8 @@ class Function:
         for x in inputs:
             if not isinstance(x, Tensor):
                 x = Tensor(x)
-            elif x._base is not None and x._view_version != x._counter[0]:
-                x._refresh_view()  # its base was written since: the view's node is rebuilt from the base's
+            elif x._base is not None:
+                x._sync_view()  # its base was written since: the view's node is rebuilt from the base's
             tensors.append(x)
             arrays.append(x._data)
             needs.append(x._rg)
@@ -227,7 +199,7 @@ def _watch(saved: tuple, tensors: list, out, op) -> tuple:
         if isinstance(a, np.ndarray):
             for t in (out, *tensors):
                 if t._data is a and t._counter is not None:
-                    watched.append((t._counter, t._counter[0], a, f"{op.__name__}Backward"))
+                    watched.append((t._counter, t._counter[0], a, f"{op.__name__}Backward", weakref.ref(t)))
                     break
     return tuple(watched)
 
@@ -250,31 +222,31 @@ def unbroadcast(grad: np.ndarray, shape: tuple) -> np.ndarray:
     return grad
 
 
-# ----------------------------------------------------------------------------------------------
-# The graph walk, over nodes.
-# ----------------------------------------------------------------------------------------------
-def topological_order(root: Node) -> list:
-    """Every node ``root`` depends on, each after all of the nodes it feeds.
-
-    A depth-first walk with an explicit stack of (node, iterator over its next_functions), so a chain
-    of 20,000 ops does not recurse 20,000 deep. Nodes hash by identity: they can be set members.
-    """
-    order, visited, stack = [], {root}, [(root, iter(root.next_functions))]
-    while stack:
-        node, inputs = stack[-1]
-        for child, _ in inputs:
-            if child is not None and child not in visited:
-                visited.add(child)
-                stack.append((child, iter(child.next_functions)))  # go deeper first; come back later
-                break
-        else:  # every input of `node` is in `order`
-            stack.pop()
-            order.append(node)
+# --- The graph walk, over nodes. ---------------------------------------------------------------
+def topological_order(roots: list) -> list:
+    """Every node the ``roots`` depend on, each after all of the nodes it feeds: a depth-first walk with
+    an explicit stack of (node, iterator over its next_functions), so 20,000 ops do not recurse 20,000 deep."""
+    order, visited = [], set()
+    for root in roots:  # (several for autograd.grad's outputs; one found below another comes after it)
+        if root in visited:
+            continue
+        visited.add(root)
+        stack = [(root, iter(root.next_functions))]
+        while stack:
+            node, inputs = stack[-1]
+            for child, _ in inputs:
+                if child is not None and child not in visited:
+                    visited.add(child)
+                    stack.append((child, iter(child.next_functions)))  # go deeper first; come back later
+                    break
+            else:  # every input of `node` is in `order`
+                stack.pop()
+                order.append(node)
     return order
 
 
-def backward(root, gradient=None, retain_graph: bool | None = None) -> None:
-    """Add d(root)/d(leaf), contracted with ``gradient``, to ``.grad`` of every leaf that requires grad."""
+def _start(root, gradient) -> tuple:
+    """The node where backward from ``root`` starts, and d(root)/d(root) (``gradient``, or 1 for a scalar)."""
     start = root._node() if root.requires_grad else None  # (a view follows its base's latest write first)
     if start is None:
         raise RuntimeError("backward(): this tensor does not require grad and has no graph "
@@ -287,10 +259,18 @@ def backward(root, gradient=None, retain_graph: bool | None = None) -> None:
     seed = np.asarray(gradient._data if isinstance(gradient, Tensor) else gradient, dtype=root._data.dtype)
     if seed.shape != root.shape:
         raise ValueError(f"backward(gradient): gradient has shape {seed.shape} but the output has shape {root.shape}")
+    return start, seed
 
-    grads = {start: seed}  # node -> d(root)/d(its output), summed over every path found so far
+
+def backward(root, gradient=None, retain_graph: bool | None = None, capture: dict | None = None) -> None:
+    """Add d(root)/d(leaf), contracted with ``gradient``, to ``.grad`` of every leaf that requires grad. ``root``
+    may be a list of (node, seed) pairs; ``capture`` (node -> None) keeps what reaches those nodes instead (``grad``)."""
+    starts = root if isinstance(root, list) else [_start(root, gradient)]
+    grads = {}  # node -> d(root)/d(its output), summed over every path found so far
+    for node, seed in starts:
+        grads[node] = grads[node] + seed if node in grads else seed
     owned = set()  # nodes whose array in `grads` nothing else holds (accumulate may keep it uncopied)
-    for node in reversed(topological_order(start)):  # the output first, each node after all its users
+    for node in reversed(topological_order([n for n, _ in starts])):  # each node after all its users
         g = grads.pop(node, None)
         if g is None:
             continue
@@ -301,8 +281,11 @@ def backward(root, gradient=None, retain_graph: bool | None = None) -> None:
                     g, owned = np.asarray(new._data if isinstance(new, Tensor) else new, dtype=g.dtype), owned - {node}
         if node.retains is not None:  # retain_grad on a non-leaf
             accumulate(node.retains, g, copy=True)
+        if capture is not None and node in capture:
+            capture[node] = np.array(g)
         if node.op is None:  # AccumulateGrad
-            accumulate(node.variable, g, copy=node not in owned)
+            if capture is None:
+                accumulate(node.variable, g, copy=node not in owned)
             continue
         in_grads = node.op.backward(node.ctx, g)  # the chain rule: d(root)/d(input) for each input
         if type(in_grads) is not tuple:
@@ -332,10 +315,36 @@ def accumulate(t, g: np.ndarray, copy: bool = True) -> None:
     """``t.grad += g``. The first write copies ``g``: a backward may return an array it still holds
     (a saved one, or a view of its input), and a later ``+=`` must never write into that. With
     ``copy=False`` (an array nothing else holds) it keeps ``g``: a copy per weight per step is a visible
-    share of a small MLP's step (benchmarks/RESULTS.md)."""
+    share of a small MLP's step (benchmarks/RESULTS.md). As in PyTorch, nothing reaches a leaf whose
+    requires_grad was turned off after the graph was built, nor a view taken under no_grad."""
+    if not t._rg or t._creation == "no_grad":
+        return
     if t._grad is None:
         if copy or g.dtype != t._data.dtype:
             g = np.array(g, dtype=t._data.dtype)  # np.array copies
         t._grad = Tensor._make(g)
     else:
         t._grad._data += g
+
+
+
+def grad(outputs, inputs, grad_outputs=None, retain_graph: bool | None = None, create_graph: bool = False,
+         allow_unused: bool = False) -> tuple:
+    """d(outputs)/d(each input) as a tuple, added to no ``.grad`` (PyTorch's ``torch.autograd.grad``):
+    the outputs' gradients are summed, each contracted with its ``grad_outputs`` entry (backward's ``gradient``)."""
+    if create_graph:
+        raise NotImplementedError("autograd.grad(create_graph=True): tinyattn's backward computes on arrays and "
+                                  "records no graph of its own, so derivatives of gradients are not supported")
+    listed = lambda x: [x] if isinstance(x, Tensor) else list(x)  # noqa: E731
+    outs, ins = listed(outputs), listed(inputs)
+    gos = [None] * len(outs) if grad_outputs is None else listed(grad_outputs)
+    if not all(t.requires_grad for t in ins):
+        raise RuntimeError("One of the differentiated Tensors does not require grad")
+    capture = dict.fromkeys(t._node() for t in ins)
+    backward([_start(o, go) for o, go in zip(outs, gos, strict=True)], None, retain_graph, capture)
+    found = [capture[t._node()] for t in ins]
+    for i, g in enumerate(found):
+        if g is None and not allow_unused:
+            raise RuntimeError(f"The differentiated Tensor at index {i} appears to not have been used in the graph. "
+                               "Set allow_unused=True if this is the desired behavior.")
+    return tuple(None if g is None else Tensor._make(g) for g in found)

@@ -11,15 +11,31 @@ from typing import Any
 
 import numpy as np
 
-from . import checks
+from . import autograd, checks
 from .checks import device as _device
 from .tensor import Tensor, _as_array, _new_shape, get_default_dtype
 
 
 def tensor(data: Any, requires_grad: bool = False, dtype=None, device=None) -> Tensor:
-    """Make a Tensor (same as ``Tensor(...)``)."""
+    """Make a Tensor with memory of its own: an ndarray or a tensor is COPIED, as PyTorch's ``torch.tensor``
+    (dense, in the array's own dim order), so a later write to either leaves the other alone.
+    ``as_tensor`` and ``from_numpy`` share the array's memory instead."""
     _device(device)
-    return Tensor(data, requires_grad=requires_grad, dtype=dtype)
+    arr = _as_array(data, dtype)
+    if isinstance(data, (np.ndarray, np.generic, Tensor)):
+        arr = np.array(arr, order="K", copy=True)  # (a sliced array's gaps are gone: .view(-1) works)
+    return Tensor(arr, requires_grad=requires_grad)
+
+
+def as_tensor(data: Any, dtype=None, device=None) -> Tensor:
+    """``data`` as a tensor, sharing memory where it can, as PyTorch: a tensor of that dtype comes back
+    as itself, an ndarray of that dtype is shared (as ``from_numpy``); anything else is converted."""
+    _device(device)
+    if isinstance(data, Tensor):
+        return data if dtype is None or np.dtype(dtype) == data.dtype else data.to(dtype)
+    if isinstance(data, np.ndarray) and (dtype is None or np.dtype(dtype) == data.dtype):
+        return from_numpy(data)
+    return tensor(data, dtype=dtype)
 
 
 class _CallableModule(types.ModuleType):
@@ -37,6 +53,18 @@ sys.modules[Tensor.__module__].__class__ = _CallableModule
 
 def _factory(arr: np.ndarray, requires_grad: bool) -> Tensor:
     return Tensor(arr, requires_grad=requires_grad)
+
+
+def Variable(data, requires_grad: bool = False):
+    """``torch.autograd.Variable``: PyTorch before 0.4 wrapped tensors in a Variable to track gradients;
+    a tensor does that now, so ``Variable(x)`` is x (made a tensor if it is not one), as in today's PyTorch."""
+    t = data if isinstance(data, Tensor) else Tensor(data)
+    if requires_grad:
+        t.requires_grad_(True)
+    return t
+
+
+autograd.Variable = Variable  # (its name in PyTorch; autograd.py imports nothing from the package)
 
 
 def zeros(*shape, dtype=None, requires_grad: bool = False, device=None) -> Tensor:

@@ -13,6 +13,7 @@ import math
 import numpy as np
 
 from tinyattn.autograd import Function, unbroadcast
+from tinyattn.compat.indexing import pytorch_index_layout
 from tinyattn.fastnp import add_at, max_keepdims, sum_along
 
 class Add(Function):
@@ -345,7 +346,7 @@ class Softmax(Function):
         # so logits of 1e4 do not overflow to inf.
         m = max_keepdims(a, dim)
         _check_all_masked(m, dim, "softmax")
-        e = np.exp(a - m)
+        e = np.exp(np.subtract(a, m, order="C"))  # (C-ordered whatever a's layout, as PyTorch's)
         e /= sum_along(e, dim)  # a GEMV against ones on the last axis (fastnp)
         ctx.save_for_backward(e)
         ctx.dim = dim
@@ -365,7 +366,7 @@ class LogSoftmax(Function):
     def forward(ctx, a, dim):
         m = max_keepdims(a, dim)
         _check_all_masked(m, dim, "log_softmax")
-        y = a - m
+        y = np.subtract(a, m, order="C")  # (C-ordered whatever a's layout, as PyTorch's)
         y -= np.log(sum_along(np.exp(y), dim))  # in place: y is ours
         ctx.save_for_backward(y)
         ctx.dim = dim
@@ -403,17 +404,6 @@ class Permute(Function):
         return g.transpose(np.argsort(ctx.axes))
 
 
-class Expand(Function):
-    """broadcast_to(a, shape);  da = g summed over the stretched dims (the engine's unbroadcast)"""
-    @staticmethod
-    def forward(ctx, a, shape):
-        return np.broadcast_to(a, shape)
-
-    @staticmethod
-    def backward(ctx, g):
-        return g
-
-
 class GetItem(Function):
     """a[idx];  da = zeros with g scattered back (repeated indices accumulate)"""
     view = True  # basic indexing (ints, slices, None) is a view of a, as in PyTorch
@@ -425,7 +415,9 @@ class GetItem(Function):
         arrays = [i for i in items if isinstance(i, np.ndarray)]
         ctx.save_for_backward(*arrays)  # the index arrays, as PyTorch's IndexBackward
         out = a[idx]  # x[0, 1] with every dim selected: a 0-d view (NumPy would copy a scalar out)
-        return out if isinstance(out, np.ndarray) else np.asarray(out) if arrays else a[items + (...,)]
+        if arrays:  # a copy, laid out as PyTorch's (NumPy may lay x[:, idx] out transposed): .view() works as there
+            return pytorch_index_layout(a, idx, out)
+        return out if isinstance(out, np.ndarray) else a[items + (...,)]
 
     @staticmethod
     def backward(ctx, g):
@@ -490,10 +482,10 @@ class Stack(Function):
 
 
 class Contiguous(Function):
-    """a copied into C order;  da = g"""
+    """a copied into C order (order="K": in a's own dim order, as clone());  da = g"""
     @staticmethod
-    def forward(ctx, a):
-        return np.array(a, order="C", copy=True)
+    def forward(ctx, a, order="C"):
+        return np.array(a, order=order, copy=True)
 
     @staticmethod
     def backward(ctx, g):

@@ -9,8 +9,9 @@ Read it in this order:
    node, its version counter, views, and the methods the course uses.
 3. ``tinyattn/ops.py``: the ops, each next to its derivative.
 
-PyTorch's long tail (rare methods, the in-place family and view writes, indexing rules, rarer ops)
-is in ``tinyattn/compat/``, mixed into the class.
+PyTorch's long tail is in ``tinyattn/compat/``, mixed into the class: the in-place family and
+writes into views (``inplace.py``), which ops are views and which writes PyTorch refuses
+(``views.py``), indexing rules, rare methods and ops.
 
 This module is also PyTorch's factory ``tinyattn.tensor(data)``: calling it calls ``factories.tensor``.
 """
@@ -27,16 +28,20 @@ from tinyattn.compat.args import (  # noqa: F401
     _array_of, _as_array, _clamp_bound, _infer_shape, _n_reduced, _new_shape, _norm_dim, _norm_dims, _number,
     _shape_arg, _var_args, numpy_names,
 )
+from tinyattn.compat.hooks import RemovableHandle
 from tinyattn.compat.indexing import _index_arg, _pytorch_index_steps
 from tinyattn.compat.inplace import NO_GRAD_VIEW, InplaceMixin, random_fill, view_node  # noqa: F401
 from tinyattn.compat.methods import _TYPE_OF_NAME, MethodsMixin, MinMax  # noqa: F401
+from tinyattn.compat.views import (  # noqa: F401
+    Expand, ViewsMixin, memory_root, multi_output_error, view_name,
+)
 from tinyattn.compat.ops import Cast, Einsum, Pow, Reciprocal, Remainder, RoundedDiv, StdFromVar, Var  # noqa: F401
 from tinyattn.defaults import (  # noqa: F401
     Generator, get_default_dtype, get_rng, manual_seed, rng_of, set_default_dtype,
 )
 from tinyattn.promotion import _combine, promote_types, result_type  # noqa: F401  (the ops and functions.py read these)
 from tinyattn.ops import (  # noqa: F401  (the ops, importable from here as before)
-    Add, Amax, Cat, Contiguous, Div, Exp, Expand, GetItem, Log, LogSoftmax, MaskedFill, MatMul, Mul, Neg,
+    Add, Amax, Cat, Contiguous, Div, Exp, GetItem, Log, LogSoftmax, MaskedFill, MatMul, Mul, Neg,
     Permute, PowConst, ReLU, Reshape, Sigmoid, Softmax, Sqrt, Stack, Sub, Sum, Tanh, Where, _check_all_masked,
 )
 
@@ -44,7 +49,7 @@ float32 = np.float32
 float64 = np.float64
 
 
-class Tensor(InplaceMixin, MethodsMixin):
+class Tensor(InplaceMixin, ViewsMixin, MethodsMixin):
     """An n-dimensional array with an optional gradient (``.grad``) and the op that made it.
 
     The NumPy array itself is ``_data``. As in PyTorch, ``.data`` is a Tensor without grad that shares
@@ -52,7 +57,7 @@ class Tensor(InplaceMixin, MethodsMixin):
     """
 
     __slots__ = ("_data", "_grad", "_counter", "_rg", "_grad_fn", "_acc", "_base", "_view_fn", "_view_version",
-                 "_no_grad_view", "__weakref__")
+                 "_creation", "__weakref__")
     __array_priority__ = 1000  # make `ndarray + Tensor` call Tensor.__radd__
     __array_ufunc__ = None
 
@@ -72,7 +77,7 @@ class Tensor(InplaceMixin, MethodsMixin):
         self._base = None           # a view: the tensor whose memory it shares (PyTorch's ._base)
         self._view_fn = ()          # a view: the view ops that take it from _base, as (op, constants) pairs
         self._view_version = 0      # a view: the version its node was built at (see _refresh_view)
-        self._no_grad_view = False  # a view taken under no_grad (or from one): a recorded write into it is refused
+        self._creation = None       # a view taken under no_grad ("no_grad") or output i of split/unbind: see _in_graph
 
     @staticmethod
     def _make(arr: np.ndarray) -> "Tensor":
@@ -125,7 +130,9 @@ class Tensor(InplaceMixin, MethodsMixin):
     def requires_grad(self) -> bool:
         """Whether backward() computes a gradient for this tensor (checked on assignment: floats only)."""
         if self._base is not None and self._view_version != self._counter[0]:
-            self._refresh_view()
+            self._refresh_view(query=True)
+        if self._creation == "no_grad" and self._grad_fn is None:  # as PyTorch: a no_grad view follows its base
+            return self._base._rg
         return self._rg
 
     @requires_grad.setter
@@ -140,7 +147,7 @@ class Tensor(InplaceMixin, MethodsMixin):
             raise RuntimeError("you can only change requires_grad flags of leaf variables. If you want to use a "
                                "computed variable in a subgraph that doesn't require differentiation use "
                                "var_no_grad = var.detach().")
-        self._rg = bool(flag)
+        self._rg = bool(flag) or self._creation == "no_grad" and self._base._rg  # (a no_grad view follows its base)
         return self
 
     # --- attributes ---------------------------------------------------------------------------
@@ -181,25 +188,42 @@ class Tensor(InplaceMixin, MethodsMixin):
     def _share_memory_of(self, inputs: list, op, constants: dict) -> None:
         """``Function.apply`` found this output in an input's memory: share its version counter and, for
         a view op, become a view of that input's base (remembering how, to replay it on gradients)."""
-        owner = self._data.base
+        owner = memory_root(self._data)
         for t in inputs:
-            if (t._data is owner or t._data.base is owner) and t._counter is not None:
+            if t._counter is not None and memory_root(t._data) is owner:
                 self._counter = t._counter
                 if op.view:
                     self._base = t if t._base is None else t._base
                     self._view_fn, self._view_version = t._view_fn + ((op, constants),), t._counter[0]
-                    self._no_grad_view = t._no_grad_view or not autograd.is_grad_enabled()
+                    made = t._creation  # a view of a no_grad view or of a split output keeps its rule
+                    self._creation = "no_grad" if not autograd.is_grad_enabled() else made and \
+                        (made if made == "no_grad" else f"Output 0 of {view_name(op, constants)}")
+                    if self._creation == "no_grad" and self._base._rg:  # as PyTorch: a leaf that requires grad,
+                        self._rg = True  # which no gradient reaches (autograd.accumulate) nor leaves (no grad_fn)
                 return
 
-    def _refresh_view(self) -> None:
+    def _sync_view(self) -> None:
+        """Before an op reads this view: catch up with writes into its base, and a no_grad view with its
+        base's requires_grad (PyTorch reads it from the base)."""
+        if self._view_version != self._counter[0]:
+            self._refresh_view()
+        if self._creation == "no_grad" and self._grad_fn is None:
+            self._rg = self._base._rg
+
+    def _refresh_view(self, query: bool = False) -> None:
         """The base was written since this view's node was built: rebuild it from the base's node."""
-        if self._base._rg:
+        if self._base._rg or self._creation and self._grad_fn is not None:
             if not autograd.is_grad_enabled():
                 return  # (rebuilt when it is next used with the graph on)
-            if self._no_grad_view:  # PyTorch can not tell which history such a view should have
-                raise RuntimeError("A view was created in no_grad mode and its base or another view of its base has "
+            if self._creation:  # a no_grad view or a split output: PyTorch can not tell which history it should have
+                if query:  # reading requires_grad (a repr) answers; grad_fn, is_leaf and any use raise, as PyTorch
+                    return
+                raise RuntimeError(multi_output_error(self._creation, True) if self._creation != "no_grad" else
+                                   "A view was created in no_grad mode and its base or another view of its base has "
                                    f"been modified inplace with grad mode enabled.{NO_GRAD_VIEW}")
-            self._grad_fn, self._rg = view_node(self), True
+            old, self._grad_fn, self._rg = self._grad_fn, view_node(self), True
+            if old is not None and old.retains is self:  # retain_grad follows the view's newest value
+                old.retains, self._grad_fn.retains = None, self
         self._view_version = self._counter[0]
 
     def register_hook(self, hook):
@@ -210,7 +234,7 @@ class Tensor(InplaceMixin, MethodsMixin):
         node = self._node()
         if node.hooks is None:
             node.hooks = {}
-        handle = autograd.RemovableHandle(node.hooks)
+        handle = RemovableHandle(node.hooks)
         node.hooks[handle.id] = hook
         return handle
 
@@ -249,8 +273,6 @@ class Tensor(InplaceMixin, MethodsMixin):
     def __int__(self) -> int:
         return int(self.item())
 
-
-
     def __array__(self, dtype=None, copy=None):
         return self._data if dtype is None else self._data.astype(dtype)
 
@@ -267,7 +289,7 @@ class Tensor(InplaceMixin, MethodsMixin):
         """Keep ``.grad`` on this non-leaf tensor after backward (handy for inspecting a graph)."""
         if not self.requires_grad:
             raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
-        if self.grad_fn is not None:
+        if (self._grad_fn if self._creation else self.grad_fn) is not None:  # (no raise here, as PyTorch)
             self._grad_fn.retains = self
 
     def backward(self, gradient=None, retain_graph: bool | None = None) -> None:
@@ -301,8 +323,6 @@ class Tensor(InplaceMixin, MethodsMixin):
             return Tensor._make(self._data.astype(dt))
         return Cast.apply(self, dtype=dt.type)
 
-
-
     def is_contiguous(self) -> bool:
         return bool(self._data.flags.c_contiguous)
 
@@ -310,8 +330,8 @@ class Tensor(InplaceMixin, MethodsMixin):
         """A C-ordered copy if needed. NumPy reshapes anything, so this only matters for speed."""
         return self if self._data.flags.c_contiguous else Contiguous.apply(self)
 
-    def clone(self) -> "Tensor":
-        return Contiguous.apply(self)
+    def clone(self) -> "Tensor":  # (PyTorch's preserve_format: a transposed tensor's clone is transposed too)
+        return Contiguous.apply(self, order="C" if 0 in self._data.strides and self._data.size > 1 else "K")
 
     def __repr__(self) -> str:
         body = np.array2string(self._data, separator=", ", precision=4, prefix="tensor(")
@@ -458,7 +478,6 @@ class Tensor(InplaceMixin, MethodsMixin):
             return Where.apply(value.to(self.dtype), self, cond=np.broadcast_to(m, self.shape))
         return MaskedFill.apply(self, mask=m, value=value)
 
-
     # --- reductions ---------------------------------------------------------------------------
     # Every reduction also takes NumPy's names axis= and keepdims= (see numpy_names).
     @numpy_names
@@ -527,8 +546,6 @@ class Tensor(InplaceMixin, MethodsMixin):
         dim, correction = _var_args(dim, unbiased, correction)
         return StdFromVar.apply(self.var(dim=dim, keepdim=keepdim, correction=correction))
 
-
-
     def softmax(self, dim: int) -> "Tensor":
         d = _norm_dim(dim, self.ndim, "softmax")
         if self.ndim and self.shape[d] == 0:  # nothing to normalise: an empty result, as in PyTorch
@@ -560,8 +577,8 @@ class Tensor(InplaceMixin, MethodsMixin):
         return Reshape.apply(self, shape=new)
 
     def flatten(self, start_dim: int = 0, end_dim: int = -1) -> "Tensor":
-        if self.ndim == 0:
-            return self.reshape(1)
+        if self.ndim <= 1:  # as PyTorch: a 0-d tensor becomes (1,), a 1-D one comes back as itself
+            return self.reshape(1) if self.ndim == 0 else self
         s, e = _norm_dim(start_dim, self.ndim, "flatten"), _norm_dim(end_dim, self.ndim, "flatten")
         if s > e:
             raise ValueError(f"flatten: start_dim {start_dim} comes after end_dim {end_dim} (dims {s} and {e} of "
@@ -597,20 +614,6 @@ class Tensor(InplaceMixin, MethodsMixin):
         if self.ndim == 0:  # dim 0 or -1 of a 0-d tensor: nothing to remove
             return self
         return self if self.shape[d] != 1 else self.reshape(*self.shape[:d], *self.shape[d + 1:])
-
-    def expand(self, *shape) -> "Tensor":
-        """Broadcast to ``shape`` (-1 keeps a dim). The backward sums the copies: that is ``unbroadcast``."""
-        shape = _shape_arg(shape)
-        lead = len(shape) - self.ndim
-        if lead < 0:
-            raise ValueError(f"expand: target {shape} has fewer dims than the tensor's shape {self.shape}")
-        target = tuple(self.shape[i - lead] if (n == -1 and i >= lead) else n for i, n in enumerate(shape))
-        try:
-            if np.broadcast_shapes(self.shape, target) != target:
-                raise ValueError
-        except ValueError:
-            raise ValueError(f"expand: shape {self.shape} can not be expanded to {shape} (only size-1 dims stretch)") from None
-        return Expand.apply(self, shape=target)
 
     def __getitem__(self, idx) -> "Tensor":
         idx = _index_arg(idx)

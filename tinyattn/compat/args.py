@@ -25,7 +25,7 @@ def _as_array(data, dtype=None) -> np.ndarray:
         except ValueError:  # NumPy refuses nested lists of different lengths
             raise ValueError(f"cannot make a tensor from a ragged {type(data).__name__}: "
                              "every nested list must have the same length") from None
-        if arr.dtype == np.float64:  # a Python float or a list of them
+        if arr.dtype == np.float64 and dtype is None:  # a Python float or a list of them (with a dtype: read exactly)
             arr = arr.astype(defaults.get_default_dtype())
         elif arr.dtype.kind not in "biufc":
             got = type(data).__name__ if not isinstance(data, (list, tuple)) else f"a {type(data).__name__} holding non-numbers"

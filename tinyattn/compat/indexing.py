@@ -93,3 +93,80 @@ def _gather_where(shape: tuple, dim: int, index, op: str = "gather") -> tuple:
     where = list(np.indices(idx.shape, sparse=True))  # position arrays, each broadcastable to idx.shape
     where[d] = idx
     return tuple(where)
+
+
+def pytorch_index_layout(a: np.ndarray, idx, out: np.ndarray) -> np.ndarray:
+    """``out`` (``a[idx]`` for an index with arrays, a new array) laid out in memory as PyTorch's result.
+
+    PyTorch computes an index with a TensorIterator over the source (its indexed dims given stride 0)
+    and the index tensors; the result's dims are ordered by those operands' strides (the first operand
+    whose strides differ decides; stride 0 says nothing), fastest first, ties in the natural order. So
+    ``x[:, idx]`` of a contiguous x is contiguous, and ``x.mT[idx]`` keeps the transposed layout.
+    (An index this does not model gives a C-ordered result.)
+    """
+    items = list(idx) if isinstance(idx, tuple) else [idx]
+    if any(isinstance(i, np.ndarray) and i.dtype == bool and i.ndim == 0 for i in items):
+        return np.ascontiguousarray(out)
+    if any(i is Ellipsis for i in items):
+        at = next(j for j, i in enumerate(items) if i is Ellipsis)
+        used = sum(i.ndim if isinstance(i, np.ndarray) and i.dtype == bool else 1 for i in items
+                   if i is not Ellipsis and i is not None)
+        items[at:at + 1] = [slice(None)] * (a.ndim - used)
+    dims, index, d = [], [], 0  # dims: ("s", stride, size) per kept dim, or ("a", k) per index array
+    for i in items:
+        if isinstance(i, np.ndarray) and i.dtype == bool:  # a mask is its nonzero() columns: (n, ndim) rows
+            n = int(i.sum())
+            index += [((n,), (i.ndim,))] * i.ndim
+            dims += [("a",)] * i.ndim
+            d += i.ndim
+        elif i is None:  # a new dim of size 1 (PyTorch's unsqueeze: the stride of the dims after it)
+            dims.append(("s", a.strides[d] // a.itemsize * a.shape[d] if d < a.ndim else 1, 1))
+        elif isinstance(i, np.ndarray):
+            index.append((i.shape, tuple(s // i.itemsize for s in i.strides)))
+            dims.append(("a",))
+            d += 1
+        else:
+            start, stop, step = i.indices(a.shape[d])
+            dims.append(("s", a.strides[d] // a.itemsize * step, len(range(start, stop, step))))
+            d += 1
+    dims += [("s", a.strides[j] // a.itemsize, a.shape[j]) for j in range(d, a.ndim)]
+    at = [j for j, e in enumerate(dims) if e[0] == "a"]
+    b = np.broadcast_shapes(*(s for s, _ in index))
+    slices = [e for e in dims if e[0] == "s"]
+    before = [e for e in dims[:at[0]]] if at == list(range(at[0], at[-1] + 1)) else []  # else: index dims go first
+    after = slices[len(before):]
+    shape = [e[2] for e in before] + list(b) + [e[2] for e in after]
+    if tuple(shape) != out.shape:
+        return np.ascontiguousarray(out)
+    src = [e[1] for e in before] + [0] * len(b) + [e[1] for e in after]
+    ops = [src]
+    for s, st in index:  # each index broadcast to the result: stride 0 where it was stretched
+        pad = len(b) - len(s)
+        bs = [0 if k < pad or s[k - pad] == 1 and b[k] != 1 else st[k - pad] for k in range(len(b))]
+        ops.append([0] * len(before) + bs + [0] * len(after))
+
+    def should_swap(d0: int, d1: int) -> int:
+        for strides in ops:
+            s0, s1 = strides[d0], strides[d1]
+            if s0 == 0 or s1 == 0:
+                continue
+            if s0 != s1:
+                return 1 if s0 > s1 else -1
+            if shape[d0] > shape[d1]:
+                return 1
+        return 0
+
+    perm = list(range(len(shape) - 1, -1, -1))  # fastest first; TensorIterator's insertion sort
+    for i in range(1, len(perm)):
+        d1 = i
+        for d0 in range(i - 1, -1, -1):
+            c = should_swap(perm[d0], perm[d1])
+            if c > 0:
+                perm[d0], perm[d1] = perm[d1], perm[d0]
+                d1 = d0
+            elif c < 0:
+                break
+    outer = perm[::-1]
+    res = np.empty([shape[p] for p in outer], dtype=out.dtype).transpose(np.argsort(outer))
+    res[...] = out
+    return res

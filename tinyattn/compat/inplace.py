@@ -10,18 +10,22 @@ array and adds 1 to its version counter. Inside it, as in PyTorch:
 * a write into a view also rewrites its base's history (``CopySlices``): the base's new node takes
   the untouched rest from the base's old node and the view's place from the view's new node. Every
   view of that base then rebuilds its node from the base's (``ViewOf``) when it is next used.
-* refused, with PyTorch's message, on a leaf that requires grad and on a view of one.
+* refused, with PyTorch's message, on a leaf that requires grad and on a view of one, and where
+  ``compat/views.py`` says (overlapping memory, outputs of ``split``/``unbind``).
+* an op that saved its output (``exp_``, ``sigmoid_``) saved self's memory: a later write into self
+  is caught by backward, as in PyTorch.
 """
 from __future__ import annotations
 
 import numpy as np
 
 from tinyattn import autograd, defaults, promotion
-from tinyattn.autograd import Context, Function, Node
+from tinyattn.autograd import Context, Function, Node, unbroadcast
 from tinyattn.compat.args import _array_of, _clamp_bound, _norm_dim, _number
 from tinyattn.compat.indexing import _gather_where, _index_arg, _read_at, _write_at
 from tinyattn.compat.ops import Clamp
-from tinyattn.ops import Add, Div, MaskedFill, Mul, Sub
+from tinyattn.compat.views import multi_output_error, refuse_partial_overlap, refuse_self_overlap
+from tinyattn.ops import Add, Div, Exp, MaskedFill, Mul, ReLU, Sigmoid, Sub, Tanh
 
 LEAF = "a leaf Variable that requires grad is being used in an in-place operation."
 VIEW_OF_LEAF = "a view of a leaf Variable that requires grad is being used in an in-place operation."
@@ -43,7 +47,7 @@ class Overwrite(Function):
     """a with a[index] (or where ``where``) set to v;  da = g with the written places 0, dv = g at those places"""
     @staticmethod
     def forward(ctx, a, v, index, where):
-        ctx.index, ctx.where = index, where
+        ctx.index, ctx.where, ctx.vshape = index, where, v.shape
         if index is None:  # written straight into a's memory: only ever applied by an in-place op (_commit)
             np.copyto(a, v, casting="same_kind", where=where)
         else:
@@ -61,6 +65,8 @@ class Overwrite(Function):
                 _write_at(da, ctx.index, 0)
         if ctx.needs_input_grad[1]:
             dv = _read_at(g, ctx.index) if ctx.index is not None else np.where(ctx.where, g, 0).astype(g.dtype)
+            if dv.shape != ctx.vshape:  # v was broadcast into its place (buf[None] = v: v may have more leading 1s)
+                dv = unbroadcast(dv, ctx.vshape[max(len(ctx.vshape) - dv.ndim, 0):]).reshape(ctx.vshape)
         return da, dv
 
 
@@ -69,7 +75,12 @@ class ViewOf(Function):
     @staticmethod
     def backward(ctx, g):
         out = np.zeros_like(ctx.like)  # (the base's memory layout, so the view is replayed exactly)
-        _replay(out, ctx.view_fn)[...] = g
+        place = _replay(out, ctx.view_fn)
+        if any(s == 0 and n > 1 for s, n in zip(place.strides, place.shape)):  # expand(): the copies' gradients add
+            flat = np.zeros(out.size, dtype=g.dtype)
+            np.add.at(flat, _replay(np.arange(out.size).reshape(out.shape), ctx.view_fn), g)
+            return flat.reshape(out.shape)
+        place[...] = g
         return out
 
 
@@ -80,6 +91,7 @@ class CopySlices(Function):
         gb = np.empty_like(ctx.like)
         gb[...] = g
         place = _replay(gb, ctx.view_fn)
+        refuse_self_overlap(place)  # a write into an expanded view: PyTorch's backward refuses it here
         dv = np.array(place) if ctx.needs_input_grad[1] else None
         place[...] = 0
         return (gb if ctx.needs_input_grad[0] else None), dv
@@ -111,23 +123,34 @@ class InplaceMixin:
 
     __slots__ = ()
 
-    def _in_graph(self, name: str, *others) -> bool:
-        """Whether this write is recorded; refuses the writes PyTorch refuses."""
-        if not self._data.flags.writeable:  # expand()'s broadcast memory: one element stands for many
-            raise RuntimeError(f"{name}: unsupported operation: more than one element of the written-to tensor "
-                               "refers to a single memory location. Please clone() the tensor before performing the operation.")
-        if not autograd.is_grad_enabled():
-            return False
+    def _in_graph(self, name: str, *others, region=None) -> bool:
+        """Whether this write is recorded; refuses the writes PyTorch refuses, in its order (the graph's
+        rules, then overlapping memory). ``region``: the memory written (None: all of self; an array:
+        the view x[i] that ``x[i] = v`` writes; False: an op that writes one value to every alias, as fill_)."""
+        recorded = autograd.is_grad_enabled() and self._graph_checks(name, others, region)
+        if region is not False:  # (a recorded fill_ of an expanded view is refused by CopySlices' backward)
+            dst = self._data if region is None else region
+            refuse_self_overlap(dst)
+            for o in others:
+                if isinstance(o, autograd.Tensor):
+                    refuse_partial_overlap(dst, o._data)
+        return recorded
+
+    def _graph_checks(self, name: str, others: tuple, region) -> bool:
+        """With grad mode on: whether the write is recorded, after PyTorch's refusals (leaves, views of
+        leaves, views taken under no_grad, outputs of split/unbind)."""
         if self._base is not None and self._view_version != self._counter[0]:
             self._refresh_view()
-        if self._rg and self._grad_fn is None:
-            raise RuntimeError(f"{name}: {LEAF}{_HINT}")
-        if self._base is not None and self._base._rg and self._base._grad_fn is None:
-            raise RuntimeError(f"{name}: {VIEW_OF_LEAF}{_HINT}")
         recorded = self._rg or any(isinstance(o, autograd.Tensor) and o._rg for o in others)
-        if self._no_grad_view and (recorded or self._base._rg):
+        if self._creation and (recorded or self._base._rg):
+            if self._creation != "no_grad":  # an output of split/chunk/unbind (compat/views.py)
+                raise RuntimeError(f"{name}: {multi_output_error(self._creation)}")
             raise RuntimeError(f"{name}: A view was created in no_grad mode and is being modified inplace with grad "
                                f"mode enabled.{NO_GRAD_VIEW}")
+        if self._rg and self._grad_fn is None:  # (x[i] = v writes the view x[i]: PyTorch names it so)
+            raise RuntimeError(f"{name}: {LEAF if region is None or region is False else VIEW_OF_LEAF}{_HINT}")
+        if self._base is not None and self._rg and self._base._grad_fn is None:  # (a leaf base, even one that
+            raise RuntimeError(f"{name}: {VIEW_OF_LEAF}{_HINT}")  # stopped requiring grad: detach_(), as PyTorch)
         return recorded
 
     def _plain(self, name: str, write) -> "InplaceMixin":
@@ -138,37 +161,48 @@ class InplaceMixin:
             raise type(e)(f"{name} on a tensor of shape {self.shape} and dtype {self.dtype}: {e}") from None
         return self._bump_version()
 
-    def _commit(self, out) -> "InplaceMixin":
-        """Write ``out`` (an op's result whose node reads self's old node) into self; it becomes self's history."""
+    def _commit(self, out, aliased: bool = False) -> "InplaceMixin":
+        """Write ``out`` (an op's result whose node reads self's old node) into self; it becomes self's history.
+        ``aliased``: self was the op's other operand too (``t.mul_(t)``); the op saved it, and backward
+        then finds it changed, as PyTorch's does."""
         if out.shape != self.shape:
             raise RuntimeError(f"output with shape {list(self.shape)} doesn't match the broadcast shape {list(out.shape)}")
-        node, old = out._grad_fn, self._data
-        if node.ctx._saved:  # the op saved self's old values: it keeps a copy (PyTorch saves a clone)
-            node.ctx._saved = tuple(a.copy() if a is old else a for a in node.ctx._saved)
-            node.ctx._versions = tuple(v for v in node.ctx._versions if v[2] is not old)
-        if out._data is not old:  # (Overwrite wrote into self's memory already)
-            np.copyto(old, out._data, casting="same_kind")
+        node, old, new = out._grad_fn, self._data, out._data
+        ctx = node.ctx
+        if ctx._saved:  # self's old values: a copy (PyTorch saves a clone); the result: self's memory, as PyTorch
+            after = self._counter[0] + 1  # self's version once written
+            ctx._saved = tuple(a.copy() if a is old else old if a is new else a for a in ctx._saved)
+            ctx._versions = tuple((self._counter, after, old) + w[3:] if w[0] is out._counter else w
+                                  for w in ctx._versions if aliased or w[2] is not old)
+        if new is not old:  # (Overwrite wrote into self's memory already)
+            np.copyto(old, new, casting="same_kind")
         self._bump_version()
         base = self._base
-        if base is None:
-            if self._grad_fn is not None and self._grad_fn.retains is self:  # retain_grad follows the newest value
-                self._grad_fn.retains, node.retains = None, self
-            self._grad_fn, self._rg = node, True
-            return self
-        ctx = Context((base._rg, True))  # a view: the base's history is rewritten (PyTorch's CopySlices)
-        ctx.view_fn, ctx.like = self._view_fn, base._data
-        base._grad_fn = Node(CopySlices, ctx, ((base._node(), 0), (node, 0)), (base.shape, self.shape))
-        base._rg = True
-        self._refresh_view()
+        if base is not None:  # a view: the base's history is rewritten (PyTorch's CopySlices)
+            old = self._grad_fn  # (which skips the view's old node: its hooks fire only for uses before the write)
+            if old is not None and old.hooks and node.next_functions[0][0] is old:
+                node.next_functions = ((Node(old.op, old.ctx, old.next_functions, old.shapes), 0),) + node.next_functions[1:]
+            ctx = Context((base._rg, True))
+            ctx.view_fn, ctx.like = self._view_fn, base._data
+            node = Node(CopySlices, ctx, ((base._node(), 0), (node, 0)), (base.shape, self.shape))
+        owner = self if base is None else base
+        if owner._grad_fn is not None and owner._grad_fn.retains is owner:  # retain_grad follows the newest value
+            owner._grad_fn.retains, node.retains = None, owner
+        owner._grad_fn, owner._rg = node, True
+        if base is not None:
+            self._refresh_view()
         return self
 
-    def _inplace(self, name: str, value, index=None, where=True):
-        """Write ``value`` into self (all of it, ``[index]``, or where ``where`` is True)."""
-        if self._in_graph(name, value):
-            v = self._lift(value)
+    def _inplace(self, name: str, value, index=None, where=True, region=None, view=None):
+        """Write ``value`` into self (all of it, ``[index]``, or where ``where`` is True); ``region`` as in
+        _in_graph. ``view``: the view self[index] that ``x[index] = v`` writes when it is recorded (PyTorch's
+        copy_ into it: its history, and the rules for writes into views, are the view's)."""
+        dst = self if view is None else view
+        if dst._in_graph(name, value, region=region):
+            v = dst._lift(value)
             v = v if v.dtype == self.dtype else v.to(self.dtype)
             try:
-                return self._commit(Overwrite.apply(self, v, index=index, where=where))
+                return dst._commit(Overwrite.apply(dst, v, index=index if view is None else None, where=where))
             except (IndexError, ValueError, TypeError) as e:
                 raise type(e)(f"{name} on a tensor of shape {self.shape} and dtype {self.dtype}: {e}") from None
         value = value._data if isinstance(value, autograd.Tensor) else value
@@ -181,14 +215,17 @@ class InplaceMixin:
         # the promotion table's operand (u8 += -1 wraps; an int x /= y is refused with PyTorch's words)
         o = None if op is Clamp else promotion.inplace_operand(op.__name__, self, other)
         if self._in_graph(name, other):
-            return self._commit(self._binary(op, other, **kw) if op is not Clamp else Clamp.apply(self, **kw))
+            aliased = isinstance(other, autograd.Tensor) and other._data is self._data
+            return self._commit(self._binary(op, other, **kw) if op is not Clamp else Clamp.apply(self, **kw), aliased)
         return self._plain(name, lambda a: np.copyto(a, compute(a, o), casting="same_kind"))
 
     def zero_(self):
-        return self._inplace("zero_", 0)
+        return self._inplace("zero_", 0, region=False)
 
     def fill_(self, value):
-        return self._inplace("fill_", value if isinstance(value, autograd.Tensor) and value._rg else _number(value, "fill_"))
+        if isinstance(value, autograd.Tensor):  # (PyTorch's fill_ with a tensor copies it: an expanded self is refused)
+            return self._inplace("fill_", value if value._rg else _number(value, "fill_"))
+        return self._inplace("fill_", _number(value, "fill_"), region=False)
 
     def copy_(self, src):
         return self._inplace("copy_", src)
@@ -209,6 +246,19 @@ class InplaceMixin:
     def div_(self, other):
         return self._update("div_", Div, other, lambda a, o: a / o)
 
+    def _unary_(self, name: str, op):
+        """self = op(self): recorded as ``op``, whose saved output is then self's memory (see _commit)."""
+        if self._in_graph(name):
+            return self._commit(op.apply(self))
+        with autograd.no_grad():
+            y = op.apply(self)._data
+        return self._plain(name, lambda a: np.copyto(a, y, casting="same_kind"))
+
+    def relu_(self): return self._unary_("relu_", ReLU)
+    def exp_(self): return self._unary_("exp_", Exp)
+    def sigmoid_(self): return self._unary_("sigmoid_", Sigmoid)
+    def tanh_(self): return self._unary_("tanh_", Tanh)
+
     def __iadd__(self, o): return self.add_(o)
     def __isub__(self, o): return self.sub_(o)
     def __imul__(self, o): return self.mul_(o)
@@ -223,8 +273,8 @@ class InplaceMixin:
     def masked_fill_(self, mask, value):
         """Where ``mask`` (bool, broadcast to self's shape) is True, put ``value``."""
         m, v = self._fill_args(mask, value, "masked_fill_")
-        if isinstance(value, autograd.Tensor) and value._rg or not self._in_graph("masked_fill_", value):
-            return self._inplace("masked_fill_", value if isinstance(value, autograd.Tensor) else v, where=m)
+        if isinstance(value, autograd.Tensor) and value._rg or not self._in_graph("masked_fill_", value, region=False):
+            return self._inplace("masked_fill_", value if isinstance(value, autograd.Tensor) else v, where=m, region=False)
         return self._commit(MaskedFill.apply(self, mask=m, value=v))
 
     def index_fill_(self, dim: int, index, value):
@@ -237,7 +287,7 @@ class InplaceMixin:
         if idx.size and (idx.min() < -n or idx.max() >= n):
             raise IndexError(f"index_fill_: index holds {int(idx.max() if idx.max() >= n else idx.min())}, "
                              f"out of range for dim {dim} of size {n}")
-        return self._inplace("index_fill_", _number(value, "index_fill_"), index=(slice(None),) * d + (idx,))
+        return self._inplace("index_fill_", _number(value, "index_fill_"), index=(slice(None),) * d + (idx,), region=False)
 
     def scatter_(self, dim: int, index, src):
         """Gather's inverse: self[index[i][j]][j] = src[i][j] for dim=0, self[i][index[i][j]] = src[i][j] for dim=1.
@@ -267,4 +317,13 @@ class InplaceMixin:
         """x[idx] = value, in place (nanoGPT's ``logits[logits < v[:, [-1]]] = -float('inf')``), with
         PyTorch's indexing rules. Inside the graph it is recorded like any in-place op (PyTorch's
         CopySlices), so gradients reach ``value`` (``out[t] = h`` into a zeros buffer) and the rest of x."""
-        self._inplace("x[...] = value", value, index=_index_arg(idx))
+        index = _index_arg(idx)
+        index = (None,) if index is None else index  # x[None] = v writes all of x (None alone means no index below)
+        items = index if isinstance(index, tuple) else (index,)
+        if not all(i is None or i is Ellipsis or isinstance(i, (slice, int, np.integer)) and not isinstance(i, bool)
+                   for i in items):  # index tensors: PyTorch's index_put_, which writes one value to every alias
+            return self._inplace("x[...] = value", value, index=index, region=False)
+        target = self[index]  # else the view x[idx] is written, as PyTorch's copy_ into it (x[:] is x itself)
+        a, b = target._data, self._data
+        same = a.shape == b.shape and a.strides == b.strides and a.__array_interface__ == b.__array_interface__
+        self._inplace("x[...] = value", value, index=index, view=None if same else target)

@@ -16,6 +16,7 @@ from tinyattn.compat.args import (
     _array_of, _as_array, _clamp_bound, _new_shape, _norm_dim, _norm_dims, _shape_arg, numpy_names,
 )
 from tinyattn.compat.indexing import _gather_where
+from tinyattn.compat.views import multi_output
 from tinyattn.compat.ops import (
     Abs, Cast, Clamp, Cos, CumSum, Flip, Maximum, Remainder, Repeat, RepeatInterleave, Roll, Rounding, RoundedDiv,
     Sin, StdFromVar, Tri, Expm1, Log1p,
@@ -331,12 +332,15 @@ class MethodsMixin:
         with np.errstate(divide="ignore"):  # log 0 = -inf is the right answer for an all -inf slice
             return (self - m).exp().sum(dim=d, keepdim=keepdim).log() + m_out
 
-    def t(self) -> "Tensor":
-        """The transpose of a matrix (a 0-d or 1-D tensor comes back as it is), as PyTorch's ``t()``."""
-        if self.ndim > 2:
-            raise ValueError(f"t() expects a tensor with at most 2 dims, got shape {self.shape}; "
-                             "use transpose(dim0, dim1) or mT")
-        return self.transpose(0, -1) if self.ndim == 2 else self
+    def mm(self, mat2) -> "Tensor":
+        """``torch.mm(self, mat2)``: the product of two 2-D tensors."""
+        from tinyattn.functions import mm  # (functions.py builds on the Tensor: imported when called)
+        return mm(self, mat2)
+
+    def bmm(self, mat2) -> "Tensor":
+        """``torch.bmm(self, mat2)``: (B, n, m) @ (B, m, p), no broadcasting."""
+        from tinyattn.functions import bmm
+        return bmm(self, mat2)
 
     def view_as(self, other) -> "Tensor": return self.view(other.shape)
     def reshape_as(self, other) -> "Tensor": return self.reshape(other.shape)
@@ -360,7 +364,8 @@ class MethodsMixin:
         idx = _array_of(index)
         if idx.ndim > 1 or idx.dtype.kind not in "iu":
             raise TypeError(f"index_select: index must be a 1-D integer tensor, got shape {idx.shape} and dtype {idx.dtype}")
-        return self[(slice(None),) * d + (autograd.Tensor._make(idx.reshape(-1)),)]
+        out = self[(slice(None),) * d + (autograd.Tensor._make(idx.reshape(-1)),)]
+        return out if out.is_contiguous() else out.contiguous()  # (PyTorch's index_select is always C-ordered)
 
     def norm(self, p=2, dim=None, keepdim: bool = False) -> "Tensor":
         """The p-norm over dim (every element if None): p=2 (Euclid), 1, inf or any p > 0. The gradient of
@@ -397,7 +402,7 @@ class MethodsMixin:
         for size in sizes:
             out.append(self[(slice(None),) * d + (slice(start, start + size),)])
             start += size
-        return tuple(out)
+        return multi_output(tuple(out), "Split")  # (chunk's outputs too, as PyTorch's)
 
     def unbind(self, dim: int = 0) -> tuple:
         """The slices along ``dim``, each without that dim: a (B, T, C) tensor's unbind(1) is T tensors (B, C).
@@ -419,7 +424,7 @@ class MethodsMixin:
             half = n // 2
             return pieces(x[head + (slice(0, half),)]) + pieces(x[head + (slice(half, n),)])
 
-        return tuple(pieces(self))
+        return multi_output(tuple(pieces(self)), "Unbind")
 
     def chunk(self, chunks: int, dim: int = 0) -> tuple:
         """``chunks`` pieces along dim of size ceil(n / chunks) (fewer if n is small), as PyTorch."""

@@ -218,14 +218,14 @@ class Dropout(Module):
 
 
 class ReLU(Module):
-    """max(x, 0) elementwise. ``inplace=True`` is accepted and computes out of place (the same numbers)."""
+    """max(x, 0) elementwise; ``inplace=True`` writes it into x (``F.relu(x, inplace=True)``), as PyTorch."""
 
     def __init__(self, inplace: bool = False) -> None:
         super().__init__()
         self.inplace = inplace
 
     def forward(self, x: Tensor) -> Tensor:
-        return F.relu(x)
+        return F.relu(x, inplace=self.inplace)
 
 
 class Tanh(Module):

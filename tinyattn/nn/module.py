@@ -18,7 +18,7 @@ import numpy as np
 
 from tinyattn.checks import device as _device
 from tinyattn.tensor import Function, Tensor, get_default_dtype
-from tinyattn.autograd import RemovableHandle
+from tinyattn.compat.hooks import RemovableHandle
 
 __all__ = ["Parameter", "Module", "Sequential", "ModuleList", "RemovableHandle"]
 

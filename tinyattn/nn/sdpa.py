@@ -104,6 +104,21 @@ def _attention(q: Tensor, k: Tensor, v: Tensor, keep: np.ndarray | None, scale: 
 # ----------------------------------------------------------------------------------------------
 # The fused fast path.
 # ----------------------------------------------------------------------------------------------
+def _keeps_output(q: np.ndarray) -> bool:
+    """Whether the output is saved for backward, as PyTorch 2's CPU kernels decide: its fused kernel
+    (4-D inputs) keeps it, so ``y += 1`` after the call makes backward raise; its composite path
+    (3-D and 2-D inputs) keeps the weights P instead, and the same write is fine. Without O, the
+    softmax backward's row sums are rowsum(dP P) rather than rowsum(dO O) (equal; one (T, S) pass more)."""
+    return q.ndim == 4
+
+
+def _kept_inputs(q: np.ndarray, k: np.ndarray, v: np.ndarray) -> tuple:
+    """What backward reads of the inputs, as PyTorch keeps it: its fused kernel (4-D) keeps q, k and v
+    themselves; its composite path keeps v and scaled copies of q and k, so a later write into q or k
+    (or ``q.data = ...``) is neither refused nor seen by its backward. Here: copies of q and k."""
+    return (q, k, v) if _keeps_output(q) else (q.copy(), k.copy(), v)
+
+
 class _SDPA(Function):
     """O = dropout(softmax(Q K^T s + mask)) V;  dV = P^T dO, dS = P (dO V^T - rowsum(dO O)), dQ = dS K s, dK = dS^T Q s
 
@@ -117,7 +132,7 @@ class _SDPA(Function):
         plan = _block_plan(q, k, v, keep) if bias is None and dropout_p == 0.0 else None
         if plan is not None:  # big score arrays: the same maths, a block of matrices and query rows at a time
             e, l, o = _forward_blocked(q, k, v, keep, scale, plan)
-            ctx.save_for_backward(q, k, v, e, o, l)
+            ctx.save_for_backward(*_kept_inputs(q, k, v), e, o if _keeps_output(q) else o.copy(), l)
             ctx.scale, ctx.block = scale, plan
             return o
         ctx.block = None
@@ -143,7 +158,7 @@ class _SDPA(Function):
         else:
             drop = None
             o = p @ v  # (..., T, S) @ (..., S, d_v) -> (..., T, d_v)
-        ctx.save_for_backward(q, k, v, p, o, drop)
+        ctx.save_for_backward(*_kept_inputs(q, k, v), p, o if _keeps_output(q) else None, drop)
         ctx.scale = scale
         return o
 
@@ -161,7 +176,7 @@ class _SDPA(Function):
             ds *= drop
         # softmax backward: dS = P (dP - rowsum(dP P)), and rowsum(dP P) = rowsum(dO O) (FlashAttention's D):
         # a (T, d_v) product instead of another (T, S) one.
-        ds -= (do * o).sum(axis=-1, keepdims=True)  # (..., T, S) - (..., T, 1)
+        ds -= (do * o if o is not None else ds * p).sum(axis=-1, keepdims=True)  # (..., T, S) - (..., T, 1)
         ds *= p
         dq = ds @ k if needs[0] else None  # (..., T, S) @ (..., S, d) -> (..., T, d)
         dk = np.swapaxes(ds, -1, -2) @ q if needs[1] else None  # (..., S, T) @ (..., T, d) -> (..., S, d)

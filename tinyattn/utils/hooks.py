@@ -1,4 +1,4 @@
 """``torch.utils.hooks``: the handle every ``register_*_hook`` returns (``handle.remove()``)."""
-from ..autograd import RemovableHandle
+from ..compat.hooks import RemovableHandle
 
 __all__ = ["RemovableHandle"]

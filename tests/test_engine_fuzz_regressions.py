@@ -1,0 +1,329 @@
+"""Regression cases the differential fuzzer (tests/engine_fuzz.py) found: one short test per class.
+
+Each test is the minimal program of one class where tinyattn differed from PyTorch 2.13, with the
+result PyTorch gives, derived here without PyTorch (by hand, by NumPy, or by finite differences).
+The comment above each test names what tinyattn did when the class was found.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import tinyattn as torch
+import tinyattn.nn.functional as F
+from tinyattn.gradcheck import gradcheck
+
+
+def _fd(f, x: np.ndarray, eps: float = 1e-6) -> np.ndarray:
+    """Central differences of the scalar NumPy function f at x, over every element."""
+    g = np.zeros_like(x)
+    for i in np.ndindex(x.shape):
+        d = np.zeros_like(x)
+        d[i] = eps
+        g[i] = (f(x + d) - f(x - d)) / (2 * eps)
+    return g
+
+
+# -- values ---------------------------------------------------------------------------------------
+# found: torch.tensor([0.71], dtype=float64) held 0.7099999785423279 (the list went through float32)
+def test_tensor_from_python_floats_in_float64_keeps_every_digit():
+    vals = [0.71, -1.13, 0.1, 1 / 3]
+    t = torch.tensor(vals, dtype=torch.float64)
+    assert t.dtype == torch.float64
+    assert t.tolist() == vals  # exactly: a Python float is a float64
+    assert torch.tensor([[0.71, 0.3]], dtype=torch.float64, requires_grad=True).tolist() == [[0.71, 0.3]]
+
+
+# found: torch.tensor(ndarray) shared the array's memory and strides (a sliced array made .view raise)
+def test_torch_tensor_copies_an_array_and_from_numpy_shares_it():
+    a = np.array([[1., 2., 3.], [4., 5., 6.]])
+    t = torch.tensor(a[:, 1:])
+    f = torch.from_numpy(a)
+    a[0, 1] = 7.
+    assert t.tolist() == [[2., 3.], [5., 6.]]          # a copy: the write is not seen
+    assert f.tolist() == [[1., 7., 3.], [4., 5., 6.]]  # shared: the write is seen
+    assert t.is_contiguous()
+    assert t.view(-1).tolist() == [2., 3., 5., 6.]
+
+
+# found: x.t() of a 1-D x returned x itself and x.flatten() a new view (PyTorch: the other way round)
+def test_1d_t_is_a_new_view_and_flatten_is_the_tensor_itself():
+    x = torch.tensor([1., 2., 3.], requires_grad=True)
+    assert x.t() is not x
+    assert x.flatten() is x
+    h = x * 1.0
+    v = h.t()
+    v[0] = 5.  # a view: the write reaches h
+    assert h.tolist() == [5., 2., 3.]
+
+
+# found: index_select(1, ...) and x[:, idx] gave non-contiguous results, so .view(-1) raised
+def test_index_results_are_contiguous():
+    x = torch.tensor([[1., 2., 3.], [4., 5., 6.]], requires_grad=True)
+    for r in (x.index_select(1, torch.tensor([2, 0])), x[:, [2, 0]]):
+        assert r.is_contiguous()
+        assert r.view(-1).tolist() == [3., 1., 6., 4.]
+    assert x.index_select(0, torch.tensor([1, 1])).is_contiguous()
+
+
+# -- views ----------------------------------------------------------------------------------------
+# found: expand() was a copy, so a later write into its base was not seen (x.grad [[4, 4]], PyTorch [[0, 0]])
+def test_expand_is_a_view_of_its_base():
+    x = torch.tensor([[1., 2.]], requires_grad=True)
+    h = x * 2
+    e = h.expand(2, 2)
+    h[0] = 0.
+    assert e.tolist() == [[0., 0.], [0., 0.]]
+    e.sum().backward()
+    assert x.grad.tolist() == [[0., 0.]]
+
+
+# found: writing a size-1 slice of an expanded tensor raised "more than one element of the written-to
+# tensor refers to a single memory location"; a dim of size 1 never repeats an element
+def test_write_into_size_one_slice_of_expanded_view():
+    x = torch.tensor([[1., 2., 3.], [4., 5., 6.]], dtype=torch.float64, requires_grad=True)
+    h = x * 2
+    e = h.expand(2, 2, 3)
+    e[:1].mul_(2)  # e[:1] is h itself, seen through a stride-0 dim of size 1
+    assert h.tolist() == (4 * x.detach().numpy()).tolist()
+    e.sum().backward()  # e.sum() = 2 * sum(h) = 2 * sum(4 x)
+    assert x.grad.tolist() == [[8.] * 3] * 2
+    with pytest.raises(RuntimeError, match="single memory location"):
+        (x * 2).expand(2, 2, 3).mul_(2)  # a size-2 stride-0 dim: each element written twice
+
+
+# found: retain_grad() did not see a later write through a view (h.grad [4, 72], PyTorch [4, 24])
+def test_retain_grad_sees_a_later_write_through_a_view():
+    x = torch.tensor([1., 2.], requires_grad=True)
+    h = x * 2
+    h.retain_grad()
+    h[1:].mul_(3)  # h is now [2, 12]
+    (h * h).sum().backward()
+    assert h.grad.tolist() == [4., 24.]     # d(h.h)/dh at the final h
+    assert x.grad.tolist() == [8., 144.]    # d/dx of 4x0^2 + 36x1^2
+
+
+# -- the multi-output-view rule and overlapping operands -------------------------------------------
+# found: in-place writes into outputs of split/chunk/unbind computed; PyTorch refuses them when grad is recorded
+@pytest.mark.parametrize("take", ["h.split([1, 2], dim=-1)[0]", "h.chunk(2)[0]", "h.unbind(0)[1]",
+                                  "h.split(1, 1)[2]"])
+def test_split_chunk_unbind_outputs_refuse_inplace(take):
+    x = torch.tensor([[1., 2., 3.], [4., 5., 6.]], requires_grad=True)
+    h = x * 1.0
+    part = eval(take)
+    with pytest.raises(RuntimeError, match="multiple views"):
+        part.mul_(2)
+    with torch.no_grad():  # without a graph the write is allowed, and reaches the base
+        h2 = x * 1.0
+        h2.chunk(2)[0].mul_(2)
+    assert h2.tolist() == [[2., 4., 6.], [4., 5., 6.]]
+
+
+def test_qkv_split_then_scale_in_place_refuses():
+    qkv = torch.tensor([[1., 2., 3.]], requires_grad=True) * 1.0
+    q, k, v = qkv.split(1, dim=-1)
+    with pytest.raises(RuntimeError, match="multiple views"):
+        q *= 0.5
+
+
+# found: y[1:].add_(y[:-1]) computed (a sliding sum); PyTorch refuses partly overlapping operands
+def test_overlapping_operands_refuse():
+    x = torch.tensor([1., 2., 3.], requires_grad=True)
+    h = x * 1.0
+    with pytest.raises(RuntimeError, match="single memory location"):
+        h[1:].add_(h[:-1])
+    h2 = torch.tensor([[1., 2.], [3., 4.]]) * 1.0
+    h2[1:].add_(h2[:-1])  # rows 1 and 0 do not overlap: allowed
+    assert h2.tolist() == [[1., 2.], [4., 6.]]
+    h3 = torch.tensor([1., 2.]) * 1.0
+    h3.mul_(h3)  # the very same memory: allowed
+    assert h3.tolist() == [1., 4.]
+
+
+# -- what backward reads (saved tensors and version counters) --------------------------------------
+# found: t.mul_(t) then backward computed [2, 4]; PyTorch: mul saved t, which the write changed
+def test_self_mul_in_place_then_backward_raises():
+    x = torch.tensor([1., 2.], requires_grad=True)
+    t = x * 1.0
+    t.mul_(t)
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        t.sum().backward()
+
+
+def _ln(a: np.ndarray) -> np.ndarray:
+    m = a.mean(-1, keepdims=True)
+    return (a - m) / np.sqrt(((a - m) ** 2).mean(-1, keepdims=True) + 1e-5)
+
+
+LN_X = np.array([[1., 2., 4.], [0., -1., 3.]])
+LN_C = np.array([[1., 2., 3.], [3., 1., 2.]])
+
+
+# found: layer_norm without weight kept its output for backward, so writing the output (or a detach()
+# of it) in place gave wrong gradients silently
+@pytest.mark.parametrize("write", ["y.add_(1)", "y.detach().mul_(2)"])
+def test_layer_norm_without_weight_output_written_in_place(write):
+    x = torch.tensor(LN_X, dtype=torch.float64, requires_grad=True)
+    y = F.layer_norm(x, (3,))
+    exec(write)
+    (y * torch.tensor(LN_C, dtype=torch.float64)).sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), _fd(lambda a: (_ln(a) * LN_C).sum(), LN_X), rtol=1e-6, atol=1e-8)
+
+
+# found: layer_norm saved no copy of its input, so writing the input after it went unnoticed
+def test_layer_norm_input_written_after_it_raises_at_backward():
+    x = torch.tensor(LN_X, dtype=torch.float64, requires_grad=True)
+    h = x * 1.0
+    y = F.layer_norm(h, (3,))
+    h.add_(1)
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        (y * torch.tensor(LN_C, dtype=torch.float64)).sum().backward()
+
+
+def _sdpa(a: np.ndarray) -> np.ndarray:
+    s = a @ a.T / np.sqrt(a.shape[-1])
+    w = np.exp(s - s.max(-1, keepdims=True))
+    return (w / w.sum(-1, keepdims=True)) @ a
+
+
+# found: SDPA kept its output for backward, so `y += 1` after it raised at backward
+def test_sdpa_output_written_in_place_then_backward():
+    a = np.array([[1., 2.], [3., 4.]]) * 0.3
+    x = torch.tensor(a, dtype=torch.float64, requires_grad=True)
+    y = F.scaled_dot_product_attention(x, x, x)
+    y += 1
+    y.sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), _fd(lambda b: _sdpa(b).sum(), a), rtol=1e-6, atol=1e-8)
+
+
+# found: buf[None] = v with v of shape (1, n) crashed at backward ("Overwrite.backward returned a
+# gradient of shape (n,) for input 1, which has shape (1, n)")
+def test_setitem_none_with_leading_one_backward():
+    x = torch.tensor([1., 2., 3.], dtype=torch.float64, requires_grad=True)
+    y = torch.tensor([[5., 6., 7.]], dtype=torch.float64, requires_grad=True)
+    buf = x * 1.0
+    buf[None] = y * 2
+    (buf * torch.tensor([1., 2., 3.], dtype=torch.float64)).sum().backward()
+    assert buf.tolist() == [10., 12., 14.]
+    assert x.grad.tolist() == [0., 0., 0.]         # every element was overwritten
+    assert y.grad.tolist() == [[2., 4., 6.]]
+
+
+# -- requires_grad, .data, no_grad views ------------------------------------------------------------
+# found: w.requires_grad_(False) after the graph was built: tinyattn still filled w.grad
+def test_requires_grad_false_after_graph_built_leaves_grad_none():
+    w = torch.tensor([1., 2.], requires_grad=True)
+    loss = (w * w).sum()
+    w.requires_grad_(False)
+    loss.backward()
+    assert w.grad is None
+
+
+# found: w.data = ... was not seen by a graph built before (w.grad [2, 4], PyTorch [20, 40])
+def test_data_assignment_is_seen_by_an_existing_graph():
+    w = torch.tensor([1., 2.], requires_grad=True)
+    loss = (w * w).sum()
+    w.data = torch.tensor([10., 20.])
+    loss.backward()  # MulBackward reads the saved w, which is w's (new) data
+    assert w.grad.tolist() == [20., 40.]
+
+
+# found: a row viewed under no_grad, its base then updated under no_grad: repr(row) and
+# row.requires_grad raised "modified inplace with grad mode enabled" (nothing was done with grad on)
+def test_no_grad_view_after_no_grad_update_can_be_read():
+    w = torch.tensor([[1., 2.], [3., 4.]], requires_grad=True)
+    with torch.no_grad():
+        row = w[0]
+        w.sub_(0.1 * w)
+    assert "0.9" in repr(row)
+    _ = row.requires_grad
+    np.testing.assert_allclose(row.tolist(), [0.9, 1.8], rtol=1e-6)
+
+
+# found: backward through a view taken under no_grad raised "this tensor does not require grad";
+# PyTorch runs it (the no_grad view is cut from the graph: no gradient reaches its base)
+def test_backward_through_a_no_grad_view_runs():
+    x = torch.tensor([1., 2., 3.], requires_grad=True)
+    with torch.no_grad():
+        v = x[1:]
+    (v * 2).sum().backward()
+    assert x.grad is None
+    h = x * 2
+    with torch.no_grad():
+        r = h[0]
+    (r * 3).sum().backward()
+    assert x.grad is None
+
+
+# -- second backward -------------------------------------------------------------------------------
+# found: torch.add(x, x, alpha=2) could not be backwarded twice with retain_graph=True
+def test_add_with_alpha_backward_twice():
+    x = torch.tensor([1., 2.], requires_grad=True)
+    y = torch.add(x, x, alpha=2)
+    loss = (y * y).sum()  # 9 x^2
+    loss.backward(retain_graph=True)
+    loss.backward()
+    assert x.grad.tolist() == [36., 72.]   # twice 18 x
+
+
+# -- the API the programs use ----------------------------------------------------------------------
+@pytest.mark.parametrize("name,np_fn,np_grad", [
+    ("relu_", lambda a: np.maximum(a, 0), lambda a: (a > 0) * 1.0),
+    ("exp_", np.exp, np.exp),
+    ("sigmoid_", lambda a: 1 / (1 + np.exp(-a)), lambda a: np.exp(-a) / (1 + np.exp(-a)) ** 2),
+    ("tanh_", np.tanh, lambda a: 1 - np.tanh(a) ** 2),
+])
+def test_inplace_activations(name, np_fn, np_grad):
+    a = np.array([-1.5, -0.2, 0.3, 1.1])
+    x = torch.tensor(a, dtype=torch.float64, requires_grad=True)
+    h = x * 1.0
+    out = getattr(h, name)()
+    assert out is h
+    np.testing.assert_allclose(h.tolist(), np_fn(a), rtol=1e-12)
+    h.sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), np_grad(a), rtol=1e-9)
+
+
+def test_relu_inplace_flags():
+    x = torch.tensor([-1., 2.], requires_grad=True)
+    h = x * 1.0
+    assert F.relu(h, inplace=True) is h
+    assert h.tolist() == [0., 2.]
+    h2 = x * 1.0
+    assert torch.nn.ReLU(inplace=True)(h2) is h2
+    (h + h2).sum().backward()
+    assert x.grad.tolist() == [0., 2.]
+
+
+def test_select_diagonal_mT_are_views():
+    x = torch.tensor([[1., 2., 3.], [4., 5., 6.]], dtype=torch.float64, requires_grad=True)
+    h = x * 1.0
+    s, d, m = h.select(1, 2), h.diagonal(), h.mT
+    assert s.tolist() == [3., 6.] and d.tolist() == [1., 5.] and m.tolist() == [[1., 4.], [2., 5.], [3., 6.]]
+    h[0, 0] = 9.
+    assert d.tolist() == [9., 5.] and m[0, 0].item() == 9.
+    assert gradcheck(lambda a: a.select(1, 2) * 2 + a.diagonal().sum() + a.mT.sum(0), [x])
+
+
+def test_detach_in_place_and_retains_grad():
+    x = torch.tensor([1., 2.], requires_grad=True)
+    h = x * 2
+    assert h.retains_grad is False
+    h.retain_grad()
+    assert h.retains_grad is True
+    d = x * 3
+    assert d.detach_() is d and d.requires_grad is False and d.grad_fn is None
+    with pytest.raises(RuntimeError, match="detach views in-place"):
+        (x * 1.0)[0:].detach_()
+
+
+def test_autograd_grad_returns_gradients_without_touching_grad():
+    x = torch.tensor([1., 2.], requires_grad=True)
+    w = torch.tensor([3., 4.], requires_grad=True)
+    loss = (x * w).sum()
+    gx, gw = torch.autograd.grad(loss, [x, w], retain_graph=True)
+    assert gx.tolist() == [3., 4.] and gw.tolist() == [1., 2.]
+    assert x.grad is None and w.grad is None
+    unused = torch.tensor([1.], requires_grad=True)
+    (gu,) = torch.autograd.grad(loss, [unused], allow_unused=True)
+    assert gu is None

@@ -85,6 +85,8 @@ def test_program_gradients_match_finite_differences(seed):
     numeric = ef.fd_grads(program, tinyattn, F)
     for name, g in numeric.items():
         got = out["tensors"][name]["grad"]
-        assert got is not None, f"{name}.grad is None"
+        if got is None:  # no loss reached this leaf: then no perturbation of it moves a loss either
+            np.testing.assert_allclose(g, 0.0, atol=1e-6, err_msg=f"seed {seed}: {name}.grad is None")
+            continue
         np.testing.assert_allclose(got, g, rtol=1e-5, atol=1e-6, err_msg=f"seed {seed}: {name}.grad\n" +
                                    "\n".join(program.render()))

@@ -534,6 +534,8 @@ def generate(seed: int, n_stmts: int | None = None) -> Program:
         if pure and not g.fd_ok:
             g.restore(saved)
     g.backward(final=True)
+    if g.dtype != "float64":
+        g.fd_ok = False  # finite differences need float64
     return Program(seed, g.stmts, g.leaves, list(g.vars), g.fd_ok, g.families, g.nograd_views)
 
 

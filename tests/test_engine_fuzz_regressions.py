@@ -327,3 +327,23 @@ def test_autograd_grad_returns_gradients_without_touching_grad():
     unused = torch.tensor([1.], requires_grad=True)
     (gu,) = torch.autograd.grad(loss, [unused], allow_unused=True)
     assert gu is None
+
+
+# -- memory layout of results ----------------------------------------------------------------------
+# found (fuzz seeds 11, 28): softmax of a transposed tensor kept the transposed layout; PyTorch's is contiguous
+def test_softmax_of_a_transposed_tensor_is_contiguous():
+    x = torch.tensor([[1., 2., 3.], [4., 5., 6.]])
+    y = F.softmax(x.t(), -1)
+    assert y.is_contiguous()
+    assert y.view(-1).shape == (6,)
+    assert not (x.t() * 2).is_contiguous()  # elementwise ops keep the input's layout, as in PyTorch
+
+
+# found (fuzz seed 122): clone() of a transposed tensor came back contiguous; PyTorch's clone keeps
+# the strides (memory_format=torch.preserve_format), so .view(-1) on it raises as on the original
+def test_clone_keeps_a_transposed_layout():
+    x = torch.tensor([[1., 2., 3.], [4., 5., 6.]])
+    c = x.t().clone()
+    assert not c.is_contiguous()
+    assert c.contiguous().is_contiguous()
+    assert c.tolist() == [[1., 4.], [2., 5.], [3., 6.]]

@@ -386,3 +386,25 @@ def test_detach_in_place_and_retains_grad():
     assert y.detach_() is y and not y.requires_grad and y.grad_fn is None and y.is_leaf
     with pytest.raises(RuntimeError, match="Can't detach views in-place"):
         (x * 2)[0].detach_()
+
+
+def test_layer_norm_backward_reads_data_assigned_after_forward_as_pytorch():
+    x = leaf([[1.0, 2.0, 4.0]])
+    y = F.layer_norm(x, (3,))  # saves x, its mean 7/3 and rstd; backward rebuilds xhat from x
+    old = np.array([1.0, 2.0, 4.0])
+    mean, rstd = old.mean(), 1 / np.sqrt(old.var() + 1e-5)
+    x.data = torch.tensor([[0.0, 1.0, 5.0]], dtype=torch.float64)
+    g = np.array([1.0, 2.0, 3.0])
+    (y * torch.tensor(g, dtype=torch.float64)).sum().backward()
+    xhat = (np.array([0.0, 1.0, 5.0]) - mean) * rstd  # the new x with the saved statistics
+    expected = rstd * (g - g.mean() - xhat * (g * xhat).mean())
+    np.testing.assert_allclose(x.grad.numpy()[0], expected, rtol=1e-12)
+
+
+def test_index_result_of_a_transposed_tensor_keeps_its_layout_as_pytorch():
+    x = torch.arange(24.0).reshape(2, 3, 4)
+    y = x.mT[torch.tensor([1, 1])]  # PyTorch orders the result's dims by the source's strides: (12, 1, 4)
+    assert y.stride() == (12, 1, 4) and not y.is_contiguous()
+    with pytest.raises(RuntimeError, match="view size is not compatible"):
+        y.view(-1)
+    assert x.mT.index_select(0, torch.tensor([1, 0])).is_contiguous()  # index_select always is

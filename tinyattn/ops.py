@@ -346,7 +346,7 @@ class Softmax(Function):
         # so logits of 1e4 do not overflow to inf.
         m = max_keepdims(a, dim)
         _check_all_masked(m, dim, "softmax")
-        e = np.exp(a - m)
+        e = np.exp(np.subtract(a, m, order="C"))  # (C-ordered whatever a's layout, as PyTorch's)
         e /= sum_along(e, dim)  # a GEMV against ones on the last axis (fastnp)
         ctx.save_for_backward(e)
         ctx.dim = dim
@@ -366,7 +366,7 @@ class LogSoftmax(Function):
     def forward(ctx, a, dim):
         m = max_keepdims(a, dim)
         _check_all_masked(m, dim, "log_softmax")
-        y = a - m
+        y = np.subtract(a, m, order="C")  # (C-ordered whatever a's layout, as PyTorch's)
         y -= np.log(sum_along(np.exp(y), dim))  # in place: y is ours
         ctx.save_for_backward(y)
         ctx.dim = dim
@@ -482,10 +482,10 @@ class Stack(Function):
 
 
 class Contiguous(Function):
-    """a copied into C order;  da = g"""
+    """a copied into C order (order="K": in a's own dim order, as clone());  da = g"""
     @staticmethod
-    def forward(ctx, a):
-        return np.array(a, order="C", copy=True)
+    def forward(ctx, a, order="C"):
+        return np.array(a, order=order, copy=True)
 
     @staticmethod
     def backward(ctx, g):

@@ -327,8 +327,8 @@ class Tensor(InplaceMixin, ViewsMixin, MethodsMixin):
         """A C-ordered copy if needed. NumPy reshapes anything, so this only matters for speed."""
         return self if self._data.flags.c_contiguous else Contiguous.apply(self)
 
-    def clone(self) -> "Tensor":
-        return Contiguous.apply(self)
+    def clone(self) -> "Tensor":  # (PyTorch's preserve_format: a transposed tensor's clone is transposed too)
+        return Contiguous.apply(self, order="K")
 
     def __repr__(self) -> str:
         body = np.array2string(self._data, separator=", ", precision=4, prefix="tensor(")

@@ -277,20 +277,30 @@ def embedding(input: Any, weight: Tensor) -> Tensor:
 # ----------------------------------------------------------------------------------------------
 # layer norm
 # ----------------------------------------------------------------------------------------------
-def _centre_and_rstd(x: np.ndarray, eps: float) -> tuple[np.ndarray, np.ndarray]:
-    """(x - mean, 1 / sqrt(var + eps)) of each row of x (N, F), accurate on near-constant rows and on huge ones."""
-    xhat = x - mean_last(x)  # (N, F), centred
+def _centre_and_rstd(x: np.ndarray, eps: float) -> tuple:
+    """(x - mean, 1 / sqrt(var + eps), mean) of each row of x (N, F), accurate on near-constant rows and on
+    huge ones; the mean as its two terms (m1, m2), from which _centre rebuilds x - mean bit for bit."""
+    m1 = mean_last(x)
+    xhat = np.subtract(x, m1, order="C")  # (N, F), centred (C-ordered: the output is, as PyTorch's)
     # x - mean is exact where x is close to the mean, so what error remains is the rounding of the
     # mean itself (a unit in the last place: 0.001 at 1e4 in float32). On a near-constant row
     # that error is the whole signal; the mean of the centred row measures it, and we take it off.
     # (Without this, 768 copies of 1e4 + 0.3 normalised to 0.295 instead of 0.)
-    xhat -= mean_last(xhat)
+    m2 = mean_last(xhat)
+    xhat -= m2
     var = dot_last(xhat, xhat) / x.shape[-1]  # (N, 1) biased variance, as PyTorch's forward
     if np.isfinite(var).all():
         rstd = 1.0 / np.sqrt(var + eps)  # (N, 1)
     else:
         rstd = _rstd_of_huge_rows(xhat, var, eps)
-    return xhat, rstd
+    return xhat, rstd, (m1, m2)
+
+
+def _centre(x: np.ndarray, mean: tuple) -> np.ndarray:
+    """x - mean for rows x (N, F), exactly as _centre_and_rstd computed it."""
+    xc = x - mean[0]
+    xc -= mean[1]
+    return xc
 
 
 def _rstd_of_huge_rows(xc: np.ndarray, var: np.ndarray, eps: float) -> np.ndarray:
@@ -311,10 +321,10 @@ class _LayerNorm(Function):
     """y = xhat * w + b, xhat = (x - mean) / sqrt(var + eps) over the last n dims;
     dx = rstd (gh - mean(gh) - xhat mean(gh xhat)) with gh = g w;  dw = sum g xhat;  db = sum g
 
-    Like PyTorch's it keeps the input x (and the weight): an in-place write into x after the call is
-    caught by backward. PyTorch keeps each row's mean and rstd and rebuilds xhat from x; here xhat is
-    kept (its own memory, never the output's: a write into the output or a detach() of it changes
-    nothing backward reads), which spares that pass and keeps near-constant rows exact.
+    It keeps what PyTorch's keeps: the input x, each row's mean and rstd (and the weight), and rebuilds
+    xhat from them in backward (bit for bit as forward did). So an in-place write into x after the call
+    is caught by backward, ``x.data = ...`` is read by it, and a write into the output (or a detach()
+    of it) changes nothing backward reads.
     """
     @staticmethod
     def forward(ctx, x, *affine, n, eps, has_weight):
@@ -323,24 +333,27 @@ class _LayerNorm(Function):
         F = math.prod(x.shape[x.ndim - n:])
         rows = x.reshape(-1, F)  # (N, F)
         with np.errstate(over="ignore", invalid="ignore"):  # squares past the float range: see _rstd_of_huge_rows; NaN rows stay NaN
-            xhat, rstd = _centre_and_rstd(rows, eps)
+            xhat, rstd, mean = _centre_and_rstd(rows, eps)
         xhat *= rstd  # in place: the centred copy becomes xhat
         weight = affine[0] if has_weight else None
         bias = affine[-1] if len(affine) > has_weight else None
-        ctx.save_for_backward(x, xhat, rstd, weight)  # (x for the version check only)
+        ctx.save_for_backward(x, *mean, rstd, weight)
         ctx.has_weight, ctx.shape, ctx.norm_shape = has_weight, x.shape, x.shape[x.ndim - n:]
         if weight is None and bias is None:
-            return xhat.reshape(x.shape).copy()  # (the output is the caller's to change; xhat is backward's)
-        y = xhat * weight.reshape(F) if weight is not None else xhat.copy()  # (N, F)
+            return xhat.reshape(x.shape)
+        y = xhat * weight.reshape(F) if weight is not None else xhat  # (N, F)
         if bias is not None:
             y += bias.reshape(F)
         return y.reshape(x.shape)
 
     @staticmethod
     def backward(ctx, g):
-        _, xhat, rstd, w = ctx.saved_tensors  # xhat (N, F), rstd (N, 1)
-        F = xhat.shape[1]
-        g_rows = g.reshape(-1, F)  # (N, F)
+        x, m1, m2, rstd, w = ctx.saved_tensors  # x (..., *norm_shape); the mean's terms and rstd (N, 1)
+        g_rows = g.reshape(m1.shape[0], -1)  # (N, F)
+        F = g_rows.shape[1]
+        with np.errstate(over="ignore", invalid="ignore"):
+            xhat = _centre(x.reshape(-1, F), (m1, m2))
+            xhat *= rstd  # (N, F), as in forward
         gh = g_rows * w.reshape(F) if w is not None else g_rows  # gradient w.r.t. xhat
         # xhat = (x - mean) * rstd depends on x directly, through the mean and through rstd:
         gx = gh - mean_last(gh)

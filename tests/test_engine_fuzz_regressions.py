@@ -347,3 +347,14 @@ def test_clone_keeps_a_transposed_layout():
     assert not c.is_contiguous()
     assert c.contiguous().is_contiguous()
     assert c.tolist() == [[1., 4.], [2., 5.], [3., 6.]]
+
+
+# found (fuzz seed 1158): a binary op of a transposed and a contiguous tensor came back contiguous
+# either way; PyTorch's output takes the layout of the first operand (TensorIterator's order)
+def test_binary_op_result_follows_the_first_operands_layout():
+    x = torch.tensor([[1., 2., 3.], [4., 5., 6.]])
+    a = x.t()                                   # (3, 2), strides of a transpose
+    b = torch.tensor([[1., 2.], [3., 4.], [5., 6.]])
+    assert not (a * b).is_contiguous() and not (a + b).is_contiguous()
+    assert (b * a).is_contiguous()
+    assert (a * b).tolist() == [[1., 8.], [6., 20.], [15., 36.]]

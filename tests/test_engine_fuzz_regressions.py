@@ -358,3 +358,24 @@ def test_binary_op_result_follows_the_first_operands_layout():
     assert not (a * b).is_contiguous() and not (a + b).is_contiguous()
     assert (b * a).is_contiguous()
     assert (a * b).tolist() == [[1., 8.], [6., 20.], [15., 36.]]
+
+
+# found (fuzz seed 2192): clone() of an expanded tensor kept the stride-0 layout (not contiguous);
+# PyTorch keeps strides only of a dense, non-overlapping layout and otherwise returns a contiguous clone
+def test_clone_of_an_expanded_tensor_is_contiguous():
+    x = torch.tensor([[1., 2.], [3., 4.]])
+    c = x.unsqueeze(0).expand(2, 2, 2).clone()
+    assert c.is_contiguous()
+    c[0, 0, 0] = 9.  # its own memory: one element changes
+    assert c.tolist() == [[[9., 2.], [3., 4.]], [[1., 2.], [3., 4.]]]
+    assert x[:, ::2].clone().is_contiguous()      # a strided slice: gaps are not kept either
+
+
+# found (fuzz seed 2058): after a backward freed the graph, a second backward through add(..., alpha=)
+# raised "backward through the graph a second time"; PyTorch's add keeps only alpha, nothing to free
+def test_backward_again_through_add_with_alpha_after_the_graph_was_freed():
+    x = torch.tensor([1., 2.], requires_grad=True)
+    h = torch.add(x, x, alpha=2)
+    h.sum().backward()
+    (h * 1.0).sum().backward()
+    assert x.grad.tolist() == [6., 6.]   # twice d(3x)/dx

@@ -382,3 +382,16 @@ def test_backward_again_after_the_graph_was_freed_where_nothing_was_saved(op, gr
     h.sum().backward()
     (h * 1.0).sum().backward()
     assert x.grad.tolist() == [[2 * grad] * 2] * 2   # twice d(sum h)/dx
+
+
+# found (probe of 66 ops x {write the output, write the input} then backward): a one-operand einsum
+# that only permutes is a view in both libraries, but tinyattn's node saved its input, so a write into
+# the view raised at backward; PyTorch's einsum is a permute there, whose backward reads nothing
+def test_permuting_einsum_output_written_in_place_then_backward():
+    x0 = torch.tensor([[1., 2., 3.], [4., 5., 6.]], requires_grad=True)
+    x = x0 * 1.0
+    h = torch.einsum('ij->ji', x)
+    h.add_(1)
+    assert x.tolist() == [[2., 3., 4.], [5., 6., 7.]]  # a view: the write reached x
+    (h * torch.tensor([[0., 1.], [2., 3.], [4., 5.]])).sum().backward()
+    assert x0.grad.tolist() == [[0., 2., 4.], [1., 3., 5.]]  # the weights, transposed back

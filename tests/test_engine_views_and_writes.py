@@ -408,3 +408,11 @@ def test_index_result_of_a_transposed_tensor_keeps_its_layout_as_pytorch():
     with pytest.raises(RuntimeError, match="view size is not compatible"):
         y.view(-1)
     assert x.mT.index_select(0, torch.tensor([1, 0])).is_contiguous()  # index_select always is
+
+
+def test_tensor_mm_and_bmm_methods():
+    a = torch.tensor([[1.0, 2.0], [3.0, 4.0]])
+    assert a.mm(torch.tensor([[1.0], [1.0]])).tolist() == [[3.0], [7.0]]
+    assert a[None].bmm(a[None]).tolist() == [[[7.0, 10.0], [15.0, 22.0]]]
+    with pytest.raises(ValueError, match="2-D"):
+        a[None].mm(a)

@@ -403,7 +403,7 @@ class _Gen:
 
     def motif(self) -> None:
         """The families the independent fuzzer reported, as short sequences the random mix may miss."""
-        m = self.r(8)
+        m = self.r(12)
         x = self.var(kinds=("leaf",))
         shape = self.vars[x]["shape"]
         if m == 0:     # expand is a view: a write into the base is seen through the expansion
@@ -457,6 +457,24 @@ class _Gen:
             self.emit(f"{h} = ({x} * {x}).sum()", "compute")
             self.bind(h, (), "nonleaf")
             self.emit(f"{x}.requires_grad_(False)", "requires_grad_")
+            self.fd_ok = False
+        elif m == 8:   # the tutorial's manual SGD step, then a second forward and backward
+            loss = self.fresh("loss")
+            self.emit(f"{loss} = ({x} * {x}).sum()\n{loss}.backward()", "backward")
+            self.emit(f"with torch.no_grad():\n    {x} -= 0.1 * {x}.grad\n    {x}.grad.zero_()", "no_grad:sgd")
+            self.fd_ok = False
+        elif m == 9:   # clearing a gradient between steps
+            self.emit(self.pick([f"{x}.grad = None", f"if {x}.grad is not None:\n    {x}.grad.zero_()"]), "grad:clear")
+        elif m == 10:  # a fresh leaf from a tensor: x.detach().clone().requires_grad_(True)
+            y = f"x{len(self.leaves)}_"
+            self.emit(f"{y} = {x}.detach().clone().requires_grad_(True)", "leaf:detach_clone")
+            self.bind(y, shape, "leaf")
+            self.fd_ok = False
+        elif m == 11:  # nn.ReLU(inplace=True) on an activation
+            h = self.fresh("h")
+            self.emit(f"{h} = {x} * 1.0", "compute")
+            self.bind(h, shape, "nonleaf")
+            self.emit(f"_ = torch.nn.ReLU(inplace=True)({h})", "inplace:nn.ReLU_inplace")
             self.fd_ok = False
         else:          # a buffer row written from a (1, n) tensor
             h = self.fresh("h")

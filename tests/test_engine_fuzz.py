@@ -54,7 +54,8 @@ def test_the_generator_covers_every_family():
                                         "setitem_none", "masked_set", "layer_norm_out", "F.relu_inplace")]
     wanted += ["no_grad", "hook", "hook:modify", "retain_grad", "retains_grad", "requires_grad_", "data:assign",
                "data:inplace", "detach_", "backward:second", "autograd.grad", "layer_norm", "sdpa", "add_alpha",
-               "numpy:tensor_slice", "numpy:from_numpy", "peek"]
+               "numpy:tensor_slice", "numpy:from_numpy", "peek", "no_grad:sgd", "grad:clear", "leaf:detach_clone",
+               "inplace:nn.ReLU_inplace"]
     missing = [f for f in wanted if f not in seen]
     assert not missing, f"families no recorded program uses: {missing}"
     n = len(PROGRAMS)

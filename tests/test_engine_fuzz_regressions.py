@@ -395,3 +395,29 @@ def test_permuting_einsum_output_written_in_place_then_backward():
     assert x.tolist() == [[2., 3., 4.], [5., 6., 7.]]  # a view: the write reached x
     (h * torch.tensor([[0., 1.], [2., 3.], [4., 5.]])).sum().backward()
     assert x0.grad.tolist() == [[0., 2., 4.], [1., 3., 5.]]  # the weights, transposed back
+
+
+# found (fuzz seed 3436): after a write into the base, reading retains_grad of a split output raised
+# the multi-output-view error; PyTorch raises it on grad_fn/is_leaf and use, and retains_grad is False
+def test_retains_grad_of_a_split_output_after_a_base_write_is_false():
+    x = torch.tensor([[1., 2.], [3., 4.]], requires_grad=True)
+    h = x * 1.0
+    _, s = h.chunk(2)
+    h.mul_(2)
+    assert s.retains_grad is False
+    assert s.requires_grad is True
+    assert s.tolist() == [[6., 8.]]
+    with pytest.raises(RuntimeError, match="multiple views"):
+        _ = s.is_leaf
+
+
+# found (fuzz seed 3260): a masked assignment h[h > 0] = 0. was backwarded through again after its graph
+# was freed; PyTorch's index_put saved the mask's indices, so the second backward raises
+def test_second_backward_through_a_masked_assignment_raises():
+    x = torch.tensor([-1., 2., 3.], requires_grad=True)
+    h = x.clone()
+    h[h > 0] = 0.
+    h.sum().backward()
+    assert x.grad.tolist() == [1., 0., 0.]
+    with pytest.raises(RuntimeError, match="second time"):
+        (h * 1.0).sum().backward()

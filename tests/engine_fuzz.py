@@ -465,6 +465,7 @@ class _Gen:
             self.fd_ok = False
         elif m == 9:   # clearing a gradient between steps
             self.emit(self.pick([f"{x}.grad = None", f"if {x}.grad is not None:\n    {x}.grad.zero_()"]), "grad:clear")
+            self.fd_ok = False
         elif m == 10:  # a fresh leaf from a tensor: x.detach().clone().requires_grad_(True)
             y = f"x{len(self.leaves)}_"
             self.emit(f"{y} = {x}.detach().clone().requires_grad_(True)", "leaf:detach_clone")

@@ -421,3 +421,15 @@ def test_second_backward_through_a_masked_assignment_raises():
     assert x.grad.tolist() == [1., 0., 0.]
     with pytest.raises(RuntimeError, match="second time"):
         (h * 1.0).sum().backward()
+
+
+# found (fuzz seed 89 of the recorded set): a view taken under no_grad, its base then set to
+# requires_grad_(False): a write into the view raised the no_grad-view error; PyTorch checks that rule
+# only while the view requires grad (it follows its base), so it computes
+def test_no_grad_view_of_a_base_that_no_longer_requires_grad_can_be_written():
+    x = torch.tensor([0.5, -1.], requires_grad=True)
+    with torch.no_grad():
+        v = x[0]
+    x.requires_grad_(False)
+    v.mul_(2)
+    assert v.tolist() == 1.0 and x.tolist() == [1.0, -1.0]

@@ -433,3 +433,25 @@ def test_no_grad_view_of_a_base_that_no_longer_requires_grad_can_be_written():
     x.requires_grad_(False)
     v.mul_(2)
     assert v.tolist() == 1.0 and x.tolist() == [1.0, -1.0]
+
+
+# found (fuzz seed 4343; low priority): a hook on one output of unbind/split fires when the node runs,
+# even if only a sibling output was used; PyTorch hands that hook None (tinyattn did not call it)
+@pytest.mark.parametrize("parts", ["x.unbind(0)", "(x * 1.0).split(1)"])
+def test_hook_on_an_unused_sibling_output_fires_with_none(parts):
+    x = torch.tensor([[1., 2.], [3., 4.]], requires_grad=True)
+    a, b = eval(parts)
+    seen = []
+    b.register_hook(lambda g: seen.append(g))
+    (a * 2).sum().backward()
+    assert seen == [None]
+    assert x.grad.tolist() == [[2., 2.], [0., 0.]]
+
+
+# found (fuzz seed 4324; low priority): e.copy_(e) on an expanded tensor raised the self-overlap error;
+# PyTorch's copy_ of a tensor onto itself returns at once
+def test_copy_of_an_expanded_tensor_onto_itself_is_a_no_op():
+    x = torch.tensor([[1., 2.], [3., 4.]], requires_grad=True)
+    e = (x * 1.0).expand(2, 2, 2)
+    assert e.copy_(e) is e
+    assert e.tolist() == [[[1., 2.], [3., 4.]]] * 2

@@ -9,8 +9,9 @@ Read it in this order:
    node, its version counter, views, and the methods the course uses.
 3. ``tinyattn/ops.py``: the ops, each next to its derivative.
 
-PyTorch's long tail (rare methods, the in-place family and view writes, indexing rules, rarer ops)
-is in ``tinyattn/compat/``, mixed into the class.
+PyTorch's long tail is in ``tinyattn/compat/``, mixed into the class: the in-place family and
+writes into views (``inplace.py``), which ops are views and which writes PyTorch refuses
+(``views.py``), indexing rules, rare methods and ops.
 
 This module is also PyTorch's factory ``tinyattn.tensor(data)``: calling it calls ``factories.tensor``.
 """

@@ -193,13 +193,16 @@ class InplaceMixin:
             self._refresh_view()
         return self
 
-    def _inplace(self, name: str, value, index=None, where=True, region=None):
-        """Write ``value`` into self (all of it, ``[index]``, or where ``where`` is True); ``region`` as in _in_graph."""
-        if self._in_graph(name, value, region=region):
-            v = self._lift(value)
+    def _inplace(self, name: str, value, index=None, where=True, region=None, view=None):
+        """Write ``value`` into self (all of it, ``[index]``, or where ``where`` is True); ``region`` as in
+        _in_graph. ``view``: the view self[index] that ``x[index] = v`` writes when it is recorded (PyTorch's
+        copy_ into it: its history, and the rules for writes into views, are the view's)."""
+        dst = self if view is None else view
+        if dst._in_graph(name, value, region=region):
+            v = dst._lift(value)
             v = v if v.dtype == self.dtype else v.to(self.dtype)
             try:
-                return self._commit(Overwrite.apply(self, v, index=index, where=where))
+                return dst._commit(Overwrite.apply(dst, v, index=index if view is None else None, where=where))
             except (IndexError, ValueError, TypeError) as e:
                 raise type(e)(f"{name} on a tensor of shape {self.shape} and dtype {self.dtype}: {e}") from None
         value = value._data if isinstance(value, autograd.Tensor) else value
@@ -323,4 +326,4 @@ class InplaceMixin:
         target = self[index]  # else the view x[idx] is written, as PyTorch's copy_ into it (x[:] is x itself)
         a, b = target._data, self._data
         same = a.shape == b.shape and a.strides == b.strides and a.__array_interface__ == b.__array_interface__
-        (self if same else target)._inplace("x[...] = value", value)
+        self._inplace("x[...] = value", value, index=index, view=None if same else target)

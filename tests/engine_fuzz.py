@@ -282,13 +282,15 @@ class _Gen:
                 ("masked_fill_", f"{t}.masked_fill_({t} > 0.5, 0.25)"), ("self_mul", f"{t}.mul_({t})"),
                 ("relu_", f"{t}.relu_()"), ("exp_", f"{t}.exp_()"), ("sigmoid_", f"{t}.sigmoid_()"),
                 ("tanh_", f"{t}.tanh_()"), ("clamp_", f"{t}.clamp_(min=-0.5)"), ("zero_", f"{t}.zero_()"),
-                ("add_t", f"{t}.add_({self.value_of_shape(shape)})"), ("F.relu_inplace", f"_ = F.relu({t}, inplace=True)"),
+                ("add_t", f"{t}.add_({self.value_of_shape(shape)})"),
+                ("F.relu_inplace", f"_ = F.relu({t}, inplace=True)"),
                 ("fill_", f"{t}.fill_(0.75)")]
         if nd >= 1:
             i = self.r(shape[0])
             opts += [("setitem", f"{t}[{i}] = 0."), ("setitem_t", f"{t}[{i}] = {self.value_of_shape(shape[1:])}"),
                      ("setitem_slice", f"{t}[{i}:] = {self.value_of_shape((shape[0] - i,) + shape[1:])}"),
-                     ("masked_set", f"{t}[{t} > 0] = 0."), ("setitem_none", f"{t}[None] = {self.value_of_shape((1,) + shape)}")]
+                     ("masked_set", f"{t}[{t} > 0] = 0."),
+                     ("setitem_none", f"{t}[None] = {self.value_of_shape((1,) + shape)}")]
             if shape[0] >= 2:
                 opts += [("overlap", f"{t}[1:].add_({t}[:-1])"), ("overlap", f"{t}[:-1].mul_({t}[1:])"),
                          ("view_inplace", f"{t}[1:].mul_(3)")]
@@ -707,7 +709,8 @@ def compare(mine: dict, ref: dict, nograd_views=()) -> list:
         dtype = b["dtype"] if "dtype" not in errs else "float32"
         if "value" not in errs and not _close(a["value"], b["value"], dtype):
             out.append(("value", f"{name}: {a['value'].tolist()} vs {b['value'].tolist()}"))
-        if "grad" not in errs and ((a["grad"] is None) != (b["grad"] is None) or not _close(a["grad"], b["grad"], dtype)):
+        ga, gb = (None, None) if "grad" in errs else (a["grad"], b["grad"])
+        if (ga is None) != (gb is None) or not _close(ga, gb, dtype):
             out.append(("grad", f"{name}.grad: {None if a['grad'] is None else a['grad'].tolist()} vs "
                                 f"{None if b['grad'] is None else b['grad'].tolist()}"))
         for flag in ("requires_grad", "is_leaf"):

@@ -167,7 +167,9 @@ class _Gen:
                    "torch.add({s}, {s}, alpha=2)", "{s}.clone()", "{s}.relu()", "F.relu({s})", "{s} * 1.0"]
         fam = "compute"
         if shape and shape[-1] > 1:
-            choices += ["F.layer_norm({s}, ({last},))", "F.softmax({s}, -1)"]
+            choices += ["F.softmax({s}, -1)"]
+        if shape and shape[-1] > 2:  # over 2 elements layer_norm's gradient is ~0 (+-1 outputs): rounding noise
+            choices += ["F.layer_norm({s}, ({last},))"]
         if len(shape) >= 2:
             choices += ["F.scaled_dot_product_attention({s}, {s}, {s})"]
         others = [n for n, v in self.vars.items() if v["shape"] == shape and n != src]
@@ -280,13 +282,15 @@ class _Gen:
                 ("masked_fill_", f"{t}.masked_fill_({t} > 0.5, 0.25)"), ("self_mul", f"{t}.mul_({t})"),
                 ("relu_", f"{t}.relu_()"), ("exp_", f"{t}.exp_()"), ("sigmoid_", f"{t}.sigmoid_()"),
                 ("tanh_", f"{t}.tanh_()"), ("clamp_", f"{t}.clamp_(min=-0.5)"), ("zero_", f"{t}.zero_()"),
-                ("add_t", f"{t}.add_({self.value_of_shape(shape)})"), ("F.relu_inplace", f"_ = F.relu({t}, inplace=True)"),
+                ("add_t", f"{t}.add_({self.value_of_shape(shape)})"),
+                ("F.relu_inplace", f"_ = F.relu({t}, inplace=True)"),
                 ("fill_", f"{t}.fill_(0.75)")]
         if nd >= 1:
             i = self.r(shape[0])
             opts += [("setitem", f"{t}[{i}] = 0."), ("setitem_t", f"{t}[{i}] = {self.value_of_shape(shape[1:])}"),
                      ("setitem_slice", f"{t}[{i}:] = {self.value_of_shape((shape[0] - i,) + shape[1:])}"),
-                     ("masked_set", f"{t}[{t} > 0] = 0."), ("setitem_none", f"{t}[None] = {self.value_of_shape((1,) + shape)}")]
+                     ("masked_set", f"{t}[{t} > 0] = 0."),
+                     ("setitem_none", f"{t}[None] = {self.value_of_shape((1,) + shape)}")]
             if shape[0] >= 2:
                 opts += [("overlap", f"{t}[1:].add_({t}[:-1])"), ("overlap", f"{t}[:-1].mul_({t}[1:])"),
                          ("view_inplace", f"{t}[1:].mul_(3)")]
@@ -403,7 +407,7 @@ class _Gen:
 
     def motif(self) -> None:
         """The families the independent fuzzer reported, as short sequences the random mix may miss."""
-        m = self.r(8)
+        m = self.r(12)
         x = self.var(kinds=("leaf",))
         shape = self.vars[x]["shape"]
         if m == 0:     # expand is a view: a write into the base is seen through the expansion
@@ -414,7 +418,7 @@ class _Gen:
             self.bind(e, (2,) + shape, "view")
             self.inplace(h)
         elif m == 1:   # layer_norm without weight, its output written in place
-            if shape[-1] < 2:
+            if shape[-1] < 3:
                 return
             h = self.fresh("h")
             self.emit(f"{h} = F.layer_norm({x} * 1.0, ({shape[-1]},))", "layer_norm")
@@ -457,6 +461,25 @@ class _Gen:
             self.emit(f"{h} = ({x} * {x}).sum()", "compute")
             self.bind(h, (), "nonleaf")
             self.emit(f"{x}.requires_grad_(False)", "requires_grad_")
+            self.fd_ok = False
+        elif m == 8:   # the tutorial's manual SGD step, then a second forward and backward
+            loss = self.fresh("loss")
+            self.emit(f"{loss} = ({x} * {x}).sum()\n{loss}.backward()", "backward")
+            self.emit(f"with torch.no_grad():\n    {x} -= 0.1 * {x}.grad\n    {x}.grad.zero_()", "no_grad:sgd")
+            self.fd_ok = False
+        elif m == 9:   # clearing a gradient between steps
+            self.emit(self.pick([f"{x}.grad = None", f"if {x}.grad is not None:\n    {x}.grad.zero_()"]), "grad:clear")
+            self.fd_ok = False
+        elif m == 10:  # a fresh leaf from a tensor: x.detach().clone().requires_grad_(True)
+            y = f"x{len(self.leaves)}_"
+            self.emit(f"{y} = {x}.detach().clone().requires_grad_(True)", "leaf:detach_clone")
+            self.bind(y, shape, "leaf")
+            self.fd_ok = False
+        elif m == 11:  # nn.ReLU(inplace=True) on an activation
+            h = self.fresh("h")
+            self.emit(f"{h} = {x} * 1.0", "compute")
+            self.bind(h, shape, "nonleaf")
+            self.emit(f"_ = torch.nn.ReLU(inplace=True)({h})", "inplace:nn.ReLU_inplace")
             self.fd_ok = False
         else:          # a buffer row written from a (1, n) tensor
             h = self.fresh("h")
@@ -534,6 +557,8 @@ def generate(seed: int, n_stmts: int | None = None) -> Program:
         if pure and not g.fd_ok:
             g.restore(saved)
     g.backward(final=True)
+    if g.dtype != "float64":
+        g.fd_ok = False  # finite differences need float64
     return Program(seed, g.stmts, g.leaves, list(g.vars), g.fd_ok, g.families, g.nograd_views)
 
 
@@ -684,7 +709,8 @@ def compare(mine: dict, ref: dict, nograd_views=()) -> list:
         dtype = b["dtype"] if "dtype" not in errs else "float32"
         if "value" not in errs and not _close(a["value"], b["value"], dtype):
             out.append(("value", f"{name}: {a['value'].tolist()} vs {b['value'].tolist()}"))
-        if "grad" not in errs and ((a["grad"] is None) != (b["grad"] is None) or not _close(a["grad"], b["grad"], dtype)):
+        ga, gb = (None, None) if "grad" in errs else (a["grad"], b["grad"])
+        if (ga is None) != (gb is None) or not _close(ga, gb, dtype):
             out.append(("grad", f"{name}.grad: {None if a['grad'] is None else a['grad'].tolist()} vs "
                                 f"{None if b['grad'] is None else b['grad'].tolist()}"))
         for flag in ("requires_grad", "is_leaf"):

@@ -55,6 +55,13 @@ from .functions import (  # noqa: F401,A004
     trunc,
 )
 
+# issue 40 (surface): comparisons as functions, torch.equal, torch.dot, torch.jit
+from .functions import (  # noqa: F401
+    dot, eq, equal, ge, greater, greater_equal, gt, le, less, less_equal, lt, ne, not_equal,
+)
+from .compat.to import channels_last, channels_last_3d, contiguous_format, memory_format, preserve_format  # noqa: F401
+from . import jit  # noqa: F401  (script/trace/ignore/export/unused return what they are given, as eager PyTorch runs it)
+
 # `from tinyattn import *` exports these; `float`, `bool`, `int`, `abs`, `all`, `any`, `pow`, `max`, `min`, `round` and `sum` are left
 # out so they never shadow the builtins.
 __all__ = [

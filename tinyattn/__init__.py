@@ -61,6 +61,8 @@ from .functions import (  # noqa: F401
 )
 from .compat.to import channels_last, channels_last_3d, contiguous_format, memory_format, preserve_format  # noqa: F401
 from . import jit  # noqa: F401  (script/trace/ignore/export/unused return what they are given, as eager PyTorch runs it)
+from .einops_backend import install as _install_einops  # einops, whenever it is imported, takes tinyattn tensors
+_install_einops()
 
 # `from tinyattn import *` exports these; `float`, `bool`, `int`, `abs`, `all`, `any`, `pow`, `max`, `min`, `round` and `sum` are left
 # out so they never shadow the builtins.

@@ -77,7 +77,7 @@ class _BatchNorm(Module):
 
     def extra_repr(self) -> str:
         return (f"{self.num_features}, eps={self.eps}, momentum={self.momentum}, affine={self.affine}, "
-                f"bias={self.bias is not None if self.affine else True}, "
+                f"bias={self.bias is not None}, "
                 f"track_running_stats={self.track_running_stats}")
 
 

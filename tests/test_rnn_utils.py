@@ -88,3 +88,29 @@ def test_pack_errors():
         rnn.pack_padded_sequence(x, [5, 3, 2])
     with pytest.raises(ValueError, match="Expected total_length to be at least the length of the longest"):
         rnn.pad_packed_sequence(rnn.pack_padded_sequence(x, [4, 3, 2]), total_length=2)
+
+
+@pytest.mark.parametrize("cls", ["RNN", "GRU", "LSTM"])
+@pytest.mark.parametrize("kwargs", [dict(), dict(num_layers=2, bidirectional=True, batch_first=True)])
+def test_rnns_on_a_packed_batch_equal_each_sequence_run_alone(cls, kwargs):
+    tinyattn.manual_seed(0)
+    m = getattr(tinyattn.nn, cls)(3, 4, **kwargs).double()
+    seqs = [t64(n, 3) for n in (3, 5, 1, 3)]
+    out, h = m(rnn.pack_sequence(seqs, enforce_sorted=False))
+    h_n = h[0] if cls == "LSTM" else h
+    for b, s in enumerate(rnn.unpack_sequence(out)):
+        alone, h_alone = m(seqs[b])  # unbatched: (n, D*H), h (L*D, H)
+        np.testing.assert_allclose(s.numpy(), alone.numpy(), rtol=1e-13, atol=1e-14)
+        np.testing.assert_allclose(h_n.numpy()[:, b], (h_alone[0] if cls == "LSTM" else h_alone).numpy(),
+                                   rtol=1e-13, atol=1e-14)
+
+
+def test_lstm_on_a_packed_batch_gradients():
+    tinyattn.manual_seed(1)
+    m = tinyattn.nn.LSTM(2, 3).double()
+    x, h0, c0 = t64(4, 3, 2), t64(1, 3, 3), t64(1, 3, 3)
+
+    def run(x, h0, c0):
+        out, (h, c) = m(rnn.pack_padded_sequence(x, [2, 4, 1], enforce_sorted=False), (h0, c0))
+        return out.data, h, c
+    assert gradcheck(run, (x, h0, c0))

@@ -62,3 +62,29 @@ def test_errors_of_the_same_type(call):
         call(torch, trnn)
     with pytest.raises(type(theirs.value)):
         call(tinyattn, arnn)
+
+
+@pytest.mark.parametrize("cls", ["RNN", "GRU", "LSTM"])
+@pytest.mark.parametrize("kwargs", [dict(), dict(num_layers=2, bidirectional=True), dict(batch_first=True)])
+@pytest.mark.parametrize("lengths", [[5, 3, 3, 1], [3, 5, 1, 3]])
+def test_rnns_on_packed_sequences(cls, kwargs, lengths):
+    torch.manual_seed(0)
+    theirs = getattr(torch.nn, cls)(3, 4, **kwargs).double()
+    mine = getattr(tinyattn.nn, cls)(3, 4, **kwargs).double()
+    mine.load_state_dict({k: v.detach().numpy() for k, v in theirs.state_dict().items()})
+    bf = kwargs.get("batch_first", False)
+    x = RNG.standard_normal((4, 5, 3) if bf else (5, 4, 3))
+    h0 = RNG.standard_normal((kwargs.get("num_layers", 1) * (2 if kwargs.get("bidirectional") else 1), 4, 4))
+    results = []
+    for lib, rnn, m in ((torch, trnn, theirs), (tinyattn, arnn, mine)):
+        xt, ht = lib.tensor(x, requires_grad=True), lib.tensor(h0, requires_grad=True)
+        packed = rnn.pack_padded_sequence(xt, lengths, batch_first=bf, enforce_sorted=lengths == sorted(lengths)[::-1])
+        out, h = m(packed, (ht, ht * 0.5) if cls == "LSTM" else ht)
+        padded, _ = rnn.pad_packed_sequence(out, batch_first=bf)
+        hs = h if cls == "LSTM" else (h,)
+        loss = (padded ** 2).sum() + sum((s * (1.5 + i)).sum() for i, s in enumerate(hs))
+        loss.backward()
+        results.append([padded.detach().numpy(), out.batch_sizes.numpy(), xt.grad.numpy(), ht.grad.numpy(),
+                        m.weight_hh_l0.grad.numpy()] + [s.detach().numpy() for s in hs])
+    for a, b in zip(*results):
+        np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-12)

@@ -135,3 +135,32 @@ def unpack_sequence(packed_sequences: PackedSequence) -> list[Tensor]:
     """``pack_sequence`` undone: the list of sequences."""
     padded, lengths = pad_packed_sequence(packed_sequences, batch_first=True)
     return unpad_sequence(padded, lengths, batch_first=True)
+
+
+def run_packed(module, packed: PackedSequence, hx=None):
+    """nn.RNN/GRU/LSTM on a PackedSequence, as PyTorch runs it: each sequence stops at its own length,
+    so h_n is the state after its last real step, and the reverse direction starts there.
+
+    Sequences of one length form one batch with no padding at all; the module runs once per distinct
+    length, and the pieces are put back in the batch's order. Returns (PackedSequence of the outputs,
+    h_n) — (h_n, c_n) for an LSTM — with h_n in the batch's original order, as PyTorch's."""
+    padded, lengths = pad_packed_sequence(packed, batch_first=True)  # (B, T, in), lengths in batch order
+    lens = lengths._data
+    states = None if hx is None else (list(hx) if isinstance(hx, (tuple, list)) else [hx])  # each (L*D, B, H)
+    outs, finals, order = [None] * len(lens), [], []
+    for n in np.unique(lens):
+        idx = np.flatnonzero(lens == n)  # the sequences n steps long
+        x = padded[idx, :int(n)]  # (b, n, in): no padding
+        sub = None if states is None else [s[:, idx] for s in states]  # each (L*D, b, H)
+        out, h = module(x if module.batch_first else x.transpose(0, 1),
+                        None if sub is None else (tuple(sub) if len(sub) > 1 else sub[0]))
+        out = out if module.batch_first else out.transpose(0, 1)  # (b, n, D*H)
+        for j, b in enumerate(idx):
+            outs[b] = out[j]
+        finals.append(h if isinstance(h, tuple) else (h,))
+        order.extend(idx.tolist())
+    back = np.argsort(order)  # the pieces were stacked by length; put the batch's order back
+    h_n = tuple(cat([f[i] for f in finals], dim=1)[:, back] for i in range(len(finals[0])))  # each (L*D, B, H)
+    out_packed = pack_padded_sequence(pad_sequence(outs, batch_first=True), lens, batch_first=True,
+                                      enforce_sorted=packed.sorted_indices is None)
+    return out_packed, (h_n if len(h_n) > 1 else h_n[0])

@@ -254,3 +254,21 @@ def test_batchnorm_errors():
         nn.BatchNorm1d(3)(tinyattn.ones(4, 3, 2, 2))
     with pytest.raises(RuntimeError, match="running_mean should contain 2 elements not 3"):
         nn.BatchNorm1d(3)(tinyattn.ones(4, 2))
+
+
+def test_lazy_conv_and_batchnorm_take_their_sizes_from_the_first_input():
+    tinyattn.manual_seed(0)
+    conv = nn.LazyConv2d(4, 3, padding=1)
+    w = conv.weight
+    assert tuple(w.shape) == (4, 0, 3, 3) and conv.in_channels == 0
+    x = t64(2, 6, 5, 5, requires_grad=False).float()
+    out = conv(x)
+    assert type(conv) is nn.Conv2d and conv.weight is w and tuple(w.shape) == (4, 6, 3, 3) and conv.in_channels == 6
+    assert np.abs(w.numpy()).max() <= 1 / math.sqrt(6 * 9)
+    np.testing.assert_array_equal(out.numpy(), F.conv2d(x, w, conv.bias, padding=1).numpy())
+    with pytest.raises(ValueError, match="in_channels must be divisible by groups"):
+        nn.LazyConv1d(4, 3, groups=2)(tinyattn.ones(1, 3, 5))
+    bn = nn.LazyBatchNorm2d()
+    bn(t64(4, 3, 2, 2, requires_grad=False).float())
+    assert type(bn) is nn.BatchNorm2d and bn.num_features == 3 and bn.num_batches_tracked.item() == 1
+    assert bn.weight.shape == (3,) and bn.running_var.shape == (3,)

@@ -166,3 +166,21 @@ def test_errors_are_raised_where_pytorch_raises_them_with_its_type(call):
     with pytest.raises(type(theirs.value)) as mine:
         call(tinyattn.nn, tinyattn)
     assert str(theirs.value).split(",")[0][:40] in str(mine.value)
+
+
+@pytest.mark.parametrize("make,shape", [(lambda nn: nn.LazyConv2d(4, 3, stride=2), (2, 3, 7, 7)),
+                                        (lambda nn: nn.LazyConv1d(4, 2, groups=2), (2, 6, 5)),
+                                        (lambda nn: nn.LazyBatchNorm1d(), (4, 3)),
+                                        (lambda nn: nn.LazyBatchNorm2d(momentum=None), (4, 3, 2, 2))])
+def test_lazy_modules(make, shape):
+    theirs, mine = make(torch.nn), make(tinyattn.nn)
+    assert repr(mine) == repr(theirs)
+    x = RNG.standard_normal(shape).astype(np.float32)
+    theirs(torch.tensor(x))
+    mine(tinyattn.tensor(x))
+    assert repr(mine) == repr(theirs) and type(mine).__name__ == type(theirs).__name__
+    assert {k: tuple(v.shape) for k, v in mine.state_dict().items()} == \
+        {k: tuple(v.shape) for k, v in theirs.state_dict().items()}
+    mine.load_state_dict({k: v.numpy() for k, v in theirs.state_dict().items()})
+    np.testing.assert_allclose(mine(tinyattn.tensor(x)).detach().numpy(), theirs(torch.tensor(x)).detach().numpy(),
+                               rtol=1e-5, atol=1e-6)

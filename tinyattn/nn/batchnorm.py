@@ -15,7 +15,7 @@ from ..tensor import Tensor, get_default_dtype
 from . import functional_conv as FC
 from .module import Module, Parameter
 
-__all__ = ["BatchNorm1d", "BatchNorm2d"]
+__all__ = ["BatchNorm1d", "BatchNorm2d", "LazyBatchNorm1d", "LazyBatchNorm2d"]
 
 
 class _BatchNorm(Module):
@@ -89,3 +89,45 @@ class BatchNorm1d(_BatchNorm):
 class BatchNorm2d(_BatchNorm):
     """BatchNorm2d(num_features): (N, C, H, W), each channel normalized over the batch and positions."""
     _dims = (4,)
+
+
+class _LazyBatchNormMixin:
+    """num_features read from the first input's dim 1; until then every vector has length 0. The first
+    forward fills them in (ones, zeros, as at init) and turns the module into a plain BatchNorm."""
+
+    _base: type = _BatchNorm
+
+    def __init__(self, eps: float = 1e-5, momentum: float | None = 0.1, affine: bool = True,
+                 track_running_stats: bool = True, device=None, dtype=None, *, bias: bool = True) -> None:
+        self._base.__init__(self, 1, eps, momentum, affine, track_running_stats, device, dtype, bias=bias)
+        self.num_features = 0
+        self._fill(0)
+
+    def _fill(self, n: int) -> None:
+        dt = self.running_mean.dtype if self.running_mean is not None else \
+            (self.weight.dtype if self.weight is not None else np.dtype(get_default_dtype()))
+        for name, value in (("weight", 1.0), ("bias", 0.0)):
+            if getattr(self, name) is not None:
+                getattr(self, name).data = np.full(n, value, dtype=dt)
+        if self.track_running_stats:
+            self.register_buffer("running_mean", Tensor(np.zeros(n, dtype=dt)))
+            self.register_buffer("running_var", Tensor(np.ones(n, dtype=dt)))
+
+    def forward(self, input: Tensor) -> Tensor:  # noqa: A002
+        if not isinstance(input, Tensor) or input.ndim not in self._dims:
+            got = f"{input.ndim}D input" if isinstance(input, Tensor) else type(input).__name__
+            raise ValueError(f"expected {' or '.join(f'{d}D' for d in self._dims)} input (got {got})")
+        self.num_features = input.shape[1]
+        self._fill(input.shape[1])
+        self.__class__ = self._base  # initialised: from now on exactly a BatchNorm
+        return self.forward(input)
+
+
+class LazyBatchNorm1d(_LazyBatchNormMixin, BatchNorm1d):
+    """LazyBatchNorm1d(eps=1e-5, momentum=0.1, ...): a BatchNorm1d whose num_features comes from the first input."""
+    _base = BatchNorm1d
+
+
+class LazyBatchNorm2d(_LazyBatchNormMixin, BatchNorm2d):
+    """LazyBatchNorm2d(...): a BatchNorm2d whose num_features comes from the first input."""
+    _base = BatchNorm2d

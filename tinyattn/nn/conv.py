@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
+
 from .. import checks
 from ..tensor import Tensor
 from . import functional_conv as FC
@@ -15,7 +17,7 @@ from . import padding as P
 from .layers import _uniform_init
 from .module import Module, Parameter
 
-__all__ = ["Conv1d", "Conv2d"]
+__all__ = ["Conv1d", "Conv2d", "LazyConv1d", "LazyConv2d"]
 
 _PADDING_MODES = ("zeros", "reflect", "replicate", "circular")
 
@@ -101,3 +103,45 @@ class Conv1d(_ConvNd):
 class Conv2d(_ConvNd):
     """Conv2d(in_channels, out_channels, kernel_size, ...): (N, C_in, H, W) -> (N, C_out, H_out, W_out)."""
     _nd = 2
+
+
+class _LazyConvMixin:
+    """in_channels read from the first input, as LazyLinear reads in_features: until then the weight has
+    shape (out_channels, 0, *kernel_size); the first forward draws it (Conv's init, from the generator
+    at that moment) into the same Parameter objects and turns the module into a plain Conv."""
+
+    _base: type = _ConvNd
+
+    def __init__(self, out_channels: int, kernel_size, stride=1, padding=0, dilation=1, groups: int = 1,
+                 bias: bool = True, padding_mode: str = "zeros", device=None, dtype=None) -> None:
+        self._base.__init__(self, groups, out_channels, kernel_size, stride, padding, dilation, groups, bias,
+                            padding_mode, device, dtype)
+        self.in_channels = 0
+        self.weight.data = np.zeros((out_channels, 0, *self.kernel_size), dtype=self.weight.dtype)
+
+    def forward(self, input: Tensor) -> Tensor:  # noqa: A002
+        if not isinstance(input, Tensor) or input.ndim not in (self._nd + 1, self._nd + 2):
+            raise RuntimeError(f"{type(self).__name__}: expected an input (N, C, ...) or (C, ...) with "
+                               f"{self._nd + 2} or {self._nd + 1} dims, got {getattr(input, 'shape', input)!r}")
+        channels = input.shape[1] if input.ndim == self._nd + 2 else input.shape[0]
+        if channels % self.groups:
+            raise ValueError("in_channels must be divisible by groups")
+        self.in_channels = channels
+        fan_in = channels // self.groups * math.prod(self.kernel_size)
+        dt = self.weight.dtype
+        self.weight.data = _uniform_init((self.out_channels, channels // self.groups, *self.kernel_size),
+                                         fan_in).astype(dt)
+        if self.bias is not None:
+            self.bias.data = _uniform_init((self.out_channels,), fan_in).astype(dt)
+        self.__class__ = self._base  # initialised: from now on exactly a Conv, as PyTorch's lazy modules
+        return self.forward(input)
+
+
+class LazyConv1d(_LazyConvMixin, Conv1d):
+    """LazyConv1d(out_channels, kernel_size, ...): a Conv1d whose in_channels comes from the first input."""
+    _base = Conv1d
+
+
+class LazyConv2d(_LazyConvMixin, Conv2d):
+    """LazyConv2d(out_channels, kernel_size, ...): a Conv2d whose in_channels comes from the first input."""
+    _base = Conv2d

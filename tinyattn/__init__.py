@@ -90,4 +90,8 @@ __all__ = [
 # the PyTorch surface that training scripts touch: data loading, checkpoints, devices
 __all__ += ["amp", "autocast", "backends", "cuda", "device", "load", "save", "utils"]
 
+# issue 40 (surface): comparisons, equal, dot, memory formats, jit
+__all__ += ["channels_last", "contiguous_format", "dot", "eq", "equal", "ge", "greater", "greater_equal", "gt", "jit",
+            "le", "less", "less_equal", "lt", "memory_format", "ne", "not_equal", "preserve_format"]
+
 __version__ = "0.1.0"

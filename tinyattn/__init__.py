@@ -55,6 +55,15 @@ from .functions import (  # noqa: F401,A004
     trunc,
 )
 
+# issue 40 (surface): comparisons as functions, torch.equal, torch.dot, torch.jit
+from .functions import (  # noqa: F401
+    dot, eq, equal, ge, greater, greater_equal, gt, le, less, less_equal, lt, ne, not_equal,
+)
+from .compat.to import channels_last, channels_last_3d, contiguous_format, memory_format, preserve_format  # noqa: F401
+from . import jit  # noqa: F401  (script/trace/ignore/export/unused return what they are given, as eager PyTorch runs it)
+from .einops_backend import install as _install_einops  # einops, whenever it is imported, takes tinyattn tensors
+_install_einops()
+
 # `from tinyattn import *` exports these; `float`, `bool`, `int`, `abs`, `all`, `any`, `pow`, `max`, `min`, `round` and `sum` are left
 # out so they never shadow the builtins.
 __all__ = [
@@ -81,5 +90,9 @@ __all__ = [
 # the PyTorch surface that training scripts touch: data loading, checkpoints, devices
 __all__ += ["as_tensor"]
 __all__ += ["amp", "autocast", "backends", "cuda", "device", "load", "save", "utils"]
+
+# issue 40 (surface): comparisons, equal, dot, memory formats, jit
+__all__ += ["channels_last", "contiguous_format", "dot", "eq", "equal", "ge", "greater", "greater_equal", "gt", "jit",
+            "le", "less", "less_equal", "lt", "memory_format", "ne", "not_equal", "preserve_format"]
 
 __version__ = "0.1.0"

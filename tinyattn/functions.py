@@ -163,6 +163,42 @@ def allclose(input, other, rtol: float = 1e-5, atol: float = 1e-8, equal_nan: bo
     return bool(np.allclose(a, b, rtol=rtol, atol=atol, equal_nan=equal_nan))
 
 
+def equal(input, other) -> bool:
+    """True when both tensors have the same shape and equal values (a Python bool, as torch.equal).
+
+    Values compare after type promotion (``equal(tensor([1., 2.]), tensor([1, 2]))`` is True, as
+    in PyTorch 2.13); NaN equals nothing, so a tensor holding NaN is not equal to itself."""
+    for name, x in (("input", input), ("other", other)):
+        if not isinstance(x, Tensor):
+            raise TypeError(f"equal(): argument '{name}' must be Tensor, not {type(x).__name__}")
+    return input.shape == other.shape and builtins.bool(np.all(input._data == other._data))
+
+
+def _compare(name: str, input, other, out) -> Tensor:
+    """torch.eq/ne/lt/le/gt/ge: the Tensor method of that name (a bool tensor, broadcast, no gradient);
+    ``other`` may be a tensor or a number, ``out`` a bool tensor written in place."""
+    if not isinstance(input, Tensor):
+        raise TypeError(f"{name}(): argument 'input' must be Tensor, not {type(input).__name__} (a number "
+                        f"goes second: {name}(x, 2))")
+    res = getattr(input, name)(other)
+    if out is None:
+        return res
+    if not isinstance(out, Tensor):
+        raise TypeError(f"{name}(): argument 'out' must be Tensor, not {type(out).__name__}")
+    if out.shape != res.shape:
+        raise ValueError(f"{name}(): out has shape {tuple(out.shape)}, the result has {tuple(res.shape)}")
+    return out.copy_(res)
+
+
+def eq(input, other, *, out=None) -> Tensor: return _compare("eq", input, other, out)
+def ne(input, other, *, out=None) -> Tensor: return _compare("ne", input, other, out)
+def lt(input, other, *, out=None) -> Tensor: return _compare("lt", input, other, out)
+def le(input, other, *, out=None) -> Tensor: return _compare("le", input, other, out)
+def gt(input, other, *, out=None) -> Tensor: return _compare("gt", input, other, out)
+def ge(input, other, *, out=None) -> Tensor: return _compare("ge", input, other, out)
+greater, greater_equal, less, less_equal, not_equal = gt, ge, lt, le, ne  # PyTorch's other names
+
+
 def einsum(equation: str, *operands) -> Tensor:
     """Sum of products named by letters, as torch.einsum: ``einsum('bhqd,bhkd->bhqk', q, k)`` is
     ``q @ k.transpose(-2, -1)``. Each operand gets one letter per dim; a letter in two operands is
@@ -254,12 +290,7 @@ class _Diagonal(Function):
 
 def bmm(input, mat2) -> Tensor:
     """Batched matrix product: (B, n, m) @ (B, m, p) -> (B, n, p); no broadcasting (use matmul for that)."""
-    a, b = _t(input), _t(mat2)
-    if a.ndim != 3 or b.ndim != 3:
-        raise ValueError(f"bmm: both operands must be 3-D (B, n, m) and (B, m, p), got shapes {a.shape} and {b.shape}")
-    if a.shape[0] != b.shape[0]:
-        raise ValueError(f"bmm: batch sizes differ: {a.shape} has {a.shape[0]}, {b.shape} has {b.shape[0]}")
-    return matmul(a, b)
+    return _t(input).bmm(mat2)
 
 
 def topk(input, k: int, dim: int = -1, largest: bool = True, sorted: bool = True) -> MinMax:
@@ -367,10 +398,12 @@ def norm(input, p=2, dim=None, keepdim: bool = False) -> Tensor: return _t(input
 
 def mm(input, mat2) -> Tensor:
     """The product of two matrices, (n, k) @ (k, m) -> (n, m) (only 2-D, unlike matmul)."""
-    a, b = _t(input), _t(mat2)
-    if a.ndim != 2 or b.ndim != 2:
-        raise ValueError(f"mm expects two 2-D tensors, got shapes {a.shape} and {b.shape} (matmul broadcasts)")
-    return matmul(a, b)
+    return _t(input).mm(mat2)
+
+
+def dot(input, tensor) -> Tensor:
+    """The inner product of two 1-D tensors of one length and dtype, a 0-d tensor (``Tensor.dot``)."""
+    return _t(input).dot(tensor)
 
 
 def clamp_min(input, min) -> Tensor: return _t(input).clamp(min=min)  # noqa: A002

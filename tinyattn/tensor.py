@@ -35,6 +35,7 @@ from tinyattn.compat.methods import _TYPE_OF_NAME, MethodsMixin, MinMax  # noqa:
 from tinyattn.compat.views import (  # noqa: F401
     Expand, ViewsMixin, memory_root, multi_output_error, view_name,
 )
+from tinyattn.compat.to import tensor_to
 from tinyattn.compat.ops import Cast, Einsum, Pow, Reciprocal, Remainder, RoundedDiv, StdFromVar, Var  # noqa: F401
 from tinyattn.defaults import (  # noqa: F401
     Generator, get_default_dtype, get_rng, manual_seed, rng_of, set_default_dtype,
@@ -306,22 +307,9 @@ class Tensor(InplaceMixin, ViewsMixin, MethodsMixin):
     def double(self) -> "Tensor":
         return self if self.dtype == np.float64 else Cast.apply(self, dtype=np.float64)
 
-    def to(self, dtype) -> "Tensor":
-        """Cast to ``dtype``; ``to('cpu')`` is accepted and changes nothing (NumPy is the device)."""
-        if isinstance(dtype, str) and dtype.split(":")[0] in ("cpu", "cuda", "mps"):
-            kind = dtype.split(":")[0]  # (a tinyattn.device is a str too)
-            if kind != "cpu":  # a CPU-only PyTorch's errors (the full rule is tinyattn.checks.device)
-                raise (AssertionError if kind == "cuda" else RuntimeError)(
-                    ("Torch not compiled with CUDA enabled" if kind == "cuda" else
-                     "PyTorch is not linked with support for mps devices")
-                    + f" (Tensor.to={dtype!r}: tinyattn runs on the CPU with NumPy)")
-            return self
-        dt = np.dtype(dtype)
-        if self.dtype == dt:
-            return self
-        if dt.kind not in "fc":  # an integer/bool copy leaves the graph, like .long() (ints can not require grad)
-            return Tensor._make(self._data.astype(dt))
-        return Cast.apply(self, dtype=dt.type)
+    def to(self, *args, **kwargs) -> "Tensor":
+        """PyTorch's to(dtype | device, dtype | other, non_blocking, copy, memory_format); see compat/to.py."""
+        return tensor_to(self, *args, **kwargs)
 
     def is_contiguous(self) -> bool:
         return bool(self._data.flags.c_contiguous)

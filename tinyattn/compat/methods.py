@@ -234,6 +234,35 @@ class MethodsMixin:
 
     ger = outer  # PyTorch's older name
 
+    # mm, bmm and dot are matmul restricted to one rank each, as PyTorch's: no broadcasting, so a
+    # (B, T, C) passed where a matrix was meant is an error here rather than a batched product.
+    # (Shape errors are ValueErrors, as matmul's; PyTorch raises RuntimeError.)
+    def mm(self, mat2) -> "Tensor":
+        """The product of two matrices, (n, k) @ (k, m) -> (n, m) (only 2-D, unlike matmul)."""
+        m = self._lift(mat2)
+        if self.ndim != 2 or m.ndim != 2:
+            raise ValueError(f"mm expects two 2-D tensors, got shapes {self.shape} and {m.shape} (matmul broadcasts)")
+        return self @ m  # (n, k) @ (k, m) -> (n, m)
+
+    def bmm(self, mat2) -> "Tensor":
+        """Batched matrix product: (B, n, k) @ (B, k, m) -> (B, n, m); no broadcasting (matmul has it)."""
+        m = self._lift(mat2)
+        if self.ndim != 3 or m.ndim != 3:
+            raise ValueError(f"bmm: both operands must be 3-D (B, n, m) and (B, m, p), got shapes {self.shape} and "
+                             f"{m.shape}")
+        if self.shape[0] != m.shape[0]:
+            raise ValueError(f"bmm: batch sizes differ: {self.shape} has {self.shape[0]}, {m.shape} has {m.shape[0]}")
+        return self @ m  # (B, n, k) @ (B, k, m) -> (B, n, m)
+
+    def dot(self, other) -> "Tensor":
+        """The inner product of two 1-D tensors of one length and one dtype: a 0-d tensor."""
+        v = self._lift(other)
+        if self.ndim != 1 or v.ndim != 1:
+            raise ValueError(f"dot: 1D tensors expected, but got {self.ndim}D and {v.ndim}D tensors")
+        if self.shape[0] != v.shape[0]:
+            raise ValueError(f"dot: the vectors have {self.shape[0]} and {v.shape[0]} elements; they must match")
+        return self @ v  # (n,) @ (n,) -> (), the same dtype rule as matmul
+
     def clamp_min(self, min) -> "Tensor": return self.clamp(min=min)  # noqa: A002
     def clamp_max(self, max) -> "Tensor": return self.clamp(max=max)  # noqa: A002
 

@@ -34,6 +34,7 @@ from tinyattn.tensor import Tensor, get_default_dtype, get_rng
 
 from . import functional as F
 from .module import Module, Parameter
+from .utils.rnn import PackedSequence, run_packed
 
 __all__ = ["RNN", "GRU", "LSTM"]
 
@@ -220,6 +221,8 @@ class RNN(_RNNBase):
         return _tanh_step if self.nonlinearity == "tanh" else _relu_step
 
     def forward(self, x: Tensor, h0: Tensor | None = None) -> tuple[Tensor, Tensor]:
+        if isinstance(x, PackedSequence):  # each sequence stops at its own length (nn/utils/rnn.py)
+            return run_packed(self, x, h0)
         x, unbatched, states = self._check(x, [h0], "h0")
         output, (h_n,) = self._layout(*self._run(x, states), unbatched)
         return output, h_n
@@ -242,6 +245,8 @@ class GRU(_RNNBase):
         return _gru_step
 
     def forward(self, x: Tensor, h0: Tensor | None = None) -> tuple[Tensor, Tensor]:
+        if isinstance(x, PackedSequence):  # each sequence stops at its own length (nn/utils/rnn.py)
+            return run_packed(self, x, h0)
         x, unbatched, states = self._check(x, [h0], "h0")
         output, (h_n,) = self._layout(*self._run(x, states), unbatched)
         return output, h_n
@@ -262,6 +267,8 @@ class LSTM(_RNNBase):
     def forward(self, x: Tensor, hx: tuple | None = None) -> tuple[Tensor, tuple[Tensor, Tensor]]:
         if hx is not None and not (isinstance(hx, (tuple, list)) and len(hx) == 2):
             raise TypeError("LSTM: the initial state is a pair (h0, c0), each (num_layers * num_directions, B, H)")
+        if isinstance(x, PackedSequence):  # each sequence stops at its own length (nn/utils/rnn.py)
+            return run_packed(self, x, hx)
         x, unbatched, states = self._check(x, list(hx) if hx is not None else [None, None], "h0/c0")
         output, (h_n, c_n) = self._layout(*self._run(x, states), unbatched)
         return output, (h_n, c_n)

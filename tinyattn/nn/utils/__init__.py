@@ -11,8 +11,8 @@ from typing import Any
 
 import numpy as np
 
-from .. import checks
-from ..tensor import Tensor
+from ... import checks
+from ...tensor import Tensor
 
 __all__ = ["clip_grad_norm_"]
 
@@ -86,3 +86,6 @@ def clip_grad_norm_(parameters: Any, max_norm: float, norm_type: float = 2.0,
     total = _clip_grad_norm(params, max_norm, norm_type, error_if_nonfinite, "clip_grad_norm_")
     dtypes = [p.grad.dtype for p in params if p.grad is not None]
     return Tensor(np.asarray(total, dtype=dtypes[0] if dtypes else np.float32))  # no gradients: PyTorch's tensor(0.)
+
+
+from . import rnn  # noqa: E402,F401  (nn.utils.rnn.pad_sequence & co.; after the names optim imports from here)

@@ -1,0 +1,222 @@
+"""``from tinyattn.utils.tensorboard import SummaryWriter``: training curves for TensorBoard.
+
+As PyTorch's ``torch.utils.tensorboard``, this writes event files through the ``tensorboard``
+package (its EventFileWriter and protocol buffers), so ``tensorboard --logdir runs`` shows them.
+Without that package, importing this module raises PyTorch's ``ModuleNotFoundError`` ("No module
+named 'tensorboard'") with the line that installs it.
+
+Written: scalars (``add_scalar``, ``add_scalars``), histograms (``add_histogram``, with PyTorch's
+bins) and text (``add_text``). ``add_graph`` warns and writes nothing (there is no traced graph);
+images, audio, embeddings and hparams raise NotImplementedError naming what to use instead.
+"""
+from __future__ import annotations
+
+import os
+import socket
+import time
+import warnings
+from datetime import datetime
+
+import numpy as np
+
+try:
+    import tensorboard
+except ImportError as e:  # PyTorch's own error, with the install line
+    raise ModuleNotFoundError("No module named 'tensorboard' (SummaryWriter writes its event files with the "
+                              "tensorboard package, as PyTorch's does: pip install tensorboard)",
+                              name="tensorboard") from e
+if tuple(int(p) for p in getattr(tensorboard, "__version__", "0").split(".")[:2] if p.isdigit()) < (1, 15):
+    raise ImportError("TensorBoard logging requires TensorBoard version 1.15 or above")
+
+from tensorboard.compat.proto.event_pb2 import Event, SessionLog  # noqa: E402
+from tensorboard.compat.proto.summary_pb2 import HistogramProto, Summary, SummaryMetadata  # noqa: E402
+from tensorboard.compat.proto.tensor_pb2 import TensorProto  # noqa: E402
+from tensorboard.compat.proto.tensor_shape_pb2 import TensorShapeProto  # noqa: E402
+from tensorboard.plugins.text.plugin_data_pb2 import TextPluginData  # noqa: E402
+from tensorboard.summary.writer.event_file_writer import EventFileWriter  # noqa: E402
+
+from ..tensor import Tensor  # noqa: E402
+
+__all__ = ["FileWriter", "SummaryWriter"]
+
+
+def _array(x) -> np.ndarray:
+    return x.detach().numpy() if isinstance(x, Tensor) else np.asarray(x)
+
+
+def _scalar(value, who: str) -> float:
+    arr = _array(value).squeeze()
+    if arr.ndim != 0:
+        raise ValueError(f"{who}: expected one number, got a value of shape {_array(value).shape}")
+    return float(arr)
+
+
+def _default_bins() -> np.ndarray:
+    """TensorBoard's default histogram edges: +-1e-12 growing by 10% per bin (by repeated multiplication,
+    so the edges are the very floats PyTorch uses) up to 1e20, and 0 between them."""
+    edges, v = [], 1e-12
+    while v < 1e20:
+        edges.append(v)
+        v *= 1.1
+    return np.array([-e for e in reversed(edges)] + [0.0] + edges)
+
+
+_DEFAULT_BINS = _default_bins()
+
+
+def _histogram(values: np.ndarray, bins, max_bins: int | None) -> HistogramProto:
+    """Counts over ``bins`` (np.histogram's meaning; 'tensorflow' is TensorBoard's default bins), cut
+    to the bins from the first to the last non-empty one, plus one empty bin before: TensorBoard
+    stores only right edges, so that bin's edge is where the histogram starts."""
+    values = values.reshape(-1).astype(float)
+    if values.size == 0:
+        raise ValueError("The input has no element.")
+    counts, edges = np.histogram(values, bins=_DEFAULT_BINS if isinstance(bins, str) and bins == "tensorflow"
+                                 else bins)
+    if max_bins is not None and len(counts) > max_bins:  # merge neighbours, `step` at a time
+        step = len(counts) // max_bins
+        counts = np.pad(counts, (0, -len(counts) % step)).reshape(-1, step).sum(1)
+        edges = np.append(edges[:-1:step], edges[-1])
+    used = np.flatnonzero(counts)
+    first, last = int(used[0]), int(used[-1]) + 1
+    counts = np.concatenate([[0], counts[:last]]) if first == 0 else counts[first - 1:last]
+    return HistogramProto(min=values.min(), max=values.max(), num=len(values), sum=values.sum(),
+                          sum_squares=values.dot(values), bucket_limit=edges[first:last + 1].tolist(),
+                          bucket=counts.tolist())
+
+
+class FileWriter:
+    """One event file in ``log_dir`` (PyTorch's FileWriter): events are queued and flushed by tensorboard."""
+
+    def __init__(self, log_dir, max_queue: int = 10, flush_secs: int = 120, filename_suffix: str = "") -> None:
+        self.event_writer = EventFileWriter(str(log_dir), max_queue, flush_secs, filename_suffix)
+
+    def get_logdir(self) -> str:
+        return self.event_writer.get_logdir()
+
+    def add_event(self, event, step=None, walltime=None) -> None:
+        event.wall_time = time.time() if walltime is None else walltime
+        if step is not None:
+            event.step = int(step)
+        self.event_writer.add_event(event)
+
+    def add_summary(self, summary, global_step=None, walltime=None) -> None:
+        self.add_event(Event(summary=summary), global_step, walltime)
+
+    def flush(self) -> None:
+        self.event_writer.flush()
+
+    def close(self) -> None:
+        self.event_writer.close()
+
+
+class SummaryWriter:
+    """SummaryWriter(log_dir=None, comment='', purge_step=None, max_queue=10, flush_secs=120, filename_suffix='').
+
+    ``log_dir`` defaults to runs/<month><day>_<hour>-<minute>-<second>_<hostname><comment>, as PyTorch's."""
+
+    def __init__(self, log_dir=None, comment: str = "", purge_step=None, max_queue: int = 10,
+                 flush_secs: int = 120, filename_suffix: str = "") -> None:
+        if not log_dir:
+            stamp = datetime.now().strftime("%b%d_%H-%M-%S")
+            log_dir = os.path.join("runs", f"{stamp}_{socket.gethostname()}{comment}")
+        self.log_dir, self.purge_step = str(log_dir), purge_step
+        self.max_queue, self.flush_secs, self.filename_suffix = max_queue, flush_secs, filename_suffix
+        self.file_writer = self.all_writers = None
+        self._get_file_writer()
+
+    def _get_file_writer(self) -> FileWriter:
+        """The writer of log_dir's event file (made again after close(), as PyTorch's)."""
+        if self.all_writers is None or self.file_writer is None:
+            self.file_writer = FileWriter(self.log_dir, self.max_queue, self.flush_secs, self.filename_suffix)
+            self.all_writers = {self.file_writer.get_logdir(): self.file_writer}
+            if self.purge_step is not None:  # TensorBoard hides what an earlier run wrote from this step on
+                self.file_writer.add_event(Event(step=self.purge_step, file_version="brain.Event:2"))
+                self.file_writer.add_event(Event(step=self.purge_step,
+                                                 session_log=SessionLog(status=SessionLog.START)))
+                self.purge_step = None
+        return self.file_writer
+
+    def get_logdir(self) -> str:
+        return self.log_dir
+
+    def add_scalar(self, tag: str, scalar_value, global_step=None, walltime=None, new_style: bool = False,
+                   double_precision: bool = False) -> None:
+        """One point of the curve ``tag``: ``writer.add_scalar('loss/train', loss.item(), step)``."""
+        value = _scalar(scalar_value, "add_scalar")
+        if new_style:
+            tensor = TensorProto(double_val=[value], dtype="DT_DOUBLE") if double_precision else \
+                TensorProto(float_val=[value], dtype="DT_FLOAT")
+            meta = SummaryMetadata(plugin_data=SummaryMetadata.PluginData(plugin_name="scalars"))
+            summary = Summary(value=[Summary.Value(tag=tag, tensor=tensor, metadata=meta)])
+        else:
+            summary = Summary(value=[Summary.Value(tag=tag, simple_value=value)])
+        self._get_file_writer().add_summary(summary, global_step, walltime)
+
+    def add_scalars(self, main_tag: str, tag_scalar_dict: dict, global_step=None, walltime=None) -> None:
+        """Several curves in one chart: each goes to its own run, log_dir/<main_tag>_<tag>, as in PyTorch."""
+        walltime = time.time() if walltime is None else walltime
+        logdir = self._get_file_writer().get_logdir()
+        for tag, value in tag_scalar_dict.items():
+            run = logdir + "/" + main_tag.replace("/", "_") + "_" + tag
+            if run not in self.all_writers:
+                self.all_writers[run] = FileWriter(run, self.max_queue, self.flush_secs, self.filename_suffix)
+            summary = Summary(value=[Summary.Value(tag=main_tag, simple_value=_scalar(value, "add_scalars"))])
+            self.all_writers[run].add_summary(summary, global_step, walltime)
+
+    def add_histogram(self, tag: str, values, global_step=None, bins="tensorflow", walltime=None,
+                      max_bins=None) -> None:
+        """The distribution of ``values`` (e.g. a layer's weights) at this step."""
+        hist = _histogram(_array(values), bins, max_bins)
+        self._get_file_writer().add_summary(Summary(value=[Summary.Value(tag=tag, histo=hist)]), global_step,
+                                            walltime)
+
+    def add_text(self, tag: str, text_string: str, global_step=None, walltime=None) -> None:
+        """Text (Markdown) shown under TensorBoard's Text tab, as ``<tag>/text_summary``."""
+        meta = SummaryMetadata(plugin_data=SummaryMetadata.PluginData(
+            plugin_name="text", content=TextPluginData(version=0).SerializeToString()))
+        tensor = TensorProto(dtype="DT_STRING", string_val=[text_string.encode("utf_8")],
+                             tensor_shape=TensorShapeProto(dim=[TensorShapeProto.Dim(size=1)]))
+        summary = Summary(value=[Summary.Value(tag=tag + "/text_summary", metadata=meta, tensor=tensor)])
+        self._get_file_writer().add_summary(summary, global_step, walltime)
+
+    def add_graph(self, model, input_to_model=None, verbose: bool = False, use_strict_trace: bool = True) -> None:
+        """Writes nothing: PyTorch draws the graph from a TorchScript trace, and tinyattn has none."""
+        warnings.warn("SummaryWriter.add_graph writes nothing here: tinyattn has no traced graph to draw "
+                      "(print(model) shows its layers)", stacklevel=2)
+
+    def _unsupported(self, name: str, instead: str):
+        raise NotImplementedError(f"SummaryWriter.{name} is not available in tinyattn; {instead}")
+
+    def add_image(self, *args, **kwargs):
+        self._unsupported("add_image", "save the picture with matplotlib (tinyattn.viz) instead")
+
+    def add_images(self, *args, **kwargs):
+        self._unsupported("add_images", "save the pictures with matplotlib (tinyattn.viz) instead")
+
+    def add_figure(self, *args, **kwargs):
+        self._unsupported("add_figure", "save the figure with figure.savefig(...) instead")
+
+    def add_embedding(self, *args, **kwargs):
+        self._unsupported("add_embedding", "write the vectors with numpy.savetxt for TensorBoard's projector")
+
+    def add_hparams(self, *args, **kwargs):
+        self._unsupported("add_hparams", "log each metric with add_scalar and the settings with add_text")
+
+    def flush(self) -> None:
+        """Write everything queued to disk now."""
+        for writer in (self.all_writers or {}).values():
+            writer.flush()
+
+    def close(self) -> None:
+        """Flush and close every event file; a later add_* opens a new one."""
+        for writer in (self.all_writers or {}).values():
+            writer.flush()
+            writer.close()
+        self.file_writer = self.all_writers = None
+
+    def __enter__(self) -> SummaryWriter:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()

@@ -15,3 +15,4 @@ from .torch_transformer import (  # noqa: F401  (PyTorch's own layers, its layou
     MultiheadAttention, Transformer, TransformerDecoder, TransformerDecoderLayer, TransformerEncoder,
     TransformerEncoderLayer,
 )
+from .parallel import DataParallel  # noqa: F401  (torch.nn.DataParallel: calls the module itself on one CPU)

@@ -31,8 +31,8 @@ DATA = os.path.join(os.path.dirname(__file__), "data")
 REQUIRED_KINDS = ("torch", "module", "method", "attribute")
 
 # Measured by coverage() below when the census was committed: have / total, kept as that fraction.
-COVERAGE_FLOOR_2 = 351 / 384
-COVERAGE_FLOOR_ALL = 408 / 566
+COVERAGE_FLOOR_2 = 354 / 384
+COVERAGE_FLOOR_ALL = 414 / 566
 
 
 def load_names():

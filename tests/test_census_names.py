@@ -242,3 +242,45 @@ def test_one_process_names():
         torch.cuda.set_device("cpu")
     with pytest.raises(ValueError, match="with a specified index"):
         torch.cuda.set_device("cuda")
+
+
+def test_categorical_probabilities_log_prob_entropy_and_samples():
+    logits = leaf(3, 5)
+    d = torch.distributions.Categorical(logits=logits)
+    lp = logits._data - np.log(np.exp(logits._data).sum(-1, keepdims=True))  # log-softmax by hand
+    np.testing.assert_allclose(d.logits._data, lp, rtol=1e-14, atol=1e-15)
+    np.testing.assert_allclose(d.probs._data, np.exp(lp), rtol=1e-14)
+    v = np.array([[1, 0, 4], [2, 2, 2]])  # (2, 3): broadcast against the batch of 3
+    np.testing.assert_allclose(d.log_prob(torch.tensor(v))._data, np.take_along_axis(
+        np.broadcast_to(lp, (2, 3, 5)), v[..., None], -1)[..., 0], rtol=1e-15)
+    np.testing.assert_allclose(d.entropy()._data, -(np.exp(lp) * lp).sum(-1), rtol=1e-14)
+    assert gradcheck(lambda l: torch.distributions.Categorical(logits=l).entropy(), [logits])
+    assert gradcheck(lambda l: torch.distributions.Categorical(logits=l).log_prob(torch.tensor([4, 0, 1])), [logits])
+    p = torch.tensor([[0.0, 2.0, 6.0]], dtype=torch.float64)
+    dp = torch.distributions.Categorical(probs=p)
+    np.testing.assert_allclose(dp.probs._data, [[0, 0.25, 0.75]], rtol=1e-15)
+    assert dp.logits._data[0, 0] == np.log(np.finfo(np.float64).eps)  # a 0 clamps to eps, as PyTorch
+    assert dp.entropy()._data[0] == pytest.approx(-(0.25 * np.log(0.25) + 0.75 * np.log(0.75)), rel=1e-14)
+    torch.manual_seed(0)
+    draws = dp.sample((20000,))
+    assert draws.shape == (20000, 1) and draws.dtype == torch.int64 and d.sample().shape == (3,)
+    freq = np.bincount(draws._data.ravel(), minlength=3) / 20000
+    assert freq[0] == 0 and abs(freq[2] - 0.75) < 5 * np.sqrt(0.75 * 0.25 / 20000)  # within 5 standard errors
+    assert dp.mode.tolist() == [2] and dp.batch_shape == (1,) and dp.param_shape == (1, 3)
+    with pytest.raises(ValueError, match="Either `probs` or `logits`"):
+        torch.distributions.Categorical()
+
+
+def test_checkpoint_gives_the_functions_values_and_gradients():
+    from tinyattn.utils.checkpoint import checkpoint, get_device_states, set_device_states
+    x = leaf(3, 4)
+    w = leaf(4, 2)
+    direct = (x @ w).tanh()
+    out = checkpoint(lambda a, b: (a @ b).tanh(), x, w, use_reentrant=False)
+    np.testing.assert_array_equal(out._data, direct._data)
+    assert gradcheck(lambda a, b: checkpoint(lambda p, q: (p @ q).tanh(), a, b, use_reentrant=False), [x, w])
+    with pytest.warns(UserWarning, match="use_reentrant parameter should be passed explicitly"):
+        checkpoint(lambda a: a * 2, x)
+    with pytest.raises(ValueError, match="Unexpected keyword arguments: scale"):
+        checkpoint(lambda a, scale: a * scale, x, use_reentrant=True, scale=2)
+    assert get_device_states(x) == ([], []) and set_device_states([], []) is None

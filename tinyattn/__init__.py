@@ -36,6 +36,7 @@ from .factories import empty_like, tril_indices, triu_indices  # noqa: F401
 from .functions import trapezoid  # noqa: F401
 from .dtypes import dtype, set_default_tensor_type  # noqa: F401
 from . import random  # noqa: F401  (torch.random.fork_rng & co.)
+from . import distributions  # noqa: F401  (torch.distributions.Categorical)
 from .random import get_rng_state, set_rng_state  # noqa: F401
 from .backends import get_float32_matmul_precision, set_float32_matmul_precision  # noqa: F401
 from . import multiprocessing  # noqa: F401  (one process: `import torch.multiprocessing as mp` imports)

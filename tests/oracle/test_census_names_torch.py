@@ -113,3 +113,29 @@ def test_answers_that_are_values():
     assert tinyattn.utils.data.get_worker_info() is torch.utils.data.get_worker_info() is None
     for ours, theirs in ((tinyattn.float32, torch.float32), (tinyattn.int64, torch.int64)):
         assert isinstance(ours, tinyattn.dtype) and isinstance(theirs, torch.dtype)
+
+
+def test_categorical_matches():
+    for kind in ("logits", "probs"):
+        a = rng.standard_normal((3, 5)) if kind == "logits" else np.abs(rng.standard_normal((3, 5)))
+        v = [[1, 0, 4], [2, 2, 2]]
+        same(lambda p: torch.distributions.Categorical(**{kind: p}).log_prob(torch.tensor(v)),
+             lambda p: tinyattn.distributions.Categorical(**{kind: p}).log_prob(tinyattn.tensor(v)),
+             both(3, 5) if kind == "logits" else (torch.tensor(a, requires_grad=True),
+                                                  tinyattn.tensor(a, requires_grad=True)), rtol=1e-14, atol=1e-15)
+        same(lambda p: torch.distributions.Categorical(**{kind: p}).entropy(),
+             lambda p: tinyattn.distributions.Categorical(**{kind: p}).entropy(),
+             (torch.tensor(a, requires_grad=True), tinyattn.tensor(a, requires_grad=True)), rtol=1e-14, atol=1e-15)
+        ct = torch.distributions.Categorical(**{kind: torch.tensor(a)})
+        co = tinyattn.distributions.Categorical(**{kind: tinyattn.tensor(a)})
+        assert tuple(ct.sample((4, 2)).shape) == co.sample((4, 2)).shape and tuple(ct.batch_shape) == co.batch_shape
+        assert ct.mode.tolist() == co.mode.tolist()
+
+
+def test_checkpoint_matches():
+    from torch.utils.checkpoint import checkpoint as ct
+    from tinyattn.utils.checkpoint import checkpoint as co
+    same(lambda x, w: ct(lambda a, b: (a @ b).tanh(), x, w, use_reentrant=False),
+         lambda x, w: co(lambda a, b: (a @ b).tanh(), x, w, use_reentrant=False), both(3, 4), both(4, 2))
+    assert tinyattn.utils.checkpoint.get_device_states(tinyattn.ones(1)) == \
+        torch.utils.checkpoint.get_device_states(torch.ones(1))

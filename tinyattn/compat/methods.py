@@ -20,7 +20,7 @@ from tinyattn.compat.ops import (
     Abs, Cast, Clamp, Cos, CumSum, Flip, Maximum, Remainder, Repeat, RepeatInterleave, Roll, Rounding, RoundedDiv,
     Sin, StdFromVar, Tri, Expm1, Log1p,
 )
-from tinyattn.ops import Contiguous, GetItem
+from tinyattn.ops import Contiguous, GetItem, Where
 
 
 class MinMax(NamedTuple):
@@ -516,9 +516,9 @@ class MethodsMixin:
         """self + weight (end - self), computed as PyTorch does: from the nearer end (exact at weight 0 and 1)."""
         diff = end - self
         w = weight if isinstance(weight, autograd.Tensor) else autograd.Tensor._make(np.asarray(weight, self.dtype))
-        from tinyattn.functions import where
-        near_self = autograd.Tensor._make(np.abs(w._data) < 0.5)
-        return where(near_self, self + w * diff, end - diff * (1 - w))
+        from_self, from_end = self + w * diff, end - diff * (1 - w)
+        near_self = np.broadcast_to(np.abs(w._data) < 0.5, from_self.shape)
+        return Where.apply(from_self, from_end, cond=near_self)
 
     def new_empty(self, *size, dtype=None, requires_grad: bool = False, device=None) -> "Tensor":
         """A new tensor of ``size`` (self's dtype unless given); its values are unspecified (here zeros)."""

@@ -567,16 +567,24 @@ def mse_loss(input: Tensor, target: Any, reduction: str = "mean") -> Tensor:
     Unlike PyTorch (which warns and broadcasts), different shapes are an error: (B, 1) against (B,)
     would silently compare every prediction with every target.
     """
-    input = _as_tensor(input, "mse_loss")
-    target = _as_tensor(target, "mse_loss", "target")
+    diff = _difference(input, target, reduction, "mse_loss")
+    return _reduced(diff * diff, reduction)
+
+
+def _difference(input: Any, target: Any, reduction: str, fn: str) -> Tensor:
+    """input - target, after the rules mse_loss and l1_loss share: one shape, a known reduction."""
+    input = _as_tensor(input, fn)
+    target = _as_tensor(target, fn, "target")
     if reduction not in ("mean", "sum", "none"):
-        raise ValueError(f"mse_loss: reduction must be 'mean', 'sum' or 'none', got {reduction!r}")
+        raise ValueError(f"{fn}: reduction must be 'mean', 'sum' or 'none', got {reduction!r}")
     if input.shape != target.shape:
-        raise ValueError(f"mse_loss: input has shape {input.shape} but target has shape {target.shape}; "
+        raise ValueError(f"{fn}: input has shape {input.shape} but target has shape {target.shape}; "
                          "they must match (reshape one, e.g. target.view(input.shape))")
-    diff = input - target
-    sq = diff * diff
-    return sq if reduction == "none" else sq.sum() if reduction == "sum" else sq.mean()
+    return input - target
+
+
+def _reduced(err: Tensor, reduction: str) -> Tensor:
+    return err if reduction == "none" else err.sum() if reduction == "sum" else err.mean()
 
 
 def one_hot(tensor: Any, num_classes: int = -1) -> Tensor:
@@ -598,17 +606,8 @@ def l1_loss(input: Tensor, target: Any, size_average: Any = None, reduce: Any = 
     size_average/reduce are PyTorch's deprecated spellings of reduction (None = not given)."""
     if size_average is not None or reduce is not None:  # PyTorch's legacy rule: reduce=False keeps all,
         reduction = "none" if reduce is False else "sum" if size_average is False else "mean"  # else sum/mean
-    input = _as_tensor(input, "l1_loss")
-    target = _as_tensor(target, "l1_loss", "target")
-    if reduction not in ("mean", "sum", "none"):
-        raise ValueError(f"l1_loss: reduction must be 'mean', 'sum' or 'none', got {reduction!r}")
-    if input.shape != target.shape:
-        raise ValueError(f"l1_loss: input has shape {input.shape} but target has shape {target.shape}; "
-                         "they must match (reshape one, e.g. target.view(input.shape))")
-    err = (input - target).abs()
-    if weight is not None:
-        err = err * weight
-    return err if reduction == "none" else err.sum() if reduction == "sum" else err.mean()
+    err = _difference(input, target, reduction, "l1_loss").abs()
+    return _reduced(err if weight is None else err * weight, reduction)
 
 
 def softplus(input: Tensor, beta: float = 1.0, threshold: float = 20.0) -> Tensor:

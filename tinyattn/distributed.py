@@ -7,10 +7,11 @@ every call that needs a process group raises the error PyTorch raises when none 
 """
 from __future__ import annotations
 
+import enum
 from typing import Any
 
 __all__ = ["is_available", "is_initialized", "init_process_group", "destroy_process_group", "get_rank",
-           "get_world_size", "barrier", "all_reduce"]
+           "get_world_size", "barrier", "all_reduce", "all_gather", "all_gather_into_tensor", "broadcast", "ReduceOp"]
 
 _NO_GROUP = ("Default process group has not been initialized, please make sure to call init_process_group. "
              "(tinyattn runs in one process: there is no process group to make)")
@@ -43,3 +44,19 @@ get_rank = _needs_group("get_rank")
 get_world_size = _needs_group("get_world_size")
 barrier = _needs_group("barrier")
 all_reduce = _needs_group("all_reduce")
+all_gather = _needs_group("all_gather")
+all_gather_into_tensor = _needs_group("all_gather_into_tensor")
+broadcast = _needs_group("broadcast")
+
+
+class ReduceOp(enum.IntEnum):
+    """How all_reduce combines the processes' tensors (``op=dist.ReduceOp.SUM``): PyTorch's names and values."""
+    SUM = 0
+    AVG = 1
+    PRODUCT = 2
+    MIN = 3
+    MAX = 4
+    BAND = 5
+    BOR = 6
+    BXOR = 7
+    PREMUL_SUM = 8

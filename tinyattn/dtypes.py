@@ -16,7 +16,7 @@ __all__ = [
     "bfloat16", "bool", "double", "float", "float16", "float32", "float64", "half", "int", "int8", "int16", "int32",
     "int64", "long", "short", "uint8",
     "BoolTensor", "ByteTensor", "CharTensor", "DoubleTensor", "FloatTensor", "HalfTensor", "IntTensor", "LongTensor",
-    "ShortTensor", "finfo", "iinfo",
+    "ShortTensor", "finfo", "iinfo", "dtype", "set_default_tensor_type",
 ]
 
 uint8 = np.uint8
@@ -86,3 +86,34 @@ def iinfo(type) -> np.iinfo:  # noqa: A002  (torch.iinfo)
     if dt.kind not in "iu":
         raise TypeError(f"iinfo: {dt} is not an integer dtype (use finfo for floats)")
     return np.iinfo(dt)
+
+
+class _DtypeMeta(type):
+    def __instancecheck__(cls, obj) -> builtins.bool:
+        return isinstance(obj, np.dtype) or obj is bfloat16 or (isinstance(obj, type) and issubclass(obj, np.generic))
+
+
+class dtype(metaclass=_DtypeMeta):  # noqa: N801  (torch.dtype)
+    """The type of ``torch.float32`` & co., for annotations (``dtype: torch.dtype``) and ``isinstance(d,
+    torch.dtype)``: here a dtype is a NumPy scalar type (or np.dtype, or the bfloat16 stand-in)."""
+
+    def __new__(cls, *args, **kwargs):
+        raise TypeError("cannot create 'torch.dtype' instances")
+
+
+def set_default_tensor_type(t) -> None:
+    """Deprecated in PyTorch (which warns): ``'torch.DoubleTensor'`` or ``torch.DoubleTensor`` sets the default
+    dtype to float64. GPU types raise PyTorch's CPU-build error; non-float types its TypeError."""
+    import warnings
+    from .tensor import set_default_dtype
+    warnings.warn("torch.set_default_tensor_type() is deprecated as of PyTorch 2.1, please use "
+                  "torch.set_default_dtype() and torch.set_default_device() as alternatives.", UserWarning, stacklevel=2)
+    name = t if isinstance(t, str) else getattr(t, "__name__", repr(t))
+    if name.startswith("torch.cuda.") or not isinstance(t, str) and getattr(t, "__module__", "") == "tinyattn.cuda":
+        raise TypeError(f"type torch.cuda.{name.rsplit('.', 1)[-1]} not available. Torch not compiled with CUDA enabled.")
+    dt = _TYPE_OF_NAME.get(name.rsplit(".", 1)[-1])
+    if dt is None:
+        raise AttributeError(f"module 'torch' has no attribute {name.rsplit('.', 1)[-1]!r}")
+    if np.dtype(dt).kind != "f":
+        raise TypeError("only floating-point types are supported as the default type")
+    set_default_dtype(dt)

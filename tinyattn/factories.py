@@ -181,3 +181,31 @@ def meshgrid(*tensors, indexing: str = "ij") -> tuple:
         view[a] = t.numel()
         grids.append(t.reshape(*view).expand(*shape))  # (1, .., n_i, .., 1) -> (n0, n1, ...)
     return tuple(grids)
+
+
+def empty_like(input: Tensor, *, dtype=None, layout=None, device=None, requires_grad: bool = False,
+               memory_format=None) -> Tensor:
+    """A tensor of input's shape and dtype (unless dtype is given) whose values are unspecified: zeros here,
+    so nothing can depend on leftover memory."""
+    _device(device, "empty_like")
+    return zeros_like(input, dtype=dtype, requires_grad=requires_grad)
+
+
+def triu_indices(row: int, col: int, offset: int = 0, *, dtype=None, device=None, layout=None) -> Tensor:
+    """The (2, N) row and column positions of the upper triangle of a row x col matrix (from diagonal
+    ``offset`` up), row by row: ``x[tuple(triu_indices(3, 3, 1))]`` reads the entries above the diagonal."""
+    _device(device, "triu_indices")
+    return Tensor(np.stack(np.triu_indices(row, offset, col)).astype(_index_dtype(dtype, "triu_indices")))  # (2, N)
+
+
+def tril_indices(row: int, col: int, offset: int = 0, *, dtype=None, device=None, layout=None) -> Tensor:
+    """The (2, N) positions of the lower triangle (from diagonal ``offset`` down), row by row."""
+    _device(device, "tril_indices")
+    return Tensor(np.stack(np.tril_indices(row, offset, col)).astype(_index_dtype(dtype, "tril_indices")))  # (2, N)
+
+
+def _index_dtype(dtype, who: str) -> np.dtype:
+    dt = np.dtype(dtype or np.int64)
+    if dt.kind not in "iu":  # PyTorch's words for a float dtype here
+        raise NotImplementedError(f'"{who}" not implemented for {dt.name!r}: positions need an integer dtype')
+    return dt

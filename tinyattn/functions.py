@@ -339,6 +339,31 @@ def neg(input) -> Tensor: return -_t(input)
 def square(input) -> Tensor: return _t(input) ** 2
 
 
+def trapezoid(y, x=None, *, dx=None, dim: int = -1) -> Tensor:
+    """The trapezoid rule along ``dim``: the area under y sampled at x (or at spacing dx, default 1).
+
+    With a spacing: (sum(y) - (y_first + y_last) / 2) dx, PyTorch's formula (so the rounding is its own).
+    With x (1-D, or y's shape): sum((x[i+1] - x[i]) (y[i+1] + y[i])) / 2."""
+    y = _t(y)
+    if x is not None and dx is not None:
+        raise TypeError("trapezoid: give x or dx, not both")
+    d = _norm_dim(dim, y.ndim, "trapezoid")
+    n = y.shape[d]
+    if n == 0:  # no samples: zero area, as PyTorch
+        return Tensor(np.zeros(y.shape[:d] + y.shape[d + 1:], dtype=y.dtype))
+    if x is None:
+        ends = (y.narrow(d, 0, 1) + y.narrow(d, n - 1, 1)).squeeze(d)  # y_first + y_last
+        return (y.sum(d) - ends * 0.5) * (1 if dx is None else dx)
+    x = _t(x)
+    if x.ndim == 1:
+        if x.shape[0] != n:
+            raise ValueError(f"trapezoid: x has {x.shape[0]} samples but y has {n} along dim {dim}")
+        steps = (x[1:] - x[:-1]).view(*[n - 1 if i == d else 1 for i in range(y.ndim)])  # (1, .., n-1, .., 1)
+    else:
+        steps = x.narrow(d, 1, n - 1) - x.narrow(d, 0, n - 1)
+    return (steps * (y.narrow(d, 1, n - 1) + y.narrow(d, 0, n - 1))).sum(d) / 2
+
+
 def pow(input, exponent) -> Tensor:  # noqa: A001
     """input ** exponent; either one may be a number (``torch.pow(2, x)`` is 2 ** x)."""
     if not isinstance(input, Tensor) and isinstance(exponent, Tensor):

@@ -21,7 +21,7 @@ from tinyattn.compat.ops import (
     Abs, Cast, Clamp, Cos, CumSum, Flip, Maximum, Remainder, Repeat, RepeatInterleave, Roll, Rounding, RoundedDiv,
     Sin, StdFromVar, Tri, Expm1, Log1p,
 )
-from tinyattn.ops import Contiguous, GetItem
+from tinyattn.ops import Contiguous, GetItem, Where
 
 
 class MinMax(NamedTuple):
@@ -511,3 +511,110 @@ class MethodsMixin:
             raise TypeError(f"{op}: a {self.dtype} tensor can not hold {v}; make the scores float first "
                             "(an integer tensor has no -inf)")
         return m, v
+
+    # --- names the census of public teaching code found missing (tests/data/census_names.csv) ----
+    def cuda(self, device=None, non_blocking: bool = False, memory_format=None) -> "Tensor":
+        """No GPU: PyTorch's CPU build raises AssertionError for ``x.cuda()``, RuntimeError for ``x.cuda(0)``."""
+        if device is None:
+            raise AssertionError("Torch not compiled with CUDA enabled (tinyattn runs on the CPU with NumPy)")
+        raise RuntimeError("Cannot access accelerator device when none is available.")
+
+    def pin_memory(self, device=None) -> "Tensor":
+        """Page-locked memory speeds copies to a GPU; with none, PyTorch's CPU build raises this."""
+        raise RuntimeError("Cannot access accelerator device when none is available.")
+
+    is_cuda = property(lambda self: False, doc="False: every tensor lives on the CPU.")
+    itemsize = property(lambda self: self._data.itemsize, doc="Bytes per element (4 for float32).")
+    nbytes = property(lambda self: self._data.nbytes, doc="Bytes of all the elements: numel() * itemsize.")
+
+    def element_size(self) -> int:
+        return self._data.itemsize
+
+    def data_ptr(self) -> int:
+        """The address of the first element (two views of one storage at one offset give the same number)."""
+        return self._data.__array_interface__["data"][0]
+
+    def stride(self, dim: int | None = None):
+        """Steps in elements between neighbours along each dim: (3, 1) for a contiguous (2, 3) tensor."""
+        st = tuple(s // self._data.itemsize for s in self._data.strides)
+        return st if dim is None else st[_norm_dim(dim, self.ndim, "stride")]
+
+    def bfloat16(self) -> "Tensor":
+        from tinyattn.dtypes import bfloat16
+        return self.to(bfloat16)  # raises: NumPy has no bfloat16 (the stand-in's message says what to use)
+
+    def square(self) -> "Tensor":
+        return self * self  # d/dx x^2 = 2x, through Mul; an integer tensor stays integer, as in PyTorch
+
+    def lerp(self, end, weight) -> "Tensor":
+        """self + weight (end - self), computed as PyTorch does: from the nearer end (exact at weight 0 and 1)."""
+        diff = end - self
+        w = weight if isinstance(weight, autograd.Tensor) else autograd.Tensor._make(np.asarray(weight, self.dtype))
+        from_self, from_end = self + w * diff, end - diff * (1 - w)
+        near_self = np.broadcast_to(np.abs(w._data) < 0.5, from_self.shape)
+        return Where.apply(from_self, from_end, cond=near_self)
+
+    def new_empty(self, *size, dtype=None, requires_grad: bool = False, device=None) -> "Tensor":
+        """A new tensor of ``size`` (self's dtype unless given); its values are unspecified (here zeros)."""
+        return self.new_zeros(*size, dtype=dtype, requires_grad=requires_grad, device=device)
+
+    def triu_(self, diagonal: int = 0) -> "Tensor":
+        keep = np.triu(np.ones(self.shape[-2:], dtype=bool), diagonal)
+        return self.masked_fill_(autograd.Tensor._make(~keep), 0)
+
+    def tril_(self, diagonal: int = 0) -> "Tensor":
+        keep = np.tril(np.ones(self.shape[-2:], dtype=bool), diagonal)
+        return self.masked_fill_(autograd.Tensor._make(~keep), 0)
+
+    def masked_select(self, mask) -> "Tensor":
+        """The entries where ``mask`` (bool; self and mask broadcast together) is True, as a 1-D tensor."""
+        m = np.asarray(mask._data if isinstance(mask, autograd.Tensor) else mask)
+        if m.dtype != bool:
+            raise TypeError(f"masked_select expects a bool mask, got dtype {m.dtype}")
+        shape = np.broadcast_shapes(self.shape, m.shape)
+        x = self if self.shape == shape else self.expand(*shape)
+        return x[np.broadcast_to(m, shape)]
+
+    def unfold(self, dimension: int, size: int, step: int) -> "Tensor":
+        """Every window of ``size`` along ``dimension``, ``step`` apart, as a new last dim: (N,) -> ((N - size)
+        // step + 1, size). A copy here (PyTorch returns a view: writing into it does not reach self)."""
+        d = _norm_dim(dimension, max(self.ndim, 1), "unfold")
+        n = self.shape[d] if self.ndim else 1
+        if size > n or size < 0 or step <= 0:
+            raise RuntimeError(f"unfold: maximum size for tensor at dimension {d} is {n} but size is {size}"
+                               if size > n else f"unfold: size must be >= 0 and step > 0, got size={size}, step={step}")
+        count = (n - size) // step + 1
+        idx = np.arange(count)[:, None] * step + np.arange(size)[None, :]  # (count, size) positions
+        x = self[(slice(None),) * d + (idx,)]  # (..., count, size, ...rest)
+        order = list(range(x.ndim))
+        order.append(order.pop(d + 1))  # the window dim last
+        return x.permute(*order)
+
+    def scatter(self, dim: int, index, src) -> "Tensor":
+        """Out-of-place scatter_: a copy of self with src written at index along dim."""
+        return self.clone().scatter_(dim, index, src)
+
+    def scatter_add(self, dim: int, index, src) -> "Tensor":
+        """A copy of self with each src entry added at its index along dim (repeats add up)."""
+        from tinyattn.compat.scatter import ScatterAdd
+        where = _gather_where(self.shape, dim, index, "scatter_add")
+        shape = where[_norm_dim(dim, self.ndim, "scatter_add")].shape
+        src = src if isinstance(src, autograd.Tensor) else autograd.Tensor._make(np.asarray(_array_of(src)))
+        if src.ndim != len(shape) or any(n > m for n, m in zip(shape, src.shape)):
+            raise ValueError(f"scatter_add: index of shape {shape} needs a src of as many dims, at least as large "
+                             f"in every dim; got src of shape {src.shape}")
+        return ScatterAdd.apply(self, src.to(self.dtype), where=where, shape=shape)
+
+    def scatter_add_(self, dim: int, index, src) -> "Tensor":
+        return self.copy_(self.scatter_add(dim, index, src))
+
+    def index_copy_(self, dim: int, index, source) -> "Tensor":
+        """Write ``source``'s slices along ``dim`` at positions ``index`` (1-D ints): self[:, index] = source (dim=1)."""
+        d = _norm_dim(dim, max(self.ndim, 1), "index_copy_")
+        idx = np.asarray(index._data if isinstance(index, autograd.Tensor) else index)
+        if idx.dtype.kind not in "iu" or idx.ndim > 1:
+            raise TypeError(f"index_copy_: index must be a 1-D tensor of ints, got dtype {idx.dtype} and shape {idx.shape}")
+        return self._inplace("index_copy_", source, index=(slice(None),) * d + (idx,))
+
+    def index_copy(self, dim: int, index, source) -> "Tensor":
+        return self.clone().index_copy_(dim, index, source)

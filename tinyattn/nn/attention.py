@@ -234,3 +234,31 @@ class Attention(Module):
         out = out.transpose(1, 2).reshape(B, T, H * d_k)  # (B, H, T, d_k) -> (B, T, H, d_k) -> (B, T, d_model)
         out = self.W_o(out)  # (B, T, d_model)
         return (out, weights) if return_weights else out
+
+
+# ---------------------------------------------------------------- torch.nn.attention's kernel choice
+import contextlib as _contextlib  # noqa: E402
+import enum as _enum  # noqa: E402
+
+
+class SDPBackend(_enum.IntEnum):
+    """The kernels PyTorch's scaled_dot_product_attention may pick (its names and values). tinyattn has one
+    NumPy computation for all of them, so choosing one changes no number here."""
+    ERROR = -1
+    MATH = 0
+    FLASH_ATTENTION = 1
+    EFFICIENT_ATTENTION = 2
+    CUDNN_ATTENTION = 3
+    OVERRIDEABLE = 4
+
+
+@_contextlib.contextmanager
+def sdpa_kernel(backends, set_priority: bool = False):
+    """``with sdpa_kernel(SDPBackend.MATH):`` restricts PyTorch's SDPA kernels; here it checks its argument
+    (PyTorch's rule and message) and runs the block unchanged."""
+    items = backends if isinstance(backends, (list, tuple)) else [backends]
+    if not all(isinstance(b, SDPBackend) for b in items):
+        bad = next(b for b in items if not isinstance(b, SDPBackend))
+        raise AssertionError("Backend must be an instance of SDPBackend or a list of SDPBackend instances, "
+                             f"got {type(bad).__name__}")
+    yield

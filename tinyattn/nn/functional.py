@@ -24,7 +24,8 @@ from ..tensor import ReLU as _ReLU  # the op (nn.ReLU is the module)
 
 __all__ = [
     "softmax", "log_softmax", "relu", "sigmoid", "logsigmoid", "tanh", "silu", "gelu", "dropout", "linear", "layer_norm",
-    "embedding", "cross_entropy", "nll_loss", "mse_loss", "kl_div", "one_hot", "pad",
+    "embedding", "cross_entropy", "nll_loss", "mse_loss", "kl_div", "one_hot", "pad", "l1_loss", "softplus",
+    "normalize",
     "attention", "scaled_dot_product_attention", "linear_attention", "flash_attention",
 ]
 
@@ -585,16 +586,24 @@ def mse_loss(input: Tensor, target: Any, reduction: str = "mean") -> Tensor:
     Unlike PyTorch (which warns and broadcasts), different shapes are an error: (B, 1) against (B,)
     would silently compare every prediction with every target.
     """
-    input = _as_tensor(input, "mse_loss")
-    target = _as_tensor(target, "mse_loss", "target")
+    diff = _difference(input, target, reduction, "mse_loss")
+    return _reduced(diff * diff, reduction)
+
+
+def _difference(input: Any, target: Any, reduction: str, fn: str) -> Tensor:
+    """input - target, after the rules mse_loss and l1_loss share: one shape, a known reduction."""
+    input = _as_tensor(input, fn)
+    target = _as_tensor(target, fn, "target")
     if reduction not in ("mean", "sum", "none"):
-        raise ValueError(f"mse_loss: reduction must be 'mean', 'sum' or 'none', got {reduction!r}")
+        raise ValueError(f"{fn}: reduction must be 'mean', 'sum' or 'none', got {reduction!r}")
     if input.shape != target.shape:
-        raise ValueError(f"mse_loss: input has shape {input.shape} but target has shape {target.shape}; "
+        raise ValueError(f"{fn}: input has shape {input.shape} but target has shape {target.shape}; "
                          "they must match (reshape one, e.g. target.view(input.shape))")
-    diff = input - target
-    sq = diff * diff
-    return sq if reduction == "none" else sq.sum() if reduction == "sum" else sq.mean()
+    return input - target
+
+
+def _reduced(err: Tensor, reduction: str) -> Tensor:
+    return err if reduction == "none" else err.sum() if reduction == "sum" else err.mean()
 
 
 def one_hot(tensor: Any, num_classes: int = -1) -> Tensor:
@@ -608,6 +617,36 @@ def one_hot(tensor: Any, num_classes: int = -1) -> Tensor:
             raise ValueError("one_hot: can not infer num_classes from an empty tensor; pass num_classes=")
         num_classes = int(ids.max()) + 1
     return Tensor._make((ids[..., None] == np.arange(num_classes)).astype(np.int64))  # (..., 1) vs (C,) -> (..., C)
+
+
+def l1_loss(input: Tensor, target: Any, size_average: Any = None, reduce: Any = None, reduction: str = "mean",
+            weight: Any = None) -> Tensor:
+    """|input - target|, averaged ('mean'), summed ('sum') or kept ('none'); shapes must match, as in mse_loss.
+    size_average/reduce are PyTorch's deprecated spellings of reduction (None = not given)."""
+    if size_average is not None or reduce is not None:  # PyTorch's legacy rule: reduce=False keeps all,
+        reduction = "none" if reduce is False else "sum" if size_average is False else "mean"  # else sum/mean
+    err = _difference(input, target, reduction, "l1_loss").abs()
+    return _reduced(err if weight is None else err * weight, reduction)
+
+
+def softplus(input: Tensor, beta: float = 1.0, threshold: float = 20.0) -> Tensor:
+    """log(1 + exp(beta x)) / beta, a smooth ReLU; where beta x > threshold it is x itself (PyTorch's rule:
+    there the two agree to float precision and exp would overflow)."""
+    x = _as_tensor(input, "softplus")
+    from ..functions import where
+    bx = x * beta
+    linear = Tensor._make(bx._data > threshold)
+    safe = where(linear, bx * 0, bx)  # exp of a large beta*x overflows: only its other branch is kept
+    return where(linear, x, safe.exp().log1p() / beta)
+
+
+def normalize(input: Tensor, p: float = 2.0, dim: int = 1, eps: float = 1e-12, out: Any = None) -> Tensor:
+    """input / max(||input||_p along dim, eps): unit vectors along dim (rows of an (N, D) input by default)."""
+    if out is not None:
+        raise TypeError("normalize: out= is not supported (tinyattn returns a new tensor)")
+    x = _as_tensor(input, "normalize")
+    denom = x.norm(p, dim, keepdim=True).clamp_min(eps).expand_as(x)  # (..., 1, ...) -> x's shape
+    return x / denom
 
 
 # ----------------------------------------------------------------------------------------------

@@ -1,2 +1,2 @@
 """tinyattn.utils: ``tinyattn.utils.data`` (Dataset, DataLoader, samplers, random_split), as in PyTorch."""
-from . import data  # noqa: F401
+from . import checkpoint, data  # noqa: F401

@@ -12,9 +12,10 @@ All randomness (shuffling, RandomSampler, random_split) comes from the generator
 pass over a shuffling DataLoader draws a new order. Everything runs in this process: there are no
 worker processes (``num_workers`` is accepted and the loading stays here).
 """
-from .dataloader import DataLoader, default_collate, default_convert
+from .dataloader import DataLoader, default_collate, default_convert, get_worker_info
+from .distributed import DistributedSampler
 from .dataset import Dataset, IterableDataset, Subset, TensorDataset, random_split
 from .sampler import BatchSampler, RandomSampler, Sampler, SequentialSampler
 
 __all__ = ["Dataset", "IterableDataset", "TensorDataset", "Subset", "Sampler", "SequentialSampler", "RandomSampler", "BatchSampler",
-           "DataLoader", "default_collate", "default_convert", "random_split"]
+           "DataLoader", "default_collate", "default_convert", "random_split", "DistributedSampler", "get_worker_info"]

@@ -133,3 +133,8 @@ class DataLoader:
             n, b = len(self.dataset), self.batch_size or 1
             return n // b if self.drop_last else -(-n // b)
         return len(self.batch_sampler if self.batch_sampler is not None else self.sampler)  # type: ignore[arg-type]
+
+
+def get_worker_info() -> None:
+    """None: PyTorch's answer in the main process, and every batch here is loaded in the main process."""
+    return None

@@ -30,6 +30,7 @@ import sys
 
 import numpy as np
 
+from . import lagging_models
 from .common import Child, Row, blas_kernel, serve
 
 
@@ -41,7 +42,19 @@ ABOUT = {
     "book": "book-style GPT, bool-mask fill, own LayerNorm and GELU modules, dropout",
     "annotated": "Annotated-Transformer-style encoder-decoder, label-smoothed KL loss",
     "nn_transformer": "translation-tutorial encoder-decoder on nn.Transformer",
+    **lagging_models.ABOUT,  # the three shapes of code where PyTorch leads most (vit, gru_attn, small_nlp)
 }
+# The seven transformer styles had to hold 1.25x on the AMD machine; the three later ones, 1.30x (issue 43).
+TARGETS = {style: "<= 1.30" if style in lagging_models.STYLES else "<= 1.25" for style in ABOUT}
+
+
+def build(lib, style: str, quick: bool = False):
+    """(model, make_batch) of ``style`` on ``lib``, at its realistic size or its quick one."""
+    from . import tutorial_models as tm
+    if style in lagging_models.STYLES:
+        builder = lagging_models.STYLES[style]
+        return builder(lib, lagging_models.QUICK[style]) if quick else builder(lib)
+    return tm.STYLES[style](lib, tm.QUICK_SIZE) if quick else tm.STYLES[style](lib)
 
 
 def available() -> bool:
@@ -76,10 +89,8 @@ def _child(lib_name: str, style: str, quick: bool) -> None:
         lib.set_num_threads(1)
     else:
         import tinyattn as lib
-    from . import tutorial_models as tm
-    size = tm.QUICK_SIZE if quick else None
     lib.manual_seed(0)
-    model, make_batch = tm.STYLES[style](lib) if size is None else tm.STYLES[style](lib, size)
+    model, make_batch = build(lib, style, quick)
     shapes = _load_common_weights(lib, model)
     batch = make_batch(np.random.default_rng(3))
     params = list(model.parameters())
@@ -154,7 +165,7 @@ def run(quick: bool = False, styles=None) -> list[Row]:
         rows.append(Row("tutorial_styles", f"{style}: {ABOUT[style]}, float32, 1 thread each",
                         "step ms (fwd+loss+bwd)", m["tinyattn"] * 1e3, m["torch"] * 1e3,
                         ratio=m["tinyattn"] / m["torch"], ratio_name="tinyattn / torch",
-                        target=None if quick else "<= 1.25",
+                        target=None if quick else TARGETS[style],
                         extra={"max_rel_diff": m["err"], "rounds": m["rounds"], "ratio_p25": m["p25"],
                                "ratio_p75": m["p75"], "ratio_min": m["lo"], "ratio_max": m["hi"],
                                "blas": m["blas"]}))

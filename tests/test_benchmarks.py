@@ -199,14 +199,15 @@ def test_gpt_model_code_trains_on_tinyattn():
     assert abs(losses[0] - np.log(7)) < 0.5 and losses[-1] < 0.5 * losses[0]
 
 
-@pytest.mark.parametrize("style", ["gelu_masked", "sdpa", "heads", "bmm_encdec", "book", "annotated", "nn_transformer"])
+@pytest.mark.parametrize("style", ["gelu_masked", "sdpa", "heads", "bmm_encdec", "book", "annotated", "nn_transformer",
+                                   "vit", "gru_attn", "small_nlp"])
 def test_every_tutorial_style_runs_on_tinyattn_and_every_parameter_gets_a_gradient(style):
     """The tutorial code, written against PyTorch's API, runs unchanged on tinyattn (quick size)."""
     import tinyattn
-    from benchmarks import tutorial_models as tm
-    from benchmarks.tutorial_styles import _load_common_weights
+    from benchmarks.tutorial_styles import ABOUT, TARGETS, _load_common_weights, build
+    assert style in ABOUT and TARGETS[style] in ("<= 1.25", "<= 1.30")
     tinyattn.manual_seed(0)
-    model, make_batch = tm.STYLES[style](tinyattn, tm.QUICK_SIZE)
+    model, make_batch = build(tinyattn, style, quick=True)
     shapes = _load_common_weights(tinyattn, model)
     assert len(shapes) == len(list(model.parameters())) > 0
     loss = model(*make_batch(np.random.default_rng(0)))

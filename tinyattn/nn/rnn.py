@@ -29,6 +29,7 @@ import math
 import numpy as np
 
 from tinyattn import checks
+from tinyattn.autograd import Function
 from tinyattn.functions import cat, stack
 from tinyattn.tensor import Tensor, get_default_dtype, get_rng
 
@@ -66,17 +67,63 @@ def _affine(x_t, w_ih, b_ih, h, w_hh, b_hh):
     return pre if b_hh is None else pre + b_hh
 
 
-def _gru_step(x_t, h, w_ih, w_hh, b_ih, b_hh):
-    """r = σ(W_ir x + b_ir + W_hr h + b_hr);  z = σ(W_iz x + b_iz + W_hz h + b_hz);
-    n = tanh(W_in x + b_in + r * (W_hn h + b_hn));  h' = (1 - z) * n + z * h"""
-    # All three gates in one matmul each, then split: columns [0:H] r, [H:2H] z, [2H:3H] n.
-    gi = x_t @ w_ih if b_ih is None else x_t @ w_ih + b_ih  # (B, in) @ (in, 3H) -> (B, 3H)
-    gh = h @ w_hh if b_hh is None else h @ w_hh + b_hh  # (B, H) @ (H, 3H) -> (B, 3H)
-    return _gru_update(gi, gh, h)
-
-
 def _gru_update(gi, gh, h):
-    """The GRU's gates from gi = W_ih x + b_ih and gh = W_hh h + b_hh, each (B, 3H); returns h' (B, H)."""
+    """The GRU's gates from gi = W_ih x + b_ih and gh = W_hh h + b_hh, each (B, 3H); returns h' (B, H).
+
+    One op (_GRUGates below) where the lines of _gru_update_ops are fifteen: a step of a small GRU
+    is a few microseconds of arithmetic, so recording fifteen ops per step, and walking them back, was
+    most of its time (benchmarks/RESULTS.md). The forward computes the same numbers, bit for bit."""
+    return _GRUGates.apply(gi, gh, h)
+
+
+def _sigmoid(a: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(sigmoid(a), e = exp(-|a|)): ops.Sigmoid's forward, the same numbers (e is what its backward needs)."""
+    e = np.exp(-np.abs(a))
+    return np.maximum(e, a >= 0) / (1 + e), e
+
+
+class _GRUGates(Function):
+    """h' = (1 - z) n + z h with r = σ(gi_r + gh_r), z = σ(gi_z + gh_z), n = tanh(gi_n + r gh_n).
+
+    Backward, from g = dL/dh': dn = g (1 - z), dz = g (h - n), dh = g z (the direct path; the path
+    through gh comes back via W_hh's product); through the tanh da_n = dn (1 - n^2), which is
+    d gi_n, and d gh_n = da_n r, dr = da_n gh_n; through each sigmoid da = d e / (1 + e)^2 (ops.Sigmoid's
+    form), the same for gi and gh. gi, gh (B, 3H), h (B, H)."""
+    new_arrays = True
+
+    @staticmethod
+    def forward(ctx, gi, gh, h):
+        H = h.shape[-1]
+        r, e_r = _sigmoid(gi[:, :H] + gh[:, :H])  # (B, H) reset gate
+        z, e_z = _sigmoid(gi[:, H:2 * H] + gh[:, H:2 * H])  # (B, H) update gate
+        hn = gh[:, 2 * H:]  # (B, H) W_hn h + b_hn: the reset gate scales it, bias included (PyTorch's choice)
+        n = np.tanh(gi[:, 2 * H:] + r * hn)  # (B, H) candidate
+        ctx.save_for_backward(r, e_r, z, e_z, n, hn, h)
+        return (1 - z) * n + z * h  # z near 1 keeps the old state: that is how a GRU carries memory
+
+    @staticmethod
+    def backward(ctx, g):
+        r, e_r, z, e_z, n, hn, h = ctx.saved_tensors
+        H = h.shape[-1]
+        d_gi = np.empty(g.shape[:-1] + (3 * H,), dtype=g.dtype)  # (B, 3H): r, z, n columns
+        da_n = g * (1 - z) * (1 - n * n)  # dL/d(gi_n + r gh_n)
+        d_r = da_n * hn
+        d_r *= e_r / ((1 + e_r) * (1 + e_r))
+        d_gi[:, :H] = d_r
+        d_z = g * (h - n)
+        d_z *= e_z / ((1 + e_z) * (1 + e_z))
+        d_gi[:, H:2 * H] = d_z
+        d_gi[:, 2 * H:] = da_n
+        d_gh = d_gi.copy()  # the r and z columns are the same; the n column is scaled by r
+        d_gh[:, 2 * H:] *= r
+        return d_gi, d_gh, g * z
+
+
+def _gru_update_ops(gi, gh, h):
+    """_GRUGates written as Tensor ops, one line per equation: what it computes (tested equal to it).
+
+    r = σ(W_ir x + b_ir + W_hr h + b_hr);  z = σ(W_iz x + b_iz + W_hz h + b_hz);
+    n = tanh(W_in x + b_in + r * (W_hn h + b_hn));  h' = (1 - z) * n + z * h"""
     H = h.shape[-1]
     r = (gi[:, :H] + gh[:, :H]).sigmoid()  # (B, H) reset gate
     z = (gi[:, H:2 * H] + gh[:, H:2 * H]).sigmoid()  # (B, H) update gate
@@ -239,7 +286,7 @@ class RNN(_RNNBase):
 
 
 class GRU(_RNNBase):
-    """GRU (PyTorch's equations, gate order r, z, n; see _gru_step).
+    """GRU (PyTorch's equations, gate order r, z, n; see _gru_update_ops).
 
     ``GRU(input_size, hidden_size, num_layers=1, bias=True, batch_first=False, dropout=0.0,
     bidirectional=False)``; forward(x, h0=None) -> (output, h_n).
@@ -247,13 +294,37 @@ class GRU(_RNNBase):
 
     gates = 3
 
-    def _step(self):
-        return _gru_step
-
     def forward(self, x: Tensor, h0: Tensor | None = None) -> tuple[Tensor, Tensor]:
         x, unbatched, states = self._check(x, [h0], "h0")
         output, (h_n,) = self._layout(*self._run(x, states), unbatched)
         return output, h_n
+
+    def _run(self, x: Tensor, states: list) -> tuple:
+        """As _RNNBase._run, with the input projection of every step in one product before the loop:
+        gi = x W_ih^T + b_ih is one (B*T, in) @ (in, 3H) GEMM, unbound into T steps (unbind's backward
+        writes each step's gradient into one array), and each step is then two ops, W_hh h + b_hh and
+        _GRUGates, instead of five. (The module docstring's measurement against this was of slicing
+        the projection per step, x[:, t], whose backward makes a (B, T, 3H) array per step.)"""
+        D = 2 if self.bidirectional else 1
+        layer_in, (h0,) = x, states  # (B, T, in), (L*D, B, H)
+        finals = []
+        for layer in range(self.num_layers):
+            outs_by_direction = []
+            for d, suffix in enumerate([f"_l{layer}", f"_l{layer}_reverse"][:D]):
+                b_ih, b_hh = (getattr(self, "bias_ih" + suffix), getattr(self, "bias_hh" + suffix)) if self.bias \
+                    else (None, None)
+                gis = F.linear(layer_in, getattr(self, "weight_ih" + suffix), b_ih).unbind(1)  # T x (B, 3H)
+                w_hh, h = getattr(self, "weight_hh" + suffix), h0[layer * D + d]  # (3H, H), (B, H)
+                outs = []
+                for gi in (reversed(gis) if d == 1 else gis):  # the reverse direction reads from the end
+                    h = _GRUGates.apply(gi, F.linear(h, w_hh, b_hh), h)  # (B, H)
+                    outs.append(h)
+                outs_by_direction.append(stack(outs[::-1] if d == 1 else outs, dim=1))  # (B, T, H), time order
+                finals.append(h)
+            layer_in = outs_by_direction[0] if D == 1 else cat(outs_by_direction, dim=-1)  # (B, T, D*H)
+            if self.dropout and self.training and layer < self.num_layers - 1:  # between layers only
+                layer_in = F.dropout(layer_in, self.dropout)
+        return layer_in, [stack(finals, dim=0)]  # (B, T, D*H), [(L*D, B, H)]
 
 
 class LSTM(_RNNBase):
@@ -367,7 +438,7 @@ class RNNCell(_CellBase):
 
 
 class GRUCell(_CellBase):
-    """One GRU step with PyTorch's equations and gate order r, z, n (see _gru_step).
+    """One GRU step with PyTorch's equations and gate order r, z, n (see _gru_update_ops).
 
     ``GRUCell(input_size, hidden_size, bias=True)``; forward(x, h=None) -> h' (shapes as RNNCell).
     """

@@ -125,9 +125,18 @@ def main_shapes(rows: list[dict], share: float = 0.95, most: int = MAX_SHAPES) -
 
 def torch_gemm_shapes(torch, fn) -> list[dict]:
     """The GEMMs one call of ``fn`` runs on torch (its CPU profiler, shapes recorded)."""
+    import os
+
     from torch.profiler import ProfilerActivity, profile
-    with profile(activities=[ProfilerActivity.CPU], record_shapes=True) as prof:
-        fn()
+    err, quiet = os.dup(2), os.open(os.devnull, os.O_WRONLY)
+    os.dup2(quiet, 2)  # the profiler's C++ side announces its start and stop on stderr: not in the results
+    try:
+        with profile(activities=[ProfilerActivity.CPU], record_shapes=True) as prof:
+            fn()
+    finally:
+        os.dup2(err, 2)
+        os.close(err)
+        os.close(quiet)
     return gemm_shapes_from_events((e.name, e.input_shapes) for e in prof.events())
 
 

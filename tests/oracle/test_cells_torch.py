@@ -106,3 +106,24 @@ def test_the_same_calls_work():
         h, c = lib.nn.LSTMCell(3, 4)(lib.randn(3))
         assert tuple(h.shape) == tuple(c.shape) == (4,)
         assert tuple(lib.nn.RNNCell(3, 4, False, "relu")(lib.randn(2, 3)).shape) == (2, 4)  # positional bias, act
+
+
+@pytest.mark.parametrize("kw", [{}, {"num_layers": 2, "bidirectional": True, "batch_first": True}, {"bias": False}])
+def test_gru_layer_values_and_every_gradient_match_torch(kw):
+    """nn.GRU (one op per step's gates, the input projection before the loop) against torch's nn.GRU."""
+    tinyattn.manual_seed(4)
+    ours = tinyattn.nn.GRU(3, 5, **kw).double()
+    theirs = torch.nn.GRU(3, 5, **kw).double()
+    theirs.load_state_dict({k: torch.from_numpy(np.array(v.numpy())) for k, v in ours.state_dict().items()})
+    x = np.random.default_rng(5).standard_normal((2, 6, 3))
+    D = 2 if kw.get("bidirectional") else 1
+    h0 = np.random.default_rng(6).standard_normal((kw.get("num_layers", 1) * D, 2 if kw.get("batch_first") else 6, 5))
+    res = []
+    for lib, m in ((tinyattn, ours), (torch, theirs)):
+        xt, ht = lib.tensor(x, requires_grad=True), lib.tensor(h0, requires_grad=True)
+        out, h_n = m(xt, ht)
+        ((out * 1.5).sum() + (h_n * h_n).sum()).backward()
+        res.append([np.asarray(a.detach().numpy()) for a in (out, h_n, xt.grad, ht.grad)]
+                   + [np.asarray(p.grad.numpy()) for p in m.parameters()])
+    for a, t in zip(*res):
+        np.testing.assert_allclose(a, t, rtol=1e-10, atol=1e-12)

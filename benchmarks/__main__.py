@@ -14,6 +14,7 @@ import sys
 import time
 
 from . import BENCHMARKS, OPTIONAL_BENCHMARKS
+from .floor import summary
 
 # NumPy (and with it the BLAS) is imported only after --threads is read: a BLAS reads its thread
 # count once, when it loads.
@@ -34,10 +35,11 @@ def _fmt(x: float | None) -> str:
 def _cells(r) -> list[str]:
     met = {True: "yes", False: "NO", None: ""}[r.met]
     ratio = "-" if r.ratio is None else f"{r.ratio:.3f} ({r.ratio_name})"
-    return [r.bench, r.case, r.metric, _fmt(r.value), _fmt(r.baseline), ratio, r.target or "", met]
+    return [r.bench, r.case, r.metric, _fmt(r.value), _fmt(r.baseline), ratio, summary(r.floor), r.target or "", met]
 
 
-HEADER = ["benchmark", "case", "metric", "tinyattn", "baseline", "ratio", "target", "met"]
+# "floor": beside a ratio against torch, NumPy's own time over torch's on the same GEMMs and elementwise ops
+HEADER = ["benchmark", "case", "metric", "tinyattn", "baseline", "ratio", "floor (numpy / torch)", "target", "met"]
 
 
 def table(rows: list) -> str:
@@ -108,6 +110,16 @@ _ABOUT = """\
   each library's `generate` and KV cache; batch 1, float32, each library in its own process on one
   thread, calls interleaved and timed in CPU time, after checking that logits and tokens agree.
 
+**The floor** (`benchmarks/floor.py`; the column "floor (numpy / torch)" beside every ratio against
+torch or transformers): in the same run, NumPy's own time over torch's, each library in its own process on
+one thread, taking turns: `np.matmul` against `torch.matmul` at the GEMM shapes torch's profiler saw in
+that benchmark's own step (the shapes making up 95% of its GEMM FLOPs, at most 6, weighted by how often
+each runs), and `exp`, `sum(-1)` and `a * b + c` on a (8, 128, 512) float32 array. A ratio near its GEMM
+floor is the BLAS; a ratio well above every floor is tinyattn's own code. The machine line above
+records the CPU's vector extensions (avx2, avx512*, amx*: MKL and oneDNN use AVX-512 and AMX where the
+CPU has them, OpenBLAS picks its kernel from the same flags), NumPy's BLAS and kernel, and torch's BLAS,
+oneDNN and CPU kernels; the JSON keeps every shape's times.
+
 Why the MLP step is the hardest target: its matmuls take a few hundred microseconds, so what tinyattn
 adds to every step whatever the sizes (recording each op, the backward walk, the checks at each
 layer's surface, the optimizer's loop over parameters) is a visible share of it. That bookkeeping
@@ -162,9 +174,9 @@ def markdown(rows: list, info: dict, seconds: float, command: str) -> str:
             "```", ""]
     if targeted:
         out += [f"## Targets: {sum(bool(r.met) for r in targeted)} of {len(targeted)} met", "",
-                "| benchmark | case | ratio | target | met |", "|---|---|---|---|---|"]
-        out += [f"| {r.bench} | {r.case} ({r.metric}) | {r.ratio:.3f} ({r.ratio_name}) | {r.target} | "
-                f"{'yes' if r.met else 'NO'} |" for r in targeted]
+                "| benchmark | case | ratio | floor (numpy / torch) | target | met |", "|---|---|---|---|---|---|"]
+        out += [f"| {r.bench} | {r.case} ({r.metric}) | {r.ratio:.3f} ({r.ratio_name}) | {summary(r.floor)} | "
+                f"{r.target} | {'yes' if r.met else 'NO'} |" for r in targeted]
         out.append("")
     out += ["## All figures", "", "| " + " | ".join(HEADER) + " |", "|" + "---|" * len(HEADER)]
     out += ["| " + " | ".join(c.replace("|", "\\|") for c in _cells(r)) + " |" for r in rows]

@@ -49,6 +49,7 @@ class Row:
     ratio_name: str = ""             # what ratio means, e.g. "tinyattn / numpy"
     target: str | None = None        # e.g. "<= 1.25" or ">= 0.5"; None = informational
     extra: dict = field(default_factory=dict)  # anything else worth keeping in the JSON
+    floor: dict | None = None        # against torch: NumPy / torch on the same GEMMs and elementwise ops (floor.py)
 
     @property
     def met(self) -> bool | None:
@@ -208,8 +209,25 @@ def machine() -> dict:
             mem_gib = round(int(f.readline().split()[1]) / 2**20, 1)  # MemTotal, in kiB
     except (OSError, ValueError, IndexError):
         pass
+    from .floor import numpy_config, read_cpu_flags
+    flags = read_cpu_flags()
     return {"cpu": _cpu_model(), "cores": cores, "memory_gib": mem_gib, "os": platform.platform(),
-            "python": platform.python_version(), "numpy": np.__version__, "blas": _blas()}
+            "python": platform.python_version(), "numpy": np.__version__, "blas": _blas(),
+            "vector_extensions": flags["vector_extensions"], "avx512": flags["avx512"], "amx": flags["amx"],
+            "numpy_simd": numpy_config().get("simd"), "torch": _torch_config()}
+
+
+def _torch_config() -> dict | None:
+    """torch's version, BLAS (MKL?), oneDNN and CPU kernels, asked in a fresh process (None without torch):
+    importing torch here would load its OpenMP and MKL into every benchmark's process."""
+    if importlib.util.find_spec("torch") is None:
+        return None
+    code = ("import json, torch; from benchmarks.floor import torch_config; "
+            "print(json.dumps({'version': torch.__version__, **torch_config(torch.__config__.show(), "
+            "torch.backends.cpu.get_cpu_capability())}))")
+    proc = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True,
+                          env=dict(os.environ, PYTHONPATH=ROOT + os.pathsep + os.environ.get("PYTHONPATH", "")))
+    return json.loads(proc.stdout.strip().splitlines()[-1]) if proc.returncode == 0 else None
 
 
 def describe_machine(m: dict) -> str:
@@ -220,8 +238,16 @@ def describe_machine(m: dict) -> str:
     for var in ("OPENBLAS_CORETYPE", "OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS"):
         if blas.get(var):
             blas_txt += f", {var}={blas[var]}"
-    return (f"{m['cpu']}, {m['cores']} cores, {m['memory_gib']} GiB; Python {m['python']}, "
-            f"NumPy {m['numpy']}, BLAS {blas_txt or 'unknown'}; {m['os']}")
+    vec = m.get("vector_extensions")
+    cpu = m["cpu"] + (f" (vector extensions: {' '.join(vec)}; AVX-512 {'yes' if m.get('avx512') else 'no'}, "
+                      f"AMX {'yes' if m.get('amx') else 'no'})" if vec is not None else "")
+    simd = f", NumPy SIMD {'/'.join(m['numpy_simd'])}" if m.get("numpy_simd") else ""
+    t = m.get("torch")
+    torch_txt = (f"; torch {t['version']}: BLAS {t['blas']}" + (f" (MKL {t['mkl']})" if t.get("mkl") else "") +
+                 (f", oneDNN {t['onednn']}" if t.get("onednn") else "") +
+                 f", CPU kernels {t['cpu_capability']}") if t else ""
+    return (f"{cpu}, {m['cores']} cores, {m['memory_gib']} GiB; Python {m['python']}, "
+            f"NumPy {m['numpy']}{simd}, BLAS {blas_txt or 'unknown'}{torch_txt}; {m['os']}")
 
 
 # ---- a library in a process of its own, timed on request (tutorial_styles, hf_gpt2) --------------

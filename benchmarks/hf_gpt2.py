@@ -27,6 +27,7 @@ import tempfile
 import numpy as np
 
 from .common import Child, Row, blas_kernel, checkpoint_tools_available, serve, write_checkpoint
+from .floor import summary
 from .gpt2_forward import GPT2, QUICK
 
 FORWARD_T, PROMPT_T, NEW_TOKENS = 128, 20, 20
@@ -86,8 +87,12 @@ def _child(lib: str, folder: str, quick: bool) -> None:
             return np.asarray(model.generate(prompt, new, temperature=0))[0, prompt.shape[1]:].tolist()
 
     logits = forward()[0]  # (T, vocab)
+    gemms = None
+    if lib == "transformers":  # each call's GEMM shapes, for the floor measured beside the ratio (floor.py)
+        from .floor import torch_gemm_shapes
+        gemms = {"forward": torch_gemm_shapes(torch, forward), "generate": torch_gemm_shapes(torch, generate)}
     print(json.dumps({"last": logits[-1].astype(float).tolist(), "argmax": logits.argmax(-1).tolist(),
-                      "generated": [int(t) for t in generate()], "blas": blas_kernel()}), flush=True)
+                      "generated": [int(t) for t in generate()], "blas": blas_kernel(), "gemms": gemms}), flush=True)
     for _ in range(1 if quick else 2):  # warm-up
         forward()
         generate()
@@ -111,7 +116,7 @@ def measure(folder: str, quick: bool = False, min_time: float = 4.0, min_rounds:
             raise AssertionError(f"hf_gpt2: tinyattn and transformers disagree (logits relative error {err:.2e}, "
                                  f"same argmax: {ours['argmax'] == theirs['argmax']}, "
                                  f"same generated tokens: {ours['generated'] == theirs['generated']})")
-        result = {"err": err, "blas": ours["blas"]}
+        result = {"err": err, "blas": ours["blas"], "gemms": theirs["gemms"]}
         for what in ("forward", "generate"):
             times: dict[str, list[float]] = {"tinyattn": [], "transformers": []}
             rounds, r = (2 if quick else min_rounds), 0
@@ -140,6 +145,12 @@ def run(quick: bool = False) -> list[Row]:
         folder = os.path.join(tmp, "gpt2-random")
         write_checkpoint("benchmarks.gpt2_forward", folder, QUICK if quick else GPT2)
         m = measure(folder, quick=quick)
+    from .floor import Floor
+    floor = Floor()  # NumPy against torch at the GEMM shapes transformers ran, in the same run (floor.py)
+    try:
+        floors = {what: floor.measure(m["gemms"][what], rounds=1 if quick else 7) for what in ("forward", "generate")}
+    finally:
+        floor.close()
     name = "tiny gpt2" if quick else "gpt2 (124M)"
     cases = {"forward": (f"{name}, random weights, {T}-token forward, no_grad, batch 1, float32, 1 thread each",
                          "forward ms"),
@@ -152,7 +163,7 @@ def run(quick: bool = False) -> list[Row]:
                         ratio=r["tinyattn"] / r["transformers"], ratio_name="tinyattn / transformers",
                         target=None if quick else "<= 0.85",
                         extra={"max_rel_diff": m["err"], "rounds": r["rounds"], "ratio_p25": r["p25"],
-                               "ratio_p75": r["p75"], "blas": m["blas"]}))
+                               "ratio_p75": r["p75"], "blas": m["blas"]}, floor=floors[what]))
     return rows
 
 
@@ -163,4 +174,4 @@ if __name__ == "__main__":
         for row in run(quick="--quick" in sys.argv):
             print(f"{row.metric}: tinyattn {row.value:.1f} ms, transformers {row.baseline:.1f} ms, "
                   f"ratio {row.ratio:.3f} (p25-p75 {row.extra['ratio_p25']:.3f}-{row.extra['ratio_p75']:.3f}, "
-                  f"{row.extra['rounds']} rounds)", flush=True)
+                  f"{row.extra['rounds']} rounds); floor: {summary(row.floor)}", flush=True)

@@ -140,7 +140,18 @@ def run(quick: bool = False) -> list[Row]:
 
 
 def _run(torch, quick: bool) -> list[Row]:
+    from .floor import Floor
+    floor = Floor()  # NumPy against torch at each case's GEMM shapes, in the same run (floor.py)
+    try:
+        return _cases(torch, quick, floor)
+    finally:
+        floor.close()
+
+
+def _cases(torch, quick: bool, floor) -> list[Row]:
+    from .floor import torch_gemm_shapes
     rows = []
+    floor_rounds = 1 if quick else 7
     repeat, warmup, min_time = (3, 1, 0.0) if quick else (7, 2, 3.0)
     threads = f"1 thread, NumPy BLAS threads {blas.get_num_threads()}"
     for B, T, d, h in (QUICK_SHAPES if quick else SHAPES):
@@ -152,7 +163,8 @@ def _run(torch, quick: bool) -> list[Row]:
                         "fwd+bwd ms", t["tinyattn"] * 1e3, t["torch"] * 1e3, ratio=t["tinyattn"] / t["torch"],
                         ratio_name="tinyattn / torch", target=None if quick else "<= 1.0",
                         extra={"max_rel_diff": err, "repeats": st["repeat"], "threads": threads,
-                               "ratio_of_fastest": st["min"]["tinyattn"] / st["min"]["torch"]}))
+                               "ratio_of_fastest": st["min"]["tinyattn"] / st["min"]["torch"]},
+                        floor=floor.measure(torch_gemm_shapes(torch, theirs), floor_rounds)))
     cfg = QUICK_CONFIG if quick else GPTConfig()
     batch = 2 if quick else BATCH
     ours, theirs, err, n_params = _gpt_pair(torch, cfg, batch)
@@ -164,5 +176,6 @@ def _run(torch, quick: bool) -> list[Row]:
                     t["tinyattn"] * 1e3, t["torch"] * 1e3, ratio=t["tinyattn"] / t["torch"],
                     ratio_name="tinyattn / torch", target=None if quick else "<= 1.25",
                     extra={"max_rel_diff": err, "parameters": n_params, "repeats": st["repeat"], "threads": threads,
-                           "ratio_of_fastest": st["min"]["tinyattn"] / st["min"]["torch"]}))
+                           "ratio_of_fastest": st["min"]["tinyattn"] / st["min"]["torch"]},
+                    floor=floor.measure(torch_gemm_shapes(torch, theirs), floor_rounds)))
     return rows

@@ -30,7 +30,9 @@ import sys
 
 import numpy as np
 
+from . import lagging_models
 from .common import Child, Row, blas_kernel, serve
+from .floor import summary
 
 
 ABOUT = {
@@ -41,7 +43,19 @@ ABOUT = {
     "book": "book-style GPT, bool-mask fill, own LayerNorm and GELU modules, dropout",
     "annotated": "Annotated-Transformer-style encoder-decoder, label-smoothed KL loss",
     "nn_transformer": "translation-tutorial encoder-decoder on nn.Transformer",
+    **lagging_models.ABOUT,  # the three shapes of code where PyTorch leads most (vit, gru_attn, small_nlp)
 }
+# The seven transformer styles had to hold 1.25x on the AMD machine; the three later ones, 1.30x (issue 43).
+TARGETS = {style: "<= 1.30" if style in lagging_models.STYLES else "<= 1.25" for style in ABOUT}
+
+
+def build(lib, style: str, quick: bool = False):
+    """(model, make_batch) of ``style`` on ``lib``, at its realistic size or its quick one."""
+    from . import tutorial_models as tm
+    if style in lagging_models.STYLES:
+        builder = lagging_models.STYLES[style]
+        return builder(lib, lagging_models.QUICK[style]) if quick else builder(lib)
+    return tm.STYLES[style](lib, tm.QUICK_SIZE) if quick else tm.STYLES[style](lib)
 
 
 def available() -> bool:
@@ -76,10 +90,8 @@ def _child(lib_name: str, style: str, quick: bool) -> None:
         lib.set_num_threads(1)
     else:
         import tinyattn as lib
-    from . import tutorial_models as tm
-    size = tm.QUICK_SIZE if quick else None
     lib.manual_seed(0)
-    model, make_batch = tm.STYLES[style](lib) if size is None else tm.STYLES[style](lib, size)
+    model, make_batch = build(lib, style, quick)
     shapes = _load_common_weights(lib, model)
     batch = make_batch(np.random.default_rng(3))
     params = list(model.parameters())
@@ -98,7 +110,12 @@ def _child(lib_name: str, style: str, quick: bool) -> None:
     lib.manual_seed(1)
     for _ in range(1 if quick else 3):  # warm-up: first-touch allocations, caches
         step()
-    print(json.dumps({"loss": loss, "norms": norms, "shapes": shapes, "blas": blas_kernel()}), flush=True)
+    gemms = None
+    if lib_name == "torch":  # the step's GEMM shapes, for the floor measured beside the ratio (floor.py)
+        from .floor import torch_gemm_shapes
+        gemms = torch_gemm_shapes(lib, step)
+    print(json.dumps({"loss": loss, "norms": norms, "shapes": shapes, "blas": blas_kernel(), "gemms": gemms}),
+          flush=True)
     serve({"": step})
 
 
@@ -138,7 +155,7 @@ def measure(style: str, quick: bool = False, min_time: float = 4.0, min_rounds: 
         q = statistics.quantiles(ratios, n=4) if len(ratios) >= 2 else [ratios[0]] * 3
         return {"tinyattn": statistics.median(times["tinyattn"]), "torch": statistics.median(times["torch"]),
                 "err": err, "rounds": len(ratios), "p25": q[0], "p75": q[2], "lo": min(ratios), "hi": max(ratios),
-                "blas": ready["tinyattn"]["blas"], "loss": ready["torch"]["loss"]}
+                "blas": ready["tinyattn"]["blas"], "loss": ready["torch"]["loss"], "gemms": ready["torch"]["gemms"]}
     finally:
         for s in sides.values():
             s.close()
@@ -148,17 +165,26 @@ def run(quick: bool = False, styles=None) -> list[Row]:
     if not available():
         print("(torch is not importable here: the tutorial-styles comparison is skipped)", end=" ", flush=True)
         return []
+    from .floor import Floor
     rows = []
-    for style in styles or ABOUT:
-        m = measure(style, quick=quick)
-        rows.append(Row("tutorial_styles", f"{style}: {ABOUT[style]}, float32, 1 thread each",
-                        "step ms (fwd+loss+bwd)", m["tinyattn"] * 1e3, m["torch"] * 1e3,
-                        ratio=m["tinyattn"] / m["torch"], ratio_name="tinyattn / torch",
-                        target=None if quick else "<= 1.25",
-                        extra={"max_rel_diff": m["err"], "rounds": m["rounds"], "ratio_p25": m["p25"],
-                               "ratio_p75": m["p75"], "ratio_min": m["lo"], "ratio_max": m["hi"],
-                               "blas": m["blas"]}))
+    floor = Floor()  # NumPy against torch at each style's own GEMM shapes, in the same run (floor.py)
+    try:
+        for style in styles or ABOUT:
+            rows.append(_row(style, measure(style, quick=quick), floor, quick))
+    finally:
+        floor.close()
     return rows
+
+
+def _row(style: str, m: dict, floor, quick: bool) -> Row:
+    fl = floor.measure(m["gemms"], rounds=1 if quick else 7)
+    return Row("tutorial_styles", f"{style}: {ABOUT[style]}, float32, 1 thread each",
+               "step ms (fwd+loss+bwd)", m["tinyattn"] * 1e3, m["torch"] * 1e3,
+               ratio=m["tinyattn"] / m["torch"], ratio_name="tinyattn / torch",
+               target=None if quick else TARGETS[style],
+               extra={"max_rel_diff": m["err"], "rounds": m["rounds"], "ratio_p25": m["p25"],
+                      "ratio_p75": m["p75"], "ratio_min": m["lo"], "ratio_max": m["hi"],
+                      "blas": m["blas"]}, floor=fl)
 
 
 def main(argv: list[str]) -> int:
@@ -172,14 +198,16 @@ def main(argv: list[str]) -> int:
         e = row.extra
         print(f"{row.case.split(':')[0]:>15}  tinyattn {row.value:8.2f} ms  torch {row.baseline:8.2f} ms  "
               f"ratio {row.ratio:.3f} (p25-p75 {e['ratio_p25']:.3f}-{e['ratio_p75']:.3f}, "
-              f"min-max {e['ratio_min']:.3f}-{e['ratio_max']:.3f}, {e['rounds']} rounds)  [{e['blas']}]", flush=True)
+              f"min-max {e['ratio_min']:.3f}-{e['ratio_max']:.3f}, {e['rounds']} rounds)  [{e['blas']}]  "
+              f"floor: {summary(row.floor)}", flush=True)
     if "--markdown" in argv:  # the rows of RESULTS.md's table of tutorial styles
-        print("\n| style | tinyattn ms | torch ms | tinyattn / torch | middle half of the per-round ratios | rounds |")
-        print("|---|---|---|---|---|---|")
+        print("\n| style | tinyattn ms | torch ms | tinyattn / torch | middle half of the per-round ratios | rounds "
+              "| floor (numpy / torch) |")
+        print("|---|---|---|---|---|---|---|")
         for row in rows:
             e = row.extra
             print(f"| {row.case.split(', float32')[0]} | {row.value:.1f} | {row.baseline:.1f} | **{row.ratio:.2f}x** | "
-                  f"{e['ratio_p25']:.2f}-{e['ratio_p75']:.2f} | {e['rounds']} |")
+                  f"{e['ratio_p25']:.2f}-{e['ratio_p75']:.2f} | {e['rounds']} | {summary(row.floor)} |")
     return 0
 
 

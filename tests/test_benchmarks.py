@@ -199,14 +199,15 @@ def test_gpt_model_code_trains_on_tinyattn():
     assert abs(losses[0] - np.log(7)) < 0.5 and losses[-1] < 0.5 * losses[0]
 
 
-@pytest.mark.parametrize("style", ["gelu_masked", "sdpa", "heads", "bmm_encdec", "book", "annotated", "nn_transformer"])
+@pytest.mark.parametrize("style", ["gelu_masked", "sdpa", "heads", "bmm_encdec", "book", "annotated", "nn_transformer",
+                                   "vit", "gru_attn", "small_nlp"])
 def test_every_tutorial_style_runs_on_tinyattn_and_every_parameter_gets_a_gradient(style):
     """The tutorial code, written against PyTorch's API, runs unchanged on tinyattn (quick size)."""
     import tinyattn
-    from benchmarks import tutorial_models as tm
-    from benchmarks.tutorial_styles import _load_common_weights
+    from benchmarks.tutorial_styles import ABOUT, TARGETS, _load_common_weights, build
+    assert style in ABOUT and TARGETS[style] in ("<= 1.25", "<= 1.30")
     tinyattn.manual_seed(0)
-    model, make_batch = tm.STYLES[style](tinyattn, tm.QUICK_SIZE)
+    model, make_batch = build(tinyattn, style, quick=True)
     shapes = _load_common_weights(tinyattn, model)
     assert len(shapes) == len(list(model.parameters())) > 0
     loss = model(*make_batch(np.random.default_rng(0)))
@@ -309,3 +310,106 @@ def test_markdown_rewrite_keeps_the_hand_written_notes(tmp_path):
     subprocess.run([sys.executable, "-m", "benchmarks", "--quick", "--only", "engine_overhead", "--markdown",
                     str(fresh)], cwd=ROOT, capture_output=True, text=True, timeout=120, check=True)
     assert NOTES_MARKER not in fresh.read_text()  # a new file has no notes to keep
+
+
+# ---- the floor beside a ratio against torch (benchmarks/floor.py): torch-free checks of its logic --------
+CPUINFO_XEON = """processor\t: 0
+vendor_id\t: GenuineIntel
+model name\t: Intel(R) Xeon(R) Platinum 8481C CPU @ 2.70GHz
+flags\t\t: fpu sse sse2 ssse3 fma sse4_1 sse4_2 avx f16c avx2 avx512f avx512dq avx512bw avx512vl avx512_bf16 \
+avx_vnni amx_bf16 amx_tile amx_int8 popcnt
+
+processor\t: 1
+model name\t: Something Else
+flags\t\t: fpu sse
+"""
+
+
+def test_cpu_flags_reads_the_model_and_vector_extensions_of_the_first_processor():
+    from benchmarks.floor import cpu_flags
+    xeon = cpu_flags(CPUINFO_XEON)
+    assert xeon["model"] == "Intel(R) Xeon(R) Platinum 8481C CPU @ 2.70GHz"
+    assert xeon["vector_extensions"] == sorted(["fma", "sse4_1", "sse4_2", "avx", "f16c", "avx2", "avx512f", "avx512dq",
+                                                "avx512bw", "avx512vl", "avx512_bf16", "avx_vnni", "amx_bf16",
+                                                "amx_tile", "amx_int8"])
+    assert xeon["avx512"] is True and xeon["amx"] is True
+    epyc = cpu_flags("model name\t: AMD EPYC\nflags\t: fpu sse2 fma avx avx2 vaes\n")
+    assert epyc == {"model": "AMD EPYC", "vector_extensions": ["avx", "avx2", "fma"], "avx512": False, "amx": False}
+    arm = cpu_flags("processor\t: 0\nFeatures\t: fp asimd sve\n")
+    assert arm["model"] is None and arm["vector_extensions"] == ["asimd", "sve"] and arm["avx512"] is False
+
+
+def test_torch_config_reads_blas_mkl_onednn_and_cpu_kernels():
+    from benchmarks.floor import torch_config
+    show = ("PyTorch built with:\n  - Intel(R) oneAPI Math Kernel Library Version 2024.2-Product Build 20240605\n"
+            "  - Intel(R) MKL-DNN v3.12.0 (Git Hash 80afa7)\n  - CPU capability usage: AVX512\n"
+            "  - Build settings: BLAS_INFO=mkl, BUILD_TYPE=Release, LAPACK_INFO=mkl, USE_MKL=ON, USE_MKLDNN=ON, \n")
+    assert torch_config(show) == {"blas": "mkl", "lapack": "mkl", "mkl": "2024.2-Product", "onednn": "3.12.0",
+                                  "use_mkldnn": "ON", "cpu_capability": "AVX512"}
+    assert torch_config(show, "AVX2")["cpu_capability"] == "AVX2"  # what the running process chose wins
+    assert torch_config("  - Build settings: BLAS_INFO=open, USE_MKLDNN=OFF, \n")["mkl"] is None
+
+
+def test_gemm_shapes_from_profiler_events_count_flops_and_keep_the_main_ones():
+    from benchmarks.floor import gemm_shapes_from_events, main_shapes
+    events = [("aten::addmm", [[96], [64, 32], [32, 96]]), ("aten::addmm", [[96], [64, 32], [32, 96]]),
+              ("aten::mm", [[32, 64], [64, 96]]), ("aten::bmm", [[8, 16, 4], [8, 4, 16]]),
+              ("aten::baddbmm", [[8, 16, 16], [8, 16, 4], [8, 4, 16], [], []]), ("aten::linear", [[64, 32], [96, 32]]),
+              ("aten::exp", [[64, 96]])]
+    rows = gemm_shapes_from_events(events)
+    by = {tuple(r["shape"]): r for r in rows}
+    assert set(by) == {(1, 64, 32, 96), (1, 32, 64, 96), (8, 16, 4, 16)}  # (batch, M, K, N); linear/exp ignored
+    assert by[(1, 64, 32, 96)]["count"] == 2 and by[(8, 16, 4, 16)]["count"] == 2  # bmm and baddbmm: one shape
+    assert by[(1, 64, 32, 96)]["gflop"] == pytest.approx(2 * 2 * 64 * 32 * 96 / 1e9)
+    assert [r["gflop"] for r in rows] == sorted((r["gflop"] for r in rows), reverse=True)
+    assert main_shapes(rows, share=0.5) == rows[:1]  # the largest alone is over half the FLOPs
+    assert main_shapes(rows, share=1.0) == rows and main_shapes(rows, most=2) == rows[:2]
+    assert main_shapes([]) == []
+
+
+def test_floor_repetitions_are_the_same_on_both_sides_and_about_a_millisecond():
+    from benchmarks.floor import reps
+    assert reps("mm:1,512,512,512") == reps("mm:1,512,512,512") >= 1
+    assert reps("mm:1,4096,4096,4096") == 1 and reps("mm:1,2,2,2") == 1000  # clamped at both ends
+    assert reps("exp:8,128,512") < reps("exp:1,16,16")
+
+
+def test_floor_children_take_turns_and_report_each_side_per_op():
+    """The parent/child protocol of floor.Floor, with NumPy on both sides (torch-free): the ready line
+    carries the library's configuration, then each op is timed on request, and the floor combines them."""
+    from benchmarks.floor import ELEMENTWISE_OPS, Floor, summary
+    floor = Floor(libs=("numpy", "numpy"))
+    try:
+        assert floor.config["numpy"]["blas"]["kernel"] == floor.config["numpy_2"]["blas"]["kernel"]
+        gemms = [{"shape": [1, 16, 8, 4], "count": 3, "gflop": 3e-6}, {"shape": [2, 4, 4, 4], "count": 1, "gflop": 2e-7}]
+        fl = floor.measure(gemms, rounds=2, elementwise_shape=(2, 3, 4))
+    finally:
+        floor.close()
+    assert [r["shape"] for r in fl["gemm_shapes"]] == [[1, 16, 8, 4], [2, 4, 4, 4]] and fl["gemm_flop_share"] == 1.0
+    for r in fl["gemm_shapes"] + list(fl["elementwise"].values()):
+        assert r["numpy_ms"] > 0 and r["torch_ms"] > 0 and r["ratio"] == pytest.approx(r["numpy_ms"] / r["torch_ms"])
+    num = sum(r["count"] * r["numpy_ms"] for r in fl["gemm_shapes"])
+    assert fl["gemm"] == pytest.approx(num / sum(r["count"] * r["torch_ms"] for r in fl["gemm_shapes"]))
+    assert set(fl["elementwise"]) == set(ELEMENTWISE_OPS) and fl["elementwise_shape"] == [2, 3, 4]
+    assert summary(fl).startswith("GEMM ") and "mul-add" in summary(fl) and summary(None) == ""
+
+
+def test_floor_child_computes_what_it_is_asked():
+    """Each op the child times is the op its name says (NumPy side), at the shape it names."""
+    from benchmarks.floor import _Ops
+    import numpy as np
+    ops = _Ops("numpy")
+    assert ops["mm:2,3,4,5"]().shape == (2, 3, 5) and "mm:2,3,4,5" in ops  # built once, then kept
+    assert ops["mm:1,3,4,5"]().shape == (3, 5)  # no batch: a plain 2-D product
+    e, s, f = ops["exp:2,3,4"](), ops["sum:2,3,4"](), ops["muladd:2,3,4"]()
+    assert e.shape == (2, 3, 4) and e.dtype == np.float32 and (e > 0).all()
+    assert s.shape == (2, 3) and f.shape == (2, 3, 4) and f.dtype == np.float32
+    with pytest.raises(KeyError):
+        ops["conv:1,2,3"]
+
+
+def test_machine_records_cpu_vector_extensions_and_the_table_has_a_floor_column(quick_run):
+    _, data, md = quick_run
+    m = data["machine"]
+    assert isinstance(m["vector_extensions"], list) and m["avx512"] in (True, False, None)
+    assert "vector extensions:" in md and "| floor (numpy / torch) |" in md

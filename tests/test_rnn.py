@@ -282,3 +282,164 @@ def test_flatten_parameters_is_accepted_and_changes_nothing():
     before = {k: v.numpy().copy() for k, v in m.state_dict().items()}
     assert m.flatten_parameters() is None  # word_language_model calls it after loading (cuDNN's packing)
     assert all(np.array_equal(before[k], v.numpy()) for k, v in m.state_dict().items())
+
+
+# ---- RNNCell, GRUCell, LSTMCell: one step, PyTorch's names, equations and layouts ----------------
+from tinyattn.nn import GRUCell, LSTMCell, RNNCell  # noqa: E402
+
+
+def _cell_params(m):
+    return tuple(getattr(m, n).numpy() for n in ("weight_ih", "weight_hh", "bias_ih", "bias_hh"))
+
+
+def test_cells_parameter_names_shapes_order_and_init():
+    for cls, G in ((RNNCell, 1), (GRUCell, 3), (LSTMCell, 4)):
+        tinyattn.manual_seed(0)
+        m = cls(6, 16)
+        assert [(n, tuple(p.shape)) for n, p in m.named_parameters()] == [
+            ("weight_ih", (G * 16, 6)), ("weight_hh", (G * 16, 16)), ("bias_ih", (G * 16,)), ("bias_hh", (G * 16,))]
+        bound = 1 / np.sqrt(16)  # every parameter from U(-1/sqrt(H), 1/sqrt(H)), the biases too
+        for p in m.parameters():
+            a = p.numpy()
+            assert a.dtype == np.float32 and np.abs(a).max() <= bound and np.abs(a).max() > 0.8 * bound
+        assert [n for n, _ in cls(6, 16, bias=False).named_parameters()] == ["weight_ih", "weight_hh"]
+        assert cls(6, 16, bias=False).bias_ih is None
+        assert cls(2, 3, dtype=np.float64).weight_ih.dtype == np.float64
+
+
+def test_cells_match_the_equations_batched_and_unbatched():
+    rng = np.random.default_rng(0)
+    x, h, c = rng.standard_normal((4, 3)), rng.standard_normal((4, 5)), rng.standard_normal((4, 5))
+    tinyattn.manual_seed(1)
+    for cell, ref in ((RNNCell(3, 5), lambda P: numpy_rnn(x[:, None], h, *P, np.tanh)[1]),
+                      (RNNCell(3, 5, nonlinearity="relu"), lambda P: numpy_rnn(x[:, None], h, *P,
+                                                                               lambda a: np.maximum(a, 0))[1]),
+                      (GRUCell(3, 5), lambda P: numpy_gru(x[:, None], h, *P)[1])):
+        cell.double()
+        want = ref(_cell_params(cell))
+        got = cell(tinyattn.tensor(x), tinyattn.tensor(h)).numpy()
+        np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)
+        one = cell(tinyattn.tensor(x[1]), tinyattn.tensor(h[1]))  # unbatched: (in,), (H,) -> (H,)
+        assert tuple(one.shape) == (5,)
+        np.testing.assert_allclose(one.numpy(), want[1], rtol=1e-12, atol=1e-12)
+        zero_h = cell(tinyattn.tensor(x)).numpy()  # no state: zeros
+        np.testing.assert_allclose(zero_h, cell(tinyattn.tensor(x), tinyattn.tensor(np.zeros((4, 5)))).numpy())
+    lstm = LSTMCell(3, 5).double()
+    _, h_want, c_want = numpy_lstm(x[:, None], h, c, *_cell_params(lstm))
+    h_got, c_got = lstm(tinyattn.tensor(x), (tinyattn.tensor(h), tinyattn.tensor(c)))
+    np.testing.assert_allclose(h_got.numpy(), h_want, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(c_got.numpy(), c_want, rtol=1e-12, atol=1e-12)
+    h1, c1 = lstm(tinyattn.tensor(x[2]), (tinyattn.tensor(h[2]), tinyattn.tensor(c[2])))
+    assert tuple(h1.shape) == tuple(c1.shape) == (5,)
+    np.testing.assert_allclose(c1.numpy(), c_want[2], rtol=1e-12, atol=1e-12)
+
+
+def test_a_gru_cell_loop_is_the_gru_layer():
+    tinyattn.manual_seed(2)
+    layer, cell = GRU(3, 4, batch_first=True), GRUCell(3, 4)
+    cell.load_state_dict({k[:-3]: v for k, v in layer.state_dict().items()})  # weight_ih_l0 -> weight_ih
+    x = tinyattn.randn(2, 5, 3)
+    out, _ = layer(x)
+    h = None
+    for t in range(5):
+        h = cell(x[:, t], h)
+        np.testing.assert_allclose(h.numpy(), out[:, t].numpy(), rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("cls", [RNNCell, GRUCell])
+def test_cell_gradcheck_input_state_and_every_parameter(float64, cls):
+    tinyattn.manual_seed(4)
+    m = cls(3, 4) if cls is GRUCell else cls(3, 4, nonlinearity="tanh")
+    rng = np.random.default_rng(6)
+    x = tinyattn.tensor(rng.standard_normal((2, 3)), requires_grad=True)
+    h = tinyattn.tensor(rng.standard_normal((2, 4)), requires_grad=True)
+
+    def fn(x, h, *params):
+        h1 = m(x, h)
+        return m(x * 0.5, h1)  # two steps: the state's gradient flows through a step
+
+    assert gradcheck(fn, [x, h, *m.parameters()])
+
+
+def test_relu_cell_and_lstm_cell_gradcheck(float64):
+    tinyattn.manual_seed(5)
+    rng = np.random.default_rng(7)
+    x = tinyattn.tensor(rng.standard_normal((3, 2)) + 0.3, requires_grad=True)
+    h = tinyattn.tensor(rng.standard_normal((3, 4)), requires_grad=True)
+    c = tinyattn.tensor(rng.standard_normal((3, 4)), requires_grad=True)
+    relu = RNNCell(2, 4, nonlinearity="relu")
+    with tinyattn.no_grad():  # keep every pre-activation away from relu's kink at 0 (finite differences)
+        pre = x.numpy() @ relu.weight_ih.numpy().T + relu.bias_ih.numpy() + h.numpy() @ relu.weight_hh.numpy().T
+    assert np.abs(pre + relu.bias_hh.numpy()).min() > 1e-3
+    assert gradcheck(lambda x, h, *p: relu(x, h), [x, h, *relu.parameters()])
+    lstm = LSTMCell(2, 4)
+
+    def fn(x, h, c, *params):
+        h1, c1 = lstm(x, (h, c))
+        return h1 - 2.0 * c1
+
+    assert gradcheck(fn, [x, h, c, *lstm.parameters()])
+
+
+def test_cell_errors_name_what_was_expected():
+    cell = GRUCell(3, 4)
+    with pytest.raises(ValueError, match=r"input of shape \(B, 3\) or \(3,\)"):
+        cell(tinyattn.randn(2, 2, 3))
+    with pytest.raises(ValueError, match="last dim is 5, expected 3"):
+        cell(tinyattn.randn(2, 5))
+    with pytest.raises(ValueError, match=r"hx has shape \(3, 4\), expected \(2, 4\)"):
+        cell(tinyattn.randn(2, 3), tinyattn.randn(3, 4))
+    with pytest.raises(ValueError, match=r"hx has shape \(2, 4\), expected \(4,\)"):
+        cell(tinyattn.randn(3), tinyattn.randn(2, 4))  # unbatched input, batched state
+    with pytest.raises(TypeError, match="float input"):
+        cell(tinyattn.tensor(np.ones((2, 3), dtype=np.int64)))
+    with pytest.raises(TypeError, match=r"pair \(h, c\)"):
+        LSTMCell(3, 4)(tinyattn.randn(2, 3), tinyattn.randn(2, 4))
+    with pytest.raises(ValueError, match="nonlinearity must be 'tanh' or 'relu'"):
+        RNNCell(3, 4, nonlinearity="sigmoid")
+    with pytest.raises(ValueError, match="hidden_size"):
+        GRUCell(3, 0)
+    assert repr(RNNCell(3, 4, bias=False, nonlinearity="relu")) == "RNNCell(3, 4, bias=False, nonlinearity='relu')"
+
+
+def test_fused_gru_gates_compute_the_equations_bit_for_bit_and_their_gradients():
+    """_GRUGates (one op per step) against the same equations written as Tensor ops (_gru_update_ops):
+    the forward is the same numbers in float32 and float64, saturated gates included; the hand-written
+    backward agrees with autograd's to rounding, and with finite differences (float64)."""
+    from tinyattn.nn.rnn import _GRUGates, _gru_update_ops
+    rng = np.random.default_rng(0)
+    for dt in (np.float32, np.float64):
+        arrs = [(rng.standard_normal(s) * 3).astype(dt) for s in ((5, 21), (5, 21), (5, 7))]
+        arrs[0][0, :4] = [40, -40, 0, -0.0]  # sigmoid saturated both ways, and its midpoint
+        fused = [tinyattn.tensor(a, requires_grad=True) for a in arrs]
+        ops = [tinyattn.tensor(a, requires_grad=True) for a in arrs]
+        y_f, y_o = _GRUGates.apply(*fused), _gru_update_ops(*ops)
+        np.testing.assert_array_equal(y_f.numpy(), y_o.numpy())
+        g = rng.standard_normal((5, 7)).astype(dt)
+        y_f.backward(tinyattn.tensor(g))
+        y_o.backward(tinyattn.tensor(g))
+        for a, b in zip(fused, ops):
+            np.testing.assert_allclose(a.grad.numpy(), b.grad.numpy(), rtol=0, atol=4 * np.finfo(dt).eps)
+    x64 = [tinyattn.tensor(rng.standard_normal(s), requires_grad=True) for s in ((3, 12), (3, 12), (3, 4))]
+    assert gradcheck(lambda gi, gh, h: _GRUGates.apply(gi, gh, h), x64)
+
+
+def test_gru_layer_with_its_projection_before_the_loop_is_the_step_by_step_equations(float64):
+    """GRU._run projects every step's input in one product: the same numbers as the cell step by step
+    (every layer and direction), and the same gradients as a loop over GRUCell."""
+    tinyattn.manual_seed(8)
+    gru = GRU(3, 4, num_layers=2, bidirectional=True, batch_first=True)
+    x = tinyattn.randn(2, 5, 3)
+    out, h_n = gru(x)
+    sd = gru.state_dict()
+    layer_in = x.numpy()
+    for layer in range(2):
+        outs = []
+        for d, suffix in enumerate([f"_l{layer}", f"_l{layer}_reverse"]):
+            P = tuple(sd[n + suffix].numpy() for n in ("weight_ih", "weight_hh", "bias_ih", "bias_hh"))
+            seq = layer_in[:, ::-1] if d else layer_in
+            o, h = numpy_gru(seq, np.zeros((2, 4)), *P)
+            outs.append(o[:, ::-1] if d else o)
+            np.testing.assert_allclose(h_n.numpy()[2 * layer + d], h, rtol=1e-12, atol=1e-12)
+        layer_in = np.concatenate(outs, axis=-1)
+    np.testing.assert_allclose(out.numpy(), layer_in, rtol=1e-12, atol=1e-12)

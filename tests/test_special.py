@@ -73,3 +73,25 @@ def test_erf_tensor_function_and_gradcheck():
     assert gradcheck(tinyattn.erf, [x])
     with pytest.raises(TypeError, match="floating-point"):
         tinyattn.erf(tinyattn.tensor([1, 2]))
+
+
+def test_gelu_erf_is_x_times_normal_cdf_bit_for_bit_in_every_float_dtype():
+    """special.gelu_erf (exact GELU's forward: one pass of blocks, erf/2 from halved coefficients, the
+    clip at 0 after rounding) gives exactly x * normal_cdf(x) and normal_cdf(x), the formula it replaces."""
+    from tinyattn.special import _BLOCK, gelu_erf, normal_cdf
+    rng = np.random.default_rng(11)
+    for dt in (np.float16, np.float32, np.float64):
+        x = (rng.standard_normal(2 * _BLOCK + 127) * 3).astype(dt)  # three blocks, the last one short
+        edges = [0.0, -0.0, 5.6, -5.6, 5.7, -5.7, 8.0, -8.0, 40.0, -40.0, np.inf, -np.inf, np.nan]
+        x[:len(edges)] = edges  # erf at and past its clip (|x| = 4 sqrt 2 = 5.657), zeros, infinities, NaN
+        x[len(edges):len(edges) + 2000] = np.linspace(-6.0, -5.0, 2000)  # where erf/2 may pass -1/2
+        x = x.reshape(3, -1)
+        with np.errstate(invalid="ignore"):  # -inf * Phi(-inf) = -inf * 0: NaN, in both (as before)
+            y, cdf = gelu_erf(x)
+            want_cdf = normal_cdf(x)
+            want_y = x * want_cdf
+        assert y.dtype == cdf.dtype == dt and y.shape == cdf.shape == x.shape
+        np.testing.assert_array_equal(cdf, want_cdf)
+        np.testing.assert_array_equal(y, want_y)
+        assert (np.signbit(cdf) == np.signbit(want_cdf)).all() and (np.signbit(y) == np.signbit(want_y)).all()
+        assert (cdf[~np.isnan(cdf)] >= 0).all() and (cdf[~np.isnan(cdf)] <= 1).all()

@@ -122,13 +122,18 @@ def _erf_cody(z: np.ndarray) -> np.ndarray:
     return out
 
 
-def _erf_rational(x: np.ndarray) -> np.ndarray:
-    """erf of a 1-D float32/float16 block to float32 accuracy: x P(x^2) / Q(x^2), in float64, clipped to [-1, 1]."""
+def _erf_rational(x: np.ndarray, half: bool = False) -> np.ndarray:
+    """erf of a 1-D float32/float16 block to float32 accuracy: x P(x^2) / Q(x^2), in float64, clipped to [-1, 1].
+
+    ``half=True`` gives erf / 2 instead, unclipped (it may pass +-1/2 by the fit's 2e-9): the numerator's
+    coefficients halved, which halves every step of its Horner exactly (a power of two), so the result
+    is exactly half of erf's, and exact GELU saves one array operation (gelu_erf clips later)."""
     z = np.clip(x, -4.0, 4.0).astype(np.float64)  # erf(+-4) already rounds to +-1 in float32 (NaN stays NaN)
     u = z * z
-    num = u * _P32[-1]
-    num += _P32[-2]
-    for c in _P32[-3::-1]:  # Horner, in place
+    p = _P32_HALF if half else _P32
+    num = u * p[-1]
+    num += p[-2]
+    for c in p[-3::-1]:  # Horner, in place
         num *= u
         num += c
     den = u * _Q32[-1]
@@ -138,7 +143,10 @@ def _erf_rational(x: np.ndarray) -> np.ndarray:
         den += c
     num *= z
     num /= den
-    return np.clip(num, -1.0, 1.0, out=num)
+    return num if half else np.clip(num, -1.0, 1.0, out=num)
+
+
+_P32_HALF = tuple(0.5 * c for c in _P32)
 
 
 def erf_block(dtype):
@@ -164,6 +172,31 @@ def normal_cdf(x: np.ndarray) -> np.ndarray:
     """Phi(x) = (1 + erf(x / sqrt 2)) / 2 elementwise for a float array, same shape and dtype: exact GELU's weight."""
     erf = erf_block(x.dtype)
     return blockwise(lambda out, xb: np.copyto(out, 0.5 + 0.5 * erf(xb * _INV_SQRT_2)), x, dtype=x.dtype)
+
+
+def gelu_erf(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(x Phi(x), Phi(x)) for a float array: exact GELU and the weight its backward needs, block by block.
+    The same numbers as ``x * normal_cdf(x)``, bit for bit (tests/test_special.py), in fewer array passes:
+    the product is taken while the block is in the cache, and for float32/float16 Phi = erf/2 + 1/2 comes
+    from _erf_rational(half=True), then is clipped at 0 after rounding, in x's dtype. (erf/2 passes +-1/2
+    by at most 1e-9: above, 1 + 1e-9 rounds to 1 in float32 and float16 as erf clipped to 1 would give;
+    below, the maximum with 0 gives the 0 of erf clipped to -1.)"""
+    flat = x.reshape(-1)
+    y, cdf = np.empty(flat.shape, dtype=x.dtype), np.empty(flat.shape, dtype=x.dtype)
+    wide = x.dtype == np.float64
+    for i in range(0, flat.size, _BLOCK):
+        xb, cb = flat[i:i + _BLOCK], cdf[i:i + _BLOCK]
+        if wide:
+            e = _erf_cody(xb * _INV_SQRT_2)  # a new float64 array: scaled in place
+            e *= 0.5
+        else:
+            e = _erf_rational(xb * _INV_SQRT_2, half=True)  # erf / 2 in float64
+        e += 0.5
+        np.copyto(cb, e)  # Phi, rounded once to x's dtype
+        if not wide:
+            np.maximum(cb, 0.0, out=cb)  # (NaN stays NaN)
+        np.multiply(xb, cb, out=y[i:i + _BLOCK])
+    return y.reshape(x.shape), cdf.reshape(x.shape)
 
 
 def erf_array(x) -> np.ndarray:

@@ -18,7 +18,7 @@ import numpy as np
 
 from .. import checks, promotion
 from ..fastnp import dot_last, max_keepdims, mean_last, sum_last, sum_rows
-from ..special import blockwise, normal_cdf
+from ..special import blockwise, gelu_erf
 from ..tensor import Function, Tensor, get_rng
 from ..tensor import ReLU as _ReLU  # the op (nn.ReLU is the module)
 
@@ -146,9 +146,9 @@ class _GELUErf(Function):
     """y = x Phi(x), Phi(x) = (1 + erf(x / sqrt 2)) / 2;  dx = g [Phi(x) + x phi(x)]"""
     @staticmethod
     def forward(ctx, x):
-        cdf = normal_cdf(x)  # Phi(x): NumPy has no erf; special.py's vectorized one, block by block
+        y, cdf = gelu_erf(x)  # x Phi(x), Phi(x): NumPy has no erf; special.py's vectorized one, block by block
         ctx.save_for_backward(x, cdf)
-        return x * cdf
+        return y
 
     @staticmethod
     def backward(ctx, g):

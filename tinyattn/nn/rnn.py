@@ -29,6 +29,7 @@ import math
 import numpy as np
 
 from tinyattn import checks
+from tinyattn.autograd import Function
 from tinyattn.functions import cat, stack
 from tinyattn.tensor import Tensor, get_default_dtype, get_rng
 
@@ -36,12 +37,12 @@ from . import functional as F
 from .module import Module, Parameter
 from .utils.rnn import PackedSequence, run_packed
 
-__all__ = ["RNN", "GRU", "LSTM"]
+__all__ = ["RNN", "GRU", "LSTM", "RNNCell", "GRUCell", "LSTMCell"]
 
 
-def _uniform(shape: tuple[int, ...], bound: float) -> Parameter:
+def _uniform(shape: tuple[int, ...], bound: float, dtype=None) -> Parameter:
     """A Parameter drawn from U(-bound, bound) with the seeded generator (PyTorch's RNN init)."""
-    data = get_rng().uniform(-bound, bound, size=shape).astype(get_default_dtype())
+    data = get_rng().uniform(-bound, bound, size=shape).astype(dtype or get_default_dtype())
     return Parameter(data)
 
 
@@ -67,13 +68,64 @@ def _affine(x_t, w_ih, b_ih, h, w_hh, b_hh):
     return pre if b_hh is None else pre + b_hh
 
 
-def _gru_step(x_t, h, w_ih, w_hh, b_ih, b_hh):
-    """r = σ(W_ir x + b_ir + W_hr h + b_hr);  z = σ(W_iz x + b_iz + W_hz h + b_hz);
+def _gru_update(gi, gh, h):
+    """The GRU's gates from gi = W_ih x + b_ih and gh = W_hh h + b_hh, each (B, 3H); returns h' (B, H).
+
+    One op (_GRUGates below) where the lines of _gru_update_ops are fifteen: a step of a small GRU
+    is a few microseconds of arithmetic, so recording fifteen ops per step, and walking them back, was
+    most of its time (benchmarks/RESULTS.md). The forward computes the same numbers, bit for bit."""
+    return _GRUGates.apply(gi, gh, h)
+
+
+def _sigmoid(a: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(sigmoid(a), e = exp(-|a|)): ops.Sigmoid's forward, the same numbers (e is what its backward needs)."""
+    e = np.exp(-np.abs(a))
+    return np.maximum(e, a >= 0) / (1 + e), e
+
+
+class _GRUGates(Function):
+    """h' = (1 - z) n + z h with r = σ(gi_r + gh_r), z = σ(gi_z + gh_z), n = tanh(gi_n + r gh_n).
+
+    Backward, from g = dL/dh': dn = g (1 - z), dz = g (h - n), dh = g z (the direct path; the path
+    through gh comes back via W_hh's product); through the tanh da_n = dn (1 - n^2), which is
+    d gi_n, and d gh_n = da_n r, dr = da_n gh_n; through each sigmoid da = d e / (1 + e)^2 (ops.Sigmoid's
+    form), the same for gi and gh. gi, gh (B, 3H), h (B, H)."""
+    new_arrays = True
+
+    @staticmethod
+    def forward(ctx, gi, gh, h):
+        H = h.shape[-1]
+        r, e_r = _sigmoid(gi[:, :H] + gh[:, :H])  # (B, H) reset gate
+        z, e_z = _sigmoid(gi[:, H:2 * H] + gh[:, H:2 * H])  # (B, H) update gate
+        hn = gh[:, 2 * H:]  # (B, H) W_hn h + b_hn: the reset gate scales it, bias included (PyTorch's choice)
+        n = np.tanh(gi[:, 2 * H:] + r * hn)  # (B, H) candidate
+        ctx.save_for_backward(r, e_r, z, e_z, n, hn, h)
+        return (1 - z) * n + z * h  # z near 1 keeps the old state: that is how a GRU carries memory
+
+    @staticmethod
+    def backward(ctx, g):
+        r, e_r, z, e_z, n, hn, h = ctx.saved_tensors
+        H = h.shape[-1]
+        d_gi = np.empty(g.shape[:-1] + (3 * H,), dtype=g.dtype)  # (B, 3H): r, z, n columns
+        da_n = g * (1 - z) * (1 - n * n)  # dL/d(gi_n + r gh_n)
+        d_r = da_n * hn
+        d_r *= e_r / ((1 + e_r) * (1 + e_r))
+        d_gi[:, :H] = d_r
+        d_z = g * (h - n)
+        d_z *= e_z / ((1 + e_z) * (1 + e_z))
+        d_gi[:, H:2 * H] = d_z
+        d_gi[:, 2 * H:] = da_n
+        d_gh = d_gi.copy()  # the r and z columns are the same; the n column is scaled by r
+        d_gh[:, 2 * H:] *= r
+        return d_gi, d_gh, g * z
+
+
+def _gru_update_ops(gi, gh, h):
+    """_GRUGates written as Tensor ops, one line per equation: what it computes (tested equal to it).
+
+    r = σ(W_ir x + b_ir + W_hr h + b_hr);  z = σ(W_iz x + b_iz + W_hz h + b_hz);
     n = tanh(W_in x + b_in + r * (W_hn h + b_hn));  h' = (1 - z) * n + z * h"""
     H = h.shape[-1]
-    # All three gates in one matmul each, then split: columns [0:H] r, [H:2H] z, [2H:3H] n.
-    gi = x_t @ w_ih if b_ih is None else x_t @ w_ih + b_ih  # (B, in) @ (in, 3H) -> (B, 3H)
-    gh = h @ w_hh if b_hh is None else h @ w_hh + b_hh  # (B, H) @ (H, 3H) -> (B, 3H)
     r = (gi[:, :H] + gh[:, :H]).sigmoid()  # (B, H) reset gate
     z = (gi[:, H:2 * H] + gh[:, H:2 * H]).sigmoid()  # (B, H) update gate
     # The reset gate scales only the hidden part of the candidate, bias b_hn included (PyTorch's choice).
@@ -85,8 +137,12 @@ def _lstm_step(x_t, state, w_ih, w_hh, b_ih, b_hh):
     """i, f, o = σ(...), g = tanh(...) from W_i* x + b_i* + W_h* h + b_h* (gate order i, f, g, o);
     c' = f * c + i * g;  h' = o * tanh(c')"""
     h, c = state
-    H = h.shape[-1]
-    gates = _affine(x_t, w_ih, b_ih, h, w_hh, b_hh)  # (B, 4H)
+    return _lstm_update(_affine(x_t, w_ih, b_ih, h, w_hh, b_hh), c)
+
+
+def _lstm_update(gates, c):
+    """The LSTM's new (h, c) from its gates' pre-activations (B, 4H), order i, f, g, o, and the cell state c."""
+    H = c.shape[-1]
     i, f = gates[:, :H].sigmoid(), gates[:, H:2 * H].sigmoid()  # input and forget gates
     g, o = gates[:, 2 * H:3 * H].tanh(), gates[:, 3 * H:].sigmoid()  # candidate and output gate
     c = f * c + i * g  # the cell state: a sum, not a product, so its gradient survives many steps
@@ -233,7 +289,7 @@ class RNN(_RNNBase):
 
 
 class GRU(_RNNBase):
-    """GRU (PyTorch's equations, gate order r, z, n; see _gru_step).
+    """GRU (PyTorch's equations, gate order r, z, n; see _gru_update_ops).
 
     ``GRU(input_size, hidden_size, num_layers=1, bias=True, batch_first=False, dropout=0.0,
     bidirectional=False)``; forward(x, h0=None) -> (output, h_n).
@@ -241,15 +297,39 @@ class GRU(_RNNBase):
 
     gates = 3
 
-    def _step(self):
-        return _gru_step
-
     def forward(self, x: Tensor, h0: Tensor | None = None) -> tuple[Tensor, Tensor]:
         if isinstance(x, PackedSequence):  # each sequence stops at its own length (nn/utils/rnn.py)
             return run_packed(self, x, h0)
         x, unbatched, states = self._check(x, [h0], "h0")
         output, (h_n,) = self._layout(*self._run(x, states), unbatched)
         return output, h_n
+
+    def _run(self, x: Tensor, states: list) -> tuple:
+        """As _RNNBase._run, with the input projection of every step in one product before the loop:
+        gi = x W_ih^T + b_ih is one (B*T, in) @ (in, 3H) GEMM, unbound into T steps (unbind's backward
+        writes each step's gradient into one array), and each step is then two ops, W_hh h + b_hh and
+        _GRUGates, instead of five. (The module docstring's measurement against this was of slicing
+        the projection per step, x[:, t], whose backward makes a (B, T, 3H) array per step.)"""
+        D = 2 if self.bidirectional else 1
+        layer_in, (h0,) = x, states  # (B, T, in), (L*D, B, H)
+        finals = []
+        for layer in range(self.num_layers):
+            outs_by_direction = []
+            for d, suffix in enumerate([f"_l{layer}", f"_l{layer}_reverse"][:D]):
+                b_ih, b_hh = (getattr(self, "bias_ih" + suffix), getattr(self, "bias_hh" + suffix)) if self.bias \
+                    else (None, None)
+                gis = F.linear(layer_in, getattr(self, "weight_ih" + suffix), b_ih).unbind(1)  # T x (B, 3H)
+                w_hh, h = getattr(self, "weight_hh" + suffix), h0[layer * D + d]  # (3H, H), (B, H)
+                outs = []
+                for gi in (reversed(gis) if d == 1 else gis):  # the reverse direction reads from the end
+                    h = _GRUGates.apply(gi, F.linear(h, w_hh, b_hh), h)  # (B, H)
+                    outs.append(h)
+                outs_by_direction.append(stack(outs[::-1] if d == 1 else outs, dim=1))  # (B, T, H), time order
+                finals.append(h)
+            layer_in = outs_by_direction[0] if D == 1 else cat(outs_by_direction, dim=-1)  # (B, T, D*H)
+            if self.dropout and self.training and layer < self.num_layers - 1:  # between layers only
+                layer_in = F.dropout(layer_in, self.dropout)
+        return layer_in, [stack(finals, dim=0)]  # (B, T, D*H), [(L*D, B, H)]
 
 
 class LSTM(_RNNBase):
@@ -272,3 +352,124 @@ class LSTM(_RNNBase):
         x, unbatched, states = self._check(x, list(hx) if hx is not None else [None, None], "h0/c0")
         output, (h_n, c_n) = self._layout(*self._run(x, states), unbatched)
         return output, (h_n, c_n)
+
+
+# ----------------------------------------------------------------------------------------------
+# Cells: one step, the caller writes the loop (a decoder feeding back its own output, teacher forcing).
+# ----------------------------------------------------------------------------------------------
+class _CellBase(Module):
+    """RNNCell, GRUCell and LSTMCell: weight_ih (G*H, in), weight_hh (G*H, H), bias_ih, bias_hh (G*H,),
+    all drawn from U(-1/sqrt(H), 1/sqrt(H)) in that order, as PyTorch's cells register and draw them."""
+
+    gates = 1
+
+    def __init__(self, input_size: int, hidden_size: int, bias: bool = True, device=None, dtype=None) -> None:
+        super().__init__()
+        name = type(self).__name__
+        checks.device(device)
+        self.input_size = checks.positive_int("input_size", input_size, name)
+        self.hidden_size = checks.positive_int("hidden_size", hidden_size, name)
+        if not isinstance(bias, (bool, np.bool_)):
+            raise TypeError(f"{name}: bias must be a bool, got {bias!r}")
+        self.bias = bool(bias)
+        G, H, k = self.gates, self.hidden_size, 1.0 / math.sqrt(hidden_size)
+        self.weight_ih = _uniform((G * H, self.input_size), k, dtype)
+        self.weight_hh = _uniform((G * H, H), k, dtype)
+        if self.bias:
+            self.bias_ih = _uniform((G * H,), k, dtype)
+            self.bias_hh = _uniform((G * H,), k, dtype)
+        else:
+            self.register_parameter("bias_ih", None)
+            self.register_parameter("bias_hh", None)
+
+    def _check(self, x, states: list, what: str) -> tuple:
+        """x as (B, in) and each state as (B, H) (zeros for None); whether the input came unbatched."""
+        name = type(self).__name__
+        x = x if isinstance(x, Tensor) else Tensor(x)
+        if x.ndim not in (1, 2):
+            raise ValueError(f"{name}: expected input of shape (B, {self.input_size}) or ({self.input_size},) "
+                             f"unbatched, got shape {tuple(x.shape)}")
+        if not np.issubdtype(x.dtype, np.floating):
+            raise TypeError(f"{name} expects float input, got dtype {x.dtype} "
+                            "(token ids? embed them first, e.g. with nn.Embedding)")
+        if x.shape[-1] != self.input_size:
+            raise ValueError(f"{name}(input_size={self.input_size}) got input of shape {tuple(x.shape)}: "
+                             f"last dim is {x.shape[-1]}, expected {self.input_size}")
+        unbatched = x.ndim == 1
+        x = x.unsqueeze(0) if unbatched else x  # (B, in)
+        want = (self.hidden_size,) if unbatched else (x.shape[0], self.hidden_size)
+        out = []
+        for s in states:
+            if s is None:
+                s = Tensor(np.zeros((x.shape[0], self.hidden_size), dtype=x.dtype))
+            else:
+                s = s if isinstance(s, Tensor) else Tensor(s)
+                if tuple(s.shape) != want:
+                    raise ValueError(f"{name}: {what} has shape {tuple(s.shape)}, expected {want} for input of "
+                                     f"shape {tuple(x.shape[1:] if unbatched else x.shape)}")
+                s = s.unsqueeze(0) if unbatched else s
+            out.append(s)
+        return x, out, unbatched
+
+    def _gates(self, x: Tensor, h: Tensor) -> tuple[Tensor, Tensor]:
+        """(W_ih x + b_ih, W_hh h + b_hh), each (B, G*H): one F.linear each (no transpose node per step)."""
+        return F.linear(x, self.weight_ih, self.bias_ih), F.linear(h, self.weight_hh, self.bias_hh)
+
+    def extra_repr(self) -> str:
+        return f"{self.input_size}, {self.hidden_size}" + ("" if self.bias else ", bias=False")
+
+
+class RNNCell(_CellBase):
+    """h' = act(W_ih x + b_ih + W_hh h + b_hh), act = tanh or relu.
+
+    ``RNNCell(input_size, hidden_size, bias=True, nonlinearity='tanh')``; forward(x, h=None) -> h':
+    x (B, in) or (in,), h (B, H) or (H,), zeros when None.
+    """
+
+    def __init__(self, input_size: int, hidden_size: int, bias: bool = True, nonlinearity: str = "tanh",
+                 device=None, dtype=None) -> None:
+        if nonlinearity not in ("tanh", "relu"):
+            raise ValueError(f"RNNCell: nonlinearity must be 'tanh' or 'relu', got {nonlinearity!r}")
+        super().__init__(input_size, hidden_size, bias, device, dtype)
+        self.nonlinearity = nonlinearity
+
+    def forward(self, x: Tensor, hx: Tensor | None = None) -> Tensor:
+        x, (h,), unbatched = self._check(x, [hx], "hx")
+        gi, gh = self._gates(x, h)  # (B, H) each
+        h = (gi + gh).tanh() if self.nonlinearity == "tanh" else (gi + gh).relu()  # (B, H)
+        return h.squeeze(0) if unbatched else h
+
+    def extra_repr(self) -> str:
+        s = super().extra_repr()
+        return s if self.nonlinearity == "tanh" else s + f", nonlinearity={self.nonlinearity!r}"
+
+
+class GRUCell(_CellBase):
+    """One GRU step with PyTorch's equations and gate order r, z, n (see _gru_update_ops).
+
+    ``GRUCell(input_size, hidden_size, bias=True)``; forward(x, h=None) -> h' (shapes as RNNCell).
+    """
+
+    gates = 3
+
+    def forward(self, x: Tensor, hx: Tensor | None = None) -> Tensor:
+        x, (h,), unbatched = self._check(x, [hx], "hx")
+        h = _gru_update(*self._gates(x, h), h)  # (B, H)
+        return h.squeeze(0) if unbatched else h
+
+
+class LSTMCell(_CellBase):
+    """One LSTM step with PyTorch's equations and gate order i, f, g, o (see _lstm_step).
+
+    ``LSTMCell(input_size, hidden_size, bias=True)``; forward(x, (h, c)=None) -> (h', c'), each (B, H) or (H,).
+    """
+
+    gates = 4
+
+    def forward(self, x: Tensor, hx: tuple | None = None) -> tuple[Tensor, Tensor]:
+        if hx is not None and not (isinstance(hx, (tuple, list)) and len(hx) == 2):
+            raise TypeError("LSTMCell: the state is a pair (h, c), each (B, H) or (H,) for unbatched input")
+        x, (h, c), unbatched = self._check(x, list(hx) if hx is not None else [None, None], "h/c")
+        gi, gh = self._gates(x, h)  # (B, 4H) each
+        h, c = _lstm_update(gi + gh, c)  # (B, H) each
+        return (h.squeeze(0), c.squeeze(0)) if unbatched else (h, c)

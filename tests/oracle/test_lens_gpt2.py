@@ -1,13 +1,13 @@
 """tinyattn's hook points, cache, hooks and patching against TransformerLens 4.3 on the same GPT-2 weights.
 
 transformers writes a small random-weight GPT-2 (LayerNorm weights and every bias perturbed, so the
-affine steps and biases are checked too; the matrices scaled up, so heads attend unevenly); load_gpt2 reads it in float64, TransformerLens's bridge in
-float32 (``TransformerBridge.boot_transformers(path)``, then ``enable_compatibility_mode``).
+affine steps and biases are checked too; the matrices scaled up, so heads attend unevenly); load_gpt2
+reads it in float64, TransformerLens's bridge in float32 (``TransformerBridge.boot_transformers(path)``,
+then ``enable_compatibility_mode``).
 
-Tolerances: TransformerLens computes in float32 (unit roundoff 6e-8). Over two layers the measured
-difference is below 7e-7 of the activation's largest magnitude (6.2e-7 at most, both sizes); 2e-5 leaves a
-factor of 30 and is still
-far below any real discrepancy (a dropped bias or a wrong scale moves values by 1e-2 or more).
+Tolerances: TransformerLens computes in float32 (unit roundoff 6e-8). The measured difference is at most
+6.2e-7 of the activation's largest magnitude (both sizes); 2e-5 leaves a factor of 30 and is still far
+below any real discrepancy (a dropped bias or a wrong scale moves values by 1e-2 or more).
 """
 import sys
 from pathlib import Path

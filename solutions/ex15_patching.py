@@ -70,8 +70,9 @@ def patch_heads(params: dict, clean_tokens: np.ndarray, corrupted_tokens: np.nda
     Hints: run the clean input once with forward(params, clean_tokens) to get its cache; a hook is a
     function of the activation that returns the array to use instead (copy before you write into it).
     """
+    ### BEGIN SOLUTION
     _, clean_cache = forward(params, clean_tokens)
-    n_layers = sum(1 for k in params if k.startswith("W_Q."))
+    n_layers = len([name for name in params if name.startswith("W_Q.")])
     n_heads = params["W_Q.0"].shape[0]
     grid = np.zeros((n_layers, n_heads))
     for layer in range(n_layers):
@@ -86,3 +87,4 @@ def patch_heads(params: dict, clean_tokens: np.ndarray, corrupted_tokens: np.nda
             logits, _ = forward(params, corrupted_tokens, hooks={name: patch})
             grid[layer, head] = answer_logprob(logits, answer)
     return grid
+    ### END SOLUTION

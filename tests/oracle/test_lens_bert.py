@@ -71,9 +71,11 @@ def test_bert_hook_points_against_the_bridge(tmp_path):
             _close(c[b + name], tl[b + name], b + name)
         _close(affine(layer.ln1, c[b + "ln1.hook_normalized"]), tl[b + "hook_attn_out"], b + "hook_attn_out (theirs)")
         _close(c[b + "hook_resid_post"], tl[b + "hook_resid_mid"], b + "hook_resid_mid (theirs)")
-        _close(affine(layer.ln2, c[b + "ln2.hook_normalized"]), tl[b + "hook_resid_post"], b + "hook_resid_post (theirs)")
+        _close(affine(layer.ln2, c[b + "ln2.hook_normalized"]), tl[b + "hook_resid_post"],
+               b + "hook_resid_post (theirs)")
         # ours: resid_mid = resid_pre + attn_out, the sum ln1 normalises
-        np.testing.assert_allclose(c[b + "hook_resid_mid"], c[b + "hook_resid_pre"] + c[b + "hook_attn_out"], atol=1e-12)
+        np.testing.assert_allclose(c[b + "hook_resid_mid"], c[b + "hook_resid_pre"] + c[b + "hook_attn_out"],
+                                   atol=1e-12)
         # ours: the pattern is the softmax of the scores (theirs is not checked: see the top)
         s = c[b + "attn.hook_attn_scores"]
         e = np.exp(s - s.max(axis=-1, keepdims=True))

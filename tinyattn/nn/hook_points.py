@@ -18,7 +18,7 @@ from tinyattn.tensor import Tensor
 
 from .module import Module, RemovableHandle
 
-__all__ = ["HookPoint", "add_hook_points", "hooked_layer_norm"]
+__all__ = ["HookPoint", "add_hook_points", "hooked_layer_norm", "hooked_mlp"]
 
 _DIRS = ("fwd", "bwd")
 
@@ -95,3 +95,11 @@ def hooked_layer_norm(ln: Module, x: Tensor) -> Tensor:
     if getattr(ln, "bias", None) is not None:
         out = out + ln.bias
     return out
+
+
+def hooked_mlp(ffn: Module, x: Tensor) -> Tensor:
+    """``ffn(x)`` for a Sequential(Linear, activation, Linear), through ``ffn.hook_pre`` (after the first
+    Linear) and ``ffn.hook_post`` (after the activation) when either is hooked; else ffn(x) itself."""
+    if not (ffn.hook_pre.active or ffn.hook_post.active):
+        return ffn(x)
+    return ffn[2](ffn.hook_post(ffn[1](ffn.hook_pre(ffn[0](x)))))  # (B, T, C) -> (B, T, d_ff) -> (B, T, C)

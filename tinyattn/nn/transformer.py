@@ -19,7 +19,7 @@ from tinyattn.functions import cat
 from tinyattn.tensor import Tensor, get_default_dtype, get_rng, no_grad
 
 from .attention import KVCache, Attention
-from .hook_points import add_hook_points, hooked_layer_norm
+from .hook_points import add_hook_points, hooked_layer_norm, hooked_mlp
 from .hooked import HookedMixin
 from .layers import GELU, Dropout, Embedding, Identity, LayerNorm, Linear
 from .module import Module, ModuleList, Parameter, Sequential
@@ -166,13 +166,6 @@ class TransformerBlock(Module):
     def extra_repr(self) -> str:
         return f"causal={self.causal}" + (", cross_attention=True" if self.cross_attention else "")
 
-    def _mlp(self, x: Tensor) -> Tensor:
-        """ffn(x), through mlp.hook_pre (after the first Linear) and mlp.hook_post (after GELU) when hooked."""
-        f = self.ffn
-        if not (f.hook_pre.active or f.hook_post.active):
-            return f(x)
-        return f[2](f.hook_post(f[1](f.hook_pre(f[0](x)))))  # (B, T, C) -> (B, T, d_ff) -> (B, T, C)
-
     def forward(self, x: Tensor, context: Tensor | None = None, mask=None, context_mask=None,
                 kv_cache: KVCache | None = None, return_weights: bool = False, head_mask=None):
         """x (B, T, C) [, context (B, S, C)] -> (B, T, C) [, self-attention weights (B, H, T, S)].
@@ -194,7 +187,8 @@ class TransformerBlock(Module):
         x = self.hook_resid_mid(x + self.hook_attn_out(self.drop(a)))
         if self.cross_attention:
             x = x + self.drop(self.cross(self.ln_c(x), context=context, mask=context_mask))
-        x = x + self.hook_mlp_out(self.drop(self._mlp(hooked_layer_norm(self.ln2, x))))  # (B, T, C), position-wise
+        m = hooked_mlp(self.ffn, hooked_layer_norm(self.ln2, x))  # (B, T, C), position-wise
+        x = x + self.hook_mlp_out(self.drop(m))
         x = self.hook_resid_post(x)
         return (x, weights) if return_weights else x
 

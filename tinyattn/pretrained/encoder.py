@@ -19,7 +19,7 @@ import numpy as np
 
 from .. import Tensor, arange, checks
 from ..nn import GELU, Attention, Embedding, LayerNorm, Linear, Module, ModuleList, Sequential, init
-from ..nn.hook_points import add_hook_points, hooked_layer_norm
+from ..nn.hook_points import add_hook_points, hooked_layer_norm, hooked_mlp
 from ..nn.hooked import HookedMixin
 from .outputs import ModelOutput, model_inputs
 
@@ -77,11 +77,7 @@ class EncoderLayer(Module):
         a, w = a if return_weights else (a, None)  # (B, T, C), (B, H, T, T)
         # post-LN: normalise the sum, so the residual stream itself is normalised
         x = hooked_layer_norm(self.ln1, self.hook_resid_mid(x + self.hook_attn_out(a)))
-        f = self.ffn
-        if f.hook_pre.active or f.hook_post.active:
-            m = f[2](f.hook_post(f[1](f.hook_pre(f[0](x)))))  # (B, T, C) -> (B, T, d_ff) -> (B, T, C)
-        else:
-            m = f(x)
+        m = hooked_mlp(self.ffn, x)  # (B, T, C), position-wise
         x = hooked_layer_norm(self.ln2, self.hook_resid_post(x + self.hook_mlp_out(m)))  # (B, T, C)
         return x, w
 

@@ -191,7 +191,7 @@ def test_each_hint_is_shown_once():
 def test_an_unknown_exercise_names_the_valid_ones():
     r = check("ex99", show=False)
     assert str(r) == ("check('ex99'): unknown exercise 'ex99'; the exercises are "
-                      + ", ".join(f"ex{i:02d}" for i in range(1, 15)) + ' (e.g. check("ex04"))')
+                      + ", ".join(f"ex{i:02d}" for i in range(1, 16)) + ' (e.g. check("ex04"))')
     assert " · :" not in str(r) and "(0/0)" not in str(r) and "ex14" in r._repr_html_()
     assert "needs an exercise id" in str(check(show=False))
 
@@ -204,7 +204,7 @@ def test_check_prints_plain_text_in_a_plain_script(tmp_path):
                           env={"PATH": "/usr/bin:/bin", "PYTHONPATH": PACKAGE_ROOT})
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.splitlines() == [
-        "check('ex99'): unknown exercise 'ex99'; the exercises are " + ", ".join(f"ex{i:02d}" for i in range(1, 15))
+        "check('ex99'): unknown exercise 'ex99'; the exercises are " + ", ".join(f"ex{i:02d}" for i in range(1, 16))
         + ' (e.g. check("ex04"))',
         "ex13 · sliding-window masks: not attempted (0/5)",
         "  still raises NotImplementedError: replace it with your code, then run this cell again"]

@@ -109,6 +109,8 @@ EXERCISES: tuple[Exercise, ...] = (
              _one("sliding_window_mask", 5, 4)),
     Exercise("ex14", "ex14_kv_cache.py", "a decoding step with a KV cache", ("decode_step",),
              _one("decode_step", 10, 8)),
+    Exercise("ex15", "ex15_patching.py", "activation patching, head by head", ("patch_heads",),
+             _one("patch_heads", 10, 11)),
 )
 
 # the tinyattn modules a Tensor exercise may import ("x.*": x's submodules too; x itself is listed apart)

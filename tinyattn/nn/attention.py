@@ -18,6 +18,7 @@ from ..functions import cat
 from ..tensor import Tensor
 from .flash import _flash
 from .functional import dropout
+from .hook_points import add_hook_points
 from .layers import Linear
 from .module import Module
 from .positional import RotaryEmbedding
@@ -151,6 +152,11 @@ class Attention(Module):
             raise ValueError(f"rope=True rotates pairs of dims, so the head size d_k = d_model / n_heads must be even; "
                              f"got d_k = {self.d_model} / {self.n_heads} = {self.d_k}")
         self.rope = RotaryEmbedding(self.d_k) if rope else None
+        # TransformerLens's hook points (hook_points.py): q, k, v, z (B, T, heads, d_k); scores and pattern
+        # (B, H, T, S), computed step by step only while one of those two is hooked.
+        add_hook_points(self, "hook_q", "hook_k", "hook_v", "hook_attn_scores", "hook_pattern", "hook_z")
+        if rope:  # q and k after the rotation, (B, T, heads, d_k)
+            add_hook_points(self, "hook_rot_q", "hook_rot_k")
 
     def extra_repr(self) -> str:
         kv = f", n_kv_heads={self.n_kv_heads}" if self.n_kv_heads != self.n_heads else ""
@@ -207,12 +213,14 @@ class Attention(Module):
                              "in ONE sequence; cross-attention (context given) needs rope=False")
         B, T, _ = x.shape
         H, H_kv, d_k = self.n_heads, self.n_kv_heads, self.d_k
-        q = self.W_q(x).view(B, T, H, d_k).transpose(1, 2)  # (B, T, d_model) -> (B, T, H, d_k) -> (B, H, T, d_k)
-        k = self.W_k(src).view(B, src.shape[1], H_kv, d_k).transpose(1, 2)  # (B, H_kv, S_new, d_k)
-        v = self.W_v(src).view(B, src.shape[1], H_kv, d_k).transpose(1, 2)  # (B, H_kv, S_new, d_k)
+        q = self.hook_q(self.W_q(x).view(B, T, H, d_k)).transpose(1, 2)  # (B, T, H, d_k) -> (B, H, T, d_k)
+        k = self.hook_k(self.W_k(src).view(B, src.shape[1], H_kv, d_k)).transpose(1, 2)  # (B, H_kv, S_new, d_k)
+        v = self.hook_v(self.W_v(src).view(B, src.shape[1], H_kv, d_k)).transpose(1, 2)  # (B, H_kv, S_new, d_k)
         if self.rope is not None:  # positions continue after the cached ones; rotate k BEFORE caching it
             start = 0 if kv_cache is None else kv_cache.seq_len
             q, k = self.rope(q, offset=start), self.rope(k, offset=start)  # shapes unchanged
+            q = self.hook_rot_q(q.transpose(1, 2)).transpose(1, 2)  # hooked as (B, T, H, d_k)
+            k = self.hook_rot_k(k.transpose(1, 2)).transpose(1, 2)  # hooked as (B, S_new, H_kv, d_k)
         if kv_cache is not None:
             k, v = kv_cache.update(k, v)  # (B, H_kv, S, d_k): the cache keeps H_kv heads, not H
         S = k.shape[2]
@@ -222,19 +230,32 @@ class Attention(Module):
 
         # The mask, the causal rule and the window, checked once (bottom-right aligned when S > T).
         keep = masks.keep(mask, (B, H, T, S), causal=is_causal, window=self.window)
-        backend = _BACKENDS["reference" if return_weights else self.backend]  # only the reference gives weights
         p_drop = self.dropout if self.training else 0.0
-        out, weights = backend(q, k, v, keep, 1.0 / math.sqrt(d_k), p_drop)  # (B, H, T, d_k), (B, H, T, S) or None
+        if self.hook_attn_scores.active or self.hook_pattern.active:
+            out, weights = self._hooked(q, k, v, keep, 1.0 / math.sqrt(d_k), p_drop)
+        else:
+            backend = _BACKENDS["reference" if return_weights else self.backend]  # only the reference gives weights
+            out, weights = backend(q, k, v, keep, 1.0 / math.sqrt(d_k), p_drop)  # (B, H, T, d_k), (B, H, T, S)|None
 
         if head_mask is not None:
             hm = self._head_mask(head_mask, out.dtype)
             out = out * hm.view(1, H, 1, 1)  # (B, H, T, d_k) * (1, H, 1, 1): a zero head adds nothing
         if kv_cache is not None and self.window is not None and is_causal:
             kv_cache.keep_last(self.window - 1)  # later queries never reach further back: memory stays bounded
-        out = out.transpose(1, 2).reshape(B, T, H * d_k)  # (B, H, T, d_k) -> (B, T, H, d_k) -> (B, T, d_model)
+        z = self.hook_z(out.transpose(1, 2))  # (B, H, T, d_k) -> (B, T, H, d_k): each head's output
+        out = z.reshape(B, T, H * d_k)  # (B, T, H, d_k) -> (B, T, d_model)
         out = self.W_o(out)  # (B, T, d_model)
         return (out, weights) if return_weights else out
 
+    def _hooked(self, q: Tensor, k: Tensor, v: Tensor, keep: masks.Keep, scale: float, p_drop: float):
+        """The reference path, through hook_attn_scores (masked scores are -inf) and hook_pattern."""
+        scores = (q @ k.transpose(-2, -1)) * scale  # (B, H, T, d_k) @ (B, H, d_k, S) -> (B, H, T, S)
+        dense = keep.dense(q.shape[2], k.shape[2])
+        if dense is not None:
+            scores = scores.masked_fill(~dense, float("-inf"))  # (B, H, T, S): a masked key gets no weight
+        pattern = self.hook_pattern(self.hook_attn_scores(scores).softmax(dim=-1))  # (B, H, T, S)
+        weights = dropout(pattern, p_drop, True) if p_drop > 0 else pattern
+        return weights @ v, pattern  # (B, H, T, S) @ (B, H, S, d_k) -> (B, H, T, d_k)
 
 # ---------------------------------------------------------------- torch.nn.attention's kernel choice
 import contextlib as _contextlib  # noqa: E402

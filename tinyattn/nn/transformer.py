@@ -19,6 +19,8 @@ from tinyattn.functions import cat
 from tinyattn.tensor import Tensor, get_default_dtype, get_rng, no_grad
 
 from .attention import KVCache, Attention
+from .hook_points import add_hook_points, hooked_layer_norm, hooked_mlp
+from .hooked import HookedMixin
 from .layers import GELU, Dropout, Embedding, Identity, LayerNorm, Linear
 from .module import Module, ModuleList, Parameter, Sequential
 from .positional import LearnedPositionalEmbedding, PositionalEncoding
@@ -153,6 +155,13 @@ class TransformerBlock(Module):
         # its numbers, and so do the course's trained models (nn.GELU() alone is the exact form, as in PyTorch).
         self.ffn = Sequential(Linear(d_model, d_ff), GELU(approximate=gelu), Linear(d_ff, d_model))
         self.drop = Dropout(dropout)  # on each sublayer's output, before it joins the residual stream
+        # TransformerLens's hook points (nn/hook_points.py); ffn is TransformerLens's "mlp".
+        add_hook_points(self, "hook_resid_pre", "hook_attn_out", "hook_resid_mid", "hook_mlp_out", "hook_resid_post")
+        for ln in (self.ln1, self.ln2):
+            add_hook_points(ln, "hook_scale", "hook_normalized")
+        add_hook_points(self.ffn, "hook_pre", "hook_post")
+
+    _lens_alias = {"ffn": "mlp"}
 
     def extra_repr(self) -> str:
         return f"causal={self.causal}" + (", cross_attention=True" if self.cross_attention else "")
@@ -171,25 +180,32 @@ class TransformerBlock(Module):
             raise ValueError("this TransformerBlock has cross_attention=True: pass context (B, S, d_model)")
         if not self.cross_attention and context is not None:
             raise ValueError("context given to a TransformerBlock built with cross_attention=False")
-        a = self.attn(self.ln1(x), mask=mask, is_causal=self.causal, kv_cache=kv_cache, return_weights=return_weights,
-                      head_mask=head_mask)
+        x = self.hook_resid_pre(x)
+        a = self.attn(hooked_layer_norm(self.ln1, x), mask=mask, is_causal=self.causal, kv_cache=kv_cache,
+                      return_weights=return_weights, head_mask=head_mask)
         a, weights = a if return_weights else (a, None)  # (B, T, C), (B, H, T, S) or None
-        x = x + self.drop(a)
+        x = self.hook_resid_mid(x + self.hook_attn_out(self.drop(a)))
         if self.cross_attention:
             x = x + self.drop(self.cross(self.ln_c(x), context=context, mask=context_mask))
-        x = x + self.drop(self.ffn(self.ln2(x)))  # (B, T, C), position-wise
+        m = hooked_mlp(self.ffn, hooked_layer_norm(self.ln2, x))  # (B, T, C), position-wise
+        x = x + self.hook_mlp_out(self.drop(m))
+        x = self.hook_resid_post(x)
         return (x, weights) if return_weights else x
 
 
 # ---------------------------------------------------------------------------- decoder-only LM
-class TransformerLM(Module):
+class TransformerLM(HookedMixin, Module):
     """GPT-style causal LM: tokens + positions -> n_layers causal blocks -> LayerNorm -> Linear head.
 
     forward(idx (B, T) ints, kv_cache=None) -> logits (B, T, vocab_size); logits[:, t] predicts
     token t+1 from tokens 0..t only. kv_cache: a list of KVCache, one per layer (see ``new_cache``).
     layer_norm_eps and gelu go to every block (see TransformerBlock); tie_weights=True makes the head
     reuse the token embedding matrix, logits = h @ tok_emb.weight^T with no bias (GPT-2's lm_head).
+    TransformerLens's hook points and workflow: ``hook_dict``, ``run_with_cache``, ``run_with_hooks``,
+    ``hooks()`` (nn/hooked.py); ``ln_f`` is TransformerLens's ``ln_final``.
     """
+
+    _lens_alias = {"ln_f": "ln_final"}
 
     def __init__(self, vocab_size: int, d_model: int, n_heads: int, n_layers: int, max_len: int,
                  d_ff: int | None = None, n_kv_heads: int | None = None, window: int | None = None,
@@ -212,6 +228,16 @@ class TransformerLM(Module):
         self.head = Linear(d_model, vocab_size, bias=not tie_weights)
         if tie_weights:  # one Parameter under two names: a gradient from either use reaches it
             self.head.weight = self.tok_emb.weight
+        add_hook_points(self, "hook_embed", "hook_pos_embed")
+        add_hook_points(self.ln_f, "hook_scale", "hook_normalized")
+
+    def _embed(self, ids: np.ndarray, offset: int = 0) -> Tensor:
+        """ids (B, T) -> tokens + positions (B, T, C), through hook_embed and hook_pos_embed."""
+        x = self.hook_embed(self.tok_emb(Tensor(ids)))  # (B, T) -> (B, T, C)
+        if isinstance(self.pos, Identity) or not self.hook_pos_embed.active:
+            return self.pos(x, offset=offset)  # (B, T, C): x + the positions' vectors (rope: x itself)
+        pe = self.hook_pos_embed(self.pos(x.detach() * 0, offset=offset))  # (B, T, C): the positions' vectors alone
+        return x + pe
 
     def new_cache(self) -> list[KVCache]:
         """An empty KV cache: one KVCache per layer."""
@@ -233,8 +259,7 @@ class TransformerLM(Module):
         # With a cache the new tokens continue a sequence: their positions start after the cached ones.
         offset = 0 if kv_cache is None else kv_cache[0].seq_len
         _check_fits("TransformerLM", ids.shape[1], offset, self.max_len)
-        x = self.tok_emb(Tensor(ids))  # (B, T) -> (B, T, C)
-        x = self.drop(self.pos(x, offset=offset))  # (B, T, C)
+        x = self.drop(self._embed(ids, offset))  # (B, T, C)
         weights = []
         for i, block in enumerate(self.blocks):
             x = block(x, kv_cache=None if kv_cache is None else kv_cache[i], return_weights=return_weights,
@@ -242,7 +267,7 @@ class TransformerLM(Module):
             if return_weights:
                 x, w = x
                 weights.append(w)  # (B, H, T, S)
-        logits = self.head(_last(self.ln_f(x), logits_to_keep))  # (B, T, C) -> (B, T or k, V)
+        logits = self.head(_last(hooked_layer_norm(self.ln_f, x), logits_to_keep))  # (B, T, C) -> (B, T or k, V)
         return (logits, weights) if return_weights else logits
 
     def _layer_head_masks(self, head_mask) -> list:

@@ -19,6 +19,8 @@ import numpy as np
 
 from .. import Tensor, arange, checks
 from ..nn import GELU, Attention, Embedding, LayerNorm, Linear, Module, ModuleList, Sequential, init
+from ..nn.hook_points import add_hook_points, hooked_layer_norm, hooked_mlp
+from ..nn.hooked import HookedMixin
 from .outputs import ModelOutput, model_inputs
 
 __all__ = ["BertEmbeddings", "EncoderLayer", "MaskedLMHead", "BertModel"]
@@ -33,13 +35,21 @@ class BertEmbeddings(Module):
         self.position = Embedding(max_len, d_model)
         self.token_type = Embedding(type_vocab_size, d_model) if type_vocab_size else None  # DistilBERT: none
         self.norm = LayerNorm(d_model, eps=eps)
+        # TransformerLens's names (its BERT bridge): the three embeddings, and embed_ln for the LayerNorm.
+        add_hook_points(self, "hook_embed", "hook_pos_embed", "hook_token_type_embed")
+        add_hook_points(self.norm, "hook_scale", "hook_normalized")
+
+    _lens_alias = {"norm": "embed_ln"}
 
     def forward(self, ids: Tensor, token_type_ids: Tensor | None = None) -> Tensor:
         T = ids.shape[1]
-        x = self.word(ids) + self.position(arange(T))  # (B, T, C) + (T, C): position t's row, for every sequence
+        pos = self.position(arange(T))  # (T, C): position t's row
+        if self.hook_pos_embed.active:
+            pos = self.hook_pos_embed(pos.expand(ids.shape[0], T, pos.shape[-1]))  # (B, T, C) for the hook
+        x = self.hook_embed(self.word(ids)) + pos  # (B, T, C) + (T, C): the same rows for every sequence
         if self.token_type is not None:
-            x = x + self.token_type(token_type_ids)  # (B, T, C): which text of a pair each token is in
-        return self.norm(x)
+            x = x + self.hook_token_type_embed(self.token_type(token_type_ids))  # (B, T, C): which text of a pair
+        return hooked_layer_norm(self.norm, x)
 
 
 class EncoderLayer(Module):
@@ -51,13 +61,24 @@ class EncoderLayer(Module):
         self.ln1 = LayerNorm(d_model, eps=eps)
         self.ffn = Sequential(Linear(d_model, d_ff), GELU(approximate=gelu), Linear(d_ff, d_model))
         self.ln2 = LayerNorm(d_model, eps=eps)
+        # TransformerLens's names; post-LN: resid_mid = resid_pre + attn_out is what ln1 normalises,
+        # resid_post = ln1's output + mlp_out is what ln2 normalises.
+        add_hook_points(self, "hook_resid_pre", "hook_attn_out", "hook_resid_mid", "hook_mlp_out", "hook_resid_post")
+        for ln in (self.ln1, self.ln2):
+            add_hook_points(ln, "hook_scale", "hook_normalized")
+        add_hook_points(self.ffn, "hook_pre", "hook_post")
+
+    _lens_alias = {"ffn": "mlp"}
 
     def forward(self, x: Tensor, mask=None, return_weights: bool = False):
         """mask: (B, 1, 1, T) bool, True on real tokens (keys that may be attended); None = no padding."""
+        x = self.hook_resid_pre(x)
         a = self.attn(x, mask=mask, return_weights=return_weights)  # bidirectional: no causal mask
         a, w = a if return_weights else (a, None)  # (B, T, C), (B, H, T, T)
-        x = self.ln1(x + a)  # post-LN: normalise the sum, so the residual stream itself is normalised
-        x = self.ln2(x + self.ffn(x))  # (B, T, C), position-wise
+        # post-LN: normalise the sum, so the residual stream itself is normalised
+        x = hooked_layer_norm(self.ln1, self.hook_resid_mid(x + self.hook_attn_out(a)))
+        m = hooked_mlp(self.ffn, x)  # (B, T, C), position-wise
+        x = hooked_layer_norm(self.ln2, self.hook_resid_post(x + self.hook_mlp_out(m)))  # (B, T, C)
         return x, w
 
 
@@ -73,12 +94,15 @@ class MaskedLMHead(Module):
         self.decoder = Linear(C, V)
         self.decoder.weight = word.weight  # tied: one Parameter, the word-embedding matrix (V, C)
         init.zeros_(self.decoder.bias)
+        add_hook_points(self.norm, "hook_scale", "hook_normalized")
+
+    _lens_alias = {"norm": "ln_final"}  # TransformerLens's BERT bridge names the head's LayerNorm so
 
     def forward(self, h: Tensor) -> Tensor:
-        return self.decoder(self.norm(self.act(self.dense(h))))  # (B, T, C) -> (B, T, V)
+        return self.decoder(hooked_layer_norm(self.norm, self.act(self.dense(h))))  # (B, T, C) -> (B, T, V)
 
 
-class BertModel(Module):
+class BertModel(HookedMixin, Module):
     """A BERT or DistilBERT encoder (``family``), with the masked-LM head if ``mlm_head``.
 
     forward(input_ids (B, T), attention_mask=None (B, T) 0/1, token_type_ids=None (B, T) (BERT only),
@@ -96,6 +120,13 @@ class BertModel(Module):
         self.layers = ModuleList([EncoderLayer(d_model, n_heads, d_ff, eps, gelu) for _ in range(n_layers)])
         self.head = MaskedLMHead(self.embeddings.word, eps if head_eps is None else head_eps, gelu) if mlm_head \
             else None
+
+    # TransformerLens's names: layers -> blocks; the embeddings' and the head's hook points at the top level.
+    _lens_alias = {"embeddings": "", "layers": "blocks", "head": ""}
+
+    @property
+    def n_layers(self) -> int:
+        return len(self.layers)
 
     def extra_repr(self) -> str:
         return f"family={self.family!r}"

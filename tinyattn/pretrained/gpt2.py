@@ -22,6 +22,7 @@ import numpy as np
 from .. import checks, get_rng
 from .. import Tensor
 from ..nn import Linear, TransformerLM
+from ..nn.hook_points import hooked_layer_norm
 from ..nn.transformer import _last
 from .hub import resolve
 from .checkpoint import FLOATS as _FLOATS, float_dtype as _dtype, open_weights as _open_weights
@@ -182,14 +183,14 @@ class GPT2LMHeadModel(TransformerLM):
         logits_to_keep = checks.nonneg_int("logits_to_keep", logits_to_keep)
         mask = None if keep is None else keep[:, None, None, :]  # (B, 1, 1, T): padded keys, on top of causal
         head_masks = self._layer_head_masks(head_mask)
-        x = self.pos(self.tok_emb(Tensor(ids)))  # (B, T) -> (B, T, C): tokens + learned positions 0..T-1
+        x = self._embed(ids)  # (B, T) -> (B, T, C): tokens + learned positions 0..T-1 (through the hook points)
         hidden, attentions = [x], []
         for block, hm in zip(self.blocks, head_masks):
             out = block(x, mask=mask, return_weights=output_attentions, head_mask=hm)
             x, w = out if output_attentions else (out, None)  # (B, T, C), (B, H, T, T)
             attentions.append(w)
             hidden.append(x)
-        h = self.ln_f(x)  # (B, T, C)
+        h = hooked_layer_norm(self.ln_f, x)  # (B, T, C)
         hidden[-1] = h  # as Hugging Face: the last hidden state is the one after the final LayerNorm
         return ModelOutput(logits=self.head(_last(h, logits_to_keep)), last_hidden_state=h,
                            attentions=tuple(attentions) if output_attentions else None,

@@ -39,10 +39,12 @@ PACKAGE_ROOT = str(HERE.parents[1])                     # the folder that holds 
 ISOLATIONS = ("auto", "sandbox", "user", "process")
 STDERR_KEEP = 16 * 1024                                 # bytes of the child's stderr kept (its tail)
 STDOUT_TAIL = 4096                                      # characters of the learner's printing kept for the report
-# one learner's sandbox in all: at most SANDBOX_NPROC processes and threads (RLIMIT_NPROC, counted per
-# user namespace, or per host uid of its own when the grader is root), each with RLIMIT_AS address space
-SANDBOX_NPROC = 6
-LIMITS = {"RLIMIT_AS": 384 << 20, "RLIMIT_FSIZE": 64 << 20, "RLIMIT_NOFILE": 256, "RLIMIT_CORE": 0}
+# One learner's sandbox in all, where no cgroup can be had: ONE process (RLIMIT_NPROC = 1, counted
+# in the sandbox's own user namespace, so no fork, no thread, no subprocess with a fresh address
+# space), RLIMIT_AS of address space, and memory outside it (memfd, tmpfs files) at most
+# RLIMIT_NOFILE files of RLIMIT_FSIZE bytes each (fallocate and ftruncate obey RLIMIT_FSIZE too).
+SANDBOX_NPROC = 1
+LIMITS = {"RLIMIT_AS": 384 << 20, "RLIMIT_FSIZE": 16 << 20, "RLIMIT_NOFILE": 64, "RLIMIT_CORE": 0}
 @lru_cache(maxsize=None)
 def _source(path: str) -> str:
     with open(path, encoding="utf-8") as f:
@@ -106,30 +108,56 @@ def _numpy_site() -> str:
 
 
 def _site_dirs() -> list[str]:
-    dirs = list(getattr(site, "getsitepackages", lambda: [])())
+    """Every site-packages folder this interpreter knows of: its own, its base's (a venv's base
+    interpreter), the user site and NumPy's."""
     import sysconfig
+    dirs = list(getattr(site, "getsitepackages", lambda: [])())
+    for prefix in dict.fromkeys((sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix)):
+        dirs += [sysconfig.get_path(kind, vars={"base": prefix, "platbase": prefix}) for kind in ("purelib", "platlib")]
     dirs += [sysconfig.get_paths()["purelib"], sysconfig.get_paths()["platlib"], _numpy_site()]
-    # and every other Python's packages under the system folders (a Debian python3-* package is as
-    # importable as one of ours): the sandbox empties them all but for NumPy
-    import glob
-    for pattern in ("/usr/lib/python3*/*-packages", "/usr/local/lib/python3*/*-packages"):
-        dirs += glob.glob(pattern)
-    return [d for d in dict.fromkeys(os.path.realpath(d) for d in dirs) if os.path.isdir(d)]
+    user = getattr(site, "getusersitepackages", lambda: None)()
+    dirs += [user] if isinstance(user, str) else []
+    return [d for d in dict.fromkeys(os.path.realpath(d) for d in dirs if d) if os.path.isdir(d)]
 
 
+# The sandbox's root is a positive list (see child.enter_sandbox): the system's shared libraries and
+# loader, the interpreter's library folder (its standard library, lib-dynload, libpython), NumPy,
+# and for a Tensor exercise the build of tinyattn it may import. Every folder of Python packages
+# inside those trees (site-packages, dist-packages: any Python's) is covered by an empty one that
+# holds NumPy alone. Nothing of a venv, conda env or pipx env is bound but its NumPy.
 SYSTEM = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
 DEVICES_SHOWN = ("/etc/ld.so.cache",)                   # the loader's cache: Python's C modules find their libraries
+PACKAGE_DIRS = ("{}/python*/*-packages", "{}/lib*/python*/*-packages", "{}/local/lib*/python*/*-packages",
+                "{}/lib*/*/python*/*-packages")         # where any Python's packages lie below a bound tree
+NUMPY_NAMES = ("numpy", "numpy.libs", "numpy.dylibs")
 
 
 def _bound(path: str, trees: list[str]) -> bool:
     return any(_under(path, t) for t in trees)
 
 
-def sandbox_config(library: str | None = None, hide: tuple[str, ...] = ()) -> dict:
-    """What child.py's enter_sandbox builds the fresh root from (every path is the host's and the sandbox's).
+def _python_trees() -> list[str]:
+    """The folders the interpreter needs after it started: its standard library, lib-dynload and
+    the folder of libpython and the shared libraries its C modules load (a conda env's lib/)."""
+    import sysconfig
+    paths = sysconfig.get_paths()
+    found = [paths.get("stdlib"), paths.get("platstdlib"), sysconfig.get_config_var("DESTSHARED")]
+    libdir = sysconfig.get_config_var("LIBDIR")
+    if libdir and sysconfig.get_config_var("LDLIBRARY") and \
+            os.path.exists(os.path.join(libdir, sysconfig.get_config_var("LDLIBRARY"))):
+        found.append(libdir)                          # a shared libpython lies there (and a conda env's libraries)
+    for mod in ("os", "_ctypes", "math"):             # where this interpreter really loads them from
+        f = getattr(sys.modules.get(mod) or __import__(mod), "__file__", None)
+        if f:
+            found.append(os.path.dirname(f))
+    real = [os.path.realpath(p) for p in found if p and os.path.isdir(p)]
+    return [p for p in dict.fromkeys(real) if not any(p != q and _under(p, q) for q in real)]
 
-    library: the folder holding the build of tinyattn a Tensor exercise may import (None: no tinyattn).
-    hide: more folders to keep out should they lie inside a bound tree (a batch's root, the checkout)."""
+
+@lru_cache(maxsize=None)
+def _base_config() -> tuple:
+    """The part of the sandbox's root that does not depend on the exercise (computed once)."""
+    import glob
     links, binds, trees = [], [], []
     for d in SYSTEM:
         if os.path.islink(d):
@@ -140,28 +168,46 @@ def sandbox_config(library: str | None = None, hide: tuple[str, ...] = ()) -> di
     for f in DEVICES_SHOWN:
         if os.path.isfile(f):
             binds.append([f, f])
-    # Python's own prefix (a pyenv, a venv, the hosted tool cache) and NumPy, where /usr does not hold them
-    for p in (sys.base_prefix, sys.prefix, _numpy_site()):
-        real = os.path.realpath(p)
-        if os.path.isdir(real) and not _bound(real, trees):
-            binds.append([real, real])
-            trees.append(real)
-    exe = os.path.realpath(sys.executable)
-    if not _bound(exe, trees):
-        raise OSError(f"Python ({exe}) lies outside its prefix: can not build the sandbox's root")
-    # every site-packages folder: empty but for NumPy (no other package, no .pth, no tinyattn install)
-    sites = [d for d in _site_dirs() if _bound(d, trees)]
-    keep = [[d, sorted(n for n in os.listdir(d) if n == "numpy" or n.startswith("numpy.libs")
-                       or n == "numpy.dylibs")] for d in sites]
+    for p in _python_trees():
+        if not _bound(p, trees):
+            binds.append([p, p])
+            trees.append(p)
+    numpy_site = os.path.realpath(_numpy_site())
+    sites = set(_site_dirs())
+    for t in trees:
+        for pattern in PACKAGE_DIRS:
+            sites.update(os.path.realpath(d) for d in glob.glob(pattern.format(glob.escape(t))) if os.path.isdir(d))
+    # every package folder inside a bound tree is covered (NumPy's wherever it lies): NumPy alone in it
+    sites = sorted(d for d in sites if _bound(d, trees) or d == numpy_site)
+    keep = []
+    for d in sites:
+        try:
+            names = sorted(n for n in os.listdir(d) if n in NUMPY_NAMES and os.path.isdir(os.path.join(d, n)))
+        except OSError:
+            names = []
+        keep.append([d, names])
+    return links, binds, trees, keep, numpy_site
+
+
+def sandbox_config(library: str | None = None, hide: tuple[str, ...] = ()) -> dict:
+    """What child.py's enter_sandbox builds the fresh root from (every path is the host's and the sandbox's).
+
+    library: the folder holding the build of tinyattn a Tensor exercise may import (None: no tinyattn).
+    hide: more folders to keep out should they lie inside a bound tree (a batch's root, the checkout)."""
+    links, binds, trees, keep, numpy_site = _base_config()
+    binds = [list(b) for b in binds]
     hidden = [os.path.realpath(h) for h in (PACKAGE_ROOT, *hide)]
-    # (a folder that holds a bound tree or a site-packages folder is left to those: the site filter
-    # already empties site-packages, e.g. of a tinyattn installed there, but for NumPy)
+    # (a folder that holds a bound tree or a package folder is left to those: they are emptied anyway)
     hidden = [h for h in dict.fromkeys(hidden) if _bound(h, trees) and not any(_under(t, h) for t in trees)
-              and not any(_under(d, h) for d in sites)]
+              and not any(_under(d, h) for d, _ in keep)]
     if library is not None:
         binds.append([library, LIBRARY_MOUNT])
-    return {"links": links, "binds": binds, "sites": keep, "hide": hidden, "workdir": "/tmp/work",
-            "path": [LIBRARY_MOUNT] if library is not None else [], "path_last": [os.path.realpath(_numpy_site())]}
+    inside = [t for t in trees + [d for d, _ in keep] if _under(t, "/tmp")]
+    workdir = next(w for w in ("/tmp/work", *(f"/tmp/work{i}" for i in range(1, 100)))
+                   if not any(_under(t, w) or _under(w, t) for t in inside))
+    return {"links": [list(x) for x in links], "binds": binds, "sites": [[d, list(n)] for d, n in keep],
+            "hide": hidden, "workdir": workdir, "path": [LIBRARY_MOUNT] if library is not None else [],
+            "path_last": [numpy_site]}
 
 
 def _map_ids(pid: int, outer: int) -> None:

@@ -154,3 +154,36 @@ def test_odd_file_names_neither_crash_nor_reach_the_terminal(tmp_path, capsys):
     out = capsys.readouterr().out
     assert "symbolic link not allowed: " in out and "\x1b" not in out and "\x07" not in out
     out.encode("utf-8")                                # printable as it stands
+
+
+def test_hard_links_never_reach_the_answers_or_an_instructors_file(tmp_path):
+    # a hard link is a regular file: O_NOFOLLOW lets it through, its link count does not
+    root, instructor = tmp_path / "batch", tmp_path / "instructor"
+    instructor.mkdir()
+    for ex_id in ("ex04", "ex13"):
+        (instructor / get(ex_id).filename).write_text((SOLUTIONS / get(ex_id).filename).read_text())
+    secret = instructor / "grading_notes.py"
+    secret.write_text("NOTES = 'the answer key'\n")
+    secret.chmod(0o600)
+    _learner(root, "honest", "ex04", "ex13")
+    linked = _learner(root, "linked", solved=False)           # the answer, hard-linked from the instructor's copy
+    os.link(instructor / "ex04_attention.py", linked / "ex04_attention.py")
+    helper = _learner(root, "helper", solved=False)           # a helper linked to the answer, imported by an empty file
+    os.link(instructor / "ex13_sliding_window.py", helper / "answers.py")
+    (helper / "ex13_sliding_window.py").write_text("from answers import sliding_window_mask\n")
+    other = _learner(root, "other", solved=False)             # another learner's file, linked
+    os.link(root / "honest" / "exercises" / "ex04_attention.py", other / "ex04_attention.py")
+    leak = _learner(root, "leak", solved=False)               # a 0600 instructor file, copied into the sandbox
+    os.link(secret, leak / "notes.py")
+    (leak / "ex13_sliding_window.py").write_text("import notes\ndef sliding_window_mask(T, window):\n"
+                                                 "    raise ValueError(notes.NOTES)\n")
+    got = _grade(root, "ex04", "ex13")
+    # the honest learner's own file has two names now (the other one linked it): refused too, and named
+    assert "hard link not allowed: honest/exercises/ex04_attention.py has 2 names" in _message(got["honest"][0])
+    assert "hard link not allowed: linked/exercises/ex04_attention.py has 2 names" in _message(got["linked"][0])
+    assert "hard link not allowed: helper/exercises/answers.py" in _message(got["helper"][1])
+    assert "hard link not allowed: other/exercises/ex04_attention.py" in _message(got["other"][0])
+    assert "hard link not allowed: leak/exercises/notes.py" in _message(got["leak"][1])
+    for name in ("linked", "helper", "other", "leak"):
+        assert all(r.points == 0 for r in got[name]), (name, got[name])
+        assert "the answer key" not in " ".join(_message(r) for r in got[name])

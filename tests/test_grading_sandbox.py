@@ -8,6 +8,7 @@ is bypassed (runner.grade_exercise) where the point is what the sandbox itself a
 from __future__ import annotations
 
 import json
+import subprocess
 import os
 import sys
 import textwrap
@@ -357,3 +358,82 @@ def test_a_learner_can_not_read_another_learners_folder(tmp_path):
 
 def _message(result) -> str:
     return " ".join(c["message"] for c in result.checks)
+
+
+def _alive(marker: str) -> list[int]:
+    """The host's processes whose command line holds `marker` (a sandbox's own mount folder)."""
+    found = []
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            if marker.encode() in Path(f"/proc/{pid}/cmdline").read_bytes():
+                found.append(int(pid))
+        except OSError:
+            pass
+    return found
+
+
+def _gone(marker: str, within: float = 10.0) -> bool:
+    end = time.monotonic() + within
+    while _alive(marker) and time.monotonic() < end:
+        time.sleep(0.1)
+    return _alive(marker) == []
+
+
+ESCAPER = """
+import ctypes, os, sys
+ctypes.CDLL(None).prctl(1, 0, 0, 0, 0)          # PR_SET_PDEATHSIG: none
+try:
+    os.setsid()                                 # a session of its own
+except OSError:
+    pass
+os._exit = lambda *a: None                      # the judge's 'bye' can not end it
+def spin():
+    while True:
+        pass
+"""
+
+
+def _load(proc: LearnerProcess, source: str) -> None:
+    reply = proc.request({"op": "load", "files": {"ex01_scores.py": source}, "main": "ex01_scores.py",
+                          "origin": "/x/ex01_scores.py", "module": "m", "kind": "numpy", "blocked": [], "rule": "",
+                          "init_seed": 1})
+    assert "ok" in reply, reply
+
+
+@pytest.mark.parametrize("close_stderr", [False, True])
+def test_a_learner_that_leaves_its_session_dies_with_the_sandbox_and_close_has_a_deadline(close_stderr):
+    # with its stderr open, the judge once waited forever for its end; with it closed, the grade ended
+    # and the learner's process lived on
+    proc = LearnerProcess("sandbox", 5.0)
+    marker = proc._mount_dir
+    try:
+        _load(proc, ESCAPER + ("\nos.close(2)" if close_stderr else ""))
+        assert _alive(marker)
+    finally:
+        start = time.monotonic()
+        proc.close()
+        assert time.monotonic() - start < 10
+    assert _gone(marker)
+
+
+def test_the_sandbox_dies_with_the_judge():
+    judge = subprocess.Popen([sys.executable, "-c", textwrap.dedent(f"""
+        import sys
+        sys.path.insert(0, {str(ROOT)!r})
+        sys.path.insert(0, {str(Path(__file__).parent)!r})
+        from tinyattn.grading.learner import LearnerProcess
+        from test_grading_sandbox import ESCAPER, _load
+        proc = LearnerProcess("sandbox", 60.0)
+        _load(proc, ESCAPER)
+        print(proc._mount_dir, flush=True)
+        proc.request({{"op": "call", "fn": "spin", "args": [], "kwargs": {{}}}})
+        """)], stdout=subprocess.PIPE, text=True)
+    try:
+        marker = judge.stdout.readline().strip()
+        assert marker and _alive(marker)
+        time.sleep(0.5)
+        judge.kill()                             # the judge is gone without a word: no close(), no atexit
+        judge.wait(timeout=10)
+        assert _gone(marker)
+    finally:
+        judge.kill()

@@ -350,6 +350,7 @@ class LearnerProcess:
         self._printed = ""
         self.names: list[str] = []
         self._tmp, self._before, self._stuck, self._mount_dir = None, set(), False, None
+        self._closing = False
         user = {}
         if isolation == "sandbox":
             self._mount_dir = tempfile.mkdtemp(prefix="tinyattn-root-")     # empty: only a mount point
@@ -398,7 +399,19 @@ class LearnerProcess:
             raise LearnerDied(self._death()) from None
 
     def _read_stderr(self) -> None:
-        for chunk in iter(lambda: self.proc.stderr.read1(4096), b""):
+        """The child's stderr, read from its raw descriptor with a short select: close() can always stop
+        this thread (a blocked read on the buffered file would hold its lock, and closing it would
+        wait forever for a process that never closes its copy of the pipe)."""
+        fd = self.proc.stderr.fileno()
+        while not self._closing:
+            try:
+                if not select.select([fd], [], [], 0.1)[0]:
+                    continue
+                chunk = os.read(fd, 4096)
+            except (OSError, ValueError):
+                return
+            if not chunk:
+                return
             self.stderr.append(chunk)
             self._stderr_size += len(chunk)
             while self._stderr_size - len(self.stderr[0]) > STDERR_KEEP and len(self.stderr) > 1:
@@ -512,6 +525,8 @@ class LearnerProcess:
                 self.proc.wait(timeout=5.0)
             except subprocess.TimeoutExpired:
                 self.proc.kill()
+            self._reader.join(timeout=0.5)             # what it has read so far; then it stops, EOF or not
+            self._closing = True
             self._reader.join(timeout=1.0)
             for f in (self.proc.stdin, self.proc.stdout, self.proc.stderr):
                 try:

@@ -309,17 +309,33 @@ class MultiHeadAttention(nn.Module):
     assert "ValueError" in first and first != second
 
 
-def test_escape_codes_never_reach_a_report():
-    r = run("ex01", """
+INVISIBLE = ("\u061c\u00ad\u2060\U000e0041\U000e007f\u2028\u2029\u202e\u2066\u2067\u2068\u2069\u200b\u200d"
+             "\ufeff\u180e\u2064\ue000")
+
+
+def test_escape_codes_and_format_characters_never_reach_a_report():
+    # U+061C, soft hyphen, word joiner, tag characters, U+2028/2029, bidi isolates and overrides ...
+    r = run("ex01", f"""
 import sys
 def attention_scores(Q, K):
-    print("\\x1b[2J\\x1b]0;pwned\\x07 cleared\\r\\x9b31m")
-    raise ValueError("\\x1b[31mred\\x1b[0m \\u202eevil")
+    print("\\x1b[2J\\x1b]0;pwned\\x07 cleared\\r\\x9b31m {INVISIBLE}")
+    raise ValueError("\\x1b[31mred\\x1b[0m {INVISIBLE}evil")
 """)
+    import unicodedata
     shown = [c["message"] for c in r["checks"]] + [r["stdout"]]
-    bad = [ch for text in shown for ch in text if (ord(ch) < 32 and ch not in "\n\t") or 0x7f <= ord(ch) <= 0x9f
-           or ch in "\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069"]
-    assert bad == [] and "red" in shown[0] and "cleared" in r["stdout"]
+    bad = [ch for text in shown for ch in text if ch not in "\n\t" and unicodedata.category(ch) in
+           ("Cc", "Cf", "Zl", "Zp", "Co", "Cn", "Cs")]
+    assert bad == [] and "red" in shown[0] and "evil" in shown[0] and "cleared" in r["stdout"]
+
+
+def test_clean_text_drops_every_format_and_separator_character():
+    import unicodedata
+    from tinyattn.grading.text import clean_line, clean_text
+    every = "".join(chr(c) for c in range(0x110000) if not 0xD800 <= c <= 0xDFFF)
+    kept = clean_text(every, limit=len(every))
+    assert not [ch for ch in kept if ch not in "\n\t" and unicodedata.category(ch) in ("Cc", "Cf", "Zl", "Zp", "Cs")]
+    assert "a\u00e9\u4e2d\U0001f600 " in clean_text("a\u00e9\u4e2d\U0001f600 ")   # letters, CJK, emoji, spaces stay
+    assert clean_line("x\u2028y\u2029z\nw") == "xyz w"
 
 
 def test_no_other_python_packages_are_reachable():

@@ -122,10 +122,18 @@ def test_batch_refuses_to_fall_back_silently(tmp_path, capsys, monkeypatch):
     from tinyattn.grading import learner
     root = tmp_path / "batch"
     _learner(root, "ada", "ex13")
-    monkeypatch.setattr(learner, "sandbox_problem", lambda: "user namespaces are turned off")
+    problem = "sandbox step failed: unshare(CLONE_NEWUSER) (a user namespace) failed: EPERM (Operation not permitted)"
+    monkeypatch.setattr(learner, "sandbox_problem", lambda: problem)
     assert grade_main(["--batch", str(root), "--only", "ex13", "--seed", "3"]) == 2
     err = capsys.readouterr().err
-    assert "user namespaces are turned off" in err and "--isolation process" in err and "Fix:" in err
+    # the real cause (the step and its errno), then what to do about that cause, and the way on without it
+    assert problem in err and "refuses unprivileged user namespaces" in err and "--isolation process" in err
+    # a cause that is not the kernel's refusal of user namespaces gets no advice about them
+    monkeypatch.setattr(learner, "sandbox_problem", lambda: "sandbox step failed: mount bind '/x/usr' failed: "
+                        "ENOENT (No such file or directory)")
+    assert grade_main(["--batch", str(root), "--only", "ex13", "--seed", "3"]) == 2
+    err = capsys.readouterr().err
+    assert "ENOENT" in err and "namespace" not in err.split("ENOENT")[1]
     out = tmp_path / "grades.csv"
     assert grade_main(["--batch", str(root), "--only", "ex13", "--seed", "3", "--isolation", "process",
                        "--csv", str(out)]) == 0
@@ -187,3 +195,39 @@ def test_hard_links_never_reach_the_answers_or_an_instructors_file(tmp_path):
     for name in ("linked", "helper", "other", "leak"):
         assert all(r.points == 0 for r in got[name]), (name, got[name])
         assert "the answer key" not in " ".join(_message(r) for r in got[name])
+
+
+def test_a_sandbox_that_can_not_start_names_the_step_and_its_errno(monkeypatch):
+    from tinyattn.grading import learner
+    real = learner.sandbox_config
+    monkeypatch.setattr(learner, "sandbox_config", lambda *a, **k: {**real(*a, **k), "binds": [
+        *real(*a, **k)["binds"], ["/nonexistent-tinyattn-test", "/opt/x"]]})
+    learner.sandbox_problem.cache_clear()
+    try:
+        problem = learner.sandbox_problem()
+    finally:
+        learner.sandbox_problem.cache_clear()
+    assert problem.startswith("sandbox step failed: mount bind") and "ENOENT" in problem, problem
+    assert learner.sandbox_advice(problem) == ""                    # not a user-namespace matter: no guess
+
+
+def test_self_study_is_quiet_and_grades_of_record_are_warned(tmp_path, capsys, monkeypatch):
+    from tinyattn.grading import learner
+    from tinyattn.grading.grader import SEED_ENV
+    root = tmp_path / "batch"
+    folder = _learner(root, "ada", "ex13")
+    monkeypatch.setattr(learner, "sandbox_problem", lambda: "sandbox step failed: pivot_root failed: EINVAL (x)")
+    monkeypatch.delenv(SEED_ENV, raising=False)
+    # a learner grading their own work (a terminal, or `!tinyattn grade` in a notebook): no security warning
+    assert grade_main([str(folder), "--only", "ex13"]) == 0
+    assert "warning" not in capsys.readouterr().err
+    from tinyattn.grading.notebook import check
+    check("ex13", path=folder)
+    assert "warning" not in capsys.readouterr().err
+    # grades of record: the Classroom's seed of record, or an instructor's batch
+    monkeypatch.setenv(SEED_ENV, "123456789012345678")
+    assert grade_main([str(folder), "--only", "ex13"]) == 0
+    assert "warning: grades of record without the sandbox" in capsys.readouterr().err
+    monkeypatch.delenv(SEED_ENV)
+    assert grade_main(["--batch", str(root), "--only", "ex13", "--isolation", "process"]) == 0
+    assert "warning: grades of record without the sandbox" in capsys.readouterr().err

@@ -226,24 +226,41 @@ def _fresh_host_id() -> int:
 
 @lru_cache(maxsize=1)
 def sandbox_problem() -> str | None:
-    """None when the namespace sandbox works here, else why not (one line)."""
+    """None when the namespace sandbox works here, else why not: the step that failed and its errno
+    as the sandbox's process reported it (one line), never a guess about the machine."""
     if not sys.platform.startswith("linux"):
         return f"no Linux namespaces on {sys.platform}"
-    proc = None
+    proc, rc, why = None, None, ""
     try:
         proc = LearnerProcess("sandbox", 20.0, probe=True)
         rc = proc.proc.wait(timeout=20)
     except LearnerDied as e:
-        return f"the sandbox could not start: {e.message}"
+        why = e.message
     except (OSError, subprocess.SubprocessError, LearnerTimeout) as e:
-        return f"the sandbox could not start: {type(e).__name__}: {e}"
+        why = f"{type(e).__name__}: {e}"
     finally:
         if proc is not None:
             proc.close()
-    if rc != 0:
-        lines = b"".join(proc.stderr).decode("utf-8", "replace").strip().splitlines()
-        return f"the sandbox could not start: {lines[-1][:200] if lines else f'exit status {rc}'}"
-    return None
+    if rc == 0:
+        return None
+    lines = b"".join(proc.stderr).decode("utf-8", "replace").strip().splitlines() if proc is not None else []
+    step = [ln for ln in lines if ln.startswith("sandbox step failed: ")]
+    if step:
+        return clean_line(step[-1], 300)
+    return clean_line(f"the sandbox's process exited with status {rc}: {lines[-1]}" if lines and rc is not None
+                      else why or (lines[-1] if lines else f"exit status {rc}"), 300)
+
+
+def sandbox_advice(problem: str) -> str:
+    """What to do about `problem` (sandbox_problem's line): a hint about user namespaces only when the
+    step that failed was making one and the kernel said no."""
+    if "CLONE_NEWUSER" in problem and any(e in problem for e in ("EPERM", "EACCES", "ENOSPC", "EINVAL")):
+        return ("this kernel refuses unprivileged user namespaces: allow them (sysctl "
+                "kernel.unprivileged_userns_clone=1; on Ubuntu 24.04 kernel.apparmor_restrict_unprivileged_userns=0; "
+                "user.max_user_namespaces > 0), or run the grader as root")
+    if "CLONE_NEWUSER" in problem or "uid_map" in problem or "gid_map" in problem or "setgroups" in problem:
+        return "the user namespace could not be set up"
+    return ""
 
 
 @lru_cache(maxsize=1)

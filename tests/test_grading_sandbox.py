@@ -157,27 +157,84 @@ def softmax_backward(y, dy, axis=-1):
     assert r["status"] == "error" and "No module named 'tinyattn'" in r["checks"][0]["message"]
 
 
-def test_the_sandbox_is_one_process_no_fork_thread_or_subprocess():
-    # a fresh interpreter started with subprocess would have an address space of its own (it computed
-    # ex12's full matrix): the sandbox holds exactly one process, so there is none to start
+def test_processes_are_counted_for_the_whole_sandbox():
     r = run("ex01", PROBE_HEAD + """
 def attention_scores(Q, K):
-    import subprocess, threading
-    d = {}
+    import time, threading
+    threading.Thread(target=lambda: None).start()          # a helper thread is honest: it works
+    n = 0
+    for _ in range(50):
+        try:
+            if os.fork() == 0:
+                time.sleep(30)
+                os._exit(0)
+            n += 1
+        except OSError:
+            break
+    out({"forks": n})
+""")
+    assert report(r)["forks"] < SANDBOX_NPROC
+
+
+def test_memory_is_capped_for_the_whole_sandbox():
+    # every fork tries to hold 200 MiB more: the address-space limit and the process count bound the total
+    r = run("ex01", PROBE_HEAD + """
+def attention_scores(Q, K):
+    import time, numpy as np
+    held = 0
+    for _ in range(20):
+        r, w = os.pipe()
+        try:
+            pid = os.fork()
+        except OSError:
+            break
+        if pid == 0:
+            try:
+                a = np.ones(200 << 17); os.write(w, b"1"); time.sleep(30)
+            except MemoryError:
+                os.write(w, b"0")
+            os._exit(0)
+        held += os.read(r, 1) == b"1"
+    out({"held_mib": held * 200})
+""")
+    held = report(r)["held_mib"]
+    assert 0 < held <= SANDBOX_NPROC * (LIMITS["RLIMIT_AS"] >> 20) <= 1600, held
+
+
+SPAWNER = """
+import os, subprocess, sys, threading
+def spawn():
+    got = {}
     for name, f in (("fork", os.fork), ("thread", lambda: threading.Thread(target=lambda: None).start()),
                     ("subprocess", lambda: subprocess.run([sys.executable, "-c", "pass"])),
                     ("posix_spawn", lambda: os.posix_spawn("/bin/true", ["true"], {}))):
         try:
             pid = f()
-            d[name] = "started"
+            got[name] = "started"
             if pid == 0:
                 os._exit(0)
         except (OSError, RuntimeError) as e:
-            d[name] = type(e).__name__
-    out(d)
-""")
-    d = report(r)
-    assert SANDBOX_NPROC == 1 and "started" not in d.values(), d
+            got[name] = type(e).__name__
+    return got
+def hold(mib):
+    import numpy as np
+    a = np.ones(mib << 17)
+    return float(a[-1])
+"""
+
+
+def test_a_process_under_an_address_space_budget_is_alone():
+    # a fresh interpreter started beside it would have an address space of its own (it computed ex12's
+    # full matrix): a budgeted process can start no process and no thread at all
+    proc = LearnerProcess("sandbox", 20.0, as_budget=16 << 20)
+    try:
+        _load(proc, SPAWNER)
+        got = proc.request({"op": "call", "fn": "spawn", "args": [], "kwargs": {}})["ok"]
+        assert "started" not in got.values(), got
+        assert "raised" in proc.request({"op": "call", "fn": "hold", "args": [64], "kwargs": {}})
+        assert proc.request({"op": "call", "fn": "hold", "args": [4], "kwargs": {}})["ok"] == 1.0
+    finally:
+        proc.close()
 
 
 def test_memory_outside_the_address_space_is_bounded():
@@ -198,8 +255,8 @@ def attention_scores(Q, K):
         except OSError as e:
             refused = e.errno
             try:
-                os.posix_fallocate(fd, 0, 16 << 20)
-                held += 16 << 20
+                os.posix_fallocate(fd, 0, 4 << 20)
+                held += 4 << 20
             except OSError:
                 pass
     out({"held_mib": held >> 20, "files": len(fds), "refused": refused})
@@ -207,7 +264,7 @@ def attention_scores(Q, K):
     d = report(r)
     import errno
     assert d["refused"] == errno.EFBIG and d["files"] < LIMITS["RLIMIT_NOFILE"]
-    assert d["held_mib"] <= (LIMITS["RLIMIT_NOFILE"] * LIMITS["RLIMIT_FSIZE"]) >> 20 <= 1024, d
+    assert d["held_mib"] <= (LIMITS["RLIMIT_NOFILE"] * LIMITS["RLIMIT_FSIZE"]) >> 20 <= 256, d
 
 
 def test_the_address_space_budget_holds_for_the_whole_sandbox():

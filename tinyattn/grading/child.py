@@ -405,7 +405,9 @@ class Learner:
             with open(os.path.join(work, *parts), "w", encoding="utf-8") as f:
                 f.write(source)
         sys.path.append(work)                 # appended: the learner's files can not shadow numpy
-        self.path = msg["origin"]
+        # the learner's file is named by its place in this process's own folder: no path of the judge's
+        # (the checkout, the batch root) reaches this process, in argv, a code object or a message
+        self.path = os.path.join(work, msg["main"])
         source = msg["files"][msg["main"]]
         linecache.cache[self.path] = (len(source), None, source.splitlines(True), self.path)
         if msg.get("kind") == "module":

@@ -39,12 +39,15 @@ PACKAGE_ROOT = str(HERE.parents[1])                     # the folder that holds 
 ISOLATIONS = ("auto", "sandbox", "user", "process")
 STDERR_KEEP = 16 * 1024                                 # bytes of the child's stderr kept (its tail)
 STDOUT_TAIL = 4096                                      # characters of the learner's printing kept for the report
-# One learner's sandbox in all, where no cgroup can be had: ONE process (RLIMIT_NPROC = 1, counted
-# in the sandbox's own user namespace, so no fork, no thread, no subprocess with a fresh address
-# space), RLIMIT_AS of address space, and memory outside it (memfd, tmpfs files) at most
-# RLIMIT_NOFILE files of RLIMIT_FSIZE bytes each (fallocate and ftruncate obey RLIMIT_FSIZE too).
-SANDBOX_NPROC = 1
-LIMITS = {"RLIMIT_AS": 384 << 20, "RLIMIT_FSIZE": 16 << 20, "RLIMIT_NOFILE": 64, "RLIMIT_CORE": 0}
+# One learner's sandbox in all, where no cgroup can be had: at most SANDBOX_NPROC processes and
+# threads (RLIMIT_NPROC, counted in the sandbox's own user namespace: threads are allowed, a
+# learner's helper thread is honest), each with RLIMIT_AS of address space, and memory outside it
+# (memfd, tmpfs files) at most RLIMIT_NOFILE files of RLIMIT_FSIZE bytes each per process
+# (fallocate and ftruncate obey RLIMIT_FSIZE too). A process whose memory is MEASURED (an
+# address-space budget, ex12) is alone: RLIMIT_NPROC = 1, so no fresh interpreter with an address
+# space of its own can be started beside it.
+SANDBOX_NPROC = 4
+LIMITS = {"RLIMIT_AS": 384 << 20, "RLIMIT_FSIZE": 4 << 20, "RLIMIT_NOFILE": 64, "RLIMIT_CORE": 0}
 @lru_cache(maxsize=None)
 def _source(path: str) -> str:
     with open(path, encoding="utf-8") as f:
@@ -52,7 +55,9 @@ def _source(path: str) -> str:
 
 
 # the child runs from its source text: it reads no file of the grader's (which may be unreadable to it)
-CHILD_CMD = [sys.executable, "-I", "-S", "-c", _source(CHILD)]   # -S: no site-packages but the ones given
+# -S: no site-packages but the ones given; the interpreter by its real path (a venv inside the
+# checkout is not named to the learner's process: the venv's own folder is not needed with -S)
+CHILD_CMD = [os.path.realpath(sys.executable), "-I", "-S", "-c", _source(CHILD)]
 LIBRARY_MOUNT = "/opt/tinyattn"                         # where a Tensor exercise's tinyattn lies in the sandbox
 INNER_ID = 1000                                         # child.INNER_ID: the learner's uid inside
 FIRST_OUTER_ID = 1 << 28                                # host uids handed to sandboxes start here (root grader)
@@ -296,7 +301,7 @@ def resolve_isolation(requested: str = "auto") -> str:
 
 def _env(home: str) -> dict[str, str]:
     """The learner's whole environment: nothing of the grader's (no seed, no tokens)."""
-    return {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": home, "TMPDIR": home, "LANG": "C.UTF-8",
+    return {"PATH": "/usr/bin:/bin", "HOME": home, "TMPDIR": home, "LANG": "C.UTF-8",
             "PYTHONDONTWRITEBYTECODE": "1", "PYTHONIOENCODING": "utf-8", "MPLBACKEND": "Agg",
             "OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
 
@@ -375,7 +380,7 @@ class LearnerProcess:
             root = hasattr(os, "geteuid") and os.geteuid() == 0
             cfg["map_by_judge"] = root
             cfg["outer_ids"] = [os.getuid(), os.getgid()]
-            limits = {**LIMITS, "RLIMIT_NPROC": SANDBOX_NPROC}
+            limits = {**LIMITS, "RLIMIT_NPROC": 1 if as_budget else SANDBOX_NPROC}
             home = "/tmp"
         else:
             self._tmp = tempfile.mkdtemp(prefix="tinyattn-learner-")

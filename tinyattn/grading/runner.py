@@ -93,7 +93,7 @@ def load(proc: LearnerProcess, ex, files: dict[str, str], origin: str) -> dict |
     ex08's module initialises its weights from a fresh random salt drawn here for this process:
     nothing derived from the seed of record reaches the learner's code (the checks then write
     every weight themselves)."""
-    reply = proc.request({"op": "load", "files": files, "main": Path(origin).name, "origin": origin,
+    reply = proc.request({"op": "load", "files": files, "main": Path(origin).name,
                           "module": f"submission_{ex.id}", "kind": ex.kind, "blocked": list(BLOCKED),
                           "rule": RULE, "init_seed": secrets.randbits(63)})
     if "raised" in reply:

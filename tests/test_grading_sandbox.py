@@ -19,7 +19,8 @@ import numpy as np
 import pytest
 
 from tinyattn.grading.exercises import get
-from tinyattn.grading.learner import LIMITS, SANDBOX_NPROC, LearnerProcess, LearnerTimeout, PACKAGE_ROOT, sandbox_problem
+from tinyattn.grading.learner import (LIMITS, SANDBOX_NPROC, LearnerDied, LearnerProcess, LearnerTimeout, PACKAGE_ROOT,
+                                     sandbox_problem)
 from tinyattn.grading.runner import grade_exercise
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the namespace sandbox is Linux's")
@@ -510,3 +511,61 @@ def test_the_sandbox_dies_with_the_judge():
         assert _gone(marker)
     finally:
         judge.kill()
+
+
+HOG = """
+import os, time
+def hog(mib_each):
+    import numpy as np
+    held = 0
+    for _ in range(3):                           # three children and this process, each holding mib_each
+        r, w = os.pipe()
+        try:
+            pid = os.fork()
+        except OSError:
+            break
+        if pid == 0:
+            got = 0
+            try:
+                for _ in range(mib_each // 4):   # memfd pages: no address-space limit counts them
+                    fd = os.memfd_create("x")
+                    os.posix_fallocate(fd, 0, 4 << 20)
+                    got += 4
+            except OSError:
+                pass
+            try:
+                a = np.ones(300 << 17)            # and 300 MiB of address space, touched
+                got += 300
+            except MemoryError:
+                pass
+            os.write(w, str(got).encode())
+            time.sleep(30)
+            os._exit(0)
+        held += int(os.read(r, 16) or b"0")
+    return held
+"""
+
+
+def test_one_memory_budget_for_the_whole_sandbox_where_the_kernel_offers_it():
+    from tinyattn.grading import budget
+    proc = LearnerProcess("sandbox", 30.0)
+    try:
+        if budget.problem() is not None:          # no cgroup here: said why, and the per-process bounds hold
+            assert proc._budget is None and "cgroup" in budget.problem()
+            return
+        assert proc._budget is not None
+        _load(proc, HOG)
+        try:
+            reply = proc.request({"op": "call", "fn": "hog", "args": [240], "kwargs": {}})
+            tried = reply.get("ok")
+        except LearnerDied:                       # the kernel's OOM killer took the learner's process
+            tried = None
+        peak = proc._budget.peak()
+        # 3 x (240 MiB of memfd pages + 300 MiB of arrays) asked for, more than the sandbox's budget: the
+        # cgroup counted them all (without it, each process's own limits allow all of it)
+        assert 3 * (240 + 300) << 20 > budget.MEMORY and peak is not None and peak <= budget.MEMORY, (tried, peak)
+        assert tried is None or tried << 20 <= budget.MEMORY, tried
+    finally:
+        proc.close()
+    assert not [d for d in os.listdir(os.path.dirname(proc._budget.folders[0])) if d == os.path.basename(
+        proc._budget.folders[0])]                 # the cgroup is gone with the sandbox

@@ -373,12 +373,16 @@ class LearnerProcess:
         self.names: list[str] = []
         self._tmp, self._before, self._stuck, self._mount_dir = None, set(), False, None
         self._closing = False
+        self._budget = None
         user = {}
         if isolation == "sandbox":
             self._mount_dir = tempfile.mkdtemp(prefix="tinyattn-root-")     # empty: only a mount point
             cfg = {**sandbox_config(library, hide), "sandbox": True, "mount_dir": self._mount_dir}
             root = hasattr(os, "geteuid") and os.geteuid() == 0
             cfg["map_by_judge"] = root
+            from .budget import Budget
+            self._budget = Budget.open()                 # one cgroup for the whole sandbox, where we may
+            cfg["handshake"] = root or self._budget is not None
             cfg["outer_ids"] = [os.getuid(), os.getgid()]
             limits = {**LIMITS, "RLIMIT_NPROC": 1 if as_budget else SANDBOX_NPROC}
             home = "/tmp"
@@ -395,17 +399,30 @@ class LearnerProcess:
         # CPU seconds: the wall-clock deadline is the real limit; this one also stops a forked spinner
         limits["RLIMIT_CPU"] = max(1, int(timeout) + 5)
         cfg.update(wire=_source(WIRE), limits=limits, probe=probe, as_budget=as_budget)
+        try:
+            self._start(cfg, home, user)
+        except BaseException:
+            if self._budget is not None:
+                self._budget.close()
+            raise
+
+    def _start(self, cfg: dict, home: str, user: dict) -> None:
         self.proc = subprocess.Popen(CHILD_CMD + [json.dumps(cfg)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                      stderr=subprocess.PIPE, env=_env(home), cwd=self._tmp or "/",
                                      start_new_session=True, **user)
         self._reader = threading.Thread(target=self._read_stderr, daemon=True)
         self._reader.start()
-        if cfg.get("map_by_judge"):
-            self._handshake()
+        if cfg.get("handshake"):
+            try:
+                self._handshake(cfg["map_by_judge"])
+            except BaseException:
+                self.close()                           # no process, cgroup or folder left behind
+                raise
 
-    def _handshake(self) -> None:
-        """The child made its user namespace: write its uid and gid maps (root only can map a
-        second host uid), then let it go on."""
+    def _handshake(self, map_ids: bool) -> None:
+        """The child made its user namespace and waits: move it into the sandbox's cgroup (before it
+        starts any other process), write its uid and gid maps when the grader is root (root only can
+        map a second host uid), then let it go on."""
         try:
             got = b""
             while not got:
@@ -415,7 +432,10 @@ class LearnerProcess:
                     raise EOFError
             if got != b"U":
                 raise OSError("unexpected start byte")
-            _map_ids(self.proc.pid, _fresh_host_id())
+            if self._budget is not None:
+                self._budget.add(self.proc.pid)
+            if map_ids:
+                _map_ids(self.proc.pid, _fresh_host_id())
             os.write(self.proc.stdin.fileno(), b"G")
         except (EOFError, OSError):
             raise LearnerDied(self._death()) from None
@@ -556,6 +576,8 @@ class LearnerProcess:
                 except OSError:
                     pass
         finally:
+            if self._budget is not None:
+                self._budget.close()
             if self._tmp:
                 shutil.rmtree(self._tmp, ignore_errors=True)
             if self._mount_dir:

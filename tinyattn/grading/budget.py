@@ -90,6 +90,8 @@ class Budget:
         if kind is None:
             return None
         name = f"tinyattn-{os.getpid()}-{secrets.token_hex(4)}"
+        for parent in parents:
+            _sweep(parent)
         folders = []
         try:
             for parent in parents:
@@ -168,3 +170,23 @@ class Budget:
                 os.kill(pid, 9)
             except OSError:
                 pass
+
+
+def _sweep(parent: str) -> None:
+    """Remove the empty cgroups of graders that died without closing theirs (a judge killed by SIGKILL)."""
+    try:
+        names = [n for n in os.listdir(parent) if n.startswith("tinyattn-")]
+    except OSError:
+        return
+    for n in names:
+        try:
+            os.kill(int(n.split("-")[1]), 0)
+            continue                              # its grader still runs
+        except ProcessLookupError:
+            pass
+        except (ValueError, IndexError, PermissionError):
+            continue
+        try:
+            os.rmdir(f"{parent}/{n}")              # refused while a process is still inside
+        except OSError:
+            pass

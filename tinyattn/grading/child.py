@@ -13,8 +13,12 @@ Inside the sandbox (CONFIG "sandbox": true) it first, still single-threaded and 
      namespaces, and forks: the child is PID 1 of the new PID namespace, and dies with the parent;
   2. builds a fresh root on a tmpfs from exactly what CONFIG lists (see enter_sandbox), makes it
      read-only, adds a private /tmp, and pivots into it: the host's tree is detached;
-  3. drops every privilege (a uid of its own, or a nested user namespace without capabilities)
+  3. forks once more: PID 1 stays behind as a reaper that runs no learner code (so nothing the
+     learner does can keep the namespace alive once the judge is gone), and the learner's process
+     drops every privilege (a uid of its own, or a nested user namespace without capabilities)
      and sets CPU-time, address-space, process-count, file-size and open-file limits.
+The process outside the PID namespace watches the judge through a pidfd and kills PID 1 when the
+judge is gone; when PID 1 dies, the kernel kills every process of the namespace.
 """
 import ctypes
 import io

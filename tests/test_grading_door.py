@@ -122,10 +122,18 @@ def test_batch_refuses_to_fall_back_silently(tmp_path, capsys, monkeypatch):
     from tinyattn.grading import learner
     root = tmp_path / "batch"
     _learner(root, "ada", "ex13")
-    monkeypatch.setattr(learner, "sandbox_problem", lambda: "user namespaces are turned off")
+    problem = "sandbox step failed: unshare(CLONE_NEWUSER) (a user namespace) failed: EPERM (Operation not permitted)"
+    monkeypatch.setattr(learner, "sandbox_problem", lambda: problem)
     assert grade_main(["--batch", str(root), "--only", "ex13", "--seed", "3"]) == 2
     err = capsys.readouterr().err
-    assert "user namespaces are turned off" in err and "--isolation process" in err and "Fix:" in err
+    # the real cause (the step and its errno), then what to do about that cause, and the way on without it
+    assert problem in err and "refuses unprivileged user namespaces" in err and "--isolation process" in err
+    # a cause that is not the kernel's refusal of user namespaces gets no advice about them
+    monkeypatch.setattr(learner, "sandbox_problem", lambda: "sandbox step failed: mount bind '/x/usr' failed: "
+                        "ENOENT (No such file or directory)")
+    assert grade_main(["--batch", str(root), "--only", "ex13", "--seed", "3"]) == 2
+    err = capsys.readouterr().err
+    assert "ENOENT" in err and "namespace" not in err.split("ENOENT")[1]
     out = tmp_path / "grades.csv"
     assert grade_main(["--batch", str(root), "--only", "ex13", "--seed", "3", "--isolation", "process",
                        "--csv", str(out)]) == 0
@@ -154,3 +162,72 @@ def test_odd_file_names_neither_crash_nor_reach_the_terminal(tmp_path, capsys):
     out = capsys.readouterr().out
     assert "symbolic link not allowed: " in out and "\x1b" not in out and "\x07" not in out
     out.encode("utf-8")                                # printable as it stands
+
+
+def test_hard_links_never_reach_the_answers_or_an_instructors_file(tmp_path):
+    # a hard link is a regular file: O_NOFOLLOW lets it through, its link count does not
+    root, instructor = tmp_path / "batch", tmp_path / "instructor"
+    instructor.mkdir()
+    for ex_id in ("ex04", "ex13"):
+        (instructor / get(ex_id).filename).write_text((SOLUTIONS / get(ex_id).filename).read_text())
+    secret = instructor / "grading_notes.py"
+    secret.write_text("NOTES = 'the answer key'\n")
+    secret.chmod(0o600)
+    _learner(root, "honest", "ex04", "ex13")
+    linked = _learner(root, "linked", solved=False)           # the answer, hard-linked from the instructor's copy
+    os.link(instructor / "ex04_attention.py", linked / "ex04_attention.py")
+    helper = _learner(root, "helper", solved=False)           # a helper linked to the answer, imported by an empty file
+    os.link(instructor / "ex13_sliding_window.py", helper / "answers.py")
+    (helper / "ex13_sliding_window.py").write_text("from answers import sliding_window_mask\n")
+    other = _learner(root, "other", solved=False)             # another learner's file, linked
+    os.link(root / "honest" / "exercises" / "ex04_attention.py", other / "ex04_attention.py")
+    leak = _learner(root, "leak", solved=False)               # a 0600 instructor file, copied into the sandbox
+    os.link(secret, leak / "notes.py")
+    (leak / "ex13_sliding_window.py").write_text("import notes\ndef sliding_window_mask(T, window):\n"
+                                                 "    raise ValueError(notes.NOTES)\n")
+    got = _grade(root, "ex04", "ex13")
+    # the honest learner's own file has two names now (the other one linked it): refused too, and named
+    assert "hard link not allowed: honest/exercises/ex04_attention.py has 2 names" in _message(got["honest"][0])
+    assert "hard link not allowed: linked/exercises/ex04_attention.py has 2 names" in _message(got["linked"][0])
+    assert "hard link not allowed: helper/exercises/answers.py" in _message(got["helper"][1])
+    assert "hard link not allowed: other/exercises/ex04_attention.py" in _message(got["other"][0])
+    assert "hard link not allowed: leak/exercises/notes.py" in _message(got["leak"][1])
+    for name in ("linked", "helper", "other", "leak"):
+        assert all(r.points == 0 for r in got[name]), (name, got[name])
+        assert "the answer key" not in " ".join(_message(r) for r in got[name])
+
+
+def test_a_sandbox_that_can_not_start_names_the_step_and_its_errno(monkeypatch):
+    from tinyattn.grading import learner
+    real = learner.sandbox_config
+    monkeypatch.setattr(learner, "sandbox_config", lambda *a, **k: {**real(*a, **k), "binds": [
+        *real(*a, **k)["binds"], ["/nonexistent-tinyattn-test", "/opt/x"]]})
+    learner.sandbox_problem.cache_clear()
+    try:
+        problem = learner.sandbox_problem()
+    finally:
+        learner.sandbox_problem.cache_clear()
+    assert problem.startswith("sandbox step failed: mount bind") and "ENOENT" in problem, problem
+    assert learner.sandbox_advice(problem) == ""                    # not a user-namespace matter: no guess
+
+
+def test_self_study_is_quiet_and_grades_of_record_are_warned(tmp_path, capsys, monkeypatch):
+    from tinyattn.grading import learner
+    from tinyattn.grading.grader import SEED_ENV
+    root = tmp_path / "batch"
+    folder = _learner(root, "ada", "ex13")
+    monkeypatch.setattr(learner, "sandbox_problem", lambda: "sandbox step failed: pivot_root failed: EINVAL (x)")
+    monkeypatch.delenv(SEED_ENV, raising=False)
+    # a learner grading their own work (a terminal, or `!tinyattn grade` in a notebook): no security warning
+    assert grade_main([str(folder), "--only", "ex13"]) == 0
+    assert "warning" not in capsys.readouterr().err
+    from tinyattn.grading.notebook import check
+    check("ex13", path=folder)
+    assert "warning" not in capsys.readouterr().err
+    # grades of record: the Classroom's seed of record, or an instructor's batch
+    monkeypatch.setenv(SEED_ENV, "123456789012345678")
+    assert grade_main([str(folder), "--only", "ex13"]) == 0
+    assert "warning: grades of record without the sandbox" in capsys.readouterr().err
+    monkeypatch.delenv(SEED_ENV)
+    assert grade_main(["--batch", str(root), "--only", "ex13", "--isolation", "process"]) == 0
+    assert "warning: grades of record without the sandbox" in capsys.readouterr().err

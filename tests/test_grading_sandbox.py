@@ -8,6 +8,7 @@ is bypassed (runner.grade_exercise) where the point is what the sandbox itself a
 from __future__ import annotations
 
 import json
+import subprocess
 import os
 import sys
 import textwrap
@@ -18,7 +19,8 @@ import numpy as np
 import pytest
 
 from tinyattn.grading.exercises import get
-from tinyattn.grading.learner import LIMITS, SANDBOX_NPROC, LearnerProcess, LearnerTimeout, PACKAGE_ROOT, sandbox_problem
+from tinyattn.grading.learner import (LIMITS, SANDBOX_NPROC, LearnerDied, LearnerProcess, LearnerTimeout, PACKAGE_ROOT,
+                                     sandbox_problem)
 from tinyattn.grading.runner import grade_exercise
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the namespace sandbox is Linux's")
@@ -159,7 +161,8 @@ def softmax_backward(y, dy, axis=-1):
 def test_processes_are_counted_for_the_whole_sandbox():
     r = run("ex01", PROBE_HEAD + """
 def attention_scores(Q, K):
-    import time
+    import time, threading
+    threading.Thread(target=lambda: None).start()          # a helper thread is honest: it works
     n = 0
     for _ in range(50):
         try:
@@ -196,31 +199,97 @@ def attention_scores(Q, K):
     out({"held_mib": held * 200})
 """)
     held = report(r)["held_mib"]
-    assert 0 < held <= SANDBOX_NPROC * (LIMITS["RLIMIT_AS"] >> 20) <= 2400, held
+    assert 0 < held <= SANDBOX_NPROC * (LIMITS["RLIMIT_AS"] >> 20) <= 1600, held
 
 
-def test_the_wall_clock_deadline_ends_every_process_of_the_sandbox():
-    marker = f"sandbox-deadline-{os.getpid()}"
-    start = time.monotonic()
-    r = run("ex01", f"""
-import os, subprocess, sys, time
+SPAWNER = """
+import os, subprocess, sys, threading
+def spawn():
+    got = {}
+    for name, f in (("fork", os.fork), ("thread", lambda: threading.Thread(target=lambda: None).start()),
+                    ("subprocess", lambda: subprocess.run([sys.executable, "-c", "pass"])),
+                    ("posix_spawn", lambda: os.posix_spawn("/bin/true", ["true"], {}))):
+        try:
+            pid = f()
+            got[name] = "started"
+            if pid == 0:
+                os._exit(0)
+        except (OSError, RuntimeError) as e:
+            got[name] = type(e).__name__
+    return got
+def hold(mib):
+    import numpy as np
+    a = np.ones(mib << 17)
+    return float(a[-1])
+"""
+
+
+def test_a_process_under_an_address_space_budget_is_alone():
+    # a fresh interpreter started beside it would have an address space of its own (it computed ex12's
+    # full matrix): a budgeted process can start no process and no thread at all
+    proc = LearnerProcess("sandbox", 20.0, as_budget=16 << 20)
+    try:
+        _load(proc, SPAWNER)
+        got = proc.request({"op": "call", "fn": "spawn", "args": [], "kwargs": {}})["ok"]
+        assert "started" not in got.values(), got
+        assert "raised" in proc.request({"op": "call", "fn": "hold", "args": [64], "kwargs": {}})
+        assert proc.request({"op": "call", "fn": "hold", "args": [4], "kwargs": {}})["ok"] == 1.0
+    finally:
+        proc.close()
+
+
+def test_memory_outside_the_address_space_is_bounded():
+    # memfd_create + fallocate is memory no address-space limit counts: each file is capped by
+    # RLIMIT_FSIZE and their number by RLIMIT_NOFILE
+    r = run("ex01", PROBE_HEAD + """
 def attention_scores(Q, K):
-    subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)  # {marker}"], start_new_session=True)
-    if os.fork() == 0:
-        os.setsid()
-        while True:
-            pass
-    time.sleep(60)
+    held, fds, refused = 0, [], None
+    for i in range(400):
+        try:
+            fd = os.memfd_create("x")
+        except OSError:
+            break
+        fds.append(fd)
+        try:
+            os.posix_fallocate(fd, 0, 256 << 20)
+            held += 256 << 20
+        except OSError as e:
+            refused = e.errno
+            try:
+                os.posix_fallocate(fd, 0, 4 << 20)
+                held += 4 << 20
+            except OSError:
+                pass
+    out({"held_mib": held >> 20, "files": len(fds), "refused": refused})
+""")
+    d = report(r)
+    import errno
+    assert d["refused"] == errno.EFBIG and d["files"] < LIMITS["RLIMIT_NOFILE"]
+    assert d["held_mib"] <= (LIMITS["RLIMIT_NOFILE"] * LIMITS["RLIMIT_FSIZE"]) >> 20 <= 256, d
+
+
+def test_the_address_space_budget_holds_for_the_whole_sandbox():
+    r = run("ex01", PROBE_HEAD + """
+def attention_scores(Q, K):
+    import numpy as np
+    try:
+        a = np.ones(512 << 17)               # 512 MiB: over RLIMIT_AS, and there is no second process to ask
+        out({"held": True})
+    except MemoryError:
+        out({"held": False})
+""")
+    assert report(r) == {"held": False} and LIMITS["RLIMIT_AS"] < 512 << 20
+
+
+def test_the_wall_clock_deadline_ends_the_sandbox():
+    start = time.monotonic()
+    r = run("ex01", """
+import time
+def attention_scores(Q, K):
+    while True:
+        pass
 """, timeout=3.0)
     assert r["status"] == "timeout" and time.monotonic() - start < 15
-    time.sleep(0.5)
-    left = []
-    for pid in filter(str.isdigit, os.listdir("/proc")):
-        try:
-            left += [pid] if marker.encode() in Path(f"/proc/{pid}/cmdline").read_bytes() else []
-        except OSError:
-            pass
-    assert left == []
 
 
 def test_a_learner_that_stops_reading_can_not_hang_the_judge():
@@ -298,17 +367,33 @@ class MultiHeadAttention(nn.Module):
     assert "ValueError" in first and first != second
 
 
-def test_escape_codes_never_reach_a_report():
-    r = run("ex01", """
+INVISIBLE = ("\u061c\u00ad\u2060\U000e0041\U000e007f\u2028\u2029\u202e\u2066\u2067\u2068\u2069\u200b\u200d"
+             "\ufeff\u180e\u2064\ue000")
+
+
+def test_escape_codes_and_format_characters_never_reach_a_report():
+    # U+061C, soft hyphen, word joiner, tag characters, U+2028/2029, bidi isolates and overrides ...
+    r = run("ex01", f"""
 import sys
 def attention_scores(Q, K):
-    print("\\x1b[2J\\x1b]0;pwned\\x07 cleared\\r\\x9b31m")
-    raise ValueError("\\x1b[31mred\\x1b[0m \\u202eevil")
+    print("\\x1b[2J\\x1b]0;pwned\\x07 cleared\\r\\x9b31m {INVISIBLE}")
+    raise ValueError("\\x1b[31mred\\x1b[0m {INVISIBLE}evil")
 """)
+    import unicodedata
     shown = [c["message"] for c in r["checks"]] + [r["stdout"]]
-    bad = [ch for text in shown for ch in text if (ord(ch) < 32 and ch not in "\n\t") or 0x7f <= ord(ch) <= 0x9f
-           or ch in "\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069"]
-    assert bad == [] and "red" in shown[0] and "cleared" in r["stdout"]
+    bad = [ch for text in shown for ch in text if ch not in "\n\t" and unicodedata.category(ch) in
+           ("Cc", "Cf", "Zl", "Zp", "Co", "Cn", "Cs")]
+    assert bad == [] and "red" in shown[0] and "evil" in shown[0] and "cleared" in r["stdout"]
+
+
+def test_clean_text_drops_every_format_and_separator_character():
+    import unicodedata
+    from tinyattn.grading.text import clean_line, clean_text
+    every = "".join(chr(c) for c in range(0x110000) if not 0xD800 <= c <= 0xDFFF)
+    kept = clean_text(every, limit=len(every))
+    assert not [ch for ch in kept if ch not in "\n\t" and unicodedata.category(ch) in ("Cc", "Cf", "Zl", "Zp", "Cs")]
+    assert "a\u00e9\u4e2d\U0001f600 " in clean_text("a\u00e9\u4e2d\U0001f600 ")   # letters, CJK, emoji, spaces stay
+    assert clean_line("x\u2028y\u2029z\nw") == "xyz w"
 
 
 def test_no_other_python_packages_are_reachable():
@@ -347,3 +432,140 @@ def test_a_learner_can_not_read_another_learners_folder(tmp_path):
 
 def _message(result) -> str:
     return " ".join(c["message"] for c in result.checks)
+
+
+def _alive(marker: str) -> list[int]:
+    """The host's processes whose command line holds `marker` (a sandbox's own mount folder)."""
+    found = []
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            if marker.encode() in Path(f"/proc/{pid}/cmdline").read_bytes():
+                found.append(int(pid))
+        except OSError:
+            pass
+    return found
+
+
+def _gone(marker: str, within: float = 10.0) -> bool:
+    end = time.monotonic() + within
+    while _alive(marker) and time.monotonic() < end:
+        time.sleep(0.1)
+    return _alive(marker) == []
+
+
+ESCAPER = """
+import ctypes, os, sys
+ctypes.CDLL(None).prctl(1, 0, 0, 0, 0)          # PR_SET_PDEATHSIG: none
+try:
+    os.setsid()                                 # a session of its own
+except OSError:
+    pass
+os._exit = lambda *a: None                      # the judge's 'bye' can not end it
+def spin():
+    while True:
+        pass
+"""
+
+
+def _load(proc: LearnerProcess, source: str) -> None:
+    reply = proc.request({"op": "load", "files": {"ex01_scores.py": source}, "main": "ex01_scores.py",
+                          "origin": "/x/ex01_scores.py", "module": "m", "kind": "numpy", "blocked": [], "rule": "",
+                          "init_seed": 1})
+    assert "ok" in reply, reply
+
+
+@pytest.mark.parametrize("close_stderr", [False, True])
+def test_a_learner_that_leaves_its_session_dies_with_the_sandbox_and_close_has_a_deadline(close_stderr):
+    # with its stderr open, the judge once waited forever for its end; with it closed, the grade ended
+    # and the learner's process lived on
+    proc = LearnerProcess("sandbox", 5.0)
+    marker = proc._mount_dir
+    try:
+        _load(proc, ESCAPER + ("\nos.close(2)" if close_stderr else ""))
+        assert _alive(marker)
+    finally:
+        start = time.monotonic()
+        proc.close()
+        assert time.monotonic() - start < 10
+    assert _gone(marker)
+
+
+def test_the_sandbox_dies_with_the_judge():
+    judge = subprocess.Popen([sys.executable, "-c", textwrap.dedent(f"""
+        import sys
+        sys.path.insert(0, {str(ROOT)!r})
+        sys.path.insert(0, {str(Path(__file__).parent)!r})
+        from tinyattn.grading.learner import LearnerProcess
+        from test_grading_sandbox import ESCAPER, _load
+        proc = LearnerProcess("sandbox", 60.0)
+        _load(proc, ESCAPER)
+        print(proc._mount_dir, flush=True)
+        proc.request({{"op": "call", "fn": "spin", "args": [], "kwargs": {{}}}})
+        """)], stdout=subprocess.PIPE, text=True)
+    try:
+        marker = judge.stdout.readline().strip()
+        assert marker and _alive(marker)
+        time.sleep(0.5)
+        judge.kill()                             # the judge is gone without a word: no close(), no atexit
+        judge.wait(timeout=10)
+        assert _gone(marker)
+    finally:
+        judge.kill()
+
+
+HOG = """
+import os, time
+def hog(mib_each):
+    import numpy as np
+    held = 0
+    for _ in range(3):                           # three children and this process, each holding mib_each
+        r, w = os.pipe()
+        try:
+            pid = os.fork()
+        except OSError:
+            break
+        if pid == 0:
+            got = 0
+            try:
+                for _ in range(mib_each // 4):   # memfd pages: no address-space limit counts them
+                    fd = os.memfd_create("x")
+                    os.posix_fallocate(fd, 0, 4 << 20)
+                    got += 4
+            except OSError:
+                pass
+            try:
+                a = np.ones(300 << 17)            # and 300 MiB of address space, touched
+                got += 300
+            except MemoryError:
+                pass
+            os.write(w, str(got).encode())
+            time.sleep(30)
+            os._exit(0)
+        held += int(os.read(r, 16) or b"0")
+    return held
+"""
+
+
+def test_one_memory_budget_for_the_whole_sandbox_where_the_kernel_offers_it():
+    from tinyattn.grading import budget
+    proc = LearnerProcess("sandbox", 30.0)
+    try:
+        if budget.problem() is not None:          # no cgroup here: said why, and the per-process bounds hold
+            assert proc._budget is None and "cgroup" in budget.problem()
+            return
+        assert proc._budget is not None
+        _load(proc, HOG)
+        try:
+            reply = proc.request({"op": "call", "fn": "hog", "args": [240], "kwargs": {}})
+            tried = reply.get("ok")
+        except LearnerDied:                       # the kernel's OOM killer took the learner's process
+            tried = None
+        peak = proc._budget.peak()
+        # 3 x (240 MiB of memfd pages + 300 MiB of arrays) asked for, more than the sandbox's budget: the
+        # cgroup counted them all (without it, each process's own limits allow all of it)
+        assert 3 * (240 + 300) << 20 > budget.MEMORY and peak is not None and peak <= budget.MEMORY, (tried, peak)
+        assert tried is None or tried << 20 <= budget.MEMORY, tried
+    finally:
+        proc.close()
+    assert not [d for d in os.listdir(os.path.dirname(proc._budget.folders[0])) if d == os.path.basename(
+        proc._budget.folders[0])]                 # the cgroup is gone with the sandbox

@@ -238,3 +238,37 @@ def test_a_learner_can_not_touch_the_grader_or_another_learner(tmp_path):
     assert alice.total == 0 and all(r.status == "error" for r in alice.exercises)
     said = " ".join(c["message"] for r in alice.exercises for c in r.checks)
     assert "attack: " in said and "wrote" not in said and "deleted" not in said and "created" not in said
+
+
+HUNTER = '''
+import gc, os, sys
+def sliding_window_mask(T, window):
+    seen = {"argv": sys.argv, "executable": sys.executable, "cwd": os.getcwd(), "environ": dict(os.environ),
+            "path": sys.path, "file": __file__, "code": sliding_window_mask.__code__.co_filename}
+    for name in ("cmdline", "environ"):
+        try:
+            seen[name] = open("/proc/self/" + name, "rb").read().decode("utf-8", "replace")
+        except OSError:
+            pass
+    frame, stack = sys._getframe(), []
+    while frame is not None:                     # the child's own frames: the load message, its config
+        stack.append(repr(frame.f_locals)[:200000])
+        frame = frame.f_back
+    seen["frames"] = stack
+    seen["gc"] = [o for o in gc.get_objects() if isinstance(o, dict) and "op" in o][:50]
+    found = sorted(k for k, v in seen.items() if any(m in repr(v) for m in MARKERS))
+    raise ValueError("REPORT" + repr(found) + "REPORT " + sys.argv[0])
+'''
+
+
+@pytest.mark.parametrize("isolation", ["process", ISOLATION])
+def test_no_path_of_the_checkout_reaches_the_learners_process(isolation):
+    # in --isolation process the checkout was reachable through sys.argv[0]: the learner's process now
+    # knows its file only by its own folder's name, in argv, code objects and every message it is sent
+    from tinyattn.grading.runner import grade_exercise
+    origin = ROOT / "exercises" / "ex13_sliding_window.py"
+    source = f"MARKERS = {[str(ROOT), str(origin)]!r}\n" + HUNTER
+    r = grade_exercise("ex13", {"ex13_sliding_window.py": source}, str(origin), SEED, TIMEOUT, isolation)
+    seen = r["checks"][0]["message"]
+    assert seen.split("REPORT")[1] == "[]", seen
+    assert seen.split("REPORT")[2].strip().split(" ")[0].endswith("/ex13_sliding_window.py")

@@ -13,8 +13,12 @@ Inside the sandbox (CONFIG "sandbox": true) it first, still single-threaded and 
      namespaces, and forks: the child is PID 1 of the new PID namespace, and dies with the parent;
   2. builds a fresh root on a tmpfs from exactly what CONFIG lists (see enter_sandbox), makes it
      read-only, adds a private /tmp, and pivots into it: the host's tree is detached;
-  3. drops every privilege (a uid of its own, or a nested user namespace without capabilities)
+  3. forks once more: PID 1 stays behind as a reaper that runs no learner code (so nothing the
+     learner does can keep the namespace alive once the judge is gone), and the learner's process
+     drops every privilege (a uid of its own, or a nested user namespace without capabilities)
      and sets CPU-time, address-space, process-count, file-size and open-file limits.
+The process outside the PID namespace watches the judge through a pidfd and kills PID 1 when the
+judge is gone; when PID 1 dies, the kernel kills every process of the namespace.
 """
 import ctypes
 import io
@@ -32,7 +36,7 @@ MNT_DETACH = 2
 AT_RECURSIVE, MOUNT_ATTR_RDONLY, MOUNT_ATTR_NOSUID = 0x8000, 1, 2
 SYS_MOUNT_SETATTR = 442                              # the same number on x86-64 and arm64
 SYS_PIVOT_ROOT = {"x86_64": 155, "aarch64": 41}.get(os.uname().machine, 155)
-PR_SET_PDEATHSIG, PR_SET_NO_NEW_PRIVS = 1, 38
+PR_SET_PDEATHSIG, PR_SET_DUMPABLE, PR_SET_NO_NEW_PRIVS = 1, 4, 38
 INNER_ID = 1000                                      # the learner's uid inside, when the judge maps a host uid
 STDOUT_CAP = 8192                   # characters of print() output kept per call (its end)
 
@@ -64,20 +68,32 @@ def _libc():
     return libc
 
 
+class SandboxStepFailed(OSError):
+    """One step of building the sandbox failed: the step and the errno say why (never a guess)."""
+
+
 def _check(rc: int, what: str) -> None:
     if rc != 0:
         err = ctypes.get_errno()
-        raise OSError(err, f"{what}: {os.strerror(err)}")
+        raise SandboxStepFailed(err, f"{what} failed: {_errname(err)} ({os.strerror(err)})")
+
+
+def _errname(err: int) -> str:
+    import errno
+    return errno.errorcode.get(err, f"errno {err}")
 
 
 def _mount(libc, src, target, fstype, flags, data=None) -> None:
     enc = (lambda s: None if s is None else s.encode())
-    _check(libc.mount(enc(src), enc(target), enc(fstype), flags, enc(data)), f"mount {target}")
+    _check(libc.mount(enc(src), enc(target), enc(fstype), flags, enc(data)), f"mount {fstype or 'bind'} {target!r}")
 
 
 def _write(path: str, text: str) -> None:
-    with open(path, "w") as f:
-        f.write(text)
+    try:
+        with open(path, "w") as f:
+            f.write(text)
+    except OSError as e:
+        raise SandboxStepFailed(e.errno, f"writing {path} failed: {_errname(e.errno)} ({e.strerror})") from None
 
 
 def _ensure(root: str, path: str, is_dir: bool) -> str:
@@ -101,54 +117,115 @@ def _bind(libc, src: str, root: str, dst: str) -> None:
     _mount(libc, src, target, None, MS_BIND | MS_REC)
 
 
-def _read_only(libc, root: str) -> None:
-    """Every mount below `root`, read-only (one call: mount_setattr, Linux >= 5.12)."""
+def _setattr(libc, path: str, set_: int, clear: int, recursive: bool, what: str) -> None:
+    """mount_setattr (Linux >= 5.12) on the mount at `path` (and every mount below it if `recursive`)."""
     class MountAttr(ctypes.Structure):
         _fields_ = [("attr_set", ctypes.c_uint64), ("attr_clr", ctypes.c_uint64),
                     ("propagation", ctypes.c_uint64), ("userns_fd", ctypes.c_uint64)]
-    attr = MountAttr(MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID, 0, 0, 0)
-    rc = libc.syscall(SYS_MOUNT_SETATTR, -100, root.encode(), AT_RECURSIVE, ctypes.byref(attr), ctypes.sizeof(attr))
-    _check(rc, "mount_setattr (read-only root)")
+    attr = MountAttr(set_, clear, 0, 0)
+    rc = libc.syscall(SYS_MOUNT_SETATTR, -100, path.encode(), AT_RECURSIVE if recursive else 0,
+                      ctypes.byref(attr), ctypes.sizeof(attr))
+    _check(rc, what)
 
 
 def _namespaces(cfg: dict, libc) -> None:
     """A new user namespace (its uid map written by the judge when the grader is root, else here),
-    then new mount, PID, network, IPC and UTS namespaces; fork, so this process's child is PID 1."""
-    _check(libc.unshare(CLONE_NEWUSER), "unshare(user)")
-    if cfg.get("map_by_judge"):
-        os.write(1, b"U")                               # the judge writes uid_map and gid_map now
+    then new mount, PID, network, IPC and UTS namespaces; fork, so this process's child is PID 1.
+
+    This process (outside the PID namespace) only waits: for PID 1, and for the judge (a pidfd), and
+    kills PID 1 when the judge is gone. PID 1 dies with this process (PR_SET_DEATHSIG, set by code
+    the learner never runs in), and when PID 1 dies the kernel kills every process of the namespace."""
+    try:
+        judge = os.pidfd_open(os.getppid())
+    except (AttributeError, OSError):                  # Linux < 5.3: the death signal alone
+        judge = None
+    _check(libc.unshare(CLONE_NEWUSER), "unshare(CLONE_NEWUSER) (a user namespace)")
+    if cfg.get("handshake", cfg.get("map_by_judge")):  # the judge moves us into the sandbox's cgroup
+        os.write(1, b"U")                               # and (as root) writes uid_map and gid_map now
         if os.read(0, 1) != b"G":
             os._exit(70)
-    else:
+    if not cfg.get("map_by_judge"):
         uid, gid = cfg["outer_ids"]
         _write("/proc/self/setgroups", "deny")
         _write("/proc/self/uid_map", f"0 {uid} 1")
         _write("/proc/self/gid_map", f"0 {gid} 1")
     os.setgid(0)
     os.setuid(0)
-    _check(libc.unshare(CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS), "unshare")
+    _check(libc.unshare(CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS),
+           "unshare(mount, PID, network, IPC, UTS namespaces)")
     _mount(libc, None, "/", None, MS_REC | MS_PRIVATE)
+    alive_r, alive_w = os.pipe()                        # closed when this process dies: PID 1 checks it once
     pid = os.fork()
     if pid:                                             # outside: wait for PID 1, leave with its status
-        while True:
-            try:
-                _, status = os.waitpid(pid, 0)
-                break
-            except InterruptedError:
-                continue
-        os._exit(os.waitstatus_to_exitcode(status) & 0xFF)
-    _check(libc.prctl(PR_SET_PDEATHSIG, 9, 0, 0, 0), "pdeathsig")      # the judge kills the outer one: we go too
+        os.close(alive_r)
+        os._exit(_wait_outside(pid, judge))
+    os.close(alive_w)
+    _check(libc.prctl(PR_SET_PDEATHSIG, 9, 0, 0, 0), "prctl(PR_SET_PDEATHSIG)")   # the outer one goes: we go too
+    import select
+    if select.select([alive_r], [], [], 0)[0]:          # it went before the line above: go now
+        os._exit(75)
+    os.close(alive_r)
+
+
+def _wait_outside(pid: int, judge) -> int:
+    import select
+    import signal
+    child = None
+    try:
+        child = os.pidfd_open(pid)
+    except (AttributeError, OSError):
+        pass
+    while True:
+        if judge is not None and child is not None:
+            ready = select.select([judge, child], [], [])[0]
+            if judge in ready:                         # the judge is gone: so is the sandbox
+                os.kill(pid, signal.SIGKILL)
+        try:
+            got, status = os.waitpid(pid, 0 if child is None or judge is None else os.WNOHANG)
+        except InterruptedError:
+            continue
+        if got == pid:
+            return os.waitstatus_to_exitcode(status) & 0xFF
+
+
+def _reaper(libc) -> None:
+    """Fork: this process stays PID 1 and only reaps, the child goes on to run the learner's code.
+
+    PID 1 runs no learner code, so nothing the learner does can clear its death signal; the learner
+    can not signal it (the kernel drops signals to a namespace's init from inside), nor trace it
+    (not dumpable). When the learner's process ends, PID 1 ends with its status, and the kernel
+    kills whatever else is left in the namespace."""
+    pid = os.fork()
+    if pid == 0:
+        return
+    import signal
+    libc.prctl(PR_SET_DUMPABLE, 0, 0, 0, 0)
+    signal.signal(signal.SIGINT, signal.SIG_DFL)       # no Python handler: the kernel's init protection holds
+    for fd in (0, 1):
+        os.close(fd)
+    while True:
+        try:
+            got, status = os.wait()
+        except InterruptedError:
+            continue
+        except ChildProcessError:
+            os._exit(0)
+        if got == pid:
+            os._exit(os.waitstatus_to_exitcode(status) & 0xFF)
 
 
 def enter_sandbox(cfg: dict) -> None:
     """Namespaces, then a fresh root made of exactly what cfg lists, then no privilege left.
 
-    The root is a small tmpfs holding: read-only binds of the system folders Python needs (/usr,
-    /lib*, /bin), of Python's own prefix and of NumPy; every site-packages folder replaced by an
-    empty one that holds NumPy alone; for a Tensor exercise, the build of tinyattn it may import at
-    /opt/tinyattn; /dev with null, zero, random and urandom only; a fresh /proc of the new PID
-    namespace; and a private writable tmpfs at /tmp. No host /tmp, /run, /home, /etc (but the
-    loader's cache), checkout, .git or other learner; no network; no Unix socket of the host.
+    The root is a small tmpfs holding: a private writable tmpfs at /tmp (mounted first, so that
+    what lies under /tmp on the host, a venv say, can still be bound below it); read-only binds of
+    the system folders (/usr, /lib*: the loader and shared libraries), of the interpreter's library
+    folder (standard library, lib-dynload, libpython) and of NumPy; every Python package folder
+    (site-packages, dist-packages) inside those covered by an empty read-only tmpfs holding NumPy
+    alone; for a Tensor exercise, the build of tinyattn it may import at /opt/tinyattn; /dev with
+    null, zero, random and urandom only; a fresh /proc of the new PID namespace. No host /tmp,
+    /run, /home, /etc (but the loader's cache), venv, checkout, .git or other learner; no network;
+    no Unix socket of the host. Any step that fails raises SandboxStepFailed naming it and its errno.
     """
     libc = _libc()
     _namespaces(cfg, libc)
@@ -157,27 +234,18 @@ def enter_sandbox(cfg: dict) -> None:
     for target, link in cfg.get("links", []):
         _ensure(root, os.path.dirname(link), True)
         os.symlink(target, root + link)
+    _mount(libc, "tmpfs", _ensure(root, "/tmp", True), "tmpfs", MS_NOSUID | MS_NODEV,
+           f"size={cfg.get('tmp_size', '64m')},mode=1777")
     for src, dst in cfg.get("binds", []):
         _bind(libc, src, root, dst)
     for path in cfg.get("hide", []):                    # e.g. a checkout that lies inside /usr
         if os.path.isdir(root + path):
             _mount(libc, "tmpfs", root + path, "tmpfs", MS_NOSUID | MS_NODEV, "size=4k,mode=0555")
-    for i, (site_dir, keep) in enumerate(cfg.get("sites", [])):
-        inside = root + site_dir
-        if not os.path.isdir(inside):
-            continue
-        stage = _ensure(root, f"/.stage{i}", True)
-        for name in keep:
-            src = os.path.join(inside, name)
-            if os.path.isdir(src):
-                _bind(libc, src, stage, "/" + name)
+    for site_dir, keep in cfg.get("sites", []):         # an empty folder of packages, but for NumPy
+        inside = _ensure(root, site_dir, True)
         _mount(libc, "tmpfs", inside, "tmpfs", MS_NOSUID | MS_NODEV, "size=64k,mode=0755")
-        for name in keep:
-            if os.path.isdir(os.path.join(stage, name)):
-                _mount(libc, os.path.join(stage, name), _ensure(inside, "/" + name, True), None, MS_BIND | MS_REC)
-                _check(libc.umount2(os.path.join(stage, name).encode(), MNT_DETACH), "umount stage")
-                os.rmdir(os.path.join(stage, name))
-        os.rmdir(stage)
+        for name in keep:                               # bound from the host's path (still visible here)
+            _mount(libc, os.path.join(site_dir, name), _ensure(inside, "/" + name, True), None, MS_BIND | MS_REC)
     for name in ("null", "zero", "random", "urandom"):
         _bind(libc, f"/dev/{name}", root, f"/dev/{name}")
     _ensure(root, "/proc", True)
@@ -185,20 +253,20 @@ def enter_sandbox(cfg: dict) -> None:
         _mount(libc, "proc", root + "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC)   # some containers)
     except OSError:
         pass
-    _ensure(root, "/tmp", True)
-    _read_only(libc, root)
-    _mount(libc, "tmpfs", root + "/tmp", "tmpfs", MS_NOSUID | MS_NODEV, f"size={cfg.get('tmp_size', '64m')},mode=1777")
+    _setattr(libc, root, MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID, 0, True, "mount_setattr (read-only root)")
+    _setattr(libc, root + "/tmp", 0, MOUNT_ATTR_RDONLY, False, "mount_setattr (writable /tmp)")
     # the new root replaces the old one, which is then detached: nothing of the host's tree is left
     os.chdir(root)
     _check(libc.syscall(SYS_PIVOT_ROOT, b".", b"."), "pivot_root")
-    _check(libc.umount2(b".", MNT_DETACH), "umount old root")
+    _check(libc.umount2(b".", MNT_DETACH), "umount2 (the old root)")
     os.chdir("/")
+    _reaper(libc)                                       # PID 1 stays behind; the learner's process goes on
     if cfg.get("map_by_judge"):                        # the grader is root: become a uid of our own on the host
         os.setgroups([])
         os.setgid(INNER_ID)
         os.setuid(INNER_ID)                            # every capability goes with uid 0
     else:                                              # one uid only: lock the mounts in a nested namespace
-        _check(libc.unshare(CLONE_NEWUSER | CLONE_NEWNS), "unshare (nested)")
+        _check(libc.unshare(CLONE_NEWUSER | CLONE_NEWNS), "unshare (nested user namespace)")
 
         class Header(ctypes.Structure):
             _fields_ = [("version", ctypes.c_uint32), ("pid", ctypes.c_int)]
@@ -207,7 +275,7 @@ def enter_sandbox(cfg: dict) -> None:
             _fields_ = [("effective", ctypes.c_uint32), ("permitted", ctypes.c_uint32),
                         ("inheritable", ctypes.c_uint32)]
         _check(libc.capset(ctypes.byref(Header(0x20080522, 0)), ctypes.byref((Data * 2)())), "capset")
-    _check(libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), "no_new_privs")
+    _check(libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), "prctl(PR_SET_NO_NEW_PRIVS)")
 
 
 def limit_address_space(budget: int) -> None:
@@ -341,7 +409,9 @@ class Learner:
             with open(os.path.join(work, *parts), "w", encoding="utf-8") as f:
                 f.write(source)
         sys.path.append(work)                 # appended: the learner's files can not shadow numpy
-        self.path = msg["origin"]
+        # the learner's file is named by its place in this process's own folder: no path of the judge's
+        # (the checkout, the batch root) reaches this process, in argv, a code object or a message
+        self.path = os.path.join(work, msg["main"])
         source = msg["files"][msg["main"]]
         linecache.cache[self.path] = (len(source), None, source.splitlines(True), self.path)
         if msg.get("kind") == "module":
@@ -423,13 +493,17 @@ def main() -> None:
     cfg = json.loads(sys.argv[1])
     wire_source = cfg["wire"]               # the text of wire.py: this process reads no file of the grader's
     if cfg.get("sandbox"):
-        enter_sandbox(cfg)
+        try:
+            enter_sandbox(cfg)
+        except SandboxStepFailed as e:          # one line naming the step and its errno, for the judge
+            os.write(2, f"sandbox step failed: {e.strerror}\n".encode())
+            os._exit(72)
     sys.path[:0] = cfg.get("path", [])      # the folder that holds tinyattn (-I left PYTHONPATH out)
     sys.path += [p for p in cfg.get("path_last", []) if p not in sys.path]       # and NumPy's
     set_limits(cfg.get("limits", {}))
     import numpy  # noqa: F401  (before any learner code: the address-space budget starts from here)
     if cfg.get("probe"):
-        os._exit(0 if os.listdir("/tmp") == [] and not os.path.exists("/etc/passwd") else 71)
+        os._exit(0 if os.access("/tmp", os.W_OK) and not os.path.exists("/etc/passwd") else 71)
     if cfg.get("as_budget"):
         limit_address_space(int(cfg["as_budget"]))
     os.makedirs(cfg["workdir"], exist_ok=True)

@@ -80,7 +80,8 @@ def grade_main(argv: list[str]) -> int:
         args = grade_parser().parse_args(argv)
     except SystemExit as e:
         return int(e.code or 0)
-    from .grader import protect_memory, resolve_seed, scrub_own_cmdline
+    from .grader import SEED_ENV, protect_memory, resolve_seed, scrub_own_cmdline
+    of_record = bool(args.batch or os.environ.get(SEED_ENV, "").strip())     # grades of record, not self-study
     try:
         args.seed = resolve_seed(args.seed)
     except ValueError as e:                # e.g. a non-integer $TINYATTN_GRADE_SEED
@@ -88,7 +89,7 @@ def grade_main(argv: list[str]) -> int:
     scrub_own_cmdline(str(args.seed))      # the seed can not be read from /proc/<pid>/cmdline or environ,
     protect_memory()                       # nor (another process of this user) from this one's memory
     try:
-        args.isolation = _isolation(args.isolation, batch=bool(args.batch))
+        args.isolation = _isolation(args.isolation, batch=bool(args.batch), of_record=of_record)
     except ValueError as e:
         return _usage(str(e))
     try:
@@ -100,23 +101,25 @@ def grade_main(argv: list[str]) -> int:
         return 3
 
 
-def _isolation(requested: str, batch: bool = False) -> str:
+def _isolation(requested: str, batch: bool = False, of_record: bool = False) -> str:
     """The isolation to grade with. Grades of record (--batch) never fall back silently: without a
-    working sandbox they refuse, naming why and the fix, unless --isolation process|user was asked for."""
-    from .learner import resolve_isolation, sandbox_problem
+    working sandbox they refuse, naming the step that failed and its errno, unless --isolation
+    process|user was asked for. The fallback's warning is for grades of record only (--batch, or
+    the seed of record in $TINYATTN_GRADE_SEED): a learner grading their own work is not warned."""
+    from .learner import resolve_isolation, sandbox_advice, sandbox_problem
     if batch and requested in ("auto", "sandbox") and sandbox_problem() is not None:
-        raise ValueError(f"--batch grades need the sandbox, and it does not work here: {sandbox_problem()}. "
-                         "Fix: run on Linux with user namespaces enabled (sysctl kernel.unprivileged_userns_clone=1; "
-                         "on Ubuntu 24.04 also kernel.apparmor_restrict_unprivileged_userns=0, or run the grader "
-                         "as root), or use the Docker recipe in exercises/README.md; or pass --isolation process "
-                         "to grade without it (every row then says isolation=process)")
+        problem = sandbox_problem()
+        advice = sandbox_advice(problem)
+        raise ValueError(f"--batch grades need the sandbox, and it could not start here: {problem}"
+                         + (f" ({advice})" if advice else "") + ". Pass --isolation process to grade without it "
+                         "(every row then says isolation=process), or use the Docker recipe in exercises/README.md")
     isolation = resolve_isolation(requested)
-    if isolation != "sandbox" and requested == "auto":
-        who = "as user nobody, which can read any world-readable file" if isolation == "user" else \
+    if isolation != "sandbox" and (batch or of_record):
+        who = "as a user of its own, which can read any world-readable file" if isolation == "user" else \
             "as you, which can read any file you can"
-        print(f"tinyattn grade: warning: no sandbox on this machine ({clean_line(sandbox_problem())}); each exercise "
-              f"runs in a plain child process {who}. For grades of record use Linux with user namespaces, or the "
-              "Docker recipe in exercises/README.md.", file=sys.stderr)
+        print(f"tinyattn grade: warning: grades of record without the sandbox"
+              + (f" ({clean_line(sandbox_problem())})" if requested == "auto" and sandbox_problem() else "")
+              + f": each exercise runs in a plain child process {who}.", file=sys.stderr)
     return isolation
 
 

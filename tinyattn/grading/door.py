@@ -4,7 +4,8 @@
 walks the folder with directory file descriptors, never following a link: every entry is opened
 with O_NOFOLLOW relative to its parent's descriptor, so a symbolic link anywhere (the folder
 itself, `exercises/`, one file, a helper package) is refused by name, and so are devices, FIFOs
-and sockets. Only regular `.py` files are read (the exercise, the learner's helper modules and
+and sockets. A hard link is a regular file that O_NOFOLLOW lets through: every file read must
+have exactly one name (st_nlink == 1, checked on the open descriptor), else it is refused by name. Only regular `.py` files are read (the exercise, the learner's helper modules and
 helper packages: a folder beside the exercise), each capped in size, and their number, total
 size and depth are capped too. What comes out is text in memory; the learner's process writes it
 into its own private folder inside the sandbox. Nothing on the host is read a second time, so a
@@ -135,6 +136,10 @@ def _read_file(dir_fd: int, name: str, rel: str, shown: str, out: Submission, bu
         st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode):     # swapped for something else since the listing
             out.refused.append(f"{_kind(st.st_mode)} not allowed: {shown}")
+            return
+        if st.st_nlink != 1:                 # a hard link: the same file under another name (a solution,
+            out.refused.append(f"hard link not allowed: {shown} has {st.st_nlink} names (copy the file "   # an
+                               "instead of linking it)")                                 # instructor's file)
             return
         if st.st_size > MAX_FILE:
             out.refused.append(f"{shown} is {st.st_size} bytes; a .py file may have {MAX_FILE} at most")

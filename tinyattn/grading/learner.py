@@ -19,7 +19,6 @@ import os
 import select
 import shutil
 import signal
-import site
 import subprocess
 import sys
 import tempfile
@@ -30,19 +29,24 @@ from functools import lru_cache
 from pathlib import Path
 
 from . import wire
+from .root import LIBRARY_MOUNT, PACKAGE_ROOT, _numpy_site, sandbox_config  # noqa: F401
 from .text import clean_line, clean_text
 
 HERE = Path(__file__).resolve().parent
 CHILD, WIRE = str(HERE / "child.py"), str(HERE / "wire.py")
 NOBODY = 65534
-PACKAGE_ROOT = str(HERE.parents[1])                     # the folder that holds tinyattn/
 ISOLATIONS = ("auto", "sandbox", "user", "process")
 STDERR_KEEP = 16 * 1024                                 # bytes of the child's stderr kept (its tail)
 STDOUT_TAIL = 4096                                      # characters of the learner's printing kept for the report
-# one learner's sandbox in all: at most SANDBOX_NPROC processes and threads (RLIMIT_NPROC, counted per
-# user namespace, or per host uid of its own when the grader is root), each with RLIMIT_AS address space
-SANDBOX_NPROC = 6
-LIMITS = {"RLIMIT_AS": 384 << 20, "RLIMIT_FSIZE": 64 << 20, "RLIMIT_NOFILE": 256, "RLIMIT_CORE": 0}
+# One learner's sandbox in all, where no cgroup can be had: at most SANDBOX_NPROC processes and
+# threads (RLIMIT_NPROC, counted in the sandbox's own user namespace: threads are allowed, a
+# learner's helper thread is honest), each with RLIMIT_AS of address space, and memory outside it
+# (memfd, tmpfs files) at most RLIMIT_NOFILE files of RLIMIT_FSIZE bytes each per process
+# (fallocate and ftruncate obey RLIMIT_FSIZE too). A process whose memory is MEASURED (an
+# address-space budget, ex12) is alone: RLIMIT_NPROC = 1, so no fresh interpreter with an address
+# space of its own can be started beside it.
+SANDBOX_NPROC = 4
+LIMITS = {"RLIMIT_AS": 384 << 20, "RLIMIT_FSIZE": 4 << 20, "RLIMIT_NOFILE": 64, "RLIMIT_CORE": 0}
 @lru_cache(maxsize=None)
 def _source(path: str) -> str:
     with open(path, encoding="utf-8") as f:
@@ -50,8 +54,9 @@ def _source(path: str) -> str:
 
 
 # the child runs from its source text: it reads no file of the grader's (which may be unreadable to it)
-CHILD_CMD = [sys.executable, "-I", "-S", "-c", _source(CHILD)]   # -S: no site-packages but the ones given
-LIBRARY_MOUNT = "/opt/tinyattn"                         # where a Tensor exercise's tinyattn lies in the sandbox
+# -S: no site-packages but the ones given; the interpreter by its real path (a venv inside the
+# checkout is not named to the learner's process: the venv's own folder is not needed with -S)
+CHILD_CMD = [os.path.realpath(sys.executable), "-I", "-S", "-c", _source(CHILD)]
 INNER_ID = 1000                                         # child.INNER_ID: the learner's uid inside
 FIRST_OUTER_ID = 1 << 28                                # host uids handed to sandboxes start here (root grader)
 
@@ -95,75 +100,6 @@ def clean_raised(r: dict) -> dict:
 
 # ---- which isolation this machine offers -----------------------------------------------------------
 
-def _under(path: str, folder: str) -> bool:
-    return path == folder or path.startswith(folder.rstrip("/") + "/")
-
-
-def _numpy_site() -> str:
-    """The folder NumPy is installed in (the user site when it came from `pip install --user`)."""
-    import numpy
-    return os.path.dirname(os.path.dirname(os.path.realpath(numpy.__file__)))
-
-
-def _site_dirs() -> list[str]:
-    dirs = list(getattr(site, "getsitepackages", lambda: [])())
-    import sysconfig
-    dirs += [sysconfig.get_paths()["purelib"], sysconfig.get_paths()["platlib"], _numpy_site()]
-    # and every other Python's packages under the system folders (a Debian python3-* package is as
-    # importable as one of ours): the sandbox empties them all but for NumPy
-    import glob
-    for pattern in ("/usr/lib/python3*/*-packages", "/usr/local/lib/python3*/*-packages"):
-        dirs += glob.glob(pattern)
-    return [d for d in dict.fromkeys(os.path.realpath(d) for d in dirs) if os.path.isdir(d)]
-
-
-SYSTEM = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
-DEVICES_SHOWN = ("/etc/ld.so.cache",)                   # the loader's cache: Python's C modules find their libraries
-
-
-def _bound(path: str, trees: list[str]) -> bool:
-    return any(_under(path, t) for t in trees)
-
-
-def sandbox_config(library: str | None = None, hide: tuple[str, ...] = ()) -> dict:
-    """What child.py's enter_sandbox builds the fresh root from (every path is the host's and the sandbox's).
-
-    library: the folder holding the build of tinyattn a Tensor exercise may import (None: no tinyattn).
-    hide: more folders to keep out should they lie inside a bound tree (a batch's root, the checkout)."""
-    links, binds, trees = [], [], []
-    for d in SYSTEM:
-        if os.path.islink(d):
-            links.append([os.readlink(d), d])
-        elif os.path.isdir(d):
-            binds.append([d, d])
-            trees.append(d)
-    for f in DEVICES_SHOWN:
-        if os.path.isfile(f):
-            binds.append([f, f])
-    # Python's own prefix (a pyenv, a venv, the hosted tool cache) and NumPy, where /usr does not hold them
-    for p in (sys.base_prefix, sys.prefix, _numpy_site()):
-        real = os.path.realpath(p)
-        if os.path.isdir(real) and not _bound(real, trees):
-            binds.append([real, real])
-            trees.append(real)
-    exe = os.path.realpath(sys.executable)
-    if not _bound(exe, trees):
-        raise OSError(f"Python ({exe}) lies outside its prefix: can not build the sandbox's root")
-    # every site-packages folder: empty but for NumPy (no other package, no .pth, no tinyattn install)
-    sites = [d for d in _site_dirs() if _bound(d, trees)]
-    keep = [[d, sorted(n for n in os.listdir(d) if n == "numpy" or n.startswith("numpy.libs")
-                       or n == "numpy.dylibs")] for d in sites]
-    hidden = [os.path.realpath(h) for h in (PACKAGE_ROOT, *hide)]
-    # (a folder that holds a bound tree or a site-packages folder is left to those: the site filter
-    # already empties site-packages, e.g. of a tinyattn installed there, but for NumPy)
-    hidden = [h for h in dict.fromkeys(hidden) if _bound(h, trees) and not any(_under(t, h) for t in trees)
-              and not any(_under(d, h) for d in sites)]
-    if library is not None:
-        binds.append([library, LIBRARY_MOUNT])
-    return {"links": links, "binds": binds, "sites": keep, "hide": hidden, "workdir": "/tmp/work",
-            "path": [LIBRARY_MOUNT] if library is not None else [], "path_last": [os.path.realpath(_numpy_site())]}
-
-
 def _map_ids(pid: int, outer: int) -> None:
     """(grader is root) ns uid/gid 0 = host 0 while the root is built, INNER_ID = a host uid of its own after."""
     for kind in ("uid", "gid"):
@@ -180,24 +116,41 @@ def _fresh_host_id() -> int:
 
 @lru_cache(maxsize=1)
 def sandbox_problem() -> str | None:
-    """None when the namespace sandbox works here, else why not (one line)."""
+    """None when the namespace sandbox works here, else why not: the step that failed and its errno
+    as the sandbox's process reported it (one line), never a guess about the machine."""
     if not sys.platform.startswith("linux"):
         return f"no Linux namespaces on {sys.platform}"
-    proc = None
+    proc, rc, why = None, None, ""
     try:
         proc = LearnerProcess("sandbox", 20.0, probe=True)
         rc = proc.proc.wait(timeout=20)
     except LearnerDied as e:
-        return f"the sandbox could not start: {e.message}"
+        why = e.message
     except (OSError, subprocess.SubprocessError, LearnerTimeout) as e:
-        return f"the sandbox could not start: {type(e).__name__}: {e}"
+        why = f"{type(e).__name__}: {e}"
     finally:
         if proc is not None:
             proc.close()
-    if rc != 0:
-        lines = b"".join(proc.stderr).decode("utf-8", "replace").strip().splitlines()
-        return f"the sandbox could not start: {lines[-1][:200] if lines else f'exit status {rc}'}"
-    return None
+    if rc == 0:
+        return None
+    lines = b"".join(proc.stderr).decode("utf-8", "replace").strip().splitlines() if proc is not None else []
+    step = [ln for ln in lines if ln.startswith("sandbox step failed: ")]
+    if step:
+        return clean_line(step[-1], 300)
+    return clean_line(f"the sandbox's process exited with status {rc}: {lines[-1]}" if lines and rc is not None
+                      else why or (lines[-1] if lines else f"exit status {rc}"), 300)
+
+
+def sandbox_advice(problem: str) -> str:
+    """What to do about `problem` (sandbox_problem's line): a hint about user namespaces only when the
+    step that failed was making one and the kernel said no."""
+    if "CLONE_NEWUSER" in problem and any(e in problem for e in ("EPERM", "EACCES", "ENOSPC", "EINVAL")):
+        return ("this kernel refuses unprivileged user namespaces: allow them (sysctl "
+                "kernel.unprivileged_userns_clone=1; on Ubuntu 24.04 kernel.apparmor_restrict_unprivileged_userns=0; "
+                "user.max_user_namespaces > 0), or run the grader as root")
+    if "CLONE_NEWUSER" in problem or "uid_map" in problem or "gid_map" in problem or "setgroups" in problem:
+        return "the user namespace could not be set up"
+    return ""
 
 
 @lru_cache(maxsize=1)
@@ -233,7 +186,7 @@ def resolve_isolation(requested: str = "auto") -> str:
 
 def _env(home: str) -> dict[str, str]:
     """The learner's whole environment: nothing of the grader's (no seed, no tokens)."""
-    return {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": home, "TMPDIR": home, "LANG": "C.UTF-8",
+    return {"PATH": "/usr/bin:/bin", "HOME": home, "TMPDIR": home, "LANG": "C.UTF-8",
             "PYTHONDONTWRITEBYTECODE": "1", "PYTHONIOENCODING": "utf-8", "MPLBACKEND": "Agg",
             "OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
 
@@ -304,14 +257,19 @@ class LearnerProcess:
         self._printed = ""
         self.names: list[str] = []
         self._tmp, self._before, self._stuck, self._mount_dir = None, set(), False, None
+        self._closing = False
+        self._budget = None
         user = {}
         if isolation == "sandbox":
             self._mount_dir = tempfile.mkdtemp(prefix="tinyattn-root-")     # empty: only a mount point
             cfg = {**sandbox_config(library, hide), "sandbox": True, "mount_dir": self._mount_dir}
             root = hasattr(os, "geteuid") and os.geteuid() == 0
             cfg["map_by_judge"] = root
+            from .budget import Budget
+            self._budget = Budget.open()                 # one cgroup for the whole sandbox, where we may
+            cfg["handshake"] = root or self._budget is not None
             cfg["outer_ids"] = [os.getuid(), os.getgid()]
-            limits = {**LIMITS, "RLIMIT_NPROC": SANDBOX_NPROC}
+            limits = {**LIMITS, "RLIMIT_NPROC": 1 if as_budget else SANDBOX_NPROC}
             home = "/tmp"
         else:
             self._tmp = tempfile.mkdtemp(prefix="tinyattn-learner-")
@@ -326,17 +284,30 @@ class LearnerProcess:
         # CPU seconds: the wall-clock deadline is the real limit; this one also stops a forked spinner
         limits["RLIMIT_CPU"] = max(1, int(timeout) + 5)
         cfg.update(wire=_source(WIRE), limits=limits, probe=probe, as_budget=as_budget)
+        try:
+            self._start(cfg, home, user)
+        except BaseException:
+            if self._budget is not None:
+                self._budget.close()
+            raise
+
+    def _start(self, cfg: dict, home: str, user: dict) -> None:
         self.proc = subprocess.Popen(CHILD_CMD + [json.dumps(cfg)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                      stderr=subprocess.PIPE, env=_env(home), cwd=self._tmp or "/",
                                      start_new_session=True, **user)
         self._reader = threading.Thread(target=self._read_stderr, daemon=True)
         self._reader.start()
-        if cfg.get("map_by_judge"):
-            self._handshake()
+        if cfg.get("handshake"):
+            try:
+                self._handshake(cfg["map_by_judge"])
+            except BaseException:
+                self.close()                           # no process, cgroup or folder left behind
+                raise
 
-    def _handshake(self) -> None:
-        """The child made its user namespace: write its uid and gid maps (root only can map a
-        second host uid), then let it go on."""
+    def _handshake(self, map_ids: bool) -> None:
+        """The child made its user namespace and waits: move it into the sandbox's cgroup (before it
+        starts any other process), write its uid and gid maps when the grader is root (root only can
+        map a second host uid), then let it go on."""
         try:
             got = b""
             while not got:
@@ -346,13 +317,28 @@ class LearnerProcess:
                     raise EOFError
             if got != b"U":
                 raise OSError("unexpected start byte")
-            _map_ids(self.proc.pid, _fresh_host_id())
+            if self._budget is not None:
+                self._budget.add(self.proc.pid)
+            if map_ids:
+                _map_ids(self.proc.pid, _fresh_host_id())
             os.write(self.proc.stdin.fileno(), b"G")
         except (EOFError, OSError):
             raise LearnerDied(self._death()) from None
 
     def _read_stderr(self) -> None:
-        for chunk in iter(lambda: self.proc.stderr.read1(4096), b""):
+        """The child's stderr, read from its raw descriptor with a short select: close() can always stop
+        this thread (a blocked read on the buffered file would hold its lock, and closing it would
+        wait forever for a process that never closes its copy of the pipe)."""
+        fd = self.proc.stderr.fileno()
+        while not self._closing:
+            try:
+                if not select.select([fd], [], [], 0.1)[0]:
+                    continue
+                chunk = os.read(fd, 4096)
+            except (OSError, ValueError):
+                return
+            if not chunk:
+                return
             self.stderr.append(chunk)
             self._stderr_size += len(chunk)
             while self._stderr_size - len(self.stderr[0]) > STDERR_KEEP and len(self.stderr) > 1:
@@ -466,6 +452,8 @@ class LearnerProcess:
                 self.proc.wait(timeout=5.0)
             except subprocess.TimeoutExpired:
                 self.proc.kill()
+            self._reader.join(timeout=0.5)             # what it has read so far; then it stops, EOF or not
+            self._closing = True
             self._reader.join(timeout=1.0)
             for f in (self.proc.stdin, self.proc.stdout, self.proc.stderr):
                 try:
@@ -473,6 +461,8 @@ class LearnerProcess:
                 except OSError:
                     pass
         finally:
+            if self._budget is not None:
+                self._budget.close()
             if self._tmp:
                 shutil.rmtree(self._tmp, ignore_errors=True)
             if self._mount_dir:

@@ -18,6 +18,7 @@ from .exercises import get
 from .allowed import tensor_library
 from .learner import LearnerDied, LearnerProcess, LearnerTimeout, resolve_isolation
 from .static import ALWAYS, NEVER_RULE
+from .text import clean_text
 
 BLOCKED = ALWAYS                       # refused at import time too, in the learner's process
 RULE = NEVER_RULE                      # said after "importing X is not allowed: ", word for word as in the docstrings
@@ -78,7 +79,10 @@ def grade_exercise(ex_id: str, files: dict[str, str], origin: str, seed: int, ti
     finally:
         if proc is not None:
             proc.close()
-    result["stdout"] = proc.stdout if proc is not None else ""
+    # every message leaves the judge cleaned (text.clean_text): whatever a check quoted of the learner's
+    for c in result["checks"]:
+        c["message"] = clean_text(c.get("message", ""), 8000)
+    result["stdout"] = clean_text(proc.stdout, 8000) if proc is not None else ""
     result["isolation"] = isolation
     return result
 
@@ -89,7 +93,7 @@ def load(proc: LearnerProcess, ex, files: dict[str, str], origin: str) -> dict |
     ex08's module initialises its weights from a fresh random salt drawn here for this process:
     nothing derived from the seed of record reaches the learner's code (the checks then write
     every weight themselves)."""
-    reply = proc.request({"op": "load", "files": files, "main": Path(origin).name, "origin": origin,
+    reply = proc.request({"op": "load", "files": files, "main": Path(origin).name,
                           "module": f"submission_{ex.id}", "kind": ex.kind, "blocked": list(BLOCKED),
                           "rule": RULE, "init_seed": secrets.randbits(63)})
     if "raised" in reply:

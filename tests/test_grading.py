@@ -54,7 +54,7 @@ def mutate(ex_id: str, subs) -> str:
 ADVERSARIAL = {  # exercise -> (status, words the message must contain)  (points: see ADVERSARIAL_POINTS)
     "ex01": ("timeout", ["still running after 3 s"]),
     "ex02": ("error", ["sys.exit(0)", "imported"]),
-    "ex03": ("passed", ["Advice, no points", "modified its input"]),     # only its own process can see it
+    "ex03": ("failed", ["modified its input", "Build new arrays"]),     # writing into an argument costs the part
     "ex04": ("error", ["RuntimeError", "something went wrong"]),
     "ex06": ("passed", []),
     "ex07": ("failed", ["has shape"]),

@@ -72,6 +72,10 @@ MUTANTS = [
     ("missing_scale", "ex05", [("scale = 1.0 / math.sqrt(Q.shape[-1])", "scale = 1.0", 1)]),
     ("softmax_backward_missing_term", "ex05", [("dS = P * (dP - (dP * P).sum(axis=-1, keepdims=True))", "dS = P * (1 - P) * dP", 1)]),
     ("flash_missing_rescale", "ex12", [("l = alpha * l + p.sum(axis=1)", "l = l + p.sum(axis=1)", 1)]),
+    # --- an answer that writes into its arguments: every check where it happens fails (issue 39) ---
+    ("modifies_input", "ex03", [("    return np.where(mask, scores, np.array(-np.inf, dtype=scores.dtype))\n",
+                                 "    np.copyto(scores, -np.inf, where=~np.broadcast_to(mask, scores.shape))\n"
+                                 "    return scores.copy()\n", 1)]),
     # --- one mutant per part: only the other part earns its points ---
     ("scale_missing_in_backward", "ex05", [("dK = np.swapaxes(dS, -1, -2) @ Q * scale", "dK = np.swapaxes(dS, -1, -2) @ Q", 1)]),
 ]

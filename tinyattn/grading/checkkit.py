@@ -26,6 +26,9 @@ from .learner import ForbiddenImport, Remote, RemoteFunction, RemoteTensor, Stud
 
 PASSED, FAILED, NOT_IMPLEMENTED, ERROR, FORBIDDEN = "passed", "failed", "not_implemented", "error", "forbidden"
 ADVICE_NAME = "does not modify its inputs"
+MUTATION_MISTAKE = "modifies_input"       # the mistake id of an answer that writes into its arguments
+MUTATION_ADVICE = ("Build new arrays instead of writing into the arguments (e.g. x = x - m, not x -= m): the caller "
+                   "still needs them")
 MAX_MESSAGE = 600          # characters: a check's message is a sentence or two, never a wall of text
 # what a learner's exp raises when it overflows: math.exp(1000), or np.exp under np.seterr(all="raise")
 OVERFLOWS = ("OverflowError", "FloatingPointError")
@@ -200,8 +203,13 @@ class Session:
 
         part: the exercise part the check scores (exercises.Part.name; None in a one-part exercise)."""
         self.part = part
+        before = len(self.mutations)
         try:
             yield
+            if len(self.mutations) > before:
+                # the answer changed its caller's arrays: wrong, whatever it returned (the caller still needs them)
+                raise CheckFailed("; ".join(dict.fromkeys(self.mutations[before:])) + ". " + MUTATION_ADVICE,
+                                  MUTATION_MISTAKE)
         except CheckFailed as e:
             self.results.append(CheckResult(name, FAILED, e.message, e.mistake, part))
         except StudentNotImplemented as e:
@@ -223,13 +231,13 @@ class Session:
             self.part = None
 
     def finish(self) -> list[CheckResult]:
-        """Append the 'inputs not modified' verdict (once the learner's code ran at all)."""
-        # advice: the learner's own process reports it, so it can not be worth points
+        """Append the 'inputs not modified' summary (once the learner's code ran at all). Each check in
+        which a call wrote into its arguments has already failed (its part earns nothing); this line
+        says it once more for the whole exercise, scoring nothing of its own."""
         if self.mutations:
             self.results.append(CheckResult(
-                ADVICE_NAME, FAILED,
-                "Advice, no points (the learner's own process reports it): " + "; ".join(dict.fromkeys(self.mutations)) + ". Build new arrays instead of writing into the "
-                "arguments (e.g. x = x - m, not x -= m): the caller still needs them.", advice=True))
+                ADVICE_NAME, FAILED, "; ".join(dict.fromkeys(self.mutations)) + ". " + MUTATION_ADVICE
+                + " Each check where it happened failed.", MUTATION_MISTAKE, advice=True))
         elif self.completed_calls:
             self.results.append(CheckResult(ADVICE_NAME, PASSED, advice=True))
         return self.results

@@ -152,7 +152,7 @@ def _grade_file(path: Path, ex: Exercise, seed: int, timeout: float, isolation: 
         for rel, text in sorted(sub.files.items(), key=lambda kv: kv[0] != path.name):
             if rel != path.name and rel in EXERCISE_FILES:
                 continue
-            problems += [f"{rel}: {p}" if rel != path.name else p for p in static.check_source(text, ex, rel)]
+            problems += [f"{rel}, {p}" for p in static.check_source(text, ex, rel)]     # file, line, why
     except SyntaxError as e:
         if e.filename == path.name:
             return _single(ex, "error", "parses", f"syntax error in {path.name}, line {e.lineno}: {e.msg}")

@@ -7,6 +7,13 @@ the specific symptom appears. The variants themselves live in `wrong.py`.
 from __future__ import annotations
 
 MISTAKES: dict[str, str] = {
+    "modifies_input": (
+        "Your function wrote into an array it was given (an in-place operation: an augmented assignment, a slice "
+        "assignment or a copy into an argument). The caller still owns that array and uses it afterwards: "
+        "in attention the same scores, keys or gradients feed several computations, so changing them in "
+        "place corrupts results elsewhere, silently. Compute into a new array and leave the arguments as "
+        "they came; returning a modified argument counts too, even when its values are right."
+    ),
     "missing_scale": (
         "Your result matches attention WITHOUT the 1/sqrt(d_k) factor. The scores Q·K grow with the "
         "dimension: a dot product of d_k unit-variance terms has variance d_k, so for d_k = 64 typical "

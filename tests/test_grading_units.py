@@ -430,3 +430,35 @@ def test_every_exercise_states_its_points_per_part_as_the_registry_scores_them()
         for folder in ("solutions", "exercises"):
             doc = ast.get_docstring(ast.parse((root / folder / ex.filename).read_text()))
             assert ex.points_line() in " ".join(doc.split()), (folder, ex.id)
+
+
+# ---- the seed of record: too large to find by trying seeds --------------------------------------------------
+
+def test_a_seed_of_record_is_drawn_from_the_os_and_a_small_one_is_refused(monkeypatch, tmp_path, capsys):
+    from tinyattn.grading import oracle
+    from tinyattn.grading.cli import grade_main
+    from tinyattn.grading.grader import SEED_ENV, resolve_seed
+    monkeypatch.delenv(SEED_ENV, raising=False)
+    drawn = {resolve_seed(None, of_record=True) for _ in range(20)}
+    assert len(drawn) == 20 and all(2**62 <= s < 2**63 for s in drawn)
+    assert resolve_seed(5) == 5                                   # self-study: any seed repeats its inputs
+    for small in (0, 7, 918273, 2**48 - 1, -(2**60)):
+        with pytest.raises(ValueError, match=r"too small for grades of record.*2\*\*48"):
+            resolve_seed(small, of_record=True)
+    assert resolve_seed(2**48, of_record=True) == 2**48
+    monkeypatch.setenv(SEED_ENV, "918273")                       # the example an old README gave
+    with pytest.raises(ValueError, match="918273 is too small"):
+        resolve_seed(None, of_record=True)
+    root = tmp_path / "batch"
+    (root / "ada").mkdir(parents=True)
+    (root / "ada" / "ex13_sliding_window.py").write_text("")
+    assert grade_main(["--batch", str(root), "--only", "ex13"]) == 2
+    assert "too small for grades of record" in capsys.readouterr().err
+    monkeypatch.delenv(SEED_ENV)
+    assert grade_main(["--batch", str(root), "--only", "ex13", "--seed", "33"]) == 2
+    assert "seed 33 is too small" in capsys.readouterr().err
+    # a student release (no references) makes no grades of record at all: its recorded seeds are public
+    monkeypatch.setattr(oracle, "live", lambda: False)
+    with pytest.raises(ValueError, match="references are installed"):
+        resolve_seed(None, of_record=True)
+    assert resolve_seed(None) in oracle.FIXTURE_SEEDS

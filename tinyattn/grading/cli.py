@@ -56,7 +56,7 @@ def grade_parser() -> argparse.ArgumentParser:
                    help=f"grade only these exercises ({', '.join(BY_ID)})")
     p.add_argument("--json", metavar="FILE", help="also write the results as JSON")
     p.add_argument("--seed", type=int, metavar="N", help="seed the random inputs (default: $TINYATTN_GRADE_SEED, "
-                   "else a fresh random seed)")
+                   "else a fresh random seed; with --batch at least 2**48, so it can not be guessed)")
     p.add_argument("--timeout", type=_positive_float, default=60.0, metavar="S",
                    help="seconds per exercise before it counts as a timeout (default: 60)")
     p.add_argument("--jobs", type=_positive_int, default=None, metavar="N",
@@ -82,7 +82,7 @@ def grade_main(argv: list[str]) -> int:
         return int(e.code or 0)
     from .grader import protect_memory, resolve_seed, scrub_own_cmdline
     try:
-        args.seed = resolve_seed(args.seed)
+        args.seed = resolve_seed(args.seed, of_record=bool(args.batch))
     except ValueError as e:                # e.g. a non-integer $TINYATTN_GRADE_SEED
         return _usage(str(e))
     scrub_own_cmdline(str(args.seed))      # the seed can not be read from /proc/<pid>/cmdline or environ,

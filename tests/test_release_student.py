@@ -198,7 +198,7 @@ def test_classroom_steps_pass_in_a_stripped_environment(student, tmp_path):
     script.chmod(0o755)
     steps = [line.split("command: ", 1)[1] for line in autograding_workflow().splitlines()
              if line.strip().startswith("command: ")]
-    assert len(steps) == len(EXERCISES)
+    assert len(steps) == sum(len(ex.parts) for ex in EXERCISES)
     home = tmp_path / "home"
     home.mkdir()
     for command in steps:
@@ -208,9 +208,21 @@ def test_classroom_steps_pass_in_a_stripped_environment(student, tmp_path):
         assert " passed " in proc.stdout and "recorded" not in proc.stderr, command
     # and a step on an unsolved exercise fails, as the command grader needs
     shutil.copy(student / "exercises" / "ex04_attention.py", repo / "exercises" / "ex04_attention.py")
-    proc = subprocess.run(["env", "-i", f"PATH={bin_dir}:/usr/bin:/bin", f"HOME={home}", "sh", "-c", steps[3]],
+    ex04 = [c for c in steps if "--only ex04 " in c]
+    assert ex04 == ["tinyattn grade --only ex04 --part attention", "tinyattn grade --only ex04 --part masks"]
+    proc = subprocess.run(["env", "-i", f"PATH={bin_dir}:/usr/bin:/bin", f"HOME={home}", "sh", "-c", ex04[0]],
                           cwd=repo, capture_output=True, text=True, timeout=300)
     assert proc.returncode == 1 and "not attempted" in proc.stdout
+    # partial credit: ex02's forward solved, its backward a stub -> the softmax test passes, the backward's fails
+    stub = (student / "exercises" / "ex02_softmax.py").read_text()
+    solved = (ROOT / "solutions" / "ex02_softmax.py").read_text()
+    fwd = solved[solved.index("def softmax("):solved.index("def softmax_backward(")]
+    (repo / "exercises" / "ex02_softmax.py").write_text(stub[:stub.index("def softmax(")] + fwd
+                                                         + stub[stub.index("def softmax_backward("):])
+    rcs = {c: subprocess.run(["env", "-i", f"PATH={bin_dir}:/usr/bin:/bin", f"HOME={home}", "sh", "-c", c], cwd=repo,
+                             capture_output=True, text=True, timeout=300).returncode
+           for c in steps if "--only ex02 " in c}
+    assert rcs == {"tinyattn grade --only ex02 --part softmax": 0, "tinyattn grade --only ex02 --part softmax_backward": 1}
 
 
 def test_release_student_command(tmp_path, capsys):

@@ -76,6 +76,16 @@ MUTANTS = [
     ("modifies_input", "ex03", [("    return np.where(mask, scores, np.array(-np.inf, dtype=scores.dtype))\n",
                                  "    np.copyto(scores, -np.inf, where=~np.broadcast_to(mask, scores.shape))\n"
                                  "    return scores.copy()\n", 1)]),
+    # --- ex05's masks part: any mask, not only a causal one (issue 39) ---
+    ("mask_ignored_in_backward", "ex05", [("    if mask is not None:\n        s = np.where(mask, s, -np.inf)\n", "", 1)]),
+    ("mask_assumed_causal", "ex05", [("s = np.where(mask, s, -np.inf)",
+                                      "s = np.where(np.tril(np.ones(s.shape[-2:], dtype=bool)), s, -np.inf)", 1)]),
+    # --- ex12: an exact softmax one query row at a time is not the online softmax (measured, issue 39) ---
+    ("flash_materializes_scores", "ex12", [("    T, d = Q.shape\n", "    out = np.empty((Q.shape[0], V.shape[1]))\n"
+                                            "    for i in range(Q.shape[0]):\n"
+                                            "        s = K @ Q[i] / math.sqrt(Q.shape[1])\n        s -= s.max()\n"
+                                            "        np.exp(s, out=s)\n        out[i] = (s @ V) / s.sum()\n"
+                                            "    return out\n", 1)]),
     # --- one mutant per part: only the other part earns its points ---
     ("scale_missing_in_backward", "ex05", [("dK = np.swapaxes(dS, -1, -2) @ Q * scale", "dK = np.swapaxes(dS, -1, -2) @ Q", 1)]),
 ]

@@ -131,15 +131,19 @@ class Session:
         """Call the learner's function `name` on copies of the arguments."""
         return self.invoke(name, self.fn(name), *args, **kwargs)
 
-    def invoke(self, label: str, f, *args, copy_inputs: bool = True, memory_limit: int | None = None, **kwargs):
+    def invoke(self, label: str, f, *args, copy_inputs: bool = True, memory_limit: int | None = None,
+               call_budget: int | None = None, **kwargs):
         """Run learner code f(*args); note any array argument it modifies; translate what it raises.
 
         memory_limit (bytes): the call runs in a fresh learner process whose address space the kernel
         caps at what it mapped before the learner's code loaded plus this budget; going over is a
-        MemoryError there. (In-process, for the grader's own tests: the tracemalloc peak, judged the same.)
+        MemoryError there. call_budget (bytes): the same, but counted from the moment the call starts,
+        its inputs already held: what the call itself adds. (In-process, for the grader's own tests:
+        the tracemalloc peak of the call, judged the same.)
         """
         if isinstance(f, (Remote, RemoteFunction)):
-            return self._invoke_remote(label, f, args, kwargs, memory_limit)
+            return self._invoke_remote(label, f, args, kwargs, memory_limit, call_budget)
+        memory_limit = memory_limit or call_budget
         given_args, given_kwargs = (copy.deepcopy(args), copy.deepcopy(kwargs)) if copy_inputs else (args, kwargs)
         try:
             if memory_limit:
@@ -167,14 +171,16 @@ class Session:
         self.completed_calls += 1
         return out
 
-    def _invoke_remote(self, label: str, f, args, kwargs, memory_limit: int | None):
+    def _invoke_remote(self, label: str, f, args, kwargs, memory_limit: int | None, call_budget: int | None = None):
         """The same call in the learner's process: one request, one reply of plain data."""
         target = {"fn": f.name} if isinstance(f, RemoteFunction) else {"ref": f._ref}
         learner = self.learner
-        if memory_limit:
+        if memory_limit or call_budget:
             if not isinstance(f, RemoteFunction):
-                raise TypeError("memory_limit applies to a learner's function, not to an object's method")
-            learner = self.fresh_learner(int(memory_limit))
+                raise TypeError("a memory budget applies to a learner's function, not to an object's method")
+            learner = self.fresh_learner(int(memory_limit or 0))
+        if call_budget:
+            target["call_budget"] = int(call_budget)
         try:
             reply = learner.request({"op": "call", **target, "args": list(args), "kwargs": dict(kwargs)})
         finally:

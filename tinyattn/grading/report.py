@@ -160,7 +160,7 @@ def junit_xml(report: GradeReport, suite_name: str = "tinyattn grade") -> str:
     attempted) or an <error> (error, timeout, forbidden), its message the first failing check's."""
     import xml.etree.ElementTree as ET
 
-    def safe(text) -> str:
+    def xml_text(text) -> str:
         return _NOT_XML.sub("", str(text))
 
     def kind(status: str) -> str | None:
@@ -179,7 +179,7 @@ def junit_xml(report: GradeReport, suite_name: str = "tinyattn grade") -> str:
     for r in report.exercises:
         title = BY_ID[r.id].title if r.id in BY_ID else ""
         cases = rows[r.id]
-        suite = ET.SubElement(root, "testsuite", name=safe(f"{r.id} {title}".strip()), tests=str(len(cases)),
+        suite = ET.SubElement(root, "testsuite", name=xml_text(f"{r.id} {title}".strip()), tests=str(len(cases)),
                               failures=str(sum(kind(st) == "failure" for *_, st in cases)),
                               errors=str(sum(kind(st) == "error" for *_, st in cases)), time=f"{r.seconds:.3f}")
         sp = ET.SubElement(suite, "properties")
@@ -187,7 +187,7 @@ def junit_xml(report: GradeReport, suite_name: str = "tinyattn grade") -> str:
                            ("isolation", r.isolation)):
             ET.SubElement(sp, "property", name=key, value=str(value))
         for name, got, most, status in cases:
-            case = ET.SubElement(suite, "testcase", classname=r.id, name=safe(name), time=f"{r.seconds:.3f}")
+            case = ET.SubElement(suite, "testcase", classname=r.id, name=xml_text(name), time=f"{r.seconds:.3f}")
             cp = ET.SubElement(case, "properties")
             for key, value in (("points", got), ("max_points", most), ("status", status)):
                 ET.SubElement(cp, "property", name=key, value=str(value))
@@ -198,9 +198,9 @@ def junit_xml(report: GradeReport, suite_name: str = "tinyattn grade") -> str:
                 message = "not attempted: still raises NotImplementedError"
             else:
                 message = f"{first['name']}: {first['message']}" if first else LABEL.get(r.status, r.status)
-            node = ET.SubElement(case, kind(status), message=safe(f"{got}/{most} points. {message}")[:1000],
+            node = ET.SubElement(case, kind(status), message=xml_text(f"{got}/{most} points. {message}")[:1000],
                                  type=status)
-            node.text = safe(_failure_text(r, name))
+            node.text = xml_text(_failure_text(r, name))
     ET.indent(root)
     return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"
 

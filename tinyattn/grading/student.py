@@ -124,8 +124,8 @@ def student_guide(text: str) -> str:
 
 STUDENT_TAIL = """## Submitting
 
-Push your work: the Classroom workflow (`.github/workflows/classroom.yml`) runs
-`tinyattn grade --only exNN` for each exercise, worth that exercise's points. This copy grades
+Push your work: the Classroom workflow (`.github/workflows/classroom.yml`) runs one test per
+part of each exercise (`tinyattn grade --only exNN --part NAME`), worth that part's points. This copy grades
 with answers recorded for the seeds {seeds}; your instructor may grade again with other
 inputs, so write code that is right, not code that matches the recorded answers.
 """
@@ -179,8 +179,9 @@ in this repository.
 
 ## Submitting (GitHub Classroom)
 
-Every push runs `.github/workflows/classroom.yml`: it installs the package once and runs
-`tinyattn grade --only exNN` for each exercise, worth that exercise's points. Your instructor
+Every push runs `.github/workflows/classroom.yml`: it installs the package once and runs one
+test per part of each exercise (`tinyattn grade --only exNN --part NAME`), worth that part's
+points, then writes a summary table on the run's page. Your instructor
 may grade the final submission again with other inputs: write code that is right, not code that
 matches the recorded answers.
 """

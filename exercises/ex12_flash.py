@@ -28,14 +28,17 @@ def flash_attention_forward(Q: np.ndarray, K: np.ndarray, V: np.ndarray, block_s
         acc   = alpha * acc + p V_j
         m     = m_new
     and finally out = acc / l. Start from m = -inf, l = 0, acc = 0.
-    The online softmax over KEY blocks is what keeps memory small: the grader also measures one block
-    of 64 queries against S = 16384 keys (block_size = 64), with a limit of a quarter of that (T, S)
-    float64 array (2 MiB), which a softmax over all keys at once, query block by query block, exceeds.
+    The online softmax over KEY blocks is what keeps memory small: the grader measures one call with
+    T = 4 queries against S = 1,048,576 keys (d = 2, block_size = 64) and lets it add at most 2 MiB
+    to what its inputs hold: a quarter of ONE row of S float64 scores. So even one query row of
+    scores at a time is too much, and so is a scaled copy of K: slice K and V (views), never copy
+    them.
 
     Hints:
         * Forgetting alpha (the rescale) is only correct if the max never changes.
         * Tile the queries too (blocks of block_size rows), so every temporary is at most
-          (block_size, block_size). The grader measures peak memory with T = S = 1024 and
-          block_size = 64; the limit is half of one (T, S) float64 array.
+          (block_size, block_size). The grader also measures T = S = 2,048 and T = 64 queries
+          against S = 65,536 keys (block_size = 64); each call may add at most 16 MiB, inputs
+          included.
     """
     raise NotImplementedError("ex12: implement flash_attention_forward")

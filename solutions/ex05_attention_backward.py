@@ -1,5 +1,5 @@
 """Exercise 05 · attention, backward: the gradients of the loss w.r.t. Q, K and V.
-Points: 15 (ready after notebook 02).
+Points: 15 in 2 parts, each scored on its own: attention_backward 10 (after notebook 02), masks 5 (after notebook 04).
 
 Allowed: NumPy and the Python standard library; nothing from tinyattn (check a gradient with your
 own finite differences). No exercise may import torch, tensorflow, jax, scipy.special or the grader

@@ -96,13 +96,37 @@ def test_exercise_workflow_from_a_notebook_kernel(course):
     stub = (root / "exercises" / "ex04_attention.py").read_text(encoding="utf-8")
     assert loaded and stub.strip() in loaded[0]
 
-    # save an answer from a cell with %%writefile, as exercises/README.md says
+    # save work from a cell with %%writefile, as exercises/README.md says (here: the stub, one line added)
+    _, err, _ = k.run("%%writefile exercises/ex04_attention.py\n" + stub + "# my notes\n")
+    assert err is None, err
+    assert (root / "exercises" / "ex04_attention.py").read_text(encoding="utf-8") == stub + "# my notes\n"
+
+    # import it and try it by hand, README's lines: the stub says what to implement
+    out, err, _ = k.run("import importlib, sys\nsys.path.insert(0, 'exercises')\n"
+                        "import ex04_attention as ex04\nimportlib.reload(ex04)\nprint(ex04.__file__)\n"
+                        "import numpy as np\nQ = K = V = np.random.randn(2, 5, 8)\nout, w = ex04.attention(Q, K, V)")
+    assert err is not None and err.startswith("NotImplementedError: ex04"), err
+    assert out.split() == [str((root / "exercises" / "ex04_attention.py").resolve())]
+
+    # check() from a cell, and the grader as a shell command: not attempted yet, never an exception
+    out, err, _ = k.run("from tinyattn.grading import check\nr = check('ex04')\n"
+                        "print(r.results[0].id, r.results[0].status)")
+    assert err is None, err
+    assert out.strip().splitlines()[-1] == "ex04 not_attempted"
+    out, err, _ = k.run("!tinyattn grade --only ex04")
+    assert err is None, err
+    assert "ex04" in out and "not attempted" in out and "0/10" in out
+
+
+@pytest.mark.instructor          # reads solutions/: left out of the student release (tinyattn release --student)
+def test_a_solved_exercise_passes_from_a_notebook_kernel(course):
+    root, k = course
+    _, err, _ = k.run("import tinyattn.course; tinyattn.course.setup()")
+    assert err is None, err
     solution = (ROOT / "solutions" / "ex04_attention.py").read_text(encoding="utf-8")
     _, err, _ = k.run("%%writefile exercises/ex04_attention.py\n" + solution)
     assert err is None, err
     assert (root / "exercises" / "ex04_attention.py").read_text(encoding="utf-8").strip() == solution.strip()
-
-    # import it and try it by hand, README's lines
     out, err, _ = k.run("import importlib, sys\nsys.path.insert(0, 'exercises')\n"
                         "import ex04_attention as ex04\nimportlib.reload(ex04)\n"
                         "import numpy as np\nQ = K = V = np.random.randn(2, 5, 8)\n"
@@ -110,8 +134,6 @@ def test_exercise_workflow_from_a_notebook_kernel(course):
                         "print(ex04.__file__); print(bool(np.allclose(w.sum(-1), 1)))")
     assert err is None, err
     assert out.split() == [str((root / "exercises" / "ex04_attention.py").resolve()), "True"]
-
-    # check() from a cell, and the grader as a shell command
     out, err, _ = k.run("from tinyattn.grading import check\nr = check('ex04')\n"
                         "print(r.results[0].id, r.results[0].status)")
     assert err is None, err

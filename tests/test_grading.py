@@ -38,6 +38,16 @@ def load_mutants() -> list[tuple[str, str, list]]:
 
 
 MUTANTS = load_mutants()
+
+
+def _fixture(name: str) -> list:
+    spec = importlib.util.spec_from_file_location("grading_mutants", FIXTURES / "mutants.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return getattr(mod, name)
+
+
+VERDICTS, ALTERNATIVES = _fixture("VERDICTS"), _fixture("ALTERNATIVES")
 FIRST_PER_ID = {}
 for _m in MUTANTS:
     FIRST_PER_ID.setdefault(_m[0], _m)
@@ -54,7 +64,7 @@ def mutate(ex_id: str, subs) -> str:
 ADVERSARIAL = {  # exercise -> (status, words the message must contain)  (points: see ADVERSARIAL_POINTS)
     "ex01": ("timeout", ["still running after 3 s"]),
     "ex02": ("error", ["sys.exit(0)", "imported"]),
-    "ex03": ("passed", ["Advice, no points", "modified its input"]),     # only its own process can see it
+    "ex03": ("failed", ["modified its input", "Build new arrays"]),     # writing into an argument costs the part
     "ex04": ("error", ["RuntimeError", "something went wrong"]),
     "ex06": ("passed", []),
     "ex07": ("failed", ["has shape"]),
@@ -170,6 +180,40 @@ def test_all_other_mutants_are_diagnosed_too():
     assert len(got) == len(extra) >= 10
     wrong = [(mid, ex_id, found) for mid, ex_id, found in got if found != [mid]]
     assert not wrong
+
+
+# ---- the red team's wrong passes (issue 39): each gets its verdict from the real grader -----------------------
+
+@pytest.fixture(scope="module")
+def verdicts(tmp_path_factory):
+    """Every VERDICTS and ALTERNATIVES entry in its own folder, graded in one parallel run at a seed of record."""
+    tmp = tmp_path_factory.mktemp("verdicts")
+    tasks, keys = [], []
+    for i, (what, ex_id, subs, *_) in enumerate(VERDICTS + ALTERNATIVES):
+        folder = tmp / f"v{i}"
+        folder.mkdir()
+        (folder / get(ex_id).filename).write_text(mutate(ex_id, subs))
+        tasks.append((folder / get(ex_id).filename, get(ex_id)))
+        keys.append(what)
+    results = run_tasks(tasks, 2**62 + 1234, 120.0, default_jobs())
+    return dict(zip(keys, results))
+
+
+@pytest.mark.parametrize("what", [v[0] for v in VERDICTS])
+def test_a_wrong_answer_the_red_team_found_gets_its_verdict(verdicts, what):
+    _, ex_id, _, status, points, words = next(v for v in VERDICTS if v[0] == what)
+    res = verdicts[what]
+    failing = " ".join(c["name"] + ": " + c["message"] for c in res.checks if not c["passed"])
+    assert res.status == status, failing
+    assert {n: got for n, got, _ in res.parts if n in points} == points, (res.parts, failing)
+    for w in words:
+        assert w in failing, (w, failing)
+
+
+@pytest.mark.parametrize("what", [a[0] for a in ALTERNATIVES])
+def test_a_right_answer_written_differently_keeps_every_point(verdicts, what):
+    res = verdicts[what]
+    assert res.status == "passed" and res.points == res.max_points, [c for c in res.checks if not c["passed"]]
 
 
 # ---- adversarial submissions ---------------------------------------------------------------------

@@ -19,7 +19,7 @@ from tinyattn.grading.exercises import get
 ROOT = Path(__file__).resolve().parents[1]
 SOLUTIONS = ROOT / "solutions"
 ISOLATION = "sandbox" if sys.platform.startswith("linux") else "process"
-SEED = 31
+SEED = 5764607523034234883                      # a seed of record (grade_batch refuses one below 2**48)
 
 
 def _learner(root: Path, name: str, *ex_ids: str, solved: bool = True) -> Path:
@@ -124,18 +124,18 @@ def test_batch_refuses_to_fall_back_silently(tmp_path, capsys, monkeypatch):
     _learner(root, "ada", "ex13")
     problem = "sandbox step failed: unshare(CLONE_NEWUSER) (a user namespace) failed: EPERM (Operation not permitted)"
     monkeypatch.setattr(learner, "sandbox_problem", lambda: problem)
-    assert grade_main(["--batch", str(root), "--only", "ex13", "--seed", "3"]) == 2
+    assert grade_main(["--batch", str(root), "--only", "ex13", "--seed", "5764607523034234883"]) == 2
     err = capsys.readouterr().err
     # the real cause (the step and its errno), then what to do about that cause, and the way on without it
     assert problem in err and "refuses unprivileged user namespaces" in err and "--isolation process" in err
     # a cause that is not the kernel's refusal of user namespaces gets no advice about them
     monkeypatch.setattr(learner, "sandbox_problem", lambda: "sandbox step failed: mount bind '/x/usr' failed: "
                         "ENOENT (No such file or directory)")
-    assert grade_main(["--batch", str(root), "--only", "ex13", "--seed", "3"]) == 2
+    assert grade_main(["--batch", str(root), "--only", "ex13", "--seed", "5764607523034234883"]) == 2
     err = capsys.readouterr().err
     assert "ENOENT" in err and "namespace" not in err.split("ENOENT")[1]
     out = tmp_path / "grades.csv"
-    assert grade_main(["--batch", str(root), "--only", "ex13", "--seed", "3", "--isolation", "process",
+    assert grade_main(["--batch", str(root), "--only", "ex13", "--seed", "5764607523034234883", "--isolation", "process",
                        "--csv", str(out)]) == 0
     rows = list(csv.DictReader(out.open()))
     assert [(r["submission"], r["ex13"], r["isolation"]) for r in rows] == [("ada", "5", "process")]
@@ -145,7 +145,7 @@ def test_learner_chosen_names_are_neutralised_in_the_csv(tmp_path):
     root = tmp_path / "batch"
     _learner(root, "=cmd|calc\x1b[2J", "ex13")
     out = tmp_path / "grades.csv"
-    assert grade_main(["--batch", str(root), "--only", "ex13", "--seed", "3", "--csv", str(out),
+    assert grade_main(["--batch", str(root), "--only", "ex13", "--seed", "5764607523034234883", "--csv", str(out),
                        "--isolation", ISOLATION]) == 0
     rows = list(csv.DictReader(out.open()))
     assert rows[0]["submission"] == "'=cmd|calc" and rows[0]["isolation"] == ISOLATION
@@ -158,7 +158,7 @@ def test_odd_file_names_neither_crash_nor_reach_the_terminal(tmp_path, capsys):
     with open(os.path.join(bytes(folder), b"bad\xff\x1b[2J.py"), "w") as f:     # not UTF-8, an escape code
         f.write("x = 1\n")
     os.symlink("/dev/zero", os.path.join(bytes(folder), b"link\xfe\x1b]0;title\x07.py"))
-    assert grade_main([str(folder), "--only", "ex13", "--seed", "3", "--isolation", ISOLATION]) == 1
+    assert grade_main([str(folder), "--only", "ex13", "--seed", "5764607523034234883", "--isolation", ISOLATION]) == 1
     out = capsys.readouterr().out
     assert "symbolic link not allowed: " in out and "\x1b" not in out and "\x07" not in out
     out.encode("utf-8")                                # printable as it stands

@@ -97,7 +97,7 @@ def test_batch_feedback_writes_one_report_per_learner_without_the_seed(tmp_path,
     (root / "bo" / "ex01_scores.py").write_text(CHATTY_AND_WRONG)
     (root / "bo" / "ex02_softmax.py").write_text(FORWARD_ONLY)
     fb = tmp_path / "feedback"
-    seed = "918273645"
+    seed = "4611686019345661549"
     assert grade_main(["--batch", str(root), "--only", "ex01", "ex02", "--seed", seed, "--feedback", str(fb)]) == 0
     assert "2 feedback reports written" in capsys.readouterr().out
     assert sorted(p.name for p in fb.iterdir()) == ["ada.txt", "bo.txt"]

@@ -250,3 +250,64 @@ def test_a_named_tuple_is_a_tuple_across_the_process_boundary(tmp_path):
     r = check("ex04", "ex14", path=tmp_path, show=False)
     assert [x.status for x in r.results] == ["passed", "passed"], str(r)
     assert "Remote" not in str(r) and "kv_cache_not_appended" not in str(r)
+
+
+# ---- check() with some functions grades those and their exercise's file, never another exercise's ------
+
+TWO_FUNCTION = [ex for ex in __import__("tinyattn.grading", fromlist=["EXERCISES"]).EXERCISES if len(ex.functions) == 2]
+
+
+def _solution_module(ex):
+    import importlib.util
+    spec = importlib.util.spec_from_file_location(f"_sol_{ex.id}", ROOT / "solutions" / ex.filename)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_one_function_of_each_two_function_exercise_is_graded_beside_the_repositorys_stubs():
+    """The call each notebook's check cell suggests, against this repository's exercises/ (whose ex08 stub
+    imports tinyattn.nn, which a NumPy exercise may not): the function passed earns its part."""
+    assert {ex.id for ex in TWO_FUNCTION} >= {"ex02", "ex03", "ex06", "ex07", "ex10", "ex11"}
+    assert "from tinyattn import nn" in (ROOT / "exercises" / "ex08_multihead.py").read_text()
+    for ex in TWO_FUNCTION:
+        sol = _solution_module(ex)
+        for name in ex.functions:
+            r = check(ex.id, path=ROOT / "exercises", show=False, **{name: getattr(sol, name)})
+            res = r.results[0]
+            assert res.status != "forbidden", str(r)
+            earned = dict((n, p) for n, p, _ in res.parts)
+            own = [c for c in res.checks if c["part"] == name]
+            other = next(f for f in ex.functions if f != name)
+            # a part can only wait for the other function where its check uses YOUR other function (a backward
+            # against finite differences of your forward, merge_heads(split_heads(x))): nothing else fails
+            waits = [c for c in own if not c["passed"]]
+            assert all(c["message"].startswith(f"not implemented yet ({ex.id}: implement {other}") for c in waits), \
+                (ex.id, name, str(r))
+            assert any(c["passed"] for c in own)
+            if not waits:
+                assert earned[name] == ex.part(name).points, (ex.id, name, str(r))
+            if name == ex.functions[0]:              # the first part never waits for the second
+                assert not waits, (ex.id, name, str(r))
+
+
+def test_a_refusal_names_the_file_and_the_line(tmp_path):
+    from tinyattn.grading.release import strip_solutions
+    stub = strip_solutions((ROOT / "solutions" / "ex02_softmax.py").read_text(), "ex02")
+    lines = stub.splitlines()
+    at = next(i for i, line in enumerate(lines) if line.startswith("import numpy")) + 1
+    (tmp_path / "ex02_softmax.py").write_text("\n".join(lines[:at] + ["import tinyattn.nn"] + lines[at:]) + "\n")
+    shutil.copy(ROOT / "exercises" / "ex08_multihead.py", tmp_path)      # another exercise's file: not judged here
+    r = check("ex02", softmax=forward_only_softmax, path=tmp_path, show=False)
+    msg = r.results[0].checks[0]["message"]
+    assert r.results[0].status == "forbidden"
+    assert f"{tmp_path / 'ex02_softmax.py'}, line {at + 1}: tinyattn.nn" in msg, msg
+    assert "ex08" not in msg, msg
+
+    def uses_tinyattn(x, axis=-1):
+        import tinyattn
+        return tinyattn.softmax(x, axis)
+    (tmp_path / "ex02_softmax.py").write_text(stub)
+    r = check("ex02", softmax=uses_tinyattn, path=tmp_path, show=False)
+    msg = r.results[0].checks[0]["message"]
+    assert r.results[0].status == "forbidden" and msg.startswith("your notebook's functions, line "), msg

@@ -25,7 +25,7 @@ from tinyattn.grading.runner import grade_exercise
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the namespace sandbox is Linux's")
 ROOT = Path(__file__).resolve().parents[1]
-SEED = 97
+SEED = 4611686018427388001                 # a seed of record (grade_batch refuses one below 2**48)
 
 
 def run(ex_id: str, source: str, timeout: float = 20.0, extra: dict[str, str] | None = None) -> dict:

@@ -24,7 +24,7 @@ from tinyattn.grading.learner import PACKAGE_ROOT, sandbox_problem
 ROOT = Path(__file__).resolve().parents[1]
 TAMPER = Path(__file__).resolve().parent / "grading_fixtures" / "tamper"
 ISOLATION = "sandbox" if sys.platform.startswith("linux") else "process"
-SEED = 4321
+SEED = 4611686018427392225               # a seed of record (grade_batch refuses one below 2**48)
 TIMEOUT = 20.0
 HONEST = {"lingering_thread_ex13.py"}           # correct answers with a nuisance: they must pass
 

@@ -12,7 +12,7 @@ import pytest
 from tinyattn.gradcheck import numerical_grad
 from tinyattn.grading import EXERCISES, MISTAKES, references as ref, wrong
 from tinyattn.grading import checks as checks_pkg
-from tinyattn.grading.checkkit import (CheckFailed, Session, StudentNotImplemented, StudentRaised, diagnose,
+from tinyattn.grading.checkkit import (MUTATION_MISTAKE, CheckFailed, Session, StudentNotImplemented, StudentRaised, diagnose,
                                        expect_close, expect_mask, huge_logit_rows, large_logits)
 from tinyattn.grading.exercises import get
 from tinyattn.grading.grader import ExerciseResult, GradeReport, SEED_ENV, grade_file, resolve_seed
@@ -49,7 +49,7 @@ def test_every_mistake_id_named_in_the_checks_is_registered():
         for node in ast.walk(ast.parse(f.read_text())):
             if isinstance(node, ast.Constant) and isinstance(node.value, str) and re.fullmatch(r"[a-z]+(_[a-z0-9]+)+", node.value):
                 named.add(node.value)
-    assert named - functions == set(MISTAKES)
+    assert named - functions | {MUTATION_MISTAKE} == set(MISTAKES)      # (checkkit names the one every check can find)
 
 
 def test_every_exercise_has_a_checks_module():
@@ -293,7 +293,7 @@ def test_forbidden_import_is_caught_before_running(tmp_path):
     ex = get("ex02")
     (tmp_path / ex.filename).write_text("import os\nos._exit(1)\nfrom scipy.special import softmax\n")
     r = grade_file(tmp_path / ex.filename, ex, 0)
-    assert r.status == "forbidden" and "line 3" in r.checks[0]["message"]
+    assert r.status == "forbidden" and "ex02_softmax.py, line 3: scipy.special" in r.checks[0]["message"]
 
 
 # ---- the report --------------------------------------------------------------------------------------
@@ -361,8 +361,9 @@ def test_every_check_of_a_split_exercise_names_its_part(ex_id):
     assert all(r.part is None for r in results if r.name == "does not modify its inputs")
 
 
-def test_writing_into_an_argument_is_advice_and_costs_no_points():
-    # the learner's own process reports the write, so it is shown as advice and never scored
+def test_writing_into_an_argument_costs_the_parts_points():
+    # an answer that changes its inputs in place is wrong: each check where it happened fails, so its part
+    # earns nothing; the other part keeps its points
     sol = _solution("ex02")
 
     def softmax_inplace(x, axis=-1):
@@ -375,9 +376,19 @@ def test_writing_into_an_argument_is_advice_and_costs_no_points():
     checks_pkg.load("ex02").run(s)
     results = [r.to_json() for r in s.finish()]
     bad = [c for c in results if not c["passed"]]
-    assert [(c["name"], c.get("advice")) for c in bad] == [("does not modify its inputs", True)]
-    assert bad[0]["message"].startswith("Advice, no points")
-    assert get("ex02").score(results) == {"softmax": 5, "softmax_backward": 5}
+    assert bad and all(c["mistake"] == MUTATION_MISTAKE and "modified its input #1" in c["message"] for c in bad)
+    assert {c["part"] for c in bad if not c.get("advice")} == {"softmax", "softmax_backward"}   # (FD of YOUR softmax)
+    assert [c["name"] for c in bad if c.get("advice")] == ["does not modify its inputs"]
+    assert get("ex02").score(results) == {"softmax": 0, "softmax_backward": 0}
+    # a backward that writes into dy: the forward keeps its points
+    def backward_inplace(y, dy, axis=-1):
+        dy -= (dy * y).sum(axis=axis, keepdims=True)
+        return y * dy
+    s = Session(module=types.SimpleNamespace(softmax=sol.softmax, softmax_backward=backward_inplace),
+                path="/x.py", rng=np.random.default_rng(3))
+    checks_pkg.load("ex02").run(s)
+    results = [r.to_json() for r in s.finish()]
+    assert get("ex02").score(results) == {"softmax": 5, "softmax_backward": 0}
 
 
 # ---- hints explain; they do not hand over the fixing line --------------------------------------------------
@@ -419,3 +430,35 @@ def test_every_exercise_states_its_points_per_part_as_the_registry_scores_them()
         for folder in ("solutions", "exercises"):
             doc = ast.get_docstring(ast.parse((root / folder / ex.filename).read_text()))
             assert ex.points_line() in " ".join(doc.split()), (folder, ex.id)
+
+
+# ---- the seed of record: too large to find by trying seeds --------------------------------------------------
+
+def test_a_seed_of_record_is_drawn_from_the_os_and_a_small_one_is_refused(monkeypatch, tmp_path, capsys):
+    from tinyattn.grading import oracle
+    from tinyattn.grading.cli import grade_main
+    from tinyattn.grading.grader import SEED_ENV, resolve_seed
+    monkeypatch.delenv(SEED_ENV, raising=False)
+    drawn = {resolve_seed(None, of_record=True) for _ in range(20)}
+    assert len(drawn) == 20 and all(2**62 <= s < 2**63 for s in drawn)
+    assert resolve_seed(5) == 5                                   # self-study: any seed repeats its inputs
+    for small in (0, 7, 918273, 2**48 - 1, -(2**60)):
+        with pytest.raises(ValueError, match=r"too small for grades of record.*2\*\*48"):
+            resolve_seed(small, of_record=True)
+    assert resolve_seed(2**48, of_record=True) == 2**48
+    monkeypatch.setenv(SEED_ENV, "918273")                       # the example an old README gave
+    with pytest.raises(ValueError, match="918273 is too small"):
+        resolve_seed(None, of_record=True)
+    root = tmp_path / "batch"
+    (root / "ada").mkdir(parents=True)
+    (root / "ada" / "ex13_sliding_window.py").write_text("")
+    assert grade_main(["--batch", str(root), "--only", "ex13"]) == 2
+    assert "too small for grades of record" in capsys.readouterr().err
+    monkeypatch.delenv(SEED_ENV)
+    assert grade_main(["--batch", str(root), "--only", "ex13", "--seed", "33"]) == 2
+    assert "seed 33 is too small" in capsys.readouterr().err
+    # a student release (no references) makes no grades of record at all: its recorded seeds are public
+    monkeypatch.setattr(oracle, "live", lambda: False)
+    with pytest.raises(ValueError, match="references are installed"):
+        resolve_seed(None, of_record=True)
+    assert resolve_seed(None) in oracle.FIXTURE_SEEDS

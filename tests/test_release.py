@@ -137,19 +137,60 @@ def test_classroom_workflow_is_generated_and_well_formed():
     jobs = lines[lines.index("jobs:") + 1:]
     assert [line for line in jobs if line.startswith("  ") and not line.startswith("   ")] == ["  run-autograding-tests:"]
     graders = text.count("uses: classroom-resources/autograding-command-grader@v1")
-    assert graders == len(EXERCISES)
+    parts = [(ex, p) for ex in EXERCISES for p in ex.parts]
+    assert graders == len(parts) > len(EXERCISES)          # one autograding test per part: partial credit
     assert text.count("uses: classroom-resources/autograding-grading-reporter@v1") == 1
     assert text.index("autograding-grading-reporter") > text.rindex("autograding-command-grader")
-    for ex in EXERCISES:
-        block = text[text.index(f"command: tinyattn grade --only {ex.id}"):]
-        assert block.splitlines()[2].strip() == f"max-score: {ex.points}"
+    for ex, part in parts:
+        command = f"command: tinyattn grade --only {ex.id}" + (f" --part {part.name}" if len(ex.parts) > 1 else "")
+        block = text[text.index(command + "\n"):]
+        assert block.splitlines()[2].strip() == f"max-score: {part.points}"
+    scores = [int(line.split("max-score: ")[1]) for line in lines if line.strip().startswith("max-score: ")]
+    assert sum(scores) == sum(ex.points for ex in EXERCISES)
     step_ids = [line.split("id: ")[1] for line in lines if line.strip().startswith("id: ")]
-    assert len(step_ids) == len(EXERCISES)
+    assert len(step_ids) == len(set(step_ids)) == len(parts)
     runners = [line for line in lines if line.strip().startswith("runners: ")][0].split("runners: ")[1]
     assert runners.split(",") == step_ids
     for sid in step_ids:
         assert f'{sid.upper()}_RESULTS: "${{{{steps.{sid}.outputs.result}}}}"' in text
+    # after the reporter: the Markdown summary and the JUnit file, whatever the tests gave
+    tail = text[text.index("autograding-grading-reporter"):]
+    assert '--junit tinyattn-junit.xml --summary "$GITHUB_STEP_SUMMARY"' in tail and tail.count("if: always()") == 2
     # the package is installed once, before the graders (14 editable installs would cost minutes per push)
     assert text.count("run: python -m pip install -q -e .") == 1
     assert text.index("run: python -m pip install") < text.index("autograding-command-grader")
-    assert text.count("setup-command: ''") == len(EXERCISES)
+    assert text.count("setup-command: ''") == len(parts)
+
+
+def test_a_new_exercise_needs_only_its_table_entry(monkeypatch):
+    """The Classroom workflow comes from the exercise table alone: an entry (say ex15, two parts) adds its tests."""
+    from tinyattn.grading import classroom
+    from tinyattn.grading.exercises import Exercise, Part
+    new = Exercise("ex15", "ex15_patching.py", "activation patching", ("patch", "effect"),
+                   (Part("patch", 4, 9), Part("effect", 6, 9)))
+    monkeypatch.setattr(classroom, "EXERCISES", (*EXERCISES, new))
+    text = classroom.autograding_workflow()
+    assert "command: tinyattn grade --only ex15 --part patch\n" in text
+    assert "command: tinyattn grade --only ex15 --part effect\n" in text
+    assert text.count("max-score: ") == sum(len(ex.parts) for ex in EXERCISES) + 2
+    assert "ex15-patch,ex15-effect" in text and "EX15-EFFECT_RESULTS" in text
+
+
+def test_docstrings_state_the_sizes_and_limits_the_checks_use():
+    """One source of truth: the numbers live in the checks; each exercise's docstring states them word for word
+    (in solutions/ and in the generated stubs the learner reads)."""
+    from tinyattn.grading.checkkit import EXACT
+    from tinyattn.grading.checks import ex12_flash
+    flat = {}
+    for folder in ("solutions", "exercises"):
+        for ex in EXERCISES:
+            flat[(folder, ex.id)] = " ".join((ROOT / folder / ex.filename).read_text().split())
+    for folder in ("solutions", "exercises"):
+        text = flat[(folder, "ex12")]
+        for promise in ex12_flash.PROMISES:
+            assert " ".join(promise.split()) in text, (folder, promise)
+        # every grading tolerance a docstring states is the checks' own
+        for (f, ex_id), text in flat.items():
+            if f == folder and "Graded to float64 rounding" in text:
+                assert f"Graded to float64 rounding: within {EXACT:.0e} of the largest entry" in text, ex_id
+    assert f"{ex12_flash.ROW_S:,}" in flat[("solutions", "ex12")] and "16384" not in flat[("solutions", "ex12")]

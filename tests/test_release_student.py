@@ -198,7 +198,7 @@ def test_classroom_steps_pass_in_a_stripped_environment(student, tmp_path):
     script.chmod(0o755)
     steps = [line.split("command: ", 1)[1] for line in autograding_workflow().splitlines()
              if line.strip().startswith("command: ")]
-    assert len(steps) == len(EXERCISES)
+    assert len(steps) == sum(len(ex.parts) for ex in EXERCISES)
     home = tmp_path / "home"
     home.mkdir()
     for command in steps:
@@ -208,9 +208,21 @@ def test_classroom_steps_pass_in_a_stripped_environment(student, tmp_path):
         assert " passed " in proc.stdout and "recorded" not in proc.stderr, command
     # and a step on an unsolved exercise fails, as the command grader needs
     shutil.copy(student / "exercises" / "ex04_attention.py", repo / "exercises" / "ex04_attention.py")
-    proc = subprocess.run(["env", "-i", f"PATH={bin_dir}:/usr/bin:/bin", f"HOME={home}", "sh", "-c", steps[3]],
+    ex04 = [c for c in steps if "--only ex04 " in c]
+    assert ex04 == ["tinyattn grade --only ex04 --part attention", "tinyattn grade --only ex04 --part masks"]
+    proc = subprocess.run(["env", "-i", f"PATH={bin_dir}:/usr/bin:/bin", f"HOME={home}", "sh", "-c", ex04[0]],
                           cwd=repo, capture_output=True, text=True, timeout=300)
     assert proc.returncode == 1 and "not attempted" in proc.stdout
+    # partial credit: ex02's forward solved, its backward a stub -> the softmax test passes, the backward's fails
+    stub = (student / "exercises" / "ex02_softmax.py").read_text()
+    solved = (ROOT / "solutions" / "ex02_softmax.py").read_text()
+    fwd = solved[solved.index("def softmax("):solved.index("def softmax_backward(")]
+    (repo / "exercises" / "ex02_softmax.py").write_text(stub[:stub.index("def softmax(")] + fwd
+                                                         + stub[stub.index("def softmax_backward("):])
+    rcs = {c: subprocess.run(["env", "-i", f"PATH={bin_dir}:/usr/bin:/bin", f"HOME={home}", "sh", "-c", c], cwd=repo,
+                             capture_output=True, text=True, timeout=300).returncode
+           for c in steps if "--only ex02 " in c}
+    assert rcs == {"tinyattn grade --only ex02 --part softmax": 0, "tinyattn grade --only ex02 --part softmax_backward": 1}
 
 
 def test_release_student_command(tmp_path, capsys):
@@ -218,3 +230,63 @@ def test_release_student_command(tmp_path, capsys):
     (out / "x").mkdir(parents=True)
     assert release_main(["--student", str(out)]) == 2
     assert "not empty" in capsys.readouterr().err
+
+
+# ---- the release's own test suite: exactly the tests that hold without the answers --------------------------
+
+def _pytest_in(student: Path, *args: str, timeout: float) -> subprocess.CompletedProcess:
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "TINYATTN_GRADE_SEED")}
+    return subprocess.run([sys.executable, "-m", "pytest", *args, "-p", "no:cacheprovider"], cwd=student, env=env,
+                          capture_output=True, text=True, timeout=timeout)
+
+
+def test_the_release_deselects_the_tests_that_need_the_answers(student):
+    """Its pytest.ini options leave out every `@pytest.mark.instructor` test; the rest collects cleanly."""
+    proc = _pytest_in(student, "tests", "--collect-only", "-n", "0", timeout=300)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-2000:]
+    collected = proc.stdout
+    assert "test_exercise_workflow_from_a_notebook_kernel" in collected
+    assert "test_a_solved_exercise_passes_from_a_notebook_kernel" not in collected
+    assert "1 deselected" in collected.splitlines()[-1]
+    here = subprocess.run([sys.executable, "-m", "pytest", "tests/test_course_workflow.py", "--collect-only",
+                           "-n", "0", "-p", "no:cacheprovider"], cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert here.returncode == 0, here.stdout[-2000:]
+    assert "test_a_solved_exercise_passes_from_a_notebook_kernel" in here.stdout    # the instructor runs it
+
+
+def test_the_release_runs_its_course_tests_green(student):
+    """The release's tests that exercise the course as a learner does (the kernel workflow, the student grader),
+    run inside it, bounded in time. (The whole of its suite: CI runs `python -m pytest` inside a built release.)"""
+    proc = _pytest_in(student, "tests/test_course_workflow.py", "tests/test_grading_student.py", "-n", "0",
+                      timeout=600)
+    assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-2000:]
+    assert " passed" in proc.stdout.splitlines()[-1] and "deselected" in proc.stdout.splitlines()[-1]
+
+
+CHECK_ONE = """
+import importlib.util, json, sys
+from tinyattn.grading import EXERCISES, check, oracle
+assert not oracle.live()
+solutions, exercises, seed = json.load(sys.stdin)
+out = {}
+for ex in EXERCISES:
+    if len(ex.functions) != 2:
+        continue
+    spec = importlib.util.spec_from_file_location("sol_" + ex.id, f"{solutions}/{ex.filename}")
+    sol = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(sol)
+    name = ex.functions[0]
+    r = check(ex.id, path=exercises, seed=seed, show=False, **{name: getattr(sol, name)}).results[0]
+    out[ex.id] = [r.status, [list(p) for p in r.parts]]
+print(json.dumps(out))
+"""
+
+
+def test_check_with_one_function_in_the_student_release(student):
+    """`check("ex02", softmax=f)` beside the release's own stubs (ex08's imports tinyattn.nn): the function passed
+    earns its part, from the recorded answers."""
+    got = _run(student, CHECK_ONE, [str(ROOT / "solutions"), str(student / "exercises"), SEEDS[0]])
+    assert set(got) == {ex.id for ex in EXERCISES if len(ex.functions) == 2}
+    for ex_id, (status, parts) in got.items():
+        first = parts[0]
+        assert status != "forbidden" and first[1] == first[2], (ex_id, status, parts)

@@ -72,6 +72,63 @@ MUTANTS = [
     ("missing_scale", "ex05", [("scale = 1.0 / math.sqrt(Q.shape[-1])", "scale = 1.0", 1)]),
     ("softmax_backward_missing_term", "ex05", [("dS = P * (dP - (dP * P).sum(axis=-1, keepdims=True))", "dS = P * (1 - P) * dP", 1)]),
     ("flash_missing_rescale", "ex12", [("l = alpha * l + p.sum(axis=1)", "l = l + p.sum(axis=1)", 1)]),
+    # --- an answer that writes into its arguments: every check where it happens fails (issue 39) ---
+    ("modifies_input", "ex03", [("    return np.where(mask, scores, np.array(-np.inf, dtype=scores.dtype))\n",
+                                 "    np.copyto(scores, -np.inf, where=~np.broadcast_to(mask, scores.shape))\n"
+                                 "    return scores.copy()\n", 1)]),
+    # --- ex05's masks part: any mask, not only a causal one (issue 39) ---
+    ("mask_ignored_in_backward", "ex05", [("    if mask is not None:\n        s = np.where(mask, s, -np.inf)\n", "", 1)]),
+    ("mask_assumed_causal", "ex05", [("s = np.where(mask, s, -np.inf)",
+                                      "s = np.where(np.tril(np.ones(s.shape[-2:], dtype=bool)), s, -np.inf)", 1)]),
+    # --- ex12: an exact softmax one query row at a time is not the online softmax (measured, issue 39) ---
+    ("flash_materializes_scores", "ex12", [("    T, d = Q.shape\n", "    out = np.empty((Q.shape[0], V.shape[1]))\n"
+                                            "    for i in range(Q.shape[0]):\n"
+                                            "        s = K @ Q[i] / math.sqrt(Q.shape[1])\n        s -= s.max()\n"
+                                            "        np.exp(s, out=s)\n        out[i] = (s @ V) / s.sum()\n"
+                                            "    return out\n", 1)]),
     # --- one mutant per part: only the other part earns its points ---
     ("scale_missing_in_backward", "ex05", [("dK = np.swapaxes(dS, -1, -2) @ Q * scale", "dK = np.swapaxes(dS, -1, -2) @ Q", 1)]),
+]
+
+
+# Wrong answers the red team found passing (issue 39), each with the verdict it must get from the real grader (its
+# own process, sandboxed where the machine allows): (what, exercise id, substitutions as above, status,
+# {part: points it must earn}, words its failing checks must say). tests/test_grading.py grades them all.
+VERDICTS = [
+    ("squeezes the size-1 axes away", "ex01",
+     [("return scores / math.sqrt(d_k)", "return np.squeeze(scores) / math.sqrt(d_k)", 1)],
+     "failed", {"attention_scores": 0}, ["sizes of 1", "has shape"]),
+    ("unbroadcast sums one extra leading axis (and special-cases ())", "ex06",
+     [("    while grad.ndim > len(shape):\n",
+       "    if shape == ():\n        return np.asarray(grad.sum())\n    if grad.ndim > len(shape):\n", 1)],
+     "failed", {"unbroadcast": 0}, ["two or more extra leading axes"]),
+    ("a global cache that ignores its argument", "ex14",
+     [("import numpy as np\n", "import numpy as np\n\n_LAST = [None, None]\n", 1),
+      ("np.concatenate([cache[0], k_t], axis=2)", "np.concatenate([_LAST[0], k_t], axis=2)", 1),
+      ("np.concatenate([cache[1], v_t], axis=2)", "np.concatenate([_LAST[1], v_t], axis=2)", 1),
+      ("    return out, (K, V)\n", "    _LAST[:] = [K, V]\n    return out, (K, V)\n", 1)],
+     "failed", {"decode_step": 0}, ["two sequences decoded in turn", "continued two ways"]),
+    ("an exact softmax one query row at a time (no online softmax)", "ex12",
+     [("    T, d = Q.shape\n", "    out = np.empty((Q.shape[0], V.shape[1]))\n    for i in range(Q.shape[0]):\n"
+       "        s = K @ Q[i] / math.sqrt(Q.shape[1])\n        s -= s.max()\n        np.exp(s, out=s)\n"
+       "        out[i] = (s @ V) / s.sum()\n    return out\n", 1)],
+     "failed", {"flash_attention_forward": 0}, ["the online softmax, measured", "ran out of memory"]),
+    ("a backward that assumes a causal mask", "ex05",
+     [("s = np.where(mask, s, -np.inf)", "s = np.where(np.tril(np.ones(s.shape[-2:], dtype=bool)), s, -np.inf)", 1)],
+     "failed", {"attention_backward": 10, "masks": 0}, ["arbitrary (T, S) mask", "padding mask"]),
+    ("apply_mask writes into its argument", "ex03",
+     [("    return np.where(mask, scores, np.array(-np.inf, dtype=scores.dtype))\n",
+       "    np.copyto(scores, -np.inf, where=~np.broadcast_to(mask, scores.shape))\n    return scores.copy()\n", 1)],
+     "failed", {"causal_mask": 2, "apply_mask": 0}, ["modified its input"]),
+    ("softmax_backward writes into dy", "ex02",
+     [("    return y * (dy - inner)\n", "    dy -= inner\n    return y * dy\n", 1)],
+     "failed", {"softmax": 5, "softmax_backward": 0}, ["modified its input"]),
+]
+# right answers written differently: they must keep every point
+ALTERNATIVES = [
+    ("the cache as a list", "ex14", [("return out, (K, V)", "return out, [K, V]", 1)]),
+    ("flash attention one query at a time, over key blocks", "ex12",
+     [("    for i0 in range(0, T, block_size):\n", "    for i0 in range(0, T, 1):\n", 1),
+      ("        q = Q[i0:i0 + block_size] * scale", "        q = Q[i0:i0 + 1] * scale", 1),
+      ("        out[i0:i0 + block_size] = acc / l[:, None]", "        out[i0:i0 + 1] = acc / l[:, None]", 1)]),
 ]

@@ -28,8 +28,9 @@ Two kinds of process, and the line between them is a pipe that carries only plai
 * OBJECTS (ex08's module, its Tensors, a bound method) never cross: the learner's process keeps
   them and sends a handle (learner.Remote); attribute reads and calls are further requests.
 * MEASUREMENTS come from outside the learner's code: ex12's memory bound is an address-space limit
-  the kernel enforces (set before the learner's code loads, in a fresh process); what only the
-  learner's own process can report (whether it modified its inputs) is advice, worth no points.
+  the kernel enforces (set before the learner's code loads, in a fresh process). Whether a call
+  wrote into its arguments is reported by the learner's process: a write fails the check it
+  happened in (so its part), and hiding one can only spare the learner, never forge a pass.
 
 What each exercise may import (exercises.py, the same list in the static check and the docstrings):
 NumPy and the standard library; ex08 also a build of tinyattn without its attention code

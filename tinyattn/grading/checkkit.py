@@ -26,6 +26,9 @@ from .learner import ForbiddenImport, Remote, RemoteFunction, RemoteTensor, Stud
 
 PASSED, FAILED, NOT_IMPLEMENTED, ERROR, FORBIDDEN = "passed", "failed", "not_implemented", "error", "forbidden"
 ADVICE_NAME = "does not modify its inputs"
+MUTATION_MISTAKE = "modifies_input"       # the mistake id of an answer that writes into its arguments
+MUTATION_ADVICE = ("Build new arrays instead of writing into the arguments (e.g. x = x - m, not x -= m): the caller "
+                   "still needs them")
 MAX_MESSAGE = 600          # characters: a check's message is a sentence or two, never a wall of text
 # what a learner's exp raises when it overflows: math.exp(1000), or np.exp under np.seterr(all="raise")
 OVERFLOWS = ("OverflowError", "FloatingPointError")
@@ -128,15 +131,19 @@ class Session:
         """Call the learner's function `name` on copies of the arguments."""
         return self.invoke(name, self.fn(name), *args, **kwargs)
 
-    def invoke(self, label: str, f, *args, copy_inputs: bool = True, memory_limit: int | None = None, **kwargs):
+    def invoke(self, label: str, f, *args, copy_inputs: bool = True, memory_limit: int | None = None,
+               call_budget: int | None = None, **kwargs):
         """Run learner code f(*args); note any array argument it modifies; translate what it raises.
 
         memory_limit (bytes): the call runs in a fresh learner process whose address space the kernel
         caps at what it mapped before the learner's code loaded plus this budget; going over is a
-        MemoryError there. (In-process, for the grader's own tests: the tracemalloc peak, judged the same.)
+        MemoryError there. call_budget (bytes): the same, but counted from the moment the call starts,
+        its inputs already held: what the call itself adds. (In-process, for the grader's own tests:
+        the tracemalloc peak of the call, judged the same.)
         """
         if isinstance(f, (Remote, RemoteFunction)):
-            return self._invoke_remote(label, f, args, kwargs, memory_limit)
+            return self._invoke_remote(label, f, args, kwargs, memory_limit, call_budget)
+        memory_limit = memory_limit or call_budget
         given_args, given_kwargs = (copy.deepcopy(args), copy.deepcopy(kwargs)) if copy_inputs else (args, kwargs)
         try:
             if memory_limit:
@@ -164,14 +171,16 @@ class Session:
         self.completed_calls += 1
         return out
 
-    def _invoke_remote(self, label: str, f, args, kwargs, memory_limit: int | None):
+    def _invoke_remote(self, label: str, f, args, kwargs, memory_limit: int | None, call_budget: int | None = None):
         """The same call in the learner's process: one request, one reply of plain data."""
         target = {"fn": f.name} if isinstance(f, RemoteFunction) else {"ref": f._ref}
         learner = self.learner
-        if memory_limit:
+        if memory_limit or call_budget:
             if not isinstance(f, RemoteFunction):
-                raise TypeError("memory_limit applies to a learner's function, not to an object's method")
-            learner = self.fresh_learner(int(memory_limit))
+                raise TypeError("a memory budget applies to a learner's function, not to an object's method")
+            learner = self.fresh_learner(int(memory_limit or 0))
+        if call_budget:
+            target["call_budget"] = int(call_budget)
         try:
             reply = learner.request({"op": "call", **target, "args": list(args), "kwargs": dict(kwargs)})
         finally:
@@ -200,8 +209,13 @@ class Session:
 
         part: the exercise part the check scores (exercises.Part.name; None in a one-part exercise)."""
         self.part = part
+        before = len(self.mutations)
         try:
             yield
+            if len(self.mutations) > before:
+                # the answer changed its caller's arrays: wrong, whatever it returned (the caller still needs them)
+                raise CheckFailed("; ".join(dict.fromkeys(self.mutations[before:])) + ". " + MUTATION_ADVICE,
+                                  MUTATION_MISTAKE)
         except CheckFailed as e:
             self.results.append(CheckResult(name, FAILED, e.message, e.mistake, part))
         except StudentNotImplemented as e:
@@ -223,13 +237,13 @@ class Session:
             self.part = None
 
     def finish(self) -> list[CheckResult]:
-        """Append the 'inputs not modified' verdict (once the learner's code ran at all)."""
-        # advice: the learner's own process reports it, so it can not be worth points
+        """Append the 'inputs not modified' summary (once the learner's code ran at all). Each check in
+        which a call wrote into its arguments has already failed (its part earns nothing); this line
+        says it once more for the whole exercise, scoring nothing of its own."""
         if self.mutations:
             self.results.append(CheckResult(
-                ADVICE_NAME, FAILED,
-                "Advice, no points (the learner's own process reports it): " + "; ".join(dict.fromkeys(self.mutations)) + ". Build new arrays instead of writing into the "
-                "arguments (e.g. x = x - m, not x -= m): the caller still needs them.", advice=True))
+                ADVICE_NAME, FAILED, "; ".join(dict.fromkeys(self.mutations)) + ". " + MUTATION_ADVICE
+                + " Each check where it happened failed.", MUTATION_MISTAKE, advice=True))
         elif self.completed_calls:
             self.results.append(CheckResult(ADVICE_NAME, PASSED, advice=True))
         return self.results

@@ -436,14 +436,25 @@ class Learner:
         if msg.get("attr"):
             target = getattr(target, msg["attr"])
         args, kwargs = msg["args"], msg["kwargs"]
-        before = [a.copy() for a in self.arrays((args, kwargs))]
+        if msg.get("call_budget"):
+            # what the CALL may add, its inputs already held (ex12): a digest of each input, not a copy, and then
+            # the kernel's address-space limit; nothing after the call allocates in proportion to the inputs
+            import hashlib
+            digest = (lambda a: (a.shape, a.dtype.str, hashlib.sha256(np.ascontiguousarray(a).view(np.uint8)).digest()))
+            before = [digest(a) for a in self.arrays((args, kwargs))]
+            limit_address_space(int(msg["call_budget"]))
+        else:
+            before = [a.copy() for a in self.arrays((args, kwargs))]
         try:
             out = target(*args, **kwargs)
         except BaseException as e:  # noqa: BLE001 - reported to the judge
             return {"raised": describe(e, self.path)}
         after = self.arrays((args, kwargs))
-        mutated = [[i, list(b.shape)] for i, (b, a) in enumerate(zip(before, after))
-                   if b.shape != a.shape or not np.array_equal(b, a, equal_nan=b.dtype.kind in "fc")]
+        if msg.get("call_budget"):
+            mutated = [[i, list(a.shape)] for i, (b, a) in enumerate(zip(before, after)) if b != digest(a)]
+        else:
+            mutated = [[i, list(b.shape)] for i, (b, a) in enumerate(zip(before, after))
+                       if b.shape != a.shape or not np.array_equal(b, a, equal_nan=b.dtype.kind in "fc")]
         return {"ok": out, "mutated": mutated}
 
     def arrays(self, obj) -> list:

@@ -55,8 +55,14 @@ def grade_parser() -> argparse.ArgumentParser:
     p.add_argument("--only", nargs="+", action="extend", type=_exercise_id, metavar="exNN",
                    help=f"grade only these exercises ({', '.join(BY_ID)})")
     p.add_argument("--json", metavar="FILE", help="also write the results as JSON")
+    p.add_argument("--junit", metavar="FILE", help="also write JUnit XML: one test case per part, its points in its "
+                   "properties (GitLab, Jenkins and other CI systems read it)")
+    p.add_argument("--summary", metavar="FILE", help="also append a Markdown summary, one row per part (e.g. "
+                   "--summary \"$GITHUB_STEP_SUMMARY\")")
+    p.add_argument("--part", metavar="NAME", help="with one --only exNN: exit status 0 iff this part earned its "
+                   "points (one Classroom test per part)")
     p.add_argument("--seed", type=int, metavar="N", help="seed the random inputs (default: $TINYATTN_GRADE_SEED, "
-                   "else a fresh random seed)")
+                   "else a fresh random seed; with --batch at least 2**48, so it can not be guessed)")
     p.add_argument("--timeout", type=_positive_float, default=60.0, metavar="S",
                    help="seconds per exercise before it counts as a timeout (default: 60)")
     p.add_argument("--jobs", type=_positive_int, default=None, metavar="N",
@@ -83,7 +89,7 @@ def grade_main(argv: list[str]) -> int:
     from .grader import SEED_ENV, protect_memory, resolve_seed, scrub_own_cmdline
     of_record = bool(args.batch or os.environ.get(SEED_ENV, "").strip())     # grades of record, not self-study
     try:
-        args.seed = resolve_seed(args.seed)
+        args.seed = resolve_seed(args.seed, of_record=bool(args.batch))
     except ValueError as e:                # e.g. a non-integer $TINYATTN_GRADE_SEED
         return _usage(str(e))
     scrub_own_cmdline(str(args.seed))      # the seed can not be read from /proc/<pid>/cmdline or environ,
@@ -130,10 +136,16 @@ def _usage(msg: str) -> int:
 
 def _single(args) -> int:
     from .grader import grade_folder, submission_folder
-    from .report import format_report, write_json
+    from .report import append_summary, format_report, write_json, write_junit
 
     if args.csv or args.feedback:
         return _usage(f"{'--csv' if args.csv else '--feedback'} needs --batch DIR")
+    if args.part is not None:
+        if not args.only or len(args.only) != 1:
+            return _usage("--part needs exactly one exercise: --only exNN --part NAME")
+        names = [p.name for p in get(args.only[0]).parts]
+        if args.part not in names:
+            return _usage(f"{args.only[0]} has no part {args.part!r}; its parts: {', '.join(names)}")
     from .notebook import find_exercises
     # no PATH: the nearest exercises/ here or above (a notebook's kernel starts in notebooks/)
     path = Path(args.path) if args.path else (find_exercises() or Path("exercises"))
@@ -153,11 +165,15 @@ def _single(args) -> int:
     except ValueError as e:                      # e.g. a non-integer $TINYATTN_GRADE_SEED
         return _usage(str(e))
     print(format_report(report, details=not args.quiet))
-    if args.json:
-        try:
-            write_json(report, args.json)
-        except OSError as e:
-            return _usage(f"can not write --json {args.json!r}: {e.strerror or e}")
+    for flag, path, write in (("--json", args.json, write_json), ("--junit", args.junit, write_junit),
+                              ("--summary", args.summary, append_summary)):
+        if path:
+            try:
+                write(report, path)
+            except OSError as e:
+                return _usage(f"can not write {flag} {path!r}: {e.strerror or e}")
+    if args.part is not None:
+        return 0 if dict((n, got == most) for n, got, most in report.exercises[0].parts)[args.part] else 1
     return 0 if report.all_passed else 1
 
 
@@ -167,6 +183,8 @@ def _batch(args) -> int:
 
     if args.path:
         return _usage("give either PATH or --batch DIR, not both")
+    if args.junit or args.summary or args.part:
+        return _usage("--junit, --summary and --part grade one PATH; with --batch use --csv, --json or --feedback")
     root = Path(args.batch)
     if not root.is_dir():
         return _usage(f"--batch {str(root)!r} is not a folder")

@@ -90,7 +90,7 @@ EXERCISES: tuple[Exercise, ...] = (
     Exercise("ex04", "ex04_attention.py", "scaled dot-product attention", ("attention",),
              (Part("attention", 6, 1), Part("masks", 4, 4))),
     Exercise("ex05", "ex05_attention_backward.py", "attention backward", ("attention_backward",),
-             _one("attention_backward", 15, 2)),
+             (Part("attention_backward", 10, 2), Part("masks", 5, 4))),
     Exercise("ex06", "ex06_autograd.py", "unbroadcast and matmul backward", ("unbroadcast", "matmul_backward"),
              (Part("unbroadcast", 4, 2), Part("matmul_backward", 6, 2))),
     Exercise("ex07", "ex07_heads.py", "split and merge heads", ("split_heads", "merge_heads"),

@@ -99,20 +99,41 @@ class GradeReport:
                 "exercises": [e.to_json() for e in self.exercises]}
 
 
-def resolve_seed(seed: int | None) -> int:
-    """--seed, else $TINYATTN_GRADE_SEED, else a fresh random seed (so hard-coded answers fail)."""
-    from .oracle import recorded_seed
-    if (recorded := recorded_seed(seed, os.environ.get(SEED_ENV, ""))) is not None:
+SEED_OF_RECORD_BITS = 48        # a seed of record is at least 2**48: about 45 CPU-years to find by trying seeds
+
+
+def fresh_seed() -> int:
+    """62 random bits from the OS, in [2**62, 2**63): always a valid seed of record when given back."""
+    return secrets.randbits(62) | 1 << 62
+
+
+def resolve_seed(seed: int | None, of_record: bool = False) -> int:
+    """--seed, else $TINYATTN_GRADE_SEED, else a fresh random seed (so hard-coded answers fail).
+
+    of_record (grades of record: --batch): a seed given by hand must be at least 2**SEED_OF_RECORD_BITS,
+    so that nobody can recover it from the inputs by trying every smaller one; ValueError otherwise."""
+    from . import oracle
+    if of_record and not oracle.live():
+        raise ValueError("grades of record are made where the grader's references are installed (the instructor's "
+                         "repository); this copy only has answers recorded at the seeds "
+                         f"{', '.join(map(str, oracle.FIXTURE_SEEDS))}, which anyone can read")
+    if (recorded := oracle.recorded_seed(seed, os.environ.get(SEED_ENV, ""))) is not None:
         return recorded                 # a student release grades only at the seeds it has answers for
-    if seed is not None:
-        return int(seed)
-    env = os.environ.get(SEED_ENV, "").strip()
-    if env:
+    if seed is None:
+        env = os.environ.get(SEED_ENV, "").strip()
+        if not env:
+            return fresh_seed()
         try:
-            return int(env)
+            seed = int(env)
         except ValueError:
             raise ValueError(f"${SEED_ENV} must be an integer, got {env!r}") from None
-    return secrets.randbits(63)
+    seed = int(seed)
+    if of_record and not 1 << SEED_OF_RECORD_BITS <= seed < 1 << 64:
+        raise ValueError(f"the seed {seed} is too small for grades of record: a seed below 2**{SEED_OF_RECORD_BITS} "
+                         "can be recovered from the inputs by trying every one. Leave --seed and $"
+                         f"{SEED_ENV} unset (a fresh 62-bit seed is drawn and printed), or give one drawn at random "
+                         "from [2**48, 2**64), e.g. python -c \"import secrets; print(secrets.randbits(62) | 1 << 62)\"")
+    return seed
 
 
 def _single(ex: Exercise, status: str, name: str, message: str, seconds: float = 0.0) -> ExerciseResult:
@@ -152,7 +173,7 @@ def _grade_file(path: Path, ex: Exercise, seed: int, timeout: float, isolation: 
         for rel, text in sorted(sub.files.items(), key=lambda kv: kv[0] != path.name):
             if rel != path.name and rel in EXERCISE_FILES:
                 continue
-            problems += [f"{rel}: {p}" if rel != path.name else p for p in static.check_source(text, ex, rel)]
+            problems += [f"{rel}, {p}" for p in static.check_source(text, ex, rel)]     # file, line, why
     except SyntaxError as e:
         if e.filename == path.name:
             return _single(ex, "error", "parses", f"syntax error in {path.name}, line {e.lineno}: {e.msg}")
@@ -295,7 +316,7 @@ def grade_batch(root: str | os.PathLike, only: list[str] | None = None, seed: in
                 timeout: float = DEFAULT_TIMEOUT, jobs: int | None = None, on_done=None,
                 isolation: str = "auto") -> list[GradeReport]:
     """Grade every sub-folder of `root` (one per learner), all exercises in one parallel pool."""
-    root, seed = Path(root), resolve_seed(seed)
+    root, seed = Path(root), resolve_seed(seed, of_record=True)      # grades of record: no guessable seed
     # a link to a folder is a submission too: the one door refuses it by name (no automatic plagiarism)
     subs = sorted(p for p in root.iterdir() if (p.is_symlink() or p.is_dir()) and not p.name.startswith("."))
     exercises = select(only)

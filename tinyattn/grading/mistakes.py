@@ -7,6 +7,26 @@ the specific symptom appears. The variants themselves live in `wrong.py`.
 from __future__ import annotations
 
 MISTAKES: dict[str, str] = {
+    "modifies_input": (
+        "Your function wrote into an array it was given (an in-place operation: an augmented assignment, a slice "
+        "assignment or a copy into an argument). The caller still owns that array and uses it afterwards: "
+        "in attention the same scores, keys or gradients feed several computations, so changing them in "
+        "place corrupts results elsewhere, silently. Compute into a new array and leave the arguments as "
+        "they came; returning a modified argument counts too, even when its values are right."
+    ),
+    "mask_ignored_in_backward": (
+        "Your gradients match attention computed WITHOUT the mask you were given. The backward pass must "
+        "recompute the same forward pass as the loss used: the masked scores set to minus infinity before the "
+        "softmax, so the weights P are exactly zero on every masked key. Then dV gets nothing from a masked "
+        "key, and the softmax backward (which multiplies by P) sends no gradient through it to Q or K. Without "
+        "the mask, P spreads weight over keys the forward pass never looked at."
+    ),
+    "mask_assumed_causal": (
+        "Your gradients match a CAUSAL mask (each query sees the keys at or before its own position), not the "
+        "mask you were given. The mask argument can be any pattern broadcastable to (..., T, S): padding that "
+        "hides the last keys of a short sequence, a sliding window, a cross-attention mask where T and S "
+        "differ. Use the mask argument itself, whatever its pattern and whatever its broadcast shape."
+    ),
     "missing_scale": (
         "Your result matches attention WITHOUT the 1/sqrt(d_k) factor. The scores Q·K grow with the "
         "dimension: a dot product of d_k unit-variance terms has variance d_k, so for d_k = 64 typical "

@@ -23,7 +23,7 @@ from pathlib import Path
 from ..course import course_root
 from . import static
 from .exercises import BY_ID, get
-from .grader import DEFAULT_TIMEOUT, ExerciseResult, GradeReport, _single, grade_file, points_earned, resolve_seed
+from .grader import DEFAULT_TIMEOUT, EXERCISE_FILES, ExerciseResult, GradeReport, _single, grade_file, points_earned, resolve_seed
 from .mistakes import hint
 from .runner import grade_exercise, submission_files
 
@@ -326,14 +326,21 @@ def _check_functions(ex, functions: dict, seed: int, timeout: float, folder: Pat
         cells += "".join(f"\n\ndef {name}(*args, **kwargs):\n    raise NotImplementedError(\"{ex.id}: {name} was not "
                          f"passed to check() and {where}\")\n" for name in rest)
         files, origin = {ex.filename: cells}, f"<notebook>/{ex.filename}"
+    # what is judged: the functions passed, the exercise's own file and its helpers; never another
+    # exercise's file beside it (each is judged as its own exercise, under its own import rules)
+    judged = {name: text for name, text in files.items() if name == ex.filename or name not in EXERCISE_FILES}
     try:
         problems = []
-        for name, text in files.items():
-            problems += static.check_source(text, ex, name if name != ex.filename else origin)
+        for name, text in judged.items():
+            shown = "your notebook's functions" if name in (CELL_MODULE + ".py",) or origin.startswith("<") \
+                else (str(path) if name == ex.filename else name)
+            problems += [f"{shown}, {p}" for p in static.check_source(text, ex, name)]
     except SyntaxError as e:
-        return _single(ex, "error", "parses", f"syntax error, line {e.lineno}: {e.msg}")
+        where = "your notebook's functions" if e.filename == CELL_MODULE + ".py" or origin.startswith("<") \
+            else e.filename
+        return _single(ex, "error", "parses", f"syntax error in {where}, line {e.lineno}: {e.msg}")
     if problems:
-        return _single(ex, "forbidden", "allowed imports only", "; ".join(problems))
+        return _single(ex, "forbidden", "allowed imports only", "; ".join(problems) + ". " + static.rule(ex))
     data = grade_exercise(ex.id, files, origin, seed, timeout)
     return ExerciseResult(ex.id, data["status"], points_earned(ex, data["checks"]), ex.points, data["checks"], 0.0,
                           data["isolation"], data.get("stdout", ""))

@@ -34,7 +34,11 @@ ANSWERS = ("tinyattn/grading/references.py", "tinyattn/grading/wrong.py")
 TOP_LEVEL = ("tinyattn", "notebooks", "tests", "benchmarks", "conftest.py", "pyproject.toml", "LICENSE")
 SKIP = ("__pycache__", "*.pyc", "*.egg-info", ".ipynb_checkpoints", ".pytest_cache")
 FIXTURES = "tinyattn/grading/fixtures"
-# tests that grade the solutions or call the references: the instructor's, not the student's
+# tests that grade the solutions or call the references: the instructor's, not the student's. Whole files by
+# name here; single tests by the marker `@pytest.mark.instructor`, which the release's pytest deselects
+# (STUDENT_ADDOPTS in its pyproject.toml): the release's suite is exactly the tests that hold without answers
+INSTRUCTOR_MARK = "instructor"
+STUDENT_ADDOPTS = f"-m 'not {INSTRUCTOR_MARK}' "
 INSTRUCTOR_TESTS = ("test_grading*.py", "test_release.py", "test_release_*.py", "test_review_learner_errors.py",
                     "grading_fixtures")
 STUDENT_TESTS = ("test_grading_student.py",)      # ...except these, written to pass in both repositories
@@ -120,8 +124,8 @@ def student_guide(text: str) -> str:
 
 STUDENT_TAIL = """## Submitting
 
-Push your work: the Classroom workflow (`.github/workflows/classroom.yml`) runs
-`tinyattn grade --only exNN` for each exercise, worth that exercise's points. This copy grades
+Push your work: the Classroom workflow (`.github/workflows/classroom.yml`) runs one test per
+part of each exercise (`tinyattn grade --only exNN --part NAME`), worth that part's points. This copy grades
 with answers recorded for the seeds {seeds}; your instructor may grade again with other
 inputs, so write code that is right, not code that matches the recorded answers.
 """
@@ -175,8 +179,9 @@ in this repository.
 
 ## Submitting (GitHub Classroom)
 
-Every push runs `.github/workflows/classroom.yml`: it installs the package once and runs
-`tinyattn grade --only exNN` for each exercise, worth that exercise's points. Your instructor
+Every push runs `.github/workflows/classroom.yml`: it installs the package once and runs one
+test per part of each exercise (`tinyattn grade --only exNN --part NAME`), worth that part's
+points, then writes a summary table on the run's page. Your instructor
 may grade the final submission again with other inputs: write code that is right, not code that
 matches the recorded answers.
 """
@@ -208,10 +213,21 @@ def build_student(out: str | Path, root: str | Path | None = None, seeds: tuple[
     (out / WORKFLOW).parent.mkdir(parents=True, exist_ok=True)
     (out / WORKFLOW).write_text(autograding_workflow(), encoding="utf-8")
     (out / "README.md").write_text(STUDENT_README.format(seeds=", ".join(map(str, seeds))), encoding="utf-8")
+    _deselect_instructor_tests(out / "pyproject.toml")
     ignore = (root / ".gitignore").read_text(encoding="utf-8") if (root / ".gitignore").is_file() else ""
     (out / ".gitignore").write_text(ignore.rstrip("\n") + "\n!tinyattn/grading/fixtures/*.npz\n", encoding="utf-8")
     counts = record_fixtures(solutions, out / "tinyattn" / "grading" / "fixtures", seeds)
     return {"files": len(copied) + len(EXERCISES) + 3, "fixtures": counts}
+
+
+def _deselect_instructor_tests(pyproject: Path) -> None:
+    """The release's `python -m pytest` leaves out every test marked `instructor` (it needs the answers)."""
+    text = pyproject.read_text(encoding="utf-8")
+    key = 'addopts = "'
+    if text.count(key) != 1 or f"markers = [\"{INSTRUCTOR_MARK}:" not in text:
+        raise ReleaseError(f"{pyproject} has no single [tool.pytest.ini_options] addopts = \"...\" and "
+                           f"'{INSTRUCTOR_MARK}' marker to build the student's test command from")
+    pyproject.write_text(text.replace(key, key + STUDENT_ADDOPTS), encoding="utf-8")
 
 
 def main_student(out: str, force: bool = False) -> int:

@@ -125,11 +125,17 @@ def sliding_window_variants(T: int, window: int) -> dict[str, list[np.ndarray]]:
 # ---- attention backward (ex05) -----------------------------------------------------------------
 
 def attention_backward(Q, K, V, dout, mask=None, *, backward_scale: bool = True, forward_scale: bool = True,
-                       softmax_grad: str = "full", dv_transposed: bool = False
+                       softmax_grad: str = "full", dv_transposed: bool = False, mask_use: str = "given"
                        ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(dQ, dK, dV) with one knob turned the wrong way; softmax_grad: full | diag (P dP) | p1mp (P(1-P) dP)
-    | queries (the sum of dP * P over the queries, axis -2, instead of the keys)."""
+    | queries (the sum of dP * P over the queries, axis -2, instead of the keys); mask_use: given |
+    ignored (the forward recomputed without the mask) | causal (a causal mask instead of the one given)."""
     Q, K, V, dout = f64(Q), f64(K), f64(V), f64(dout)
+    if mask_use == "ignored":
+        mask = None
+    elif mask_use == "causal":
+        T, S = Q.shape[-2], K.shape[-2]
+        mask = np.tril(np.ones((T, S), dtype=bool))                     # (T, S): key j <= query i
     c = 1.0 / np.sqrt(Q.shape[-1])
     _, P = attention(Q, K, V, mask, scale="sqrt" if forward_scale else "none")      # (..., T, S)
     dV = (P if dv_transposed else swap_last(P)) @ dout
@@ -147,6 +153,8 @@ ATTENTION_BACKWARD_KNOBS: dict[str, list[dict]] = {
     "softmax_backward_missing_term": [dict(softmax_grad="diag"), dict(softmax_grad="p1mp")],
     "softmax_backward_wrong_axis": [dict(softmax_grad="queries")],
     "weights_transposed": [dict(dv_transposed=True)],
+    "mask_ignored_in_backward": [dict(mask_use="ignored")],
+    "mask_assumed_causal": [dict(mask_use="causal")],
 }
 
 

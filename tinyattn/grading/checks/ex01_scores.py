@@ -17,6 +17,14 @@ def run(s: Session) -> None:
         Q, K = rng.standard_normal((B, H, T, d)), rng.standard_normal((B, H, S, d))
         expect_close(s.call("attention_scores", Q, K), ref.scores(Q, K), "scores", wrong.scores_variants(Q, K),
                      inputs=(Q, K))
+    with s.check("sizes of 1: one query, one key, d_k = 1, a batch of one"):
+        # every input drawn before the first call: what a later check draws never depends on the learner's answer
+        pairs = [(rng.standard_normal(q_shape), rng.standard_normal(k_shape)) for q_shape, k_shape in
+                 (((1, 1), (1, 1)), ((1, d), (S, d)), ((T, 1), (S, 1)), ((1, 1, 1, d), (1, 1, S, d)))]
+        for Q, K in pairs:
+            q_shape, k_shape = Q.shape, K.shape
+            expect_close(s.call("attention_scores", Q, K), ref.scores(Q, K), f"scores for Q {q_shape}, K {k_shape}",
+                         wrong.scores_variants(Q, K), inputs=(Q, K))
     with s.check("float32 inputs give float scores"):
         Q, K = rng.standard_normal((2, T, d), dtype=np.float32), rng.standard_normal((2, S, d), dtype=np.float32)
         expect_close(s.call("attention_scores", Q, K), ref.scores(Q, K), "scores", wrong.scores_variants(Q, K),

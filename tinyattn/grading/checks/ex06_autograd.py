@@ -46,6 +46,11 @@ def run(s: Session) -> None:
         check_unbroadcast(s, rng.standard_normal((a, b, c)), (a, 1, c))
     with s.check("unbroadcast does both: (A, B, C) -> (B, 1)", "unbroadcast"):
         check_unbroadcast(s, rng.standard_normal((a, b, c)), (b, 1))
+    with s.check("unbroadcast sums two or more extra leading axes: (A, B, C, D) -> (D,) and -> (1, D)", "unbroadcast"):
+        e = int(rng.integers(2, 5))
+        g1, g2 = rng.standard_normal((a, b, c, e)), rng.standard_normal((a, b, c, e))   # drawn before any call
+        check_unbroadcast(s, g1, (e,))
+        check_unbroadcast(s, g2, (1, e))
     with s.check("unbroadcast to a scalar shape ()", "unbroadcast"):
         check_unbroadcast(s, rng.standard_normal((a, b)), ())
     with s.check("unbroadcast leaves a matching shape alone", "unbroadcast"):

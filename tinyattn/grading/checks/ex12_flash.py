@@ -8,6 +8,17 @@ MEMORY_T = 2048          # T = S for the memory check: a (T, T) float64 matrix i
 MEMORY_BLOCK = 64
 LONG_S = 65536           # the long-keys check: one block of MEMORY_BLOCK queries against LONG_S keys
 MEMORY_BUDGET = 16 << 20  # bytes the call may add to the learner's address space
+ROW_T, ROW_S, ROW_D = 4, 1 << 20, 2   # the online-softmax check: a few queries against a million keys
+ROW_BUDGET = 2 << 20     # bytes the call may add beyond its inputs: a quarter of one (S,) float64 row of scores
+
+# what the exercise's docstring promises about memory, word for word (tests/test_release.py keeps them in step)
+PROMISES = (
+    f"the grader measures one call with T = {ROW_T} queries against S = {ROW_S:,} keys (d = {ROW_D}, "
+    f"block_size = {MEMORY_BLOCK}) and lets it add at most {ROW_BUDGET >> 20} MiB to what its inputs hold: a "
+    "quarter of ONE row of S float64 scores.",
+    f"The grader also measures T = S = {MEMORY_T:,} and T = {MEMORY_BLOCK} queries against S = {LONG_S:,} keys "
+    f"(block_size = {MEMORY_BLOCK}); each call may add at most {MEMORY_BUDGET >> 20} MiB, inputs included.",
+)
 
 
 def run(s: Session) -> None:
@@ -34,6 +45,7 @@ def run(s: Session) -> None:
                      "flash_attention_forward(large logits)", wrong.flash_variants(Q, K, V, block),
                      nonfinite_mistake="unstable_softmax")
     long_keys(s)
+    one_row_at_a_time(s)
     n, dm = MEMORY_T, 16
     # the kernel's address-space limit, set from outside before the learner's code loads: one float64
     # (T, T) score matrix (32 MiB) is over the budget; tiling the keys, a few (T, block_size)
@@ -56,6 +68,30 @@ def long_keys(s: Session) -> None:
         within_budget(s, Q, K, V, f"flash_attention_forward(T={T}, S={S})",
                       ": walk over key blocks with the online softmax (tiling only the queries still holds a "
                       "(block_size, S) block of scores)")
+
+
+def one_row_at_a_time(s: Session) -> None:
+    """The online softmax, measured: a few queries against a million keys, and what the call may add to
+    the memory its inputs already hold is a quarter of one row of scores. An exact softmax over all keys,
+    even one query row at a time, holds a (S,) row (8 MiB) and runs out; walking over key blocks needs
+    (block_size, block_size) temporaries. The kernel counts, from the moment the call starts."""
+    rng = s.rng
+    Q, K, V = rng.standard_normal((ROW_T, ROW_D)), rng.standard_normal((ROW_S, ROW_D)), rng.standard_normal((ROW_S, 1))
+    label = f"flash_attention_forward(T={ROW_T}, S={ROW_S})"
+    with s.check(f"the online softmax, measured: T = {ROW_T} queries, S = {ROW_S:,} keys, at most "
+                 f"{ROW_BUDGET >> 20} MiB beyond the inputs (less than one row of scores; enforced by the kernel)"):
+        want = ref.attention_out(Q, K, V)
+        try:
+            out = s.call("flash_attention_forward", Q, K, V, MEMORY_BLOCK, call_budget=ROW_BUDGET)
+        except StudentRaised as e:
+            if e.kind != "MemoryError":
+                raise
+            raise CheckFailed(f"{label} ran out of memory: one row of {ROW_S:,} float64 scores is {ROW_S * 8 >> 20} "
+                              f"MiB and the call may add {ROW_BUDGET >> 20} MiB. A softmax over all the keys at once, "
+                              "even for one query at a time, is not the online softmax: walk over key blocks, keeping "
+                              "the running max, denominator and numerator per query, and slice K and V (views), "
+                              f"never copy them ({e})", "flash_materializes_scores") from None
+        expect_close(as_array(out, "flash_attention_forward"), want, label, inputs=(Q, K, V))
 
 
 def within_budget(s: Session, Q, K, V, label: str, advice: str) -> None:

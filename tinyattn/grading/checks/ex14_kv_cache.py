@@ -1,9 +1,10 @@
-"""ex14 · decode_step with a KV cache: T steps must reproduce causal attention (stably), and the cache must grow."""
+"""ex14 · decode_step with a KV cache: T steps must reproduce causal attention (stably), the cache must grow, and
+the cache is the argument: two sequences decoded in turn, and one cache continued two ways, each get their own."""
 import numpy as np
 
 from ..oracle import ref, wrong
-from ..checkkit import (CheckFailed, Session, as_array, as_sequence, as_tuple, distinct, expect_close, large_logits,
-                        type_name)
+from ..checkkit import (CheckFailed, Session, as_array, as_sequence, as_tuple, distinct, expect_close, expect_each,
+                        large_logits, type_name)
 
 
 def cache_pair(cache) -> tuple | None:
@@ -37,6 +38,21 @@ def decode(s: Session, q, k, v) -> tuple[np.ndarray, list, list]:
     if any(o.shape != outs[0].shape for o in outs):
         raise CheckFailed(f"out_t changes shape between steps: {[o.shape for o in outs]}")
     return np.concatenate(outs, axis=2), shapes, caches
+
+
+def decode_in_turn(s: Session, *seqs) -> list[np.ndarray]:
+    """Decode several sequences step by step IN TURN (step t of each, then step t + 1 of each), each fed
+    back its own cache: the stacked outputs of each. An answer that keeps its cache anywhere but in the
+    returned value mixes the sequences up."""
+    caches, outs = [None] * len(seqs), [[] for _ in seqs]
+    for t in range(seqs[0][0].shape[2]):
+        for i, (q, k, v) in enumerate(seqs):
+            out_t, caches[i] = as_tuple(s.call("decode_step", q[:, :, t:t + 1], k[:, :, t:t + 1], v[:, :, t:t + 1],
+                                               caches[i]), 2, "decode_step")
+            outs[i].append(as_array(out_t, f"out_t at step {t}"))
+    if any(o.shape != outs[0][0].shape for seq in outs for o in seq):
+        raise CheckFailed(f"out_t changes shape between steps: {[o.shape for o in outs[0]]}")
+    return [np.concatenate(seq, axis=2) for seq in outs]
 
 
 def check_order(caches: list, k: np.ndarray, v: np.ndarray) -> None:
@@ -84,6 +100,29 @@ def run(s: Session) -> None:
     with s.check("the first step (cache=None) attends to the token itself"):
         out, cache = as_tuple(s.call("decode_step", q[:, :, :1], k[:, :, :1], v[:, :, :1], None), 2, "decode_step")
         expect_close(out, v[:, :, :1], "out_t of the first step", inputs=(q, k, v))
+    with s.check("two sequences decoded in turn, each with its own cache (the cache is the argument, not a global)"):
+        q2, k2, v2 = (rng.standard_normal((B, H, T, n)) for n in (d, d, dv))
+        got_a, got_b = decode_in_turn(s, (q, k, v), (q2, k2, v2))
+        expect_each([(got_a, ref.decode_sequence(q, k, v), "the first sequence's outputs", wrong.decode_variants(q, k, v),
+                      dict(inputs=(q, k, v))),
+                     (got_b, ref.decode_sequence(q2, k2, v2), "the second sequence's outputs",
+                      wrong.decode_variants(q2, k2, v2), dict(inputs=(q2, k2, v2)))])
+    with s.check("one cache continued two ways (two candidate next tokens from the same prefix)"):
+        # after the prefix's steps, the same cache goes back twice: each continuation sees the prefix and itself only
+        qa, ka, va = (rng.standard_normal((B, H, 1, n)) for n in (d, d, dv))
+        cache = None
+        for t in range(T - 1):
+            _, cache = as_tuple(s.call("decode_step", q[:, :, t:t + 1], k[:, :, t:t + 1], v[:, :, t:t + 1], cache), 2,
+                                "decode_step")
+        out_1, _ = as_tuple(s.call("decode_step", q[:, :, T - 1:], k[:, :, T - 1:], v[:, :, T - 1:], cache), 2,
+                            "decode_step")
+        out_2, _ = as_tuple(s.call("decode_step", qa, ka, va, cache), 2, "decode_step")
+        cat = (lambda x, y: np.concatenate([x[:, :, :T - 1], y], axis=2))           # (B, H, T, n): prefix + one step
+        want_1 = ref.decode_sequence(q, k, v)[:, :, T - 1:]
+        want_2 = ref.decode_sequence(cat(q, qa), cat(k, ka), cat(v, va))[:, :, T - 1:]
+        expect_each([(out_1, want_1, "out_t of the first continuation", None, dict(inputs=(q, k, v))),
+                     (out_2, want_2, "out_t of the second continuation (the same cache passed again)", None,
+                      dict(inputs=(q, k, v)))])
     with s.check("large logits (scores in the thousands, mixed signs, spread inside rows) stay finite"):
         q, k = large_logits(rng, (B, H, T, d), (B, H, T, d))
         v = rng.standard_normal((B, H, T, dv))

@@ -361,16 +361,6 @@ class MethodsMixin:
         with np.errstate(divide="ignore"):  # log 0 = -inf is the right answer for an all -inf slice
             return (self - m).exp().sum(dim=d, keepdim=keepdim).log() + m_out
 
-    def mm(self, mat2) -> "Tensor":
-        """``torch.mm(self, mat2)``: the product of two 2-D tensors."""
-        from tinyattn.functions import mm  # (functions.py builds on the Tensor: imported when called)
-        return mm(self, mat2)
-
-    def bmm(self, mat2) -> "Tensor":
-        """``torch.bmm(self, mat2)``: (B, n, m) @ (B, m, p), no broadcasting."""
-        from tinyattn.functions import bmm
-        return bmm(self, mat2)
-
     def view_as(self, other) -> "Tensor": return self.view(other.shape)
     def reshape_as(self, other) -> "Tensor": return self.reshape(other.shape)
     def expand_as(self, other) -> "Tensor": return self.expand(other.shape)

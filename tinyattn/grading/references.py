@@ -191,3 +191,59 @@ def sliding_window_mask(T: int, window: int) -> np.ndarray:
 def decode_sequence(q, k, v) -> np.ndarray:
     """What T decoding steps must produce: causal attention over (B, H, T, d)."""
     return attention(q, k, v, causal_mask(q.shape[2]))[0]
+
+
+# ---- ex15: activation patching on the exercise's attention-only NumPy model
+def _ex15_forward(params, tokens, hooks=None):
+    hooks = hooks or {}
+    cache = {}
+
+    def point(name, x):
+        cache[name] = x.copy()
+        fn = hooks.get(name)
+        out = None if fn is None else fn(x.copy())
+        return x if out is None else np.asarray(out, dtype=x.dtype)
+
+    x = params["W_E"][tokens]  # (B, T, C)
+    T = tokens.shape[1]
+    future = np.triu(np.ones((T, T), dtype=bool), 1)
+    n_layers = sum(1 for k in params if k.startswith("W_Q."))
+    for l in range(n_layers):
+        x = point(f"blocks.{l}.hook_resid_pre", x)
+        q = np.einsum("btc,hcd->bthd", x, params[f"W_Q.{l}"])  # (B, T, H, d)
+        k = np.einsum("btc,hcd->bthd", x, params[f"W_K.{l}"])
+        v = np.einsum("btc,hcd->bthd", x, params[f"W_V.{l}"])
+        scores = np.where(future, -np.inf, np.einsum("bqhd,bkhd->bhqk", q, k) / np.sqrt(q.shape[-1]))
+        w = np.exp(scores - scores.max(axis=-1, keepdims=True))
+        w /= w.sum(axis=-1, keepdims=True)  # (B, H, T, T)
+        z = point(f"blocks.{l}.attn.hook_z", np.einsum("bhqk,bkhd->bqhd", w, v))  # (B, T, H, d)
+        x = x + np.einsum("bthd,hdc->btc", z, params[f"W_O.{l}"])
+    return x @ params["W_U"], cache
+
+
+def _ex15_metric(logits, answer):
+    z = logits[:, -1].astype(np.float64)
+    z = z - z.max(axis=-1, keepdims=True)
+    logp = z - np.log(np.exp(z).sum(axis=-1, keepdims=True))
+    return float(logp[np.arange(len(answer)), answer].mean())
+
+
+def _ex15_grid(params, clean, corrupted, answer, heads_together: bool = False) -> np.ndarray:
+    _, cache = _ex15_forward(params, clean)
+    L, H = sum(1 for k in params if k.startswith("W_Q.")), params["W_Q.0"].shape[0]
+    grid = np.zeros((L, H))
+    for l in range(L):
+        name = f"blocks.{l}.attn.hook_z"
+        for h in range(H):
+            def patch(z, h=h):
+                if heads_together:
+                    return cache[name].copy()
+                z[:, :, h] = cache[name][:, :, h]
+                return z
+            grid[l, h] = _ex15_metric(_ex15_forward(params, corrupted, {name: patch})[0], answer)
+    return grid
+
+
+def patch_heads(params, clean, corrupted, answer) -> np.ndarray:
+    """(n_layers, n_heads): the metric with head (l, h)'s hook_z patched from the clean run into the corrupted one."""
+    return _ex15_grid(params, clean, corrupted, answer)

@@ -351,3 +351,16 @@ def multihead_variants(x, Wq, bq, Wk, bk, Wv, bv, Wo, bo, n_heads, mask=None) ->
     W = (Wq, bq, Wk, bk, Wv, bv, Wo, bo)
     return {mid: [o for o in (safe(multihead, x, *W, n_heads, mask, **kw) for kw in knobs) if o is not None]
             for mid, knobs in MULTIHEAD_KNOBS.items() if mask is not None or mid not in MASK_MISTAKES}
+
+
+# ---- ex15
+def patch_heads_unpatched(params, clean, corrupted, answer) -> float:
+    """Nothing patched: the corrupted run's metric (a hook that returns nothing, or under a wrong name)."""
+    from .references import _ex15_forward, _ex15_metric
+    return _ex15_metric(_ex15_forward(params, corrupted)[0], answer)
+
+
+def patch_heads_layer_at_once(params, clean, corrupted, answer) -> np.ndarray:
+    """Every head of a layer patched together: each row constant."""
+    from .references import _ex15_grid
+    return _ex15_grid(params, clean, corrupted, answer, heads_together=True)

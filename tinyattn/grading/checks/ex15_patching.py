@@ -1,62 +1,13 @@
 """ex15 · patch_heads: activation patching of every head's output, clean -> corrupted, on a NumPy model.
 
-The reference is written here from the exercise's own `forward` (copied below, so a learner who edits
-theirs is still judged against the model the docstring describes). Wrong answers the checks name: the
+The reference (references.patch_heads) is written from the exercise's own `forward`, copied there, so a
+learner who edits theirs is still judged against the model the docstring describes. Wrong answers the checks name: the
 grid transposed (heads x layers), a row patched all at once (every head of a layer together), the
 corrupted run itself (nothing patched), and a clean input that the learner's code changed."""
 import numpy as np
 
 from ..checkkit import CheckFailed, Session, as_array, expect_close
-
-
-def _forward(params, tokens, hooks=None):
-    hooks = hooks or {}
-    cache = {}
-
-    def point(name, x):
-        cache[name] = x.copy()
-        fn = hooks.get(name)
-        out = None if fn is None else fn(x.copy())
-        return x if out is None else np.asarray(out, dtype=x.dtype)
-
-    x = params["W_E"][tokens]  # (B, T, C)
-    T = tokens.shape[1]
-    future = np.triu(np.ones((T, T), dtype=bool), 1)
-    n_layers = sum(1 for k in params if k.startswith("W_Q."))
-    for l in range(n_layers):
-        x = point(f"blocks.{l}.hook_resid_pre", x)
-        q = np.einsum("btc,hcd->bthd", x, params[f"W_Q.{l}"])  # (B, T, H, d)
-        k = np.einsum("btc,hcd->bthd", x, params[f"W_K.{l}"])
-        v = np.einsum("btc,hcd->bthd", x, params[f"W_V.{l}"])
-        scores = np.where(future, -np.inf, np.einsum("bqhd,bkhd->bhqk", q, k) / np.sqrt(q.shape[-1]))
-        w = np.exp(scores - scores.max(axis=-1, keepdims=True))
-        w /= w.sum(axis=-1, keepdims=True)  # (B, H, T, T)
-        z = point(f"blocks.{l}.attn.hook_z", np.einsum("bhqk,bkhd->bqhd", w, v))  # (B, T, H, d)
-        x = x + np.einsum("bthd,hdc->btc", z, params[f"W_O.{l}"])
-    return x @ params["W_U"], cache
-
-
-def _metric(logits, answer):
-    z = logits[:, -1].astype(np.float64)
-    z = z - z.max(axis=-1, keepdims=True)
-    logp = z - np.log(np.exp(z).sum(axis=-1, keepdims=True))
-    return float(logp[np.arange(len(answer)), answer].mean())
-
-
-def _grid(params, clean, corrupted, answer, heads_together: bool = False) -> np.ndarray:
-    _, cache = _forward(params, clean)
-    L, H = sum(1 for k in params if k.startswith("W_Q.")), params["W_Q.0"].shape[0]
-    grid = np.zeros((L, H))
-    for l in range(L):
-        name = f"blocks.{l}.attn.hook_z"
-        for h in range(H):
-            def patch(z, h=h):
-                if heads_together:
-                    return cache[name].copy()
-                z[:, :, h] = cache[name][:, :, h]
-                return z
-            grid[l, h] = _metric(_forward(params, corrupted, {name: patch})[0], answer)
-    return grid
+from ..oracle import ref, wrong
 
 
 def _problem(rng, L: int, H: int, B: int, T: int):
@@ -80,16 +31,16 @@ def run(s: Session) -> None:
                                 ("3 layers of 2 heads (not square: layers and heads can't be swapped)", (3, 2, 3, 7)),
                                 ("1 layer of 4 heads, one sentence", (1, 4, 1, 5))):
         params, clean, corrupted, answer = _problem(rng, L, H, B, T)
-        want = _grid(params, clean, corrupted, answer)
+        want = ref.patch_heads(params, clean, corrupted, answer)
         with s.check(f"patch_heads: {label}"):
             got = as_array(s.call("patch_heads", params, clean, corrupted, answer), "patch_heads")
             if got.shape == (H, L) and H != L:
                 raise CheckFailed(f"patch_heads returned shape {got.shape}: (n_heads, n_layers); the grid is "
                                   f"(n_layers, n_heads) = {(L, H)}, one row per layer")
-            if got.shape == want.shape and np.allclose(got, _metric(_forward(params, corrupted)[0], answer)):
+            if got.shape == want.shape and np.allclose(got, wrong.patch_heads_unpatched(params, clean, corrupted, answer)):
                 raise CheckFailed("every entry equals the corrupted run's metric: nothing was patched (does the "
                                   "hook return the patched array, under the hook point's exact name?)")
-            together = _grid(params, clean, corrupted, answer, heads_together=True)
+            together = wrong.patch_heads_layer_at_once(params, clean, corrupted, answer)
             if got.shape == want.shape and H > 1 and np.allclose(got, together):
                 raise CheckFailed("each row is constant: all heads of a layer were patched at once; patch one "
                                   "head per run, z[:, :, h] only")

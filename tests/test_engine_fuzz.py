@@ -69,7 +69,17 @@ def test_the_recorded_outcomes_mix_raises_and_results():
     assert len(FD_SEEDS) >= 20
 
 
-@pytest.mark.parametrize("seed", sorted(PROGRAMS))
+# Programs that still differ from PyTorch, each with its class in the fuzz log. The test after the replay
+# fails once one of them matches, so this table is always exactly what is open.
+OPEN = {
+    89: "F14: writing into a no_grad view after its base's requires_grad_(False) raises; PyTorch computes "
+        "(tests/engine_open_cases.py)",
+    173: "F6: an in-place op whose operand overlaps it in a strided way PyTorch does not check; PyTorch's values "
+         "depend on its loop order, tinyattn computes as if the operand were copied (docs/pytorch.md)",
+}
+
+
+@pytest.mark.parametrize("seed", sorted(set(PROGRAMS) - set(OPEN)))
 def test_program_matches_pytorch(seed):
     prog = PROGRAMS[seed]
     program = ef.generate(seed)
@@ -91,3 +101,11 @@ def test_program_gradients_match_finite_differences(seed):
             continue
         np.testing.assert_allclose(got, g, rtol=1e-5, atol=1e-6, err_msg=f"seed {seed}: {name}.grad\n" +
                                    "\n".join(program.render()))
+
+
+@pytest.mark.parametrize("seed", sorted(OPEN))
+def test_the_open_programs_still_differ_as_their_class_says(seed):
+    prog = PROGRAMS[seed]
+    diffs = ef.compare(ef.run(ef.generate(seed), tinyattn, F), ef.outcome_from_json(prog["torch"]),
+                       prog["nograd_views"])
+    assert diffs, f"seed {seed} now matches PyTorch: strike it from OPEN ({OPEN[seed]})"

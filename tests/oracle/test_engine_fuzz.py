@@ -49,15 +49,16 @@ def test_the_recorded_outcomes_are_this_pytorchs():
         assert not ef.compare(live, recorded), f"seed {prog['seed']}: rerun tests/data/record_engine_fuzz.py"
 
 
-def test_the_regression_cases_hold_in_pytorch(tmp_path):
-    """tests/test_engine_fuzz_regressions.py, run with torch in place of tinyattn, passes: its expected
-    results are PyTorch's."""
-    src = (TESTS / "test_engine_fuzz_regressions.py").read_text()
+@pytest.mark.parametrize("cases", ["test_engine_fuzz_regressions.py", "engine_open_cases.py"])
+def test_the_regression_cases_hold_in_pytorch(tmp_path, cases):
+    """The regression cases (and the open ones, which tinyattn does not pass yet), run with torch in place
+    of tinyattn, pass: their expected results are PyTorch's."""
+    src = (TESTS / cases).read_text()
     swaps = [("import tinyattn as torch\n", "import torch\n"),
              ("import tinyattn.nn.functional as F\n", "import torch.nn.functional as F\n"),
              ("from tinyattn.gradcheck import gradcheck\n", "from torch.autograd import gradcheck\n")]
     for old, new in swaps:
-        assert old in src
+        assert old in src, (old, cases)
         src = src.replace(old, new)
     (tmp_path / "test_regressions_in_torch.py").write_text(src)
     r = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-n", "0",

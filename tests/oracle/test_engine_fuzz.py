@@ -28,10 +28,17 @@ CHUNKS = 8
 PER_CHUNK = 40  # 320 programs: the whole file took 10 s (measured, one core)
 
 
+# Programs that differ from PyTorch in a documented way, with the class (docs/pytorch.md); the last test
+# fails once one of them matches.
+OPEN = {1158: "F8: an elementwise result of mixed-layout inputs takes NumPy's layout (is_contiguous differs)"}
+
+
 @pytest.mark.parametrize("chunk", range(CHUNKS))
 def test_random_programs_match_pytorch(chunk):
     failures = []
     for seed in range(1000 + chunk * PER_CHUNK, 1000 + (chunk + 1) * PER_CHUNK):
+        if seed in OPEN:
+            continue
         program = ef.generate(seed)
         diffs = ef.compare(ef.run(program, tinyattn, F), ef.run(program, torch, TF), program.nograd_views)
         if diffs:
@@ -64,3 +71,10 @@ def test_the_regression_cases_hold_in_pytorch(tmp_path, cases):
     r = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-n", "0",
                         "test_regressions_in_torch.py"], cwd=tmp_path, capture_output=True, text=True)
     assert r.returncode == 0, r.stdout[-3000:]
+
+
+@pytest.mark.parametrize("seed", sorted(OPEN))
+def test_the_open_programs_still_differ_as_their_class_says(seed):
+    program = ef.generate(seed)
+    diffs = ef.compare(ef.run(program, tinyattn, F), ef.run(program, torch, TF), program.nograd_views)
+    assert diffs and all(k == "contiguous" for k, _ in diffs), (OPEN[seed], diffs)

@@ -8,7 +8,7 @@ values, dtypes and flags of every tensor it named, every leaf's (and retained) g
 hook saw. Here each program runs on tinyattn and must do the same. Torch-free invariant on top:
 where a program does not raise and nothing in it cuts the chain rule, every leaf's .grad equals the
 central differences (float64) of the sum of the losses it called backward on.
-The live comparison with PyTorch, over more seeds, is tests/oracle/test_engine_fuzz.py.
+The live comparison with PyTorch, over more seeds, is tests/oracle/test_engine_fuzz_live.py.
 """
 from __future__ import annotations
 

@@ -193,8 +193,10 @@ def test_classroom_steps_pass_in_a_stripped_environment(student, tmp_path):
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
     script = bin_dir / "tinyattn"
-    script.write_text(f"#!{sys.executable}\nimport sys\nsys.path.insert(0, {str(repo)!r})\n"
-                      "from tinyattn.cli import main\nsys.exit(main())\n")
+    entry = bin_dir / "tinyattn_entry.py"
+    entry.write_text(f"import sys\nsys.path.insert(0, {str(repo)!r})\nfrom tinyattn.cli import main\nsys.exit(main())\n")
+    # a shell wrapper, not a #! line: the interpreter's path may hold a space (a venv in "/tmp/a venv")
+    script.write_text(f'#!/bin/sh\nexec "{sys.executable}" "{entry}" "$@"\n')
     script.chmod(0o755)
     steps = [line.split("command: ", 1)[1] for line in autograding_workflow().splitlines()
              if line.strip().startswith("command: ")]

@@ -96,7 +96,10 @@ def attention_scores(Q, K):
     assert r["isolation"] == "sandbox" and r["status"] != "passed"
     assert set(d["root"]) <= {"usr", "bin", "sbin", "lib", "lib32", "lib64", "libx32", "etc", "dev", "proc", "tmp",
                               "root", "opt", "home", "work"} - {"home", "work"} | set(Path(sys.base_prefix).parts[1:2])
-    assert d["tmp"] == ["work"] and set(d["etc"]) <= {"ld.so.cache"}
+    # the private /tmp holds the learner's work, and the interpreter's own folder when Python lives under /tmp
+    # (a venv in /tmp is bound read-only at its real path: the interpreter needs it)
+    under_tmp = os.path.realpath(sys.prefix).split(os.sep)[2:3] if os.path.realpath(sys.prefix).startswith("/tmp/") else []
+    assert sorted(d["tmp"]) == sorted(["work", *under_tmp]) and set(d["etc"]) <= {"ld.so.cache"}
     assert d["dev"] == ["null", "random", "urandom", "zero"]
     assert d["exists"] == [] and d["tinyattn"] is None and d["scipy"] is False
     assert d["net"] != "connected" and d["tty"] == [False, False, False]

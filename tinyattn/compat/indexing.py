@@ -167,6 +167,12 @@ def pytorch_index_layout(a: np.ndarray, idx, out: np.ndarray) -> np.ndarray:
             elif c < 0:
                 break
     outer = perm[::-1]
+    want, step = [0] * len(shape), out.itemsize  # the strides of that layout, in bytes
+    for p in perm:
+        want[p], step = step, step * shape[p]
+    if all(w == s or n <= 1 for w, s, n in zip(want, out.strides, shape)):
+        return out  # NumPy laid it out so already (x[idx], an embedding): skip the copy, which cost 1.7x the
+        #             lookup itself for (8, 256) ids into GPT-2's (50257, 768) table (1.3 ms + 2.2 ms, busy machine)
     res = np.empty([shape[p] for p in outer], dtype=out.dtype).transpose(np.argsort(outer))
     res[...] = out
     return res

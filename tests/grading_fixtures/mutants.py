@@ -62,6 +62,9 @@ MUTANTS = [
     ("kv_cache_not_appended", "ex14", [("return out, (K, V)", "return out, cache", 1)]),
     ("kv_cache_wrong_order", "ex14", [("np.concatenate([cache[0], k_t], axis=2)", "np.concatenate([k_t, cache[0]], axis=2)", 1),
                                       ("np.concatenate([cache[1], v_t], axis=2)", "np.concatenate([v_t, cache[1]], axis=2)", 1)]),
+    ("patch_grid_transposed", "ex15", [("    return grid\n", "    return grid.T\n", 1)]),
+    ("patch_nothing_patched", "ex15", [("                return z\n", "", 1)]),  # the hook returns None
+    ("patch_heads_together", "ex15", [("z[:, :, head] = clean[:, :, head]", "z[:] = clean", 1)]),
     # --- the blind spots of the first red-team run: each still named ---
     ("unstable_softmax", "ex02", [("z = x - x.max(axis=axis, keepdims=True)", "z = x - x.min(axis=axis, keepdims=True)", 1)]),
     ("unstable_softmax", "ex02", [("z = x - x.max(axis=axis, keepdims=True)", "z = x - x.mean(axis=axis, keepdims=True)", 1)]),

@@ -181,6 +181,22 @@ MISTAKES: dict[str, str] = {
         "last step, each step computes it for the step before from the gradient through its tanh and W_hh, "
         "and what is left after step 0 is dh0."
     ),
+    "patch_grid_transposed": (
+        "Your grid is transposed: row h, column l holds what belongs at [l, h]. The grid has one row per "
+        "layer and one column per head, shape (n_layers, n_heads), as TransformerLens's patching grids and "
+        "the exercise's docstring lay it out. Fill grid[layer, head], not grid[head, layer]."
+    ),
+    "patch_nothing_patched": (
+        "Every entry of your grid is the corrupted run's own metric: no patch reached the model. A hook must "
+        "RETURN the array to use instead (a hook that writes into a copy and returns nothing changes "
+        "nothing), and it must be registered under the hook point's exact name, \"blocks.{l}.attn.hook_z\"; "
+        "a misspelt name is never called."
+    ),
+    "patch_heads_together": (
+        "Each row of your grid is constant: all heads of a layer were patched at once, so every head of the "
+        "layer gets the same number. Activation patching asks about one component at a time: for head h, "
+        "replace only z[:, :, h] (every position, that head's slice) with the clean run's, and rerun."
+    ),
 }
 
 

@@ -6,7 +6,7 @@ grid transposed (heads x layers), a row patched all at once (every head of a lay
 corrupted run itself (nothing patched), and a clean input that the learner's code changed."""
 import numpy as np
 
-from ..checkkit import CheckFailed, Session, as_array, expect_close
+from ..checkkit import Session, as_array, expect_close
 from ..oracle import ref, wrong
 
 
@@ -32,16 +32,10 @@ def run(s: Session) -> None:
                                 ("1 layer of 4 heads, one sentence", (1, 4, 1, 5))):
         params, clean, corrupted, answer = _problem(rng, L, H, B, T)
         want = ref.patch_heads(params, clean, corrupted, answer)
+        variants = {"patch_grid_transposed": [want.T],  # (a square grid that is symmetric passes before this)
+                    "patch_nothing_patched": [np.full(want.shape, wrong.patch_heads_unpatched(params, clean, corrupted,
+                                                                                               answer))],
+                    "patch_heads_together": [wrong.patch_heads_layer_at_once(params, clean, corrupted, answer)]}
         with s.check(f"patch_heads: {label}"):
             got = as_array(s.call("patch_heads", params, clean, corrupted, answer), "patch_heads")
-            if got.shape == (H, L) and H != L:
-                raise CheckFailed(f"patch_heads returned shape {got.shape}: (n_heads, n_layers); the grid is "
-                                  f"(n_layers, n_heads) = {(L, H)}, one row per layer")
-            if got.shape == want.shape and np.allclose(got, wrong.patch_heads_unpatched(params, clean, corrupted, answer)):
-                raise CheckFailed("every entry equals the corrupted run's metric: nothing was patched (does the "
-                                  "hook return the patched array, under the hook point's exact name?)")
-            together = wrong.patch_heads_layer_at_once(params, clean, corrupted, answer)
-            if got.shape == want.shape and H > 1 and np.allclose(got, together):
-                raise CheckFailed("each row is constant: all heads of a layer were patched at once; patch one "
-                                  "head per run, z[:, :, h] only")
-            expect_close(got, want, "patch_heads(...)", rtol=1e-6, atol=1e-8)
+            expect_close(got, want, "patch_heads(...)", variants, rtol=1e-6, atol=1e-8)

@@ -219,7 +219,20 @@ def test_head_patching_and_ablation_agree_with_head_masks():
             np.testing.assert_allclose(zero[layer, h], metric(model(clean, head_mask=mask)), atol=1e-12)
     batch = np.array([[3, 7, 1, 9, 3, 7], [3, 7, 1, 9, 11, 7]])
     mean = ablate_heads(model, clean, metric, how="mean", reference_tokens=batch)
-    assert mean.shape == (2, 4) and np.isfinite(mean).all()
+    assert mean.shape == (2, 4)
+    _, ref_cache = model.run_with_cache(batch)
+    for layer in range(2):  # by hand: head h's z is the batch's mean of z[:, :, h], position by position
+        avg = ref_cache["z", layer].numpy().mean(axis=0)  # (T, H, d_head)
+        for h in range(4):
+            def by_mean(z, hook, h=h):
+                arr = z.numpy().copy()
+                arr[:, :, h] = avg[:, h]
+                return tinyattn.tensor(arr)
+            want = metric(model.run_with_hooks(clean, fwd_hooks=[(f"blocks.{layer}.attn.hook_z", by_mean)]))
+            np.testing.assert_allclose(mean[layer, h], want, atol=1e-12)
+    assert np.abs(mean - metric(model(clean))).max() > 1e-4  # the means differ from the clean run's own z
+    # the mean of a batch of one is that input's own z: ablating with it changes nothing
+    np.testing.assert_allclose(ablate_heads(model, clean, metric, how="mean"), metric(model(clean)), atol=1e-12)
     with pytest.raises(ValueError, match="how must be"):
         ablate_heads(model, clean, metric, how="resample")
 

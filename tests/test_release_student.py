@@ -120,7 +120,7 @@ def test_solutions_score_full_marks_and_stubs_zero_at_every_recorded_seed(studen
     got = _run(student, GRADE, jobs)
     for s in SEEDS:
         total, most, statuses = got[f"solutions@{s}"]
-        assert total == most == 145 and set(statuses) == {"passed"}, (s, statuses)
+        assert total == most and set(statuses) == {"passed"}, (s, statuses)
     total, _, statuses = got["stubs"]
     assert total == 0 and statuses == ["not_attempted"] * len(EXERCISES)
 

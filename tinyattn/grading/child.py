@@ -514,7 +514,9 @@ def main() -> None:
     set_limits(cfg.get("limits", {}))
     import numpy  # noqa: F401  (before any learner code: the address-space budget starts from here)
     if cfg.get("probe"):
-        os._exit(0 if os.access("/tmp", os.W_OK) and not os.path.exists("/etc/passwd") else 71)
+        # the root is the sandbox's (no /etc/passwd) and /tmp is its own private mount, writable
+        private_tmp = os.stat("/tmp").st_dev != os.stat("/").st_dev and os.access("/tmp", os.W_OK)
+        os._exit(0 if private_tmp and not os.path.exists("/etc/passwd") else 71)
     if cfg.get("as_budget"):
         limit_address_space(int(cfg["as_budget"]))
     os.makedirs(cfg["workdir"], exist_ok=True)

@@ -213,8 +213,9 @@ class Einsum(Function):
     operands, back to that operand's letters; a letter summed in that operand alone is broadcast back"""
     @staticmethod
     def forward(ctx, *arrays, spec):
-        ctx.spec = spec
-        ctx.save_for_backward(*arrays)
+        ctx.spec, ctx.shapes = spec, [a.shape for a in arrays]
+        if len(arrays) > 1:  # one operand (a permute, a sum, a diagonal) needs only its shape: nothing is
+            ctx.save_for_backward(*arrays)  # saved, as PyTorch's, so a write into it or a second backward is fine
         return np.einsum(spec, *arrays, optimize=len(arrays) > 2)
 
     @staticmethod
@@ -223,7 +224,7 @@ class Einsum(Function):
         inputs, out = ctx.spec.split("->")
         letters = inputs.split(",")
         grads = []
-        for i, (mine, a) in enumerate(zip(letters, arrays)):
+        for i, (mine, shape) in enumerate(zip(letters, ctx.shapes)):
             if not ctx.needs_input_grad[i]:
                 grads.append(None)
                 continue
@@ -233,8 +234,8 @@ class Einsum(Function):
             spec = ",".join([out] + [letters[j] for j in others]) + "->" + kept
             gi = np.einsum(spec, g, *(arrays[j] for j in others), optimize=len(arrays) > 1)
             # a letter only this operand has (as i in 'ij->j') was summed: each entry gets the same g
-            sizes = [n if c in elsewhere else 1 for c, n in zip(mine, a.shape)]
-            grads.append(np.broadcast_to(gi.reshape(sizes), a.shape))
+            sizes = [n if c in elsewhere else 1 for c, n in zip(mine, shape)]
+            grads.append(np.broadcast_to(gi.reshape(sizes), shape))
         return tuple(grads)
 
 

@@ -488,6 +488,39 @@ def test_retains_grad_of_a_split_output_after_a_base_write_answers(retain):
         _ = s.is_leaf
 
 
+# found (live fuzz seed 5851): retain_grad() on a split output whose base was written since computed;
+# PyTorch's retain_grad rebuilds the view's node (unless it is a leaf or already retained), so it raises there
+def test_retain_grad_on_a_split_output_after_a_base_write_raises():
+    x = torch.tensor([[1., 2.], [3., 4.]], requires_grad=True)
+    h = x * 1.0
+    _, s = h.chunk(2)
+    h.mul_(2)
+    with pytest.raises(RuntimeError, match="multiple views"):
+        s.retain_grad()
+    with torch.no_grad():
+        v = h[0]                      # a no_grad view is a leaf: nothing to rebuild, nothing raised
+    h.mul_(2)
+    v.retain_grad()
+    assert v.retains_grad is False
+
+
+# found (live fuzz seed 3968): the outputs of split/unbind of a tensor that does not require grad did not
+# follow their base once it did; PyTorch makes them no_grad views there (their requires_grad is the base's,
+# and after a write into the base any use raises its no_grad-view error)
+@pytest.mark.parametrize("parts", ["n.chunk(2)", "n.unbind(0)"])
+def test_split_outputs_of_a_tensor_without_grad_are_no_grad_views(parts):
+    x = torch.tensor([[1., 2.], [3., 4.]], requires_grad=True)
+    n = torch.zeros(2, 2)
+    a, b = eval(parts)
+    a.mul_(2)                         # nothing requires grad: a plain write
+    assert a.requires_grad is False
+    n[0] = x[0]                       # the base now has a history
+    assert a.requires_grad is True and b.requires_grad is True
+    a.retain_grad()                   # a leaf (no node of its own): nothing to do, as PyTorch
+    with pytest.raises(RuntimeError, match="no_grad mode and its base"):
+        _ = b * 2
+
+
 # found (fuzz seed 89 of the recorded set): a view taken under no_grad, its base then set to
 # requires_grad_(False): a write into the view raised the no_grad-view error; PyTorch checks that rule
 # only while the view requires grad (it follows its base), so it computes

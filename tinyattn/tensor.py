@@ -289,8 +289,8 @@ class Tensor(InplaceMixin, ViewsMixin, MethodsMixin):
         """Keep ``.grad`` on this non-leaf tensor after backward (handy for inspecting a graph)."""
         if not self.requires_grad:
             raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
-        if (self._grad_fn if self._creation else self.grad_fn) is not None:  # (no raise here, as PyTorch)
-            self._grad_fn.retains = self
+        if self._grad_fn is not None and self._grad_fn.retains is not self:  # (a leaf or retained: nothing to do)
+            self.grad_fn.retains = self  # (a view is rebuilt first: a split output whose base was written raises)
 
     def backward(self, gradient=None, retain_graph: bool | None = None) -> None:
         """Fill ``.grad`` of every leaf that requires grad with d(self)/d(leaf), contracted with ``gradient``.

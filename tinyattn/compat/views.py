@@ -86,11 +86,12 @@ def refuse_partial_overlap(dst: np.ndarray, src) -> None:
 
 
 def multi_output(outs: tuple, op: str) -> tuple:
-    """Mark the views a function returned together (PyTorch's MULTI_OUTPUT_NODE creation)."""
+    """Mark the views a function returned together (PyTorch's MULTI_OUTPUT_NODE creation). Of a tensor that
+    does not require grad, PyTorch makes them no_grad views (they follow their base's requires_grad)."""
     if autograd.is_grad_enabled():
         for i, o in enumerate(outs):
             if o._base is not None:
-                o._creation = f"Output {i} of {op}"
+                o._creation = f"Output {i} of {op}" if o._rg else "no_grad"
     return outs
 
 

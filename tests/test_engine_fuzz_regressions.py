@@ -470,6 +470,24 @@ def test_permuting_einsum_output_written_in_place_then_backward():
     assert x0.grad.tolist() == [[0., 2., 4.], [1., 3., 5.]]  # the weights, transposed back
 
 
+# found (a probe of 96 ops x {write the input, write the output} then backward, against PyTorch 2.13): a
+# two-operand einsum kept both operands, so a write into x after einsum('ij,jk->ik', x, c) raised at
+# backward; dx needs only c (PyTorch's bmm keeps an operand only for the other's gradient)
+def test_einsum_keeps_an_operand_only_for_the_others_gradient():
+    c = torch.tensor([[0.5, -1.5], [2.0, 0.25]])
+    x0 = torch.tensor([[1., -2.], [3., 0.5]], requires_grad=True)
+    x = x0 * 1.0
+    h = torch.einsum('ij,jk->ik', x, c)
+    x.add_(1)                                   # x is not kept: no error
+    h.sum().backward()
+    assert x0.grad.tolist() == [[-1.0, 2.25], [-1.0, 2.25]]   # d(sum x c)/dx_ij = sum_k c_jk
+    w = torch.tensor([[1., 0.], [0., 1.]], requires_grad=True)
+    h = torch.einsum('ij,jk->ik', x, w)         # w needs a gradient: x is kept for it
+    x.add_(1)
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        h.sum().backward()
+
+
 # found (fuzz seed 3436): after a write into the base, reading retains_grad of a split output raised
 # the multi-output-view error; PyTorch raises it on grad_fn/is_leaf and use, and retains_grad answers
 # from its flag: False, or True where retain_grad() was called before the write

@@ -214,8 +214,11 @@ class Einsum(Function):
     @staticmethod
     def forward(ctx, *arrays, spec):
         ctx.spec, ctx.shapes = spec, [a.shape for a in arrays]
-        if len(arrays) > 1:  # one operand (a permute, a sum, a diagonal) needs only its shape: nothing is
-            ctx.save_for_backward(*arrays)  # saved, as PyTorch's, so a write into it or a second backward is fine
+        # an operand is kept only if another one needs a gradient (as PyTorch's bmm/permute/sum do): one
+        # operand (a permute, a sum, a diagonal) keeps nothing, so a write into it or a second backward is fine
+        if len(arrays) > 1:
+            ctx.save_for_backward(*(a if any(ctx.needs_input_grad[:j] + ctx.needs_input_grad[j + 1:]) else None
+                                    for j, a in enumerate(arrays)))
         return np.einsum(spec, *arrays, optimize=len(arrays) > 2)
 
     @staticmethod

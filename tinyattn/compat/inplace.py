@@ -60,7 +60,7 @@ class Overwrite(Function):
 
     @staticmethod
     def backward(ctx, g):
-        ctx.saved_tensors  # (raises once an earlier backward freed them)
+        _ = ctx.saved_tensors  # (read for its check: it raises once an earlier backward freed them)
         da = dv = None
         if ctx.needs_input_grad[0]:
             da = np.array(g)  # a copy: the written entries came from v, not from a
@@ -333,4 +333,5 @@ class InplaceMixin:
                    for i in items):  # index tensors: PyTorch's index_put_, which writes one value to every alias
             return self._inplace("x[...] = value", value, index=index, region=False)
         target = self[index]  # else the view x[idx] is written, as PyTorch's copy_ into it (x[:] is x itself)
-        self._inplace("x[...] = value", value, index=index, view=None if same_memory(target._data, self._data) else target)
+        same = same_memory(target._data, self._data)
+        self._inplace("x[...] = value", value, index=index, view=None if same else target)

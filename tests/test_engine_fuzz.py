@@ -72,8 +72,6 @@ def test_the_recorded_outcomes_mix_raises_and_results():
 # Programs that still differ from PyTorch, each with its class in the fuzz log. The test after the replay
 # fails once one of them matches, so this table is always exactly what is open.
 OPEN = {
-    89: "F14: writing into a no_grad view after its base's requires_grad_(False) raises; PyTorch computes "
-        "(tests/engine_open_cases.py)",
     173: "F6: an in-place op whose operand overlaps it in a strided way PyTorch does not check; PyTorch's values "
          "depend on its loop order, tinyattn computes as if the operand were copied (docs/pytorch.md)",
 }

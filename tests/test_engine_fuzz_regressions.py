@@ -349,8 +349,8 @@ def test_clone_keeps_a_transposed_layout():
     assert c.tolist() == [[1., 4.], [2., 5.], [3., 6.]]
 
 
-# found (fuzz seed 1158): a binary op of a transposed and a contiguous tensor came back contiguous
-# either way; PyTorch's output takes the layout of the first operand (TensorIterator's order)
+# found (fuzz seed 2192): clone() of an expanded tensor kept the stride-0 layout (not contiguous);
+# PyTorch keeps strides only of a dense, non-overlapping layout and otherwise returns a contiguous clone
 def test_clone_of_an_expanded_tensor_is_contiguous():
     x = torch.tensor([[1., 2.], [3., 4.]])
     c = x.unsqueeze(0).expand(2, 2, 2).clone()
@@ -360,6 +360,225 @@ def test_clone_of_an_expanded_tensor_is_contiguous():
     assert x[:, ::2].clone().is_contiguous()      # a strided slice: gaps are not kept either
 
 
+# -- a second backward after the graph was freed (F10, F13) --------------------------------------
 # found (fuzz seed 2058): after a backward freed the graph, a second backward through add(..., alpha=)
 # of a leaf raised "backward through the graph a second time"; PyTorch's node keeps only alpha, nothing
-# to free (a probe of 66 ops found sub(alpha=) and a transposing einsum doing the same)
+# to free (a probe of 66 ops found sub(alpha=) and a transposing einsum doing the same). The rule: a node
+# that saved no array may run again; add/sub scale by alpha in their own node, a one-operand einsum saves
+# only its input's shape.
+@pytest.mark.parametrize("op,grad", [("torch.add(x, x, alpha=2)", 3.), ("torch.sub(x, x, alpha=2)", -1.),
+                                     ("x.add(torch.ones(2, 2), alpha=2)", 1.), ("torch.einsum('ij->ji', x)", 1.),
+                                     ("torch.einsum('ij->j', x)", 1.)])
+def test_backward_again_after_the_graph_was_freed_where_nothing_was_saved(op, grad):
+    x = torch.tensor([[1., 2.], [3., 4.]], requires_grad=True)
+    h = eval(op)
+    h.sum().backward()
+    (h * 1.0).sum().backward()
+    assert x.grad.tolist() == [[2 * grad] * 2] * 2   # twice d(sum h)/dx
+
+
+# the other side of that rule: where the node saved arrays (x * 2.0 keeps 2.0, a two-operand einsum keeps
+# its operands), the second backward raises, as PyTorch's does
+@pytest.mark.parametrize("op", ["x * 2.0", "torch.einsum('ij,jk->ik', x, x)", "torch.add(x * x, x, alpha=2)"])
+def test_backward_again_through_a_node_that_saved_arrays_raises(op):
+    x = torch.tensor([[1., 2.], [3., 4.]], requires_grad=True)
+    h = eval(op)
+    h.sum().backward()
+    with pytest.raises(RuntimeError, match="second time"):
+        (h * 1.0).sum().backward()
+
+
+# add_/sub_ with alpha: one node too (self += alpha * other); the values and gradients by hand
+def test_inplace_add_and_sub_with_alpha():
+    x = torch.tensor([1., 2.], requires_grad=True)
+    w = torch.tensor([3., 5.], requires_grad=True)
+    h = x.clone()                                # (x * 1.0 would keep the 1.0: a second backward raises)
+    h.add_(w, alpha=2).sub_(x, alpha=0.5)        # h = x + 2 w - x / 2
+    assert h.tolist() == [6.5, 11.]
+    h.sum().backward()
+    (h * 1.0).sum().backward()                   # nothing saved: runs again
+    assert x.grad.tolist() == [1., 1.] and w.grad.tolist() == [4., 4.]   # twice 1/2 and twice 2
+
+
+# alpha in add/sub's own node follows PyTorch's rule for it: a float alpha can not scale an integer result
+# (a bool result takes an int alpha: True + 2 * True is still True)
+def test_alpha_on_integer_and_bool_tensors():
+    i = torch.tensor([1, 2])
+    assert i.add(i, alpha=2).tolist() == [3, 6] and i.add(i, alpha=2).dtype == torch.int64
+    assert i.add(torch.tensor([1., 2.]), alpha=2.5).tolist() == [3.5, 7.]   # a float result: fine
+    for write in (lambda: i.add(i, alpha=2.5), lambda: i.clone().sub_(i, alpha=2.5)):
+        with pytest.raises(RuntimeError, match="alpha must not be a floating point number"):
+            write()
+    b = torch.tensor([True, False])
+    assert b.add(b, alpha=2).tolist() == [True, False]
+
+
+# found (fuzz seed 3260): a masked assignment h[h > 0] = 0. was backwarded through again after its graph
+# was freed; PyTorch's index_put saved the mask's indices, so the second backward raises
+def test_second_backward_through_a_masked_assignment_raises():
+    x = torch.tensor([-1., 2., 3.], requires_grad=True)
+    h = x.clone()
+    h[h > 0] = 0.
+    h.sum().backward()
+    assert x.grad.tolist() == [1., 0., 0.]
+    with pytest.raises(RuntimeError, match="second time"):
+        (h * 1.0).sum().backward()
+
+
+# the mechanism, measured on 25 writes against PyTorch 2.13: a write at positions given by arrays (a mask,
+# index tensors: PyTorch's index_put, masked_fill, index_fill, scatter save them) or into a view (PyTorch's
+# CopySlices frees its copy of the view's op) runs once; a write of all of h (fill_, zero_, copy_, h[...] =,
+# h[:] =) saved nothing and runs again. The gradients: the written places get 0, the rest 1.
+@pytest.mark.parametrize("write,again,grad", [
+    ("h[h > 0] = 0.", False, [[1., 0., 0.], [0., 1., 0.]]),
+    ("h[[0, 1], [0, 2]] = 0.", False, [[0., 1., 1.], [1., 1., 0.]]),
+    ("h.index_fill_(1, torch.tensor([0]), 0.)", False, [[0., 1., 1.], [0., 1., 1.]]),
+    ("h.scatter_(1, torch.tensor([[0], [1]]), 0.)", False, [[0., 1., 1.], [1., 0., 1.]]),
+    ("h[0] = 0.", False, [[0., 0., 0.], [1., 1., 1.]]),
+    ("h[:, 1] = 0.", False, [[1., 0., 1.], [1., 0., 1.]]),
+    ("h[0].fill_(1.)", False, [[0., 0., 0.], [1., 1., 1.]]),
+    ("h[:] = 0.", True, [[0., 0., 0.], [0., 0., 0.]]),
+    ("h[...] = 0.", True, [[0., 0., 0.], [0., 0., 0.]]),
+    ("h.fill_(1.)", True, [[0., 0., 0.], [0., 0., 0.]]),
+    ("h.copy_(torch.ones(2, 3))", True, [[0., 0., 0.], [0., 0., 0.]]),
+])
+def test_second_backward_after_a_write_raises_only_where_positions_or_a_view_were_kept(write, again, grad):
+    x = torch.tensor([[-1., 2., 3.], [4., -5., 6.]], requires_grad=True)
+    h = x.clone()
+    exec(write)
+    h.sum().backward()
+    assert x.grad.tolist() == grad
+    if again:
+        (h * 1.0).sum().backward()
+        assert x.grad.tolist() == [[2 * g for g in row] for row in grad]
+    else:
+        with pytest.raises(RuntimeError, match="second time"):
+            (h * 1.0).sum().backward()
+
+
+# -- views and writes (F11, F12, F14, F16) ----------------------------------------------------------
+# found (probe of 66 ops x {write the output, write the input} then backward): a one-operand einsum
+# that only permutes is a view in both libraries, but tinyattn's node saved its input, so a write into
+# the view raised at backward; PyTorch's einsum is a permute there, whose backward reads nothing
+def test_permuting_einsum_output_written_in_place_then_backward():
+    x0 = torch.tensor([[1., 2., 3.], [4., 5., 6.]], requires_grad=True)
+    x = x0 * 1.0
+    h = torch.einsum('ij->ji', x)
+    h.add_(1)
+    assert x.tolist() == [[2., 3., 4.], [5., 6., 7.]]  # a view: the write reached x
+    (h * torch.tensor([[0., 1.], [2., 3.], [4., 5.]])).sum().backward()
+    assert x0.grad.tolist() == [[0., 2., 4.], [1., 3., 5.]]  # the weights, transposed back
+
+
+# found (a probe of 96 ops x {write the input, write the output} then backward, against PyTorch 2.13): a
+# two-operand einsum kept both operands, so a write into x after einsum('ij,jk->ik', x, c) raised at
+# backward; dx needs only c (PyTorch's bmm keeps an operand only for the other's gradient)
+def test_einsum_keeps_an_operand_only_for_the_others_gradient():
+    c = torch.tensor([[0.5, -1.5], [2.0, 0.25]])
+    x0 = torch.tensor([[1., -2.], [3., 0.5]], requires_grad=True)
+    x = x0 * 1.0
+    h = torch.einsum('ij,jk->ik', x, c)
+    x.add_(1)                                   # x is not kept: no error
+    h.sum().backward()
+    assert x0.grad.tolist() == [[-1.0, 2.25], [-1.0, 2.25]]   # d(sum x c)/dx_ij = sum_k c_jk
+    w = torch.tensor([[1., 0.], [0., 1.]], requires_grad=True)
+    h = torch.einsum('ij,jk->ik', x, w)         # w needs a gradient: x is kept for it
+    x.add_(1)
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        h.sum().backward()
+
+
+# found (fuzz seed 3436): after a write into the base, reading retains_grad of a split output raised
+# the multi-output-view error; PyTorch raises it on grad_fn/is_leaf and use, and retains_grad answers
+# from its flag: False, or True where retain_grad() was called before the write
+@pytest.mark.parametrize("retain", [False, True])
+def test_retains_grad_of_a_split_output_after_a_base_write_answers(retain):
+    x = torch.tensor([[1., 2.], [3., 4.]], requires_grad=True)
+    h = x * 1.0
+    _, s = h.chunk(2)
+    if retain:
+        s.retain_grad()
+    h.mul_(2)
+    assert s.retains_grad is retain
+    assert s.requires_grad is True
+    assert s.tolist() == [[6., 8.]]
+    with pytest.raises(RuntimeError, match="multiple views"):
+        _ = s.is_leaf
+
+
+# found (live fuzz seed 5851): retain_grad() on a split output whose base was written since computed;
+# PyTorch's retain_grad rebuilds the view's node (unless it is a leaf or already retained), so it raises there
+def test_retain_grad_on_a_split_output_after_a_base_write_raises():
+    x = torch.tensor([[1., 2.], [3., 4.]], requires_grad=True)
+    h = x * 1.0
+    _, s = h.chunk(2)
+    h.mul_(2)
+    with pytest.raises(RuntimeError, match="multiple views"):
+        s.retain_grad()
+    with torch.no_grad():
+        v = h[0]                      # a no_grad view is a leaf: nothing to rebuild, nothing raised
+    h.mul_(2)
+    v.retain_grad()
+    assert v.retains_grad is False
+
+
+# found (live fuzz seed 3968): the outputs of split/unbind of a tensor that does not require grad did not
+# follow their base once it did; PyTorch makes them no_grad views there (their requires_grad is the base's,
+# and after a write into the base any use raises its no_grad-view error)
+@pytest.mark.parametrize("parts", ["n.chunk(2)", "n.unbind(0)"])
+def test_split_outputs_of_a_tensor_without_grad_are_no_grad_views(parts):
+    x = torch.tensor([[1., 2.], [3., 4.]], requires_grad=True)
+    n = torch.zeros(2, 2)
+    a, b = eval(parts)
+    a.mul_(2)                         # nothing requires grad: a plain write
+    assert a.requires_grad is False
+    n[0] = x[0]                       # the base now has a history
+    assert a.requires_grad is True and b.requires_grad is True
+    a.retain_grad()                   # a leaf (no node of its own): nothing to do, as PyTorch
+    with pytest.raises(RuntimeError, match="no_grad mode and its base"):
+        _ = b * 2
+
+
+# found (fuzz seed 89 of the recorded set): a view taken under no_grad, its base then set to
+# requires_grad_(False): a write into the view raised the no_grad-view error; PyTorch checks that rule
+# only while the view requires grad (it follows its base), so it computes
+def test_no_grad_view_of_a_base_that_no_longer_requires_grad_can_be_written():
+    x = torch.tensor([0.5, -1.], requires_grad=True)
+    with torch.no_grad():
+        v = x[0]
+    x.requires_grad_(False)
+    v.mul_(2)
+    assert v.tolist() == 1.0 and x.tolist() == [1.0, -1.0]
+
+
+# found (replay seed 89): a no_grad view whose base was written under no_grad, read while the base did not
+# require grad, was marked up to date; once the base required grad again, using the view computed. PyTorch
+# rebuilds a view's history only while its base requires grad, so the no_grad view still raises then
+def test_no_grad_view_raises_once_its_base_requires_grad_again():
+    x = torch.tensor([1., 2.], requires_grad=True)
+    with torch.no_grad():
+        v = x[0]
+        x.mul_(2)
+    x.requires_grad_(False)
+    assert (v * 1).requires_grad is False     # read while the base does not require grad: computes
+    x.requires_grad_(True)
+    assert v.requires_grad is True
+    with pytest.raises(RuntimeError, match="no_grad mode and its base"):
+        _ = v * 3
+
+
+# found (fuzz seed 4324): e.copy_(e) on an expanded tensor raised the self-overlap error; PyTorch's copy_
+# from the very same elements writes nothing (so checks no overlap), but counts and records the write: a
+# backward through the expanded view then raises in the view's rewrite (PyTorch's CopySlices), as here
+def test_copy_of_an_expanded_tensor_onto_itself_is_a_no_op():
+    x = torch.tensor([[1., 2.], [3., 4.]], requires_grad=True)
+    e = (x * 1.0).expand(2, 2, 2)
+    assert e.copy_(e) is e
+    assert e.tolist() == [[[1., 2.], [3., 4.]]] * 2
+    assert e._version == 1
+    with pytest.raises(RuntimeError, match="more than one element"):
+        e.sum().backward()
+    c = torch.zeros(2).expand(3, 2)
+    assert c.copy_(c[:]) is c and c._version == 1     # the same elements through another view: the same
+    with pytest.raises(RuntimeError, match="more than one element"):
+        c.add_(c)                                      # (add_ reads them: refused, as PyTorch)

@@ -13,29 +13,32 @@ import math
 import numpy as np
 
 from tinyattn.autograd import Function, unbroadcast
+from tinyattn.compat.args import _alpha
 from tinyattn.compat.indexing import pytorch_index_layout
 from tinyattn.fastnp import add_at, max_keepdims, sum_along
 
 class Add(Function):
-    """a + b;  da = g, db = g"""
+    """a + alpha b (alpha a number, PyTorch's torch.add(a, b, alpha=2));  da = g, db = alpha g"""
     @staticmethod
-    def forward(ctx, a, b):
-        return a + b
+    def forward(ctx, a, b, alpha=1):
+        ctx.alpha = 1 if alpha == 1 else _alpha(alpha, a.dtype)  # a number, not an array: nothing to free
+        return a + b if alpha == 1 else a + alpha * b
 
     @staticmethod
     def backward(ctx, g):
-        return g, g
+        return g, (g if ctx.alpha == 1 else ctx.alpha * g)
 
 
 class Sub(Function):
-    """a - b;  da = g, db = -g"""
+    """a - alpha b;  da = g, db = -alpha g"""
     @staticmethod
-    def forward(ctx, a, b):
-        return a - b
+    def forward(ctx, a, b, alpha=1):
+        ctx.alpha = 1 if alpha == 1 else _alpha(alpha, a.dtype)
+        return a - b if alpha == 1 else a - alpha * b
 
     @staticmethod
     def backward(ctx, g):
-        return g, (-g if ctx.needs_input_grad[1] else None)
+        return g, ((-g if ctx.alpha == 1 else -ctx.alpha * g) if ctx.needs_input_grad[1] else None)
 
 
 class Mul(Function):

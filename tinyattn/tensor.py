@@ -32,9 +32,7 @@ from tinyattn.compat.hooks import RemovableHandle
 from tinyattn.compat.indexing import _index_arg, _pytorch_index_steps
 from tinyattn.compat.inplace import NO_GRAD_VIEW, InplaceMixin, random_fill, view_node  # noqa: F401
 from tinyattn.compat.methods import _TYPE_OF_NAME, MethodsMixin, MinMax  # noqa: F401
-from tinyattn.compat.views import (  # noqa: F401
-    Expand, ViewsMixin, memory_root, multi_output_error, view_name,
-)
+from tinyattn.compat.views import Expand, ViewsMixin, memory_root, multi_output_error, view_name  # noqa: F401
 from tinyattn.compat.to import tensor_to
 from tinyattn.compat.ops import Cast, Einsum, Pow, Reciprocal, Remainder, RoundedDiv, StdFromVar, Var  # noqa: F401
 from tinyattn.defaults import (  # noqa: F401
@@ -225,7 +223,8 @@ class Tensor(InplaceMixin, ViewsMixin, MethodsMixin):
             old, self._grad_fn, self._rg = self._grad_fn, view_node(self), True
             if old is not None and old.retains is self:  # retain_grad follows the view's newest value
                 old.retains, self._grad_fn.retains = None, self
-        self._view_version = self._counter[0]
+        if self._base._rg or self._grad_fn is not None:  # (else not caught up: the base may require grad by the
+            self._view_version = self._counter[0]  # next use, and then the view is rebuilt, as PyTorch's grad_fn)
 
     def register_hook(self, hook):
         """Call ``hook(grad)`` when the gradient for this tensor is computed; a returned tensor replaces
@@ -290,8 +289,8 @@ class Tensor(InplaceMixin, ViewsMixin, MethodsMixin):
         """Keep ``.grad`` on this non-leaf tensor after backward (handy for inspecting a graph)."""
         if not self.requires_grad:
             raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
-        if (self._grad_fn if self._creation else self.grad_fn) is not None:  # (no raise here, as PyTorch)
-            self._grad_fn.retains = self
+        if self._grad_fn is not None and self._grad_fn.retains is not self:  # (a leaf or retained: nothing to do)
+            self.grad_fn.retains = self  # (a view is rebuilt first: a split output whose base was written raises)
 
     def backward(self, gradient=None, retain_graph: bool | None = None) -> None:
         """Fill ``.grad`` of every leaf that requires grad with d(self)/d(leaf), contracted with ``gradient``.
@@ -445,10 +444,10 @@ class Tensor(InplaceMixin, ViewsMixin, MethodsMixin):
 
     # PyTorch's names for the operators: x.add(y, alpha=2) is x + 2 * y
     def add(self, other, *, alpha=1) -> "Tensor":
-        return self + (other if alpha == 1 else alpha * other)
+        return self._binary(Add, other, alpha=alpha)  # one node that scales b, as PyTorch's: it saves no array
 
     def sub(self, other, *, alpha=1) -> "Tensor":
-        return self - (other if alpha == 1 else alpha * other)
+        return self._binary(Sub, other, alpha=alpha)
 
     def mul(self, other) -> "Tensor": return self * other
     subtract, multiply, divide = sub, mul, MethodsMixin.div

@@ -25,12 +25,16 @@ import tinyattn  # noqa: E402
 import tinyattn.nn.functional as F  # noqa: E402
 
 CHUNKS = 8
-PER_CHUNK = 40  # 320 programs: the whole file took 10 s (measured, one core)
+PER_CHUNK = 125  # 1000 programs (seeds 1000-1999)
 
 
-# Programs that differ from PyTorch in a documented way, with the class (docs/pytorch.md); the last test
-# fails once one of them matches.
-OPEN = {1158: "F8: an elementwise result of mixed-layout inputs takes NumPy's layout (is_contiguous differs)"}
+# Programs that differ from PyTorch in a documented way (docs/pytorch.md), each with its class and the kinds
+# of difference that class may show; the last test fails once one of them matches or differs otherwise.
+# (Seeds 2000-5999 differ in 20 more programs of the same classes and of F6, F17-F19: see the fuzz log.)
+F8 = "F8: an elementwise result of mixed-layout inputs takes NumPy's layout (is_contiguous differs)"
+F15 = ("F15: a hook on a split/unbind output that got no gradient is not called; PyTorch calls it with None "
+       "(the program's hook, g * 2, raises TypeError there)")
+OPEN = {1158: (F8, {"contiguous"}), 1611: (F15, {"raise"}), 1967: (F15, {"raise"})}
 
 
 @pytest.mark.parametrize("chunk", range(CHUNKS))
@@ -77,4 +81,7 @@ def test_the_regression_cases_hold_in_pytorch(tmp_path, cases):
 def test_the_open_programs_still_differ_as_their_class_says(seed):
     program = ef.generate(seed)
     diffs = ef.compare(ef.run(program, tinyattn, F), ef.run(program, torch, TF), program.nograd_views)
-    assert diffs and all(k == "contiguous" for k, _ in diffs), (OPEN[seed], diffs)
+    what, kinds = OPEN[seed]
+    assert diffs and all(k in kinds for k, _ in diffs), (what, diffs)
+    if what is F15:  # torch's hook was handed None; tinyattn called no hook and ran on
+        assert all("NoneType" in d and "tinyattn None" in d for _, d in diffs), diffs

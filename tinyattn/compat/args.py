@@ -167,3 +167,11 @@ def _array_of(x):
     if isinstance(x, autograd.Tensor):
         return x._data
     return x if isinstance(x, (int, float, np.number)) else np.asarray(x)
+
+
+def _alpha(alpha, dtype: np.dtype):
+    """add/sub's ``alpha``, checked as PyTorch's: a float alpha can not scale an integer or bool result."""
+    if dtype.kind in "biu" and isinstance(alpha, (float, np.floating)):
+        raise RuntimeError(f"For integral input tensors, argument alpha must not be a floating point number "
+                           f"(got alpha={alpha} for dtype {dtype}).")
+    return alpha

@@ -21,10 +21,10 @@ import numpy as np
 
 from tinyattn import autograd, defaults, promotion
 from tinyattn.autograd import Context, Function, Node, unbroadcast
-from tinyattn.compat.args import _array_of, _clamp_bound, _norm_dim, _number
+from tinyattn.compat.args import _alpha, _array_of, _clamp_bound, _norm_dim, _number
 from tinyattn.compat.indexing import _gather_where, _index_arg, _read_at, _write_at
 from tinyattn.compat.ops import Clamp
-from tinyattn.compat.views import multi_output_error, refuse_partial_overlap, refuse_self_overlap
+from tinyattn.compat.views import multi_output_error, refuse_partial_overlap, refuse_self_overlap, same_memory
 from tinyattn.ops import Add, Div, Exp, MaskedFill, Mul, ReLU, Sigmoid, Sub, Tanh
 
 LEAF = "a leaf Variable that requires grad is being used in an in-place operation."
@@ -48,6 +48,10 @@ class Overwrite(Function):
     @staticmethod
     def forward(ctx, a, v, index, where):
         ctx.index, ctx.where, ctx.vshape = index, where, v.shape
+        # positions given as arrays (a mask, index tensors) are saved, as PyTorch's index_put, masked_fill and
+        # scatter save them, so a second backward raises; a write of all of a saves nothing and may run again
+        ctx.save_for_backward(*(i for i in (*(index if isinstance(index, tuple) else (index,)), where)
+                                if isinstance(i, np.ndarray)))
         if index is None:  # written straight into a's memory: only ever applied by an in-place op (_commit)
             np.copyto(a, v, casting="same_kind", where=where)
         else:
@@ -56,6 +60,7 @@ class Overwrite(Function):
 
     @staticmethod
     def backward(ctx, g):
+        _ = ctx.saved_tensors  # (read for its check: it raises once an earlier backward freed them)
         da = dv = None
         if ctx.needs_input_grad[0]:
             da = np.array(g)  # a copy: the written entries came from v, not from a
@@ -88,7 +93,8 @@ class CopySlices(Function):
     """base with its view's place overwritten by the view's new value;  dbase = g with that place 0, dview = g there"""
     @staticmethod
     def backward(ctx, g):
-        gb = np.empty_like(ctx.like)
+        like, = ctx.saved_tensors  # (the base's layout, freed by backward: PyTorch's CopySlices runs once too)
+        gb = np.empty_like(like)
         gb[...] = g
         place = _replay(gb, ctx.view_fn)
         refuse_self_overlap(place)  # a write into an expanded view: PyTorch's backward refuses it here
@@ -139,8 +145,8 @@ class InplaceMixin:
     def _graph_checks(self, name: str, others: tuple, region) -> bool:
         """With grad mode on: whether the write is recorded, after PyTorch's refusals (leaves, views of
         leaves, views taken under no_grad, outputs of split/unbind)."""
-        if self._base is not None and self._view_version != self._counter[0]:
-            self._refresh_view()
+        if self._base is not None:  # (a no_grad view's requires_grad follows its base's, as PyTorch's)
+            self._sync_view()
         recorded = self._rg or any(isinstance(o, autograd.Tensor) and o._rg for o in others)
         if self._creation and (recorded or self._base._rg):
             if self._creation != "no_grad":  # an output of split/chunk/unbind (compat/views.py)
@@ -183,7 +189,7 @@ class InplaceMixin:
             if old is not None and old.hooks and node.next_functions[0][0] is old:
                 node.next_functions = ((Node(old.op, old.ctx, old.next_functions, old.shapes), 0),) + node.next_functions[1:]
             ctx = Context((base._rg, True))
-            ctx.view_fn, ctx.like = self._view_fn, base._data
+            ctx.view_fn, ctx._saved = self._view_fn, (base._data,)
             node = Node(CopySlices, ctx, ((base._node(), 0), (node, 0)), (base.shape, self.shape))
         owner = self if base is None else base
         if owner._grad_fn is not None and owner._grad_fn.retains is owner:  # retain_grad follows the newest value
@@ -228,17 +234,20 @@ class InplaceMixin:
         return self._inplace("fill_", _number(value, "fill_"), region=False)
 
     def copy_(self, src):
-        return self._inplace("copy_", src)
+        # from its very own elements (e.copy_(e), even expanded) PyTorch writes nothing, so checks no overlap;
+        # the write is still counted and recorded
+        same = isinstance(src, autograd.Tensor) and same_memory(self._data, src._data)
+        return self._inplace("copy_", src, region=False if same else None)
 
     def add_(self, other, alpha=1):
         """self += alpha * other"""
-        other = other if alpha == 1 else other * alpha
-        return self._update("add_", Add, other, lambda a, o: a + o)
+        alpha = _alpha(alpha, self.dtype)  # (checked here too: an integer tensor is written outside the graph)
+        return self._update("add_", Add, other, lambda a, o: a + (o if alpha == 1 else alpha * o), alpha=alpha)
 
     def sub_(self, other, alpha=1):
         """self -= alpha * other"""
-        other = other if alpha == 1 else other * alpha
-        return self._update("sub_", Sub, other, lambda a, o: a - o)
+        alpha = _alpha(alpha, self.dtype)
+        return self._update("sub_", Sub, other, lambda a, o: a - (o if alpha == 1 else alpha * o), alpha=alpha)
 
     def mul_(self, other):
         return self._update("mul_", Mul, other, lambda a, o: a * o)
@@ -324,6 +333,5 @@ class InplaceMixin:
                    for i in items):  # index tensors: PyTorch's index_put_, which writes one value to every alias
             return self._inplace("x[...] = value", value, index=index, region=False)
         target = self[index]  # else the view x[idx] is written, as PyTorch's copy_ into it (x[:] is x itself)
-        a, b = target._data, self._data
-        same = a.shape == b.shape and a.strides == b.strides and a.__array_interface__ == b.__array_interface__
+        same = same_memory(target._data, self._data)
         self._inplace("x[...] = value", value, index=index, view=None if same else target)

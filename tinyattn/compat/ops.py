@@ -213,8 +213,12 @@ class Einsum(Function):
     operands, back to that operand's letters; a letter summed in that operand alone is broadcast back"""
     @staticmethod
     def forward(ctx, *arrays, spec):
-        ctx.spec = spec
-        ctx.save_for_backward(*arrays)
+        ctx.spec, ctx.shapes = spec, [a.shape for a in arrays]
+        # an operand is kept only if another one needs a gradient (as PyTorch's bmm/permute/sum do): one
+        # operand (a permute, a sum, a diagonal) keeps nothing, so a write into it or a second backward is fine
+        if len(arrays) > 1:
+            ctx.save_for_backward(*(a if any(ctx.needs_input_grad[:j] + ctx.needs_input_grad[j + 1:]) else None
+                                    for j, a in enumerate(arrays)))
         return np.einsum(spec, *arrays, optimize=len(arrays) > 2)
 
     @staticmethod
@@ -223,7 +227,7 @@ class Einsum(Function):
         inputs, out = ctx.spec.split("->")
         letters = inputs.split(",")
         grads = []
-        for i, (mine, a) in enumerate(zip(letters, arrays)):
+        for i, (mine, shape) in enumerate(zip(letters, ctx.shapes)):
             if not ctx.needs_input_grad[i]:
                 grads.append(None)
                 continue
@@ -233,8 +237,8 @@ class Einsum(Function):
             spec = ",".join([out] + [letters[j] for j in others]) + "->" + kept
             gi = np.einsum(spec, g, *(arrays[j] for j in others), optimize=len(arrays) > 1)
             # a letter only this operand has (as i in 'ij->j') was summed: each entry gets the same g
-            sizes = [n if c in elsewhere else 1 for c, n in zip(mine, a.shape)]
-            grads.append(np.broadcast_to(gi.reshape(sizes), a.shape))
+            sizes = [n if c in elsewhere else 1 for c, n in zip(mine, shape)]
+            grads.append(np.broadcast_to(gi.reshape(sizes), shape))
         return tuple(grads)
 
 

@@ -53,6 +53,12 @@ def memory_root(a):
     return a
 
 
+def same_memory(a: np.ndarray, b: np.ndarray) -> bool:
+    """Whether two arrays are the very same elements: the same first byte, shape, strides and dtype."""
+    return (a.__array_interface__["data"][0] == b.__array_interface__["data"][0] and a.shape == b.shape
+            and a.strides == b.strides and a.dtype == b.dtype)
+
+
 def refuse_self_overlap(arr: np.ndarray) -> None:
     """PyTorch's internal-overlap check: a size > 1 dim of stride 0 (``expand``) is one element many times."""
     if any(s == 0 and n > 1 for s, n in zip(arr.strides, arr.shape)):
@@ -80,11 +86,12 @@ def refuse_partial_overlap(dst: np.ndarray, src) -> None:
 
 
 def multi_output(outs: tuple, op: str) -> tuple:
-    """Mark the views a function returned together (PyTorch's MULTI_OUTPUT_NODE creation)."""
+    """Mark the views a function returned together (PyTorch's MULTI_OUTPUT_NODE creation). Of a tensor that
+    does not require grad, PyTorch makes them no_grad views (they follow their base's requires_grad)."""
     if autograd.is_grad_enabled():
         for i, o in enumerate(outs):
             if o._base is not None:
-                o._creation = f"Output {i} of {op}"
+                o._creation = f"Output {i} of {op}" if o._rg else "no_grad"
     return outs
 
 
@@ -188,6 +195,7 @@ class ViewsMixin:
 
     @property
     def retains_grad(self) -> bool:
-        """Whether ``retain_grad()`` was called on this non-leaf tensor (False for a leaf)."""
-        fn = self.grad_fn
-        return fn is not None and fn.retains is self
+        """Whether ``retain_grad()`` was called on this non-leaf tensor (False for a leaf). It reads the node
+        as it is: rebuilding a view's node (``grad_fn``) after a write into its base moves the mark along, and for a
+        split output or a no_grad view raises, where PyTorch's flag answers."""
+        return self._grad_fn is not None and self._grad_fn.retains is self

@@ -39,7 +39,6 @@ class Program:
     names: list            # every tensor name the program binds, in order
     fd_ok: bool
     families: set
-    nograd_views: set = dataclasses.field(default_factory=set)  # views made under no_grad (see compare)
 
     def render(self, leaf_values: dict | None = None) -> list:
         """The statements' text; leaf_values (name -> array) replaces the leaves' initial values."""
@@ -75,15 +74,14 @@ class _Gen:
         self.n = 0
         self.dtype = "float64" if self.rng.random() < 0.8 else "float32"
         self.backwards = 0
-        self.nograd_views: set = set()
         self.in_nograd = False
 
     def snapshot(self):
         return (len(self.stmts), {k: dict(v) for k, v in self.vars.items()}, set(self.families), self.fd_ok,
-                set(self.nograd_views), self.backwards, dict(self.leaves))
+                self.backwards, dict(self.leaves))
 
     def restore(self, snap) -> None:
-        n, self.vars, self.families, self.fd_ok, self.nograd_views, self.backwards, self.leaves = snap
+        n, self.vars, self.families, self.fd_ok, self.backwards, self.leaves = snap
         del self.stmts[n:]
 
     # -- helpers ------------------------------------------------------------------------------------
@@ -117,11 +115,6 @@ class _Gen:
     def grad_var(self):
         """Mostly a tensor that requires grad (hooks, retain_grad and backward on others raise)."""
         return (self.chance(0.85) and self.var(pred=lambda v: v["rg"])) or self.var()
-
-    def taint(self, name: str, *srcs) -> None:
-        """A tensor computed from a view taken under no_grad: its flags are not compared either."""
-        if any(s in self.nograd_views for s in srcs):
-            self.nograd_views.add(name)
 
     def var(self, min_ndim: int = 0, kinds=None, pred=None):
         """A random name among those with at least min_ndim dims, of the kinds, for which pred(var) holds."""
@@ -188,7 +181,6 @@ class _Gen:
         self.emit(f"{name} = {expr}", fam)
         self.bind(name, shape, "nonleaf")
         self.inherit(name, *[w for w in re.findall(r"\w+", expr) if w in self.vars and w != name])
-        self.taint(name, src, *others)
 
     def view(self) -> None:
         src = self.var()
@@ -235,7 +227,6 @@ class _Gen:
             self.vars[src].get("multi", False) and fam not in ("detach", "contiguous", "index_select", "adv_index"))
         if fam == "detach":
             self.vars[name]["rg"] = False
-        self.taint(name, src)
 
     def chunk_unpack(self) -> None:
         src = self.var(1, pred=lambda v: v["shape"][0] >= 2)
@@ -264,7 +255,6 @@ class _Gen:
         for n in (a, b):
             self.vars[n]["multi"] = True
             self.inherit(n, src)
-            self.taint(n, src)
 
     def inplace(self, target: str | None = None) -> None:
         # writing a leaf (or a view of one) outside no_grad always raises: do it now and then only
@@ -302,7 +292,7 @@ class _Gen:
         self.emit(text, "inplace:" + fam)
 
     def nograd(self) -> None:
-        before, n_before = len(self.stmts), len(self.vars)
+        before = len(self.stmts)
         k = 1 + self.r(2)
         self.in_nograd = True
         for _ in range(k):
@@ -316,7 +306,6 @@ class _Gen:
         self.in_nograd = False
         inner = self.stmts[before:]
         del self.stmts[before:]
-        self.nograd_views |= {n for n in list(self.vars)[n_before:] if self.vars[n]["kind"] == "view"}
         if not inner:
             return
         body = "\n".join("    " + line for text, _ in inner for line in text.split("\n"))
@@ -436,7 +425,6 @@ class _Gen:
             v = self.fresh("v")
             self.emit(f"with torch.no_grad():\n    {v} = {x}[0]\n    {x}.sub_(0.1 * {x})", "no_grad")
             self.bind(v, shape[1:], "view", True)
-            self.nograd_views.add(v)
             self.emit(self.pick([f"_ = repr({v})", f"_ = {v}.requires_grad"]), "peek")
             self.fd_ok = False
         elif m == 4:   # q, k, v = qkv.split(...); q *= scale
@@ -559,7 +547,7 @@ def generate(seed: int, n_stmts: int | None = None) -> Program:
     g.backward(final=True)
     if g.dtype != "float64":
         g.fd_ok = False  # finite differences need float64
-    return Program(seed, g.stmts, g.leaves, list(g.vars), g.fd_ok, g.families, g.nograd_views)
+    return Program(seed, g.stmts, g.leaves, list(g.vars), g.fd_ok, g.families)
 
 
 # ------------------------------------------------------------------------------------------------
@@ -663,15 +651,12 @@ def _close(a, b, dtype: str) -> bool:
     return bool(np.allclose(a, b, rtol=tol * 10, atol=tol, equal_nan=True))
 
 
-def compare(mine: dict, ref: dict, nograd_views=()) -> list:
+def compare(mine: dict, ref: dict) -> list:
     """Differences of outcome `mine` from `ref`: a list of (kind, detail) strings, empty when they agree.
 
     kind is one of: raise (one raised, the other computed, or at different statements),
     message (both raised at the same statement, with different message categories), value, grad,
     dtype, shape, flag (requires_grad / is_leaf), contiguous, hook, loss.
-    nograd_views: names of views taken under no_grad, whose requires_grad/is_leaf are not compared
-    (PyTorch reports such a view of a tensor that requires grad as a leaf that requires grad; tinyattn
-    may report requires_grad=False, as long as nothing PyTorch computes raises because of it).
     """
     out = []
     ra, rb = mine["raised"], ref["raised"]
@@ -714,7 +699,7 @@ def compare(mine: dict, ref: dict, nograd_views=()) -> list:
             out.append(("grad", f"{name}.grad: {None if a['grad'] is None else a['grad'].tolist()} vs "
                                 f"{None if b['grad'] is None else b['grad'].tolist()}"))
         for flag in ("requires_grad", "is_leaf"):
-            if flag not in errs and a[flag] != b[flag] and name not in nograd_views:
+            if flag not in errs and a[flag] != b[flag]:
                 out.append(("flag", f"{name}.{flag}: {a[flag]} vs {b[flag]}"))
         if "contiguous" not in errs and a["contiguous"] != b["contiguous"]:
             out.append(("contiguous", f"{name}.is_contiguous(): {a['contiguous']} vs {b['contiguous']}"))

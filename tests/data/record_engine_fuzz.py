@@ -32,7 +32,7 @@ def main() -> None:
         p = ef.generate(seed)
         out = ef.run(p, torch, F)
         programs.append({"seed": seed, "stmts": p.render(), "fd_ok": p.fd_ok,
-                         "families": sorted(p.families), "nograd_views": sorted(p.nograd_views),
+                         "families": sorted(p.families),
                          "torch": ef.outcome_to_json(out)})
     data = {"torch_version": torch.__version__.split("+")[0], "generator": "tests/engine_fuzz.py",
             "programs": programs}

@@ -80,30 +80,29 @@ def one_row_at_a_time(s: Session) -> None:
     label = f"flash_attention_forward(T={ROW_T}, S={ROW_S})"
     with s.check(f"the online softmax, measured: T = {ROW_T} queries, S = {ROW_S:,} keys, at most "
                  f"{ROW_BUDGET >> 20} MiB beyond the inputs (less than one row of scores; enforced by the kernel)"):
-        want = ref.attention_out(Q, K, V)
-        try:
-            out = s.call("flash_attention_forward", Q, K, V, MEMORY_BLOCK, call_budget=ROW_BUDGET)
-        except StudentRaised as e:
-            if e.kind != "MemoryError":
-                raise
-            raise CheckFailed(f"{label} ran out of memory: one row of {ROW_S:,} float64 scores is {ROW_S * 8 >> 20} "
-                              f"MiB and the call may add {ROW_BUDGET >> 20} MiB. A softmax over all the keys at once, "
-                              "even for one query at a time, is not the online softmax: walk over key blocks, keeping "
-                              "the running max, denominator and numerator per query, and slice K and V (views), "
-                              f"never copy them ({e})", "flash_materializes_scores") from None
-        expect_close(as_array(out, "flash_attention_forward"), want, label, inputs=(Q, K, V))
+        measured_call(s, Q, K, V, label, f"{label} ran out of memory: one row of {ROW_S:,} float64 scores is "
+                      f"{ROW_S * 8 >> 20} MiB and the call may add {ROW_BUDGET >> 20} MiB. A softmax over all the "
+                      "keys at once, even for one query at a time, is not the online softmax: walk over key blocks, "
+                      "keeping the running max, denominator and numerator per query, and slice K and V (views), "
+                      "never copy them", call_budget=ROW_BUDGET)
 
 
 def within_budget(s: Session, Q, K, V, label: str, advice: str) -> None:
     """Call the learner's forward under the kernel-enforced MEMORY_BUDGET; running out of memory is the
     named mistake, and the result must still be exact."""
     T, S = Q.shape[0], K.shape[0]
+    measured_call(s, Q, K, V, label, f"flash_attention_forward ran out of memory: the ({T}, {S}) float64 score "
+                  f"matrix is {T * S * 8 // 2**20} MiB and the budget is {MEMORY_BUDGET // 2**20} MiB{advice}",
+                  memory_limit=MEMORY_BUDGET)
+
+
+def measured_call(s: Session, Q, K, V, label: str, out_of_memory: str, **budget) -> None:
+    """The learner's forward under a budget the kernel enforces (`budget`: Session.call's memory_limit or
+    call_budget): running out of memory is the named mistake, said as `out_of_memory`; the result must be exact."""
     try:
-        out = s.call("flash_attention_forward", Q, K, V, MEMORY_BLOCK, memory_limit=MEMORY_BUDGET)
+        out = s.call("flash_attention_forward", Q, K, V, MEMORY_BLOCK, **budget)
     except StudentRaised as e:
         if e.kind != "MemoryError":
             raise
-        raise CheckFailed(f"flash_attention_forward ran out of memory: the ({T}, {S}) float64 score matrix is "
-                          f"{T * S * 8 // 2**20} MiB and the budget is {MEMORY_BUDGET // 2**20} MiB{advice} ({e})",
-                          "flash_materializes_scores") from None
+        raise CheckFailed(f"{out_of_memory} ({e})", "flash_materializes_scores") from None
     expect_close(as_array(out, "flash_attention_forward"), ref.attention_out(Q, K, V), label, inputs=(Q, K, V))

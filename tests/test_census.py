@@ -200,9 +200,7 @@ KNOWN_GAPS = {
                           "with conjugate gradients; not built yet",
     "torch.view_as_complex": "complex tensors, as view_as_real",
     "torch.polar": "complex tensors, as view_as_real",
-    "torch.nn.Conv3d": "3-D convolution (video/ViT-3D code); Conv1d and Conv2d exist",
     "torch.nn.functional.interpolate": "resizing images (ViT position-embedding interpolation); not built yet",
-    "torch.autograd.function.Function": "the module path of torch.autograd.Function (which exists); not yet aliased",
     "torch.storage.TypedStorage": "PyTorch's storage internals, used only by lazy checkpoint loaders "
                                   "(tinyattn.load reads its own format)",
     "torch.UntypedStorage": "storage internals, as TypedStorage",

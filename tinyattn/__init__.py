@@ -9,6 +9,7 @@ from .tensor import (
     manual_seed, matmul, no_grad, set_default_dtype,
 )
 from .autograd import inference_mode, set_grad_enabled
+from . import autograd_function  # noqa: F401,E402  (registers tinyattn.autograd.function)
 from . import tensor  # noqa: F401  (the engine module, callable as PyTorch's torch.tensor(data) factory)
 from .factories import (
     arange, as_tensor, empty, eye, from_numpy, full, full_like, linspace, meshgrid, ones, ones_like, zeros, zeros_like,

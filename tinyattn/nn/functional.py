@@ -656,6 +656,6 @@ from .sdpa import attention, scaled_dot_product_attention, linear_attention  # n
 from .flash import flash_attention  # noqa: E402,F401
 from .padding import pad  # noqa: E402,F401
 from .functional_conv import (  # noqa: E402,F401  (convolution, pooling, batch_norm)
-    adaptive_avg_pool1d, adaptive_avg_pool2d, avg_pool1d, avg_pool2d, batch_norm, conv1d, conv2d, max_pool1d,
+    adaptive_avg_pool1d, adaptive_avg_pool2d, avg_pool1d, avg_pool2d, batch_norm, conv1d, conv2d, conv3d, max_pool1d,
     max_pool2d,
 )

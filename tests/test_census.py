@@ -200,7 +200,6 @@ KNOWN_GAPS = {
                           "with conjugate gradients; not built yet",
     "torch.view_as_complex": "complex tensors, as view_as_real",
     "torch.polar": "complex tensors, as view_as_real",
-    "torch.nn.functional.interpolate": "resizing images (ViT position-embedding interpolation); not built yet",
     "torch.storage.TypedStorage": "PyTorch's storage internals, used only by lazy checkpoint loaders "
                                   "(tinyattn.load reads its own format)",
     "torch.UntypedStorage": "storage internals, as TypedStorage",

@@ -200,12 +200,6 @@ KNOWN_GAPS = {
                           "with conjugate gradients; not built yet",
     "torch.view_as_complex": "complex tensors, as view_as_real",
     "torch.polar": "complex tensors, as view_as_real",
-    "torch.storage.TypedStorage": "PyTorch's storage internals, used only by lazy checkpoint loaders "
-                                  "(tinyattn.load reads its own format)",
-    "torch.UntypedStorage": "storage internals, as TypedStorage",
-    "torch.is_storage": "storage internals, as TypedStorage",
-    "torch.serialization.location_tag": "storage internals, as TypedStorage",
-    "torch.serialization.normalize_storage_type": "storage internals, as TypedStorage",
 }
 # Names that exist and, without their optional package, raise PyTorch's own ModuleNotFoundError naming it.
 NEEDS_PACKAGE = {"torch.utils.tensorboard.SummaryWriter": ("tinyattn.utils.tensorboard", "tensorboard")}

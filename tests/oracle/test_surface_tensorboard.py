@@ -55,3 +55,67 @@ def test_default_log_dir_and_reopen_after_close(tmp_path, monkeypatch):
     w.add_scalar("x", 1.0, 0)  # a closed writer opens a new event file, as PyTorch's
     w.close()
     assert len(glob.glob(os.path.join(w.get_logdir(), "events.out.tfevents.*"))) == 2
+
+
+def _pictures(Writer, lib, log_dir, close_figures=True):
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    rng = np.random.default_rng(1)
+    chw = rng.random((3, 6, 5))
+    with Writer(log_dir) as w:
+        w.add_image("chw", lib.tensor(chw), 0)
+        w.add_image("chw32", lib.tensor(chw.astype(np.float32)), 1)
+        w.add_image("hwc_u8", (chw * 255).astype(np.uint8).transpose(1, 2, 0), 2, dataformats="HWC")
+        w.add_image("hw", lib.tensor(chw[0] * 3 - 1), 3, dataformats="HW")  # out of [0, 1]: clipped
+        w.add_image("grey", chw[:1], 4)
+        w.add_image("rgba", rng.random((4, 3, 2)), 5, dataformats="HWC")
+        w.add_images("batch", lib.tensor(rng.random((11, 3, 4, 3))), 6)
+        w.add_images("nhwc", rng.random((2, 4, 3, 1)), 7, dataformats="NHWC")
+        for step in range(2):
+            fig = plt.figure(figsize=(2, 1.5), dpi=40)
+            plt.plot([0, 1, 2], [step, 2, 1])
+            w.add_figure("curve", fig, step, close=close_figures)
+        figs = [plt.figure(figsize=(1, 1), dpi=30) for _ in range(3)]
+        for i, f in enumerate(figs):
+            f.gca().bar([0, 1], [i, 1])
+        w.add_figure("figs", figs, 9)
+        w.add_hparams({"lr": 0.1, "layers": 2, "act": "gelu", "bn": True, "t": lib.tensor([0.5]), "skip": None},
+                      {"hparam/acc": 0.9, "hparam/loss": lib.tensor(0.25)}, run_name="run1", global_step=3)
+        w.add_hparams({"lr": 0.01, "opt": "adam"}, {"hparam/acc": 0.5},
+                      hparam_domain_discrete={"lr": [0.01, 0.1], "opt": ["adam", "sgd"]}, run_name="run2")
+    return plt.get_fignums()
+
+
+def test_images_figures_and_hparams_are_the_same_records(tmp_path):
+    open_t = _pictures(TorchWriter, torch, tmp_path / "torch")
+    open_a = _pictures(SummaryWriter, tinyattn, tmp_path / "mine")
+    theirs, mine = _records(tmp_path / "torch"), _records(tmp_path / "mine")
+    assert len(theirs) == 23  # 3 file headers, 8 images, 3 figures, 2 x 3 hparams records, 3 metric scalars
+    assert [d for d, _ in mine] == [d for d, _ in theirs]
+    assert mine == theirs
+    assert open_t == open_a == []  # every figure closed
+
+
+def test_image_and_hparams_errors_are_pytorchs(tmp_path):
+    calls = [lambda w, t: w.add_image("x", np.zeros((3, 4, 4)), dataformats="CCW"),
+             lambda w, t: w.add_image("x", np.zeros((3, 4)), dataformats="CHW"),
+             lambda w, t: w.add_images("x", np.zeros((2, 4, 4, 4))),
+             lambda w, t: w.add_image("x", [[0.0]]),
+             lambda w, t: w.add_hparams([("lr", 1)], {}),
+             lambda w, t: w.add_hparams({"lr": np.float32(1)}, {}),
+             lambda w, t: w.add_hparams({"lr": 1.0}, {}, hparam_domain_discrete={"lr": [1, 2]}),
+             lambda w, t: w.add_hparams({"lr": 1.0}, {}, hparam_domain_discrete=[1])]
+
+    def outcome(Writer, lib, where, call):
+        with Writer(where) as w:
+            try:
+                call(w, lib)
+            except Exception as e:  # noqa: BLE001  (the error is what is compared)
+                return type(e).__name__, " ".join(str(e).split())
+        return None
+
+    for i, call in enumerate(calls):
+        assert outcome(SummaryWriter, tinyattn, tmp_path / f"m{i}", call) == \
+            outcome(TorchWriter, torch, tmp_path / f"t{i}", call)

@@ -119,3 +119,55 @@ def test_image_and_hparams_errors_are_pytorchs(tmp_path):
     for i, call in enumerate(calls):
         assert outcome(SummaryWriter, tinyattn, tmp_path / f"m{i}", call) == \
             outcome(TorchWriter, torch, tmp_path / f"t{i}", call)
+
+
+def _graph_events(Writer, lib, log_dir):
+    from tensorboard.compat.proto.config_pb2 import RunMetadata
+    from tensorboard.compat.proto.graph_pb2 import GraphDef
+
+    class Block(lib.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc, self.act = lib.nn.Linear(3, 4), lib.nn.ReLU()
+
+        def forward(self, x):
+            return self.act(self.fc(x))
+
+    class Net(lib.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.block, self.head, self.norm = Block(), lib.nn.Linear(4, 2), lib.nn.LayerNorm(4)
+
+        def forward(self, x):
+            return self.head(self.norm(self.block(x))).sum(-1)
+
+    net = Net()
+    with Writer(log_dir) as w:
+        w.add_graph(net, lib.ones(5, 3))
+    assert net.training  # put back in training mode after the eval-mode pass
+    (f,) = glob.glob(os.path.join(log_dir, "events.out.tfevents.*"))
+    from tensorboard.backend.event_processing.event_file_loader import RawEventFileLoader
+    from tensorboard.compat.proto.event_pb2 import Event
+
+    events = [Event.FromString(r) for r in RawEventFileLoader(f).Load()][1:]  # raw: as written, after the header
+    g, meta = GraphDef(), RunMetadata()
+    g.ParseFromString(events[0].graph_def)
+    meta.ParseFromString(events[1].tagged_run_metadata.run_metadata)
+    shape = lambda n: [d.size for d in n.attr["_output_shapes"].list.shape[0].dim]  # noqa: E731
+    io = {n.name.split("/")[0]: (n.op, shape(n)) for n in g.node if n.op == "IO Node"}
+    # the scopes that hold ops (PyTorch: aten:: ops; tinyattn: autograd ops), and the parameters' scopes
+    ops = {n.name.rpartition("/")[0] for n in g.node if n.op.startswith("aten::") or
+           (n.op not in ("IO Node", "prim::GetAttr", "prim::Constant", "prim::ListConstruct") and lib is tinyattn)}
+    weights = {n.name.rpartition("/")[0] for n in g.node if n.op == "prim::GetAttr" and
+               n.attr["attr"].s.decode().endswith(("weight }", "bias }"))}
+    return len(events), events[1].tagged_run_metadata.tag, meta.SerializeToString(), g.versions.producer, io, ops, \
+        weights
+
+
+def test_add_graph_draws_the_same_modules_inputs_and_outputs(tmp_path):
+    theirs = _graph_events(TorchWriter, torch, str(tmp_path / "torch"))
+    mine = _graph_events(SummaryWriter, tinyattn, str(tmp_path / "mine"))
+    assert theirs[4] == {"input": ("IO Node", [5, 3]), "output": ("IO Node", [5])}
+    assert theirs[5] == {"Net", "Net/Block[block]/Linear[fc]", "Net/Block[block]/ReLU[act]", "Net/LayerNorm[norm]",
+                         "Net/Linear[head]"}
+    assert mine == theirs

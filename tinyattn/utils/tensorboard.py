@@ -10,8 +10,8 @@ scalars (``add_scalar``, ``add_scalars``), histograms (``add_histogram``, with P
 (``add_text``), images (``add_image``, ``add_images``: PNG through Pillow, a batch tiled 8 to a row),
 matplotlib figures (``add_figure``) and hyperparameters (``add_hparams``: a run of its own under
 log_dir). Images need Pillow and figures matplotlib, imported when first used, as in PyTorch.
-``add_graph`` warns and writes nothing: PyTorch draws the graph of a TorchScript trace, which
-tinyattn has not. Audio, video and embeddings raise NotImplementedError naming what to use instead.
+``add_graph`` writes the graph of one forward pass with PyTorch's scope names (PyTorch draws a
+TorchScript trace, which tinyattn has not, so the node names differ: tensorboard_graph.py). Audio, video and embeddings raise NotImplementedError naming what to use instead.
 """
 from __future__ import annotations
 
@@ -19,7 +19,6 @@ import io
 import os
 import socket
 import time
-import warnings
 from datetime import datetime
 
 import numpy as np
@@ -33,7 +32,7 @@ except ImportError as e:  # PyTorch's own error, with the install line
 if tuple(int(p) for p in getattr(tensorboard, "__version__", "0").split(".")[:2] if p.isdigit()) < (1, 15):
     raise ImportError("TensorBoard logging requires TensorBoard version 1.15 or above")
 
-from tensorboard.compat.proto.event_pb2 import Event, SessionLog  # noqa: E402
+from tensorboard.compat.proto.event_pb2 import Event, SessionLog, TaggedRunMetadata  # noqa: E402
 from tensorboard.compat.proto.summary_pb2 import HistogramProto, Summary, SummaryMetadata  # noqa: E402
 from tensorboard.compat.proto.tensor_pb2 import TensorProto  # noqa: E402
 from tensorboard.compat.proto.tensor_shape_pb2 import TensorShapeProto  # noqa: E402
@@ -107,6 +106,13 @@ class FileWriter:
 
     def add_summary(self, summary, global_step=None, walltime=None) -> None:
         self.add_event(Event(summary=summary), global_step, walltime)
+
+    def add_graph(self, graph_profile, walltime=None) -> None:
+        """A (GraphDef, RunMetadata) pair: the graph, then its step stats tagged 'step1', as PyTorch's."""
+        graph, stepstats = graph_profile
+        self.add_event(Event(graph_def=graph.SerializeToString()), None, walltime)
+        run = TaggedRunMetadata(tag="step1", run_metadata=stepstats.SerializeToString())
+        self.add_event(Event(tagged_run_metadata=run), None, walltime)
 
     def flush(self) -> None:
         self.event_writer.flush()
@@ -186,9 +192,11 @@ class SummaryWriter:
         self._get_file_writer().add_summary(summary, global_step, walltime)
 
     def add_graph(self, model, input_to_model=None, verbose: bool = False, use_strict_trace: bool = True) -> None:
-        """Writes nothing: PyTorch draws the graph from a TorchScript trace, and tinyattn has none."""
-        warnings.warn("SummaryWriter.add_graph writes nothing here: tinyattn has no traced graph to draw "
-                      "(print(model) shows its layers)", stacklevel=2)
+        """The graph of one forward pass of ``model`` on ``input_to_model`` (ops grouped by module), for the
+        Graphs tab. PyTorch draws a TorchScript trace; tinyattn draws the autograd graph the forward records
+        (tinyattn/utils/tensorboard_graph.py), with PyTorch's scope names: the nodes' names differ."""
+        from .tensorboard_graph import graph
+        self._get_file_writer().add_graph(graph(model, input_to_model, verbose))
 
     def _unsupported(self, name: str, instead: str):
         raise NotImplementedError(f"SummaryWriter.{name} is not available in tinyattn; {instead}")

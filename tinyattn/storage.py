@@ -60,7 +60,54 @@ def _owner(arr: np.ndarray) -> np.ndarray:
         arr = base
 
 
-class UntypedStorage:
+class _Storage:
+    """What both storages share: a flat NumPy view ``_array`` over the buffer's bytes, read element by element."""
+
+    _array: np.ndarray  # (size,) the bytes (UntypedStorage) or the elements (TypedStorage)
+    device = property(lambda self: _device("cpu"), doc="Always the CPU.")
+    is_cuda = property(lambda self: False)
+
+    def size(self) -> int:
+        return int(self._array.size)
+
+    def __len__(self) -> int:
+        return self.size()
+
+    def element_size(self) -> int:
+        return self._array.itemsize
+
+    def data_ptr(self) -> int:
+        """The address of the buffer's first byte."""
+        return int(self.untyped()._bytes.__array_interface__["data"][0])
+
+    def nbytes(self) -> int:
+        return int(self.untyped()._bytes.size)
+
+    def __getitem__(self, i):
+        return self._array[i].item() if isinstance(i, (int, np.integer)) else self._array[i].tolist()
+
+    def __setitem__(self, i, value) -> None:
+        self._array[i] = value  # writes the tensor's memory
+
+    def __iter__(self):
+        return iter(self.tolist())
+
+    def tolist(self) -> list:
+        return self._array.tolist()
+
+    def cpu(self):
+        return self
+
+    def is_shared(self) -> bool:
+        return False
+
+    def __repr__(self) -> str:  # PyTorch's: one element a line, then what it is
+        kind = f"dtype=torch.{self._array.dtype.name}, " if isinstance(self, TypedStorage) else ""
+        return "\n".join([f" {v}" for v in self.tolist()] + [f"[torch.storage.{type(self).__name__}({kind}device=cpu)"
+                                                               f" of size {len(self)}]"])
+
+
+class UntypedStorage(_Storage):
     """A flat buffer of bytes. ``UntypedStorage(n)`` makes n zero bytes; ``tensor.untyped_storage()`` gives
     the bytes the tensor lives in (shared: writes show in the tensor)."""
 
@@ -84,55 +131,13 @@ class UntypedStorage:
             cls._of[id(owner)] = s
         return s
 
-    device = property(lambda self: _device("cpu"), doc="Always the CPU.")
-    is_cuda = property(lambda self: False)
-
-    def nbytes(self) -> int:
-        return int(self._bytes.size)
-
-    def size(self) -> int:
-        return int(self._bytes.size)
-
-    def __len__(self) -> int:
-        return int(self._bytes.size)
-
-    def element_size(self) -> int:
-        return 1
-
-    def data_ptr(self) -> int:
-        return int(self._bytes.__array_interface__["data"][0])
-
-    def __getitem__(self, i):
-        return int(self._bytes[i]) if isinstance(i, (int, np.integer)) else self._bytes[i].tolist()
-
-    def __setitem__(self, i, value) -> None:
-        self._bytes[i] = value
-
-    def __iter__(self):
-        return iter(self.tolist())
-
-    def tolist(self) -> list:
-        return self._bytes.tolist()
-
-    def cpu(self) -> UntypedStorage:
-        return self
-
-    def is_shared(self) -> bool:
-        return False
+    _array = property(lambda self: self._bytes)
 
     def untyped(self) -> UntypedStorage:
         return self
 
-    def __repr__(self) -> str:
-        lines = [f" {b}" for b in self._bytes.tolist()]
-        return "\n".join(lines + [f"[{type(self).__module__.replace('tinyattn', 'torch')}.{type(self).__name__}"
-                                  f"(device=cpu) of size {len(self)}]"])
 
-
-UntypedStorage.__module__ = "tinyattn.storage"
-
-
-class TypedStorage:
+class TypedStorage(_Storage):
     """The bytes of an UntypedStorage read as ``dtype``: ``TypedStorage(wrap_storage=s, dtype=d, _internal=True)``,
     ``TypedStorage(n, dtype=d)`` (n zeros) or ``TypedStorage([1, 2], dtype=d)``. Deprecated in PyTorch."""
 
@@ -159,58 +164,16 @@ class TypedStorage:
 
     @property
     def _array(self) -> np.ndarray:
-        b = self._untyped_storage._bytes
-        n = b.size // np.dtype(self.dtype).itemsize
-        return b[:n * np.dtype(self.dtype).itemsize].view(self.dtype)  # (size,)
+        b, item = self._untyped_storage._bytes, np.dtype(self.dtype).itemsize
+        return b[:b.size // item * item].view(self.dtype)  # (size,) whole elements only
 
-    device = property(lambda self: _device("cpu"))
-    is_cuda = property(lambda self: False)
-
-    def size(self) -> int:
-        return int(self._array.size)
-
-    _size = size  # what PyTorch's own savers call
-
-    def __len__(self) -> int:
-        return self.size()
-
-    def nbytes(self) -> int:
-        return self._untyped_storage.nbytes()
-
-    def element_size(self) -> int:
-        return np.dtype(self.dtype).itemsize
-
-    def data_ptr(self) -> int:
-        return self._untyped_storage.data_ptr()
+    _size = _Storage.size  # what PyTorch's own savers call
 
     def untyped(self) -> UntypedStorage:
         return self._untyped_storage
 
     def _pickle_storage_type(self) -> str:
         return _LEGACY[np.dtype(self.dtype).name]
-
-    def __getitem__(self, i):
-        return self._array[i].item() if isinstance(i, (int, np.integer)) else self._array[i].tolist()
-
-    def __setitem__(self, i, value) -> None:
-        self._array[i] = value
-
-    def __iter__(self):
-        return iter(self.tolist())
-
-    def tolist(self) -> list:
-        return self._array.tolist()
-
-    def cpu(self) -> TypedStorage:
-        return self
-
-    def is_shared(self) -> bool:
-        return False
-
-    def __repr__(self) -> str:
-        lines = [f" {v}" for v in self._array.tolist()]
-        return "\n".join(lines + [f"[torch.storage.TypedStorage(dtype=torch.{np.dtype(self.dtype).name}, device=cpu) "
-                                  f"of size {len(self)}]"])
 
 
 def is_storage(obj) -> bool:

@@ -30,9 +30,11 @@ import tinyattn
 DATA = os.path.join(os.path.dirname(__file__), "data")
 REQUIRED_KINDS = ("torch", "module", "method", "attribute")
 
-# Measured by coverage() below when the census was committed: have / total, kept as that fraction.
-COVERAGE_FLOOR_2 = 372 / 384
-COVERAGE_FLOOR_ALL = 445 / 566
+# Measured by coverage() below: have / total, kept as that fraction (372/384 and 445/566 when the census was
+# committed; raised when Conv3d, interpolate, autograd.function and the storage names came, measured without the
+# tensorboard package, which SummaryWriter needs).
+COVERAGE_FLOOR_2 = 380 / 384
+COVERAGE_FLOOR_ALL = 453 / 566
 
 
 def load_names():

@@ -37,7 +37,7 @@ def test_conv3d_module_with_padding_modes(mode):
 SPECS = [dict(size=o) for o in (1, 3, 5, 7, 8, 13)] + [dict(scale_factor=s) for s in (0.5, 0.7, 1.0, 1.3, 2, 2.5, 1 / 3)] \
     + [dict(scale_factor=s, recompute_scale_factor=True) for s in (0.7, 1.3, 2.5)]
 MODES = [("nearest", 1), ("nearest", 2), ("nearest", 3), ("nearest-exact", 1), ("nearest-exact", 2), ("linear", 1),
-         ("bilinear", 2), ("bicubic", 2), ("trilinear", 3), ("area", 1), ("area", 2)]
+         ("nearest-exact", 3), ("bilinear", 2), ("bicubic", 2), ("trilinear", 3), ("area", 1), ("area", 2), ("area", 3)]
 
 
 @pytest.mark.parametrize("mode,nd", MODES)

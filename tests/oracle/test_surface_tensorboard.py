@@ -171,3 +171,42 @@ def test_add_graph_draws_the_same_modules_inputs_and_outputs(tmp_path):
     assert theirs[5] == {"Net", "Net/Block[block]/Linear[fc]", "Net/Block[block]/ReLU[act]", "Net/LayerNorm[norm]",
                          "Net/Linear[head]"}
     assert mine == theirs
+
+
+def test_images_decode_to_the_pixels_and_hparams_parse_without_pytorch(tmp_path):
+    """Independent of torch's writer: the PNGs hold the scaled, clipped, tiled pixels; the hparams records
+    name the settings and metrics."""
+    import io as _io
+
+    from PIL import Image
+    from tensorboard.plugins.hparams.plugin_data_pb2 import HParamsPluginData
+
+    rng = np.random.default_rng(2)
+    batch = rng.random((10, 3, 2, 3)) * 1.2 - 0.1  # some values outside [0, 1]: clipped
+    with SummaryWriter(tmp_path) as w:
+        w.add_images("b", tinyattn.tensor(batch), 0)
+        w.add_image("g", (batch[0, 0] * 255).clip(0, 255).astype(np.uint8), 1, dataformats="HW")
+        w.add_hparams({"lr": 0.5, "act": "relu"}, {"acc": 0.75}, run_name="r")
+    from tensorboard.backend.event_processing.event_file_loader import RawEventFileLoader
+    from tensorboard.compat.proto.event_pb2 import Event
+
+    parsed = [Event.FromString(r) for f in sorted(glob.glob(os.path.join(tmp_path, "**", "events.out.tfevents.*"),
+                                                            recursive=True)) for r in RawEventFileLoader(f).Load()]
+    images = {v.tag: v.image for e in parsed if e.HasField("summary") for v in e.summary.value if v.HasField("image")}
+    pix = (batch.astype(np.float32) * 255).clip(0, 255).astype(np.uint8)  # (10, 3, 2, 3)
+    grid = np.zeros((3, 2 * 2, 8 * 3), np.uint8)  # 8 to a row: 2 rows of (2, 3) pictures
+    for i in range(10):
+        r, c = divmod(i, 8)
+        grid[:, r * 2:(r + 1) * 2, c * 3:(c + 1) * 3] = pix[i]
+    got = np.asarray(Image.open(_io.BytesIO(images["b"].encoded_image_string)))
+    assert (images["b"].height, images["b"].width, images["b"].colorspace) == (4, 24, 3)
+    np.testing.assert_array_equal(got, grid.transpose(1, 2, 0))
+    grey = np.asarray(Image.open(_io.BytesIO(images["g"].encoded_image_string)))
+    np.testing.assert_array_equal(grey, np.stack([(batch[0, 0] * 255).clip(0, 255).astype(np.uint8)] * 3, axis=2))
+    plugin = [HParamsPluginData.FromString(v.metadata.plugin_data.content) for e in parsed if e.HasField("summary")
+              for v in e.summary.value if v.metadata.plugin_data.plugin_name == "hparams"]
+    assert [h.name for h in plugin[0].experiment.hparam_infos] == ["lr", "act"]
+    assert [m.name.tag for m in plugin[0].experiment.metric_infos] == ["acc"]
+    start = plugin[1].session_start_info.hparams
+    assert start["lr"].number_value == 0.5 and start["act"].string_value == "relu"
+    assert plugin[2].session_end_info.status == 1  # STATUS_SUCCESS

@@ -165,3 +165,43 @@ def test_errors_are_pytorchs(call, exc, text):
     with pytest.raises(exc) as info:
         call(tinyattn.ones(1, 1, 4, 4))
     assert text in str(info.value)
+
+
+@pytest.mark.parametrize("mode,half", [("bilinear", 1.0), ("bicubic", 2.0), ("lanczos", 3.0)])
+@pytest.mark.parametrize("size", [(2, 3), (3, 7), (5, 2)])
+def test_antialias_weights_are_the_stretched_filter_normalised(mode, half, size):
+    """Shrinking S -> O (s = S / O > 1) stretches the filter s times: output o reads the input positions p
+    whose centres lie within half * s of its centre (o + 0.5) s, weighted by filter((p + 0.5 - centre) / s)
+    and normalised to sum to 1 (Pillow's and PyTorch's rule); growing keeps the filter unstretched."""
+    def filt(x):
+        x = abs(x)
+        if mode == "bilinear":
+            return max(1 - x, 0.0)
+        if mode == "bicubic":
+            return cubic(x, A=-0.5)
+        return np.sinc(x) * np.sinc(x / 3) if x < 3 else 0.0
+
+    def matrix(S, O):
+        s = S / O
+        stretch = max(s, 1.0)
+        A = np.zeros((O, S))
+        for o in range(O):
+            centre = (o + 0.5) * s
+            lo, hi = max(int(centre - half * stretch + 0.5), 0), min(int(centre + half * stretch + 0.5), S)
+            for p in range(lo, hi):
+                A[o, p] = filt((p + 0.5 - centre) / stretch)
+            A[o] /= A[o].sum()
+        return A
+
+    x = t64(1, 2, 6, 5)
+    out = F.interpolate(x, size=size, mode=mode, antialias=True)
+    ref = np.einsum("hH,wW,ncHW->nchw", matrix(6, size[0]), matrix(5, size[1]), x.numpy())
+    np.testing.assert_allclose(out.numpy(), ref, rtol=1e-12, atol=1e-12)
+    assert gradcheck(lambda x: F.interpolate(x, size=size, mode=mode, antialias=True), (x,))
+
+
+def test_antialias_errors():
+    with pytest.raises(ValueError, match="Anti-alias option is restricted to bilinear, bicubic, and lanczos modes"):
+        F.interpolate(tinyattn.ones(1, 1, 4, 4), size=2, antialias=True)
+    with pytest.raises(ValueError, match="Lanczos mode requires antialias=True"):
+        F.interpolate(tinyattn.ones(1, 1, 4, 4), size=2, mode="lanczos")

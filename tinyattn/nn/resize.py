@@ -1,4 +1,5 @@
-"""Resizing: F.interpolate and nn.Upsample (nearest, nearest-exact, linear, bilinear, bicubic, trilinear, area).
+"""Resizing: F.interpolate and nn.Upsample (nearest, nearest-exact, linear, bilinear, bicubic, trilinear, area;
+antialias=True for bilinear, bicubic and lanczos on 4-D input).
 
 Every mode but 'area' is separable: each output position along one spatial dim reads a few input
 positions ("taps": 1 for nearest, 2 for linear, 4 for cubic) with weights, and a 2-D or 3-D resize is
@@ -14,7 +15,8 @@ and weight of every tap with PyTorch's own rules (aten/src/ATen/native/UpSample.
   * linear and cubic: the source coordinate ``scale * o`` (align_corners) or ``scale * (o + 0.5) - 0.5``
     (clamped at 0 for linear), computed in float32 for a float32 input and float64 for float64;
     linear reads floor(src) and the next position (the last one twice) with weights (1 - l, l);
-    cubic reads floor(src) - 1 .. + 2, clamped to the edge, with Keys' cubic weights (A = -0.75).
+    cubic reads floor(src) - 1 .. + 2, clamped to the edge, with Keys' cubic weights (A = -0.75);
+  * antialias=True (``_aa_taps``): Pillow's resampling, the filter stretched by the shrink factor.
 
 Shapes: x (N, C, *S) -> (N, C, *O); one dim at a time (..., S_i, ...) -> (..., O_i, ...).
 """
@@ -99,6 +101,39 @@ def _taps(mode: str, S: int, O: int, scale, align_corners: bool, dtype, nd: int)
     return idx, np.stack([op(1) - lam, lam], axis=1).astype(dtype)
 
 
+_AA_FILTERS = {  # (support in input steps at scale 1, the filter): PyTorch's anti-aliasing kernels, as Pillow's
+    "bilinear": (1.0, lambda x: np.maximum(1 - np.abs(x), 0)),
+    "bicubic": (2.0, lambda x: np.where(np.abs(x) < 1, ((-0.5 + 2) * np.abs(x) - (-0.5 + 3)) * x * x + 1,
+                                        np.where(np.abs(x) < 2, ((-0.5 * np.abs(x) + 2.5) * np.abs(x) - 4) * np.abs(x)
+                                                 + 2, 0))),  # Keys' cubic with A = -0.5
+    "lanczos": (3.0, lambda x: np.where(np.abs(x) < 3, np.sinc(x) * np.sinc(x / 3), 0)),
+}
+
+
+def _aa_taps(mode: str, S: int, O: int, scale, align_corners: bool, dtype, nd: int):
+    """antialias=True: when shrinking by s > 1 the filter is stretched s times (so every input position
+    counts), each output's weights are the filter at the input centres, normalised to sum to 1."""
+    if O == S:  # PyTorch's anti-aliasing kernel resizes only the dims whose size changes
+        return np.arange(O)[:, None], None
+    op = np.float64 if dtype == np.float64 else np.float32
+    if align_corners:
+        s = op(S - 1) / op(O - 1) if O > 1 else op(0)
+    else:
+        s = op(1.0 / scale) if scale is not None and scale > 0 else op(S) / op(O)
+    half, fn = _AA_FILTERS[mode]
+    support = half * s if s >= 1 else op(half)
+    width = int(np.ceil(support)) * 2 + 1  # the most taps any output reads
+    centre = s * (np.arange(O) + op(0.5))
+    lo = np.maximum((centre - support + op(0.5)).astype(np.int64), 0)  # (O,) first input position read
+    count = np.clip(np.minimum((centre + support + op(0.5)).astype(np.int64), S) - lo, 0, width)
+    j = np.arange(width)
+    w = fn((j + lo[:, None] - centre[:, None] + op(0.5)) * (op(1) / s if s >= 1 else op(1))).astype(op)
+    w = np.where(j < count[:, None], w, 0)  # (O, width)
+    total = w.sum(1, keepdims=True)
+    w = np.where(total != 0, w / np.where(total != 0, total, 1), w)
+    return np.minimum(lo[:, None] + j, S - 1), w.astype(dtype)
+
+
 def _sizes(x: Tensor, nd: int, size, scale_factor, recompute_scale_factor, mode: str):
     """PyTorch's F.interpolate rules for size/scale_factor: the output size and the scales the kernel gets."""
     if size is not None and scale_factor is not None:
@@ -155,9 +190,9 @@ def interpolate(input, size=None, scale_factor=None, mode: str = "nearest", alig
     if mode == "lanczos" and input.ndim == 4 and (align_corners or not antialias):
         raise ValueError("Lanczos mode does not support align_corners=True" if align_corners else
                          "Lanczos mode requires antialias=True")
-    if antialias:
-        raise NotImplementedError("interpolate: antialias=True (PyTorch's anti-aliased bilinear/bicubic "
-                                  "downsampling) is not built in tinyattn; resize with antialias=False")
+    if antialias and not (mode in ("bilinear", "bicubic", "lanczos") and input.ndim == 4):
+        raise ValueError("Anti-alias option is restricted to bilinear, bicubic, and lanczos modes and requires a 4-D "
+                         "tensor as input")
     if mode in _DIMS and input.ndim != _DIMS[mode]:
         raise NotImplementedError(f"Got {input.ndim}D input, but {mode} mode needs {_DIMS[mode]}D input")
     if min(sizes) <= 0:
@@ -173,8 +208,9 @@ def interpolate(input, size=None, scale_factor=None, mode: str = "nearest", alig
                                   "(as PyTorch's CPU kernels); convert with .float() first")
     out = input
     for axis in reversed(range(2, input.ndim)):  # W first, then H, then D: PyTorch's nesting of the sums
-        idx, w = _taps(mode, input.shape[axis], sizes[axis - 2], scales[axis - 2], align_corners, input.dtype.type,
-                       nd)
+        taps = _aa_taps if antialias else _taps
+        idx, w = taps(mode, input.shape[axis], sizes[axis - 2], scales[axis - 2], align_corners, input.dtype.type,
+                      nd)
         out = Resample.apply(out, axis=axis, idx=idx, w=w)
     return out
 

@@ -173,6 +173,7 @@ def interpolate(input, size=None, scale_factor=None, mode: str = "nearest", alig
     mode 'nearest' (any dim), 'nearest-exact', 'linear' (3-D input), 'bilinear'/'bicubic' (4-D),
     'trilinear' (5-D), 'area' (adaptive average pooling). align_corners=True maps the corner pixels'
     centres onto each other; False (the default for the interpolating modes) maps their outer edges.
+    antialias=True (bilinear, bicubic, lanczos; 4-D) averages what a shrink skips, as Pillow resizes.
     ViT code resizes position embeddings with ``F.interpolate(pos, size=(h, w), mode='bicubic')``."""
     if not isinstance(input, Tensor):
         raise TypeError(f"interpolate: input must be a Tensor, got {type(input).__name__}")

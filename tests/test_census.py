@@ -30,9 +30,11 @@ import tinyattn
 DATA = os.path.join(os.path.dirname(__file__), "data")
 REQUIRED_KINDS = ("torch", "module", "method", "attribute")
 
-# Measured by coverage() below when the census was committed: have / total, kept as that fraction.
-COVERAGE_FLOOR_2 = 372 / 384
-COVERAGE_FLOOR_ALL = 445 / 566
+# Measured by coverage() below: have / total, kept as that fraction (372/384 and 445/566 when the census was
+# committed; raised when Conv3d, interpolate, autograd.function and the storage names came, measured without the
+# tensorboard package, which SummaryWriter needs).
+COVERAGE_FLOOR_2 = 380 / 384
+COVERAGE_FLOOR_ALL = 453 / 566
 
 
 def load_names():
@@ -200,15 +202,6 @@ KNOWN_GAPS = {
                           "with conjugate gradients; not built yet",
     "torch.view_as_complex": "complex tensors, as view_as_real",
     "torch.polar": "complex tensors, as view_as_real",
-    "torch.nn.Conv3d": "3-D convolution (video/ViT-3D code); Conv1d and Conv2d exist",
-    "torch.nn.functional.interpolate": "resizing images (ViT position-embedding interpolation); not built yet",
-    "torch.autograd.function.Function": "the module path of torch.autograd.Function (which exists); not yet aliased",
-    "torch.storage.TypedStorage": "PyTorch's storage internals, used only by lazy checkpoint loaders "
-                                  "(tinyattn.load reads its own format)",
-    "torch.UntypedStorage": "storage internals, as TypedStorage",
-    "torch.is_storage": "storage internals, as TypedStorage",
-    "torch.serialization.location_tag": "storage internals, as TypedStorage",
-    "torch.serialization.normalize_storage_type": "storage internals, as TypedStorage",
 }
 # Names that exist and, without their optional package, raise PyTorch's own ModuleNotFoundError naming it.
 NEEDS_PACKAGE = {"torch.utils.tensorboard.SummaryWriter": ("tinyattn.utils.tensorboard", "tensorboard")}

@@ -9,6 +9,7 @@ from .tensor import (
     manual_seed, matmul, no_grad, set_default_dtype,
 )
 from .autograd import inference_mode, set_grad_enabled
+from . import autograd_function  # noqa: F401,E402  (registers tinyattn.autograd.function)
 from . import tensor  # noqa: F401  (the engine module, callable as PyTorch's torch.tensor(data) factory)
 from .factories import (
     arange, as_tensor, empty, eye, from_numpy, full, full_like, linspace, meshgrid, ones, ones_like, zeros, zeros_like,
@@ -31,6 +32,8 @@ from .compiler import compile  # noqa: F401,A004  (returns the model itself; not
 from .amp import autocast  # noqa: F401
 from .devices import device  # noqa: F401
 from .serialization import load, save  # noqa: F401
+from . import serialization, storage  # noqa: F401,E402  (torch.serialization / torch.storage)
+from .storage import TypedStorage, UntypedStorage, is_storage  # noqa: F401,E402
 # names the census of public teaching code uses (tests/data/census_names.csv)
 from .factories import empty_like, tril_indices, triu_indices  # noqa: F401
 from .functions import trapezoid  # noqa: F401

@@ -25,7 +25,7 @@ from .nn.module import Parameter
 from .checks import device as _device
 from .tensor import Tensor
 
-__all__ = ["save", "load"]
+__all__ = ["load", "location_tag", "normalize_storage_type", "save"]
 
 FORMAT = "tinyattn.save/1"  # written into every manifest; load refuses anything else
 
@@ -185,3 +185,19 @@ def load(f: str | os.PathLike | BinaryIO, map_location: Any = None, weights_only
         if isinstance(n, bool) or not isinstance(n, int) or any(f"arrays/{i}.npy" not in names for i in range(n)):
             raise ValueError(f"tinyattn.load: {name} is damaged (arrays listed in the manifest are missing)")
         return _Reader(z, n, name).obj(manifest["root"])
+
+
+# --- PyTorch's storage helpers, for checkpoint code that names them (see tinyattn/storage.py) ------------
+def location_tag(storage) -> str:
+    """Where a storage (or tensor) lives, as torch.save tags it: always 'cpu' here."""
+    dev = storage.device  # AttributeError for an object without one, as in PyTorch
+    if getattr(dev, "type", str(dev)) == "cpu":
+        return "cpu"
+    raise RuntimeError(f"don't know how to determine data location of {type(storage).__module__}."
+                       f"{type(storage).__name__}")
+
+
+def normalize_storage_type(storage_type):
+    """The top-level class of that name (``tinyattn.UntypedStorage`` for UntypedStorage), as PyTorch's."""
+    import tinyattn
+    return getattr(tinyattn, storage_type.__name__)

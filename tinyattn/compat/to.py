@@ -19,7 +19,7 @@ import numpy as np
 from tinyattn import autograd, checks
 from tinyattn.compat.ops import Cast
 
-__all__ = ["channels_last", "channels_last_3d", "contiguous_format", "memory_format", "preserve_format", "tensor_to"]
+__all__ = ["channels_last", "check_device", "parse", "channels_last_3d", "contiguous_format", "memory_format", "preserve_format", "tensor_to"]
 
 
 class memory_format:  # noqa: N801  (PyTorch's spelling)
@@ -61,7 +61,7 @@ def _bad_call(args: tuple, kwargs: dict) -> TypeError:
                      + "\n".join(" * " + s for s in _SIGNATURES))
 
 
-def _parse(self, args: tuple, kwargs: dict):
+def _parse(self, args: tuple, kwargs: dict):  # noqa: ARG001  (self: the bound method's tensor)
     """(device, dtype, non_blocking, copy, memory_format) from any of the three signatures."""
     if len(args) > 4:
         raise TypeError(f"to() takes from 0 to 4 positional arguments but {len(args)} were given")
@@ -80,20 +80,27 @@ def _parse(self, args: tuple, kwargs: dict):
             or not isinstance(opts["memory_format"], memory_format) \
             or not (opts["dtype"] is None or _is_dtype(opts["dtype"])):
         raise _bad_call(args, kwargs)
-    return opts["device"], opts["dtype"], opts["copy"], opts["memory_format"]
+    copy_given = "copy" in given or "copy" in kwargs  # Module.to refuses copy even when False, as PyTorch
+    return opts["device"], opts["dtype"], opts["copy"], opts["memory_format"], copy_given
+
+
+def check_device(device, args: tuple, kwargs: dict, who: str) -> None:
+    """The CPU (or no device) passes; a GPU, or an int (a CUDA index), raises a CPU-only PyTorch's error."""
+    if device is None:
+        return
+    if isinstance(device, (int, np.integer)) and not isinstance(device, bool):
+        raise RuntimeError(f"Cannot access accelerator device when none is available. ({who}({device}): "
+                           "an integer is a CUDA device index; tinyattn runs on the CPU with NumPy)")
+    if not isinstance(device, str):
+        raise _bad_call(args, kwargs)
+    checks.device(device, who)  # raises for anything but the CPU
 
 
 def tensor_to(self, *args, **kwargs):
     """``x.to('cpu', dtype=torch.float64)``, ``x.to(torch.float64, copy=True)``, ``x.to(other)``, ...:
     the tensor in that dtype on that device (``self`` itself when nothing changes and copy=False)."""
-    device, dtype, copy, layout = _parse(self, args, kwargs)
-    if device is not None:
-        if isinstance(device, (int, np.integer)) and not isinstance(device, bool):
-            raise RuntimeError(f"Cannot access accelerator device when none is available. (Tensor.to({device}): "
-                               "an integer is a CUDA device index; tinyattn runs on the CPU with NumPy)")
-        if not isinstance(device, str):
-            raise _bad_call(args, kwargs)
-        checks.device(device, "Tensor.to")  # raises for anything but the CPU
+    device, dtype, copy, layout, _ = _parse(self, args, kwargs)
+    check_device(device, args, kwargs, "Tensor.to")
     if layout._rank is not None and self.ndim != layout._rank:
         raise RuntimeError(f"required rank {layout._rank} tensor to use {layout._name} format (Tensor.to: got "
                            f"shape {tuple(self.shape)})")
@@ -103,3 +110,8 @@ def tensor_to(self, *args, **kwargs):
     if dt.kind in "fc" and self.dtype.kind in "fc":  # a copy the gradient flows through, cast back on the way
         return Cast.apply(self, dtype=dt.type)
     return autograd.Tensor._make(self._data.astype(dt))  # an integer/bool copy leaves the graph, like .long()
+
+
+def parse(args: tuple, kwargs: dict):
+    """(device, dtype, copy, memory_format, copy_given) from any of ``to``'s three signatures (Module.to's too)."""
+    return _parse(None, args, kwargs)

@@ -16,7 +16,8 @@ from .torch_transformer import (  # noqa: F401  (PyTorch's own layers, its layou
     TransformerEncoderLayer,
 )
 # convolution, pooling, batch norm (the functional forms are in nn/functional_conv.py)
-from .conv import Conv1d, Conv2d, LazyConv1d, LazyConv2d  # noqa: F401,E402
+from .conv import Conv1d, Conv2d, Conv3d, LazyConv1d, LazyConv2d, LazyConv3d  # noqa: F401,E402
 from .pooling import AdaptiveAvgPool1d, AdaptiveAvgPool2d, AvgPool1d, AvgPool2d, MaxPool1d, MaxPool2d  # noqa: F401,E402
+from .resize import Upsample, UpsamplingBilinear2d, UpsamplingNearest2d  # noqa: F401,E402
 from .batchnorm import BatchNorm1d, BatchNorm2d, LazyBatchNorm1d, LazyBatchNorm2d  # noqa: F401,E402
 from .parallel import DataParallel  # noqa: F401  (torch.nn.DataParallel: calls the module itself on one CPU)

@@ -1,4 +1,4 @@
-"""nn.Conv1d and nn.Conv2d: PyTorch's convolution layers (the work is F.conv1d/conv2d, nn/functional_conv.py).
+"""nn.Conv1d/2d/3d: PyTorch's convolution layers (the work is F.conv1d/2d/3d, nn/functional_conv.py).
 
 weight (out_channels, in_channels / groups, *kernel_size), bias (out_channels,), both drawn as
 PyTorch draws them: U(-1/sqrt(fan_in), 1/sqrt(fan_in)), fan_in = in_channels / groups * prod(kernel_size)
@@ -17,7 +17,7 @@ from . import padding as P
 from .layers import _uniform_init
 from .module import Module, Parameter
 
-__all__ = ["Conv1d", "Conv2d", "LazyConv1d", "LazyConv2d"]
+__all__ = ["Conv1d", "Conv2d", "Conv3d", "LazyConv1d", "LazyConv2d", "LazyConv3d"]
 
 _PADDING_MODES = ("zeros", "reflect", "replicate", "circular")
 
@@ -62,7 +62,7 @@ class _ConvNd(Module):
             self.register_parameter("bias", None)
 
     def _conv_forward(self, x: Tensor, weight: Tensor, bias: Tensor | None) -> Tensor:
-        conv = FC.conv1d if self._nd == 1 else FC.conv2d
+        conv = FC.CONV[self._nd]
         if self.padding_mode == "zeros":
             return conv(x, weight, bias, self.stride, self.padding, self.dilation, self.groups)
         # another mode: pad first with F.pad (its pairs list the last dim first), then convolve unpadded
@@ -105,6 +105,11 @@ class Conv2d(_ConvNd):
     _nd = 2
 
 
+class Conv3d(_ConvNd):
+    """Conv3d(in_channels, out_channels, kernel_size, ...): (N, C_in, D, H, W) -> (N, C_out, D_out, H_out, W_out)."""
+    _nd = 3
+
+
 class _LazyConvMixin:
     """in_channels read from the first input, as LazyLinear reads in_features: until then the weight has
     shape (out_channels, 0, *kernel_size); the first forward draws it (Conv's init, from the generator
@@ -145,3 +150,8 @@ class LazyConv1d(_LazyConvMixin, Conv1d):
 class LazyConv2d(_LazyConvMixin, Conv2d):
     """LazyConv2d(out_channels, kernel_size, ...): a Conv2d whose in_channels comes from the first input."""
     _base = Conv2d
+
+
+class LazyConv3d(_LazyConvMixin, Conv3d):
+    """LazyConv3d(out_channels, kernel_size, ...): a Conv3d whose in_channels comes from the first input."""
+    _base = Conv3d

@@ -655,7 +655,8 @@ def normalize(input: Tensor, p: float = 2.0, dim: int = 1, eps: float = 1e-12, o
 from .sdpa import attention, scaled_dot_product_attention, linear_attention  # noqa: E402,F401
 from .flash import flash_attention  # noqa: E402,F401
 from .padding import pad  # noqa: E402,F401
+from .resize import interpolate, upsample  # noqa: E402,F401
 from .functional_conv import (  # noqa: E402,F401  (convolution, pooling, batch_norm)
-    adaptive_avg_pool1d, adaptive_avg_pool2d, avg_pool1d, avg_pool2d, batch_norm, conv1d, conv2d, max_pool1d,
+    adaptive_avg_pool1d, adaptive_avg_pool2d, avg_pool1d, avg_pool2d, batch_norm, conv1d, conv2d, conv3d, max_pool1d,
     max_pool2d,
 )

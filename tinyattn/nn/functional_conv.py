@@ -1,4 +1,4 @@
-"""Convolution and pooling over sliding windows: F.conv1d/conv2d, max/avg/adaptive pooling, batch_norm.
+"""Convolution and pooling over sliding windows: F.conv1d/2d/3d, max/avg/adaptive pooling, batch_norm.
 
 Every one of them looks at the input through windows. ``_windows`` is NumPy's stride trick: a view
 (N, C, *O, *K) of the padded input in which [n, c, o..., k...] is the element under kernel offset k
@@ -20,7 +20,7 @@ from .. import promotion
 from ..tensor import Function, Tensor
 
 __all__ = ["adaptive_avg_pool1d", "adaptive_avg_pool2d", "avg_pool1d", "avg_pool2d", "batch_norm", "conv1d",
-           "conv2d", "max_pool1d", "max_pool2d"]
+           "conv2d", "conv3d", "max_pool1d", "max_pool2d"]
 
 
 def _tuple(value, nd: int, name: str, who: str) -> tuple:
@@ -153,6 +153,15 @@ def conv1d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1) 
 def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1) -> Tensor:
     """2-D convolution: input (N, C_in, H, W), weight (C_out, C_in/groups, kH, kW) -> (N, C_out, H_out, W_out)."""
     return _conv(2, input, weight, bias, stride, padding, dilation, groups, "conv2d")
+
+
+def conv3d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1) -> Tensor:
+    """3-D convolution (video, volumes, 3-D patch embeddings): input (N, C_in, D, H, W), weight
+    (C_out, C_in/groups, kD, kH, kW) -> (N, C_out, D_out, H_out, W_out); the same N-d code as conv1d/2d."""
+    return _conv(3, input, weight, bias, stride, padding, dilation, groups, "conv3d")
+
+
+CONV = {1: conv1d, 2: conv2d, 3: conv3d}  # the functional form of an nd-dimensional convolution
 
 
 # --- pooling -------------------------------------------------------------------------------------

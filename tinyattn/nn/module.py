@@ -16,9 +16,9 @@ from typing import Any, Callable, NamedTuple
 
 import numpy as np
 
-from tinyattn.checks import device as _device
 from tinyattn.tensor import Function, Tensor, get_default_dtype
 from tinyattn.compat.hooks import RemovableHandle
+from tinyattn.compat.to import check_device as _check_device, parse as _parse_to
 
 __all__ = ["Parameter", "Module", "Sequential", "ModuleList", "RemovableHandle"]
 
@@ -239,27 +239,32 @@ class Module:
         """train(False): dropout off, for evaluation and generation; returns self."""
         return self.train(False)
 
-    def to(self, dtype: Any) -> Module:
-        """Cast every parameter and floating buffer to `dtype` in place (e.g. np.float64 for gradcheck).
+    def to(self, *args, **kwargs) -> Module:
+        """PyTorch's forms: ``to(device)``, ``to(dtype)``, ``to(device=None, dtype=None, non_blocking=False)``,
+        ``to(tensor)`` (its dtype), ``to(memory_format=...)``; returns self.
 
-        PyTorch code also writes ``model.to(device)``: 'cpu' is accepted and changes nothing (NumPy is the device).
-        """
-        if isinstance(dtype, str) and dtype.split(":")[0] in ("cpu", "cuda", "mps"):
-            _device(dtype, "Module.to")  # (a tinyattn.device is a str too)
+        Floating parameters, their gradients and floating buffers are cast in place: the same Parameter
+        objects, as in PyTorch; integer buffers (BatchNorm's num_batches_tracked) keep their dtype. NumPy is
+        the only device, so 'cpu' changes nothing and a GPU raises a CPU-only PyTorch's error; the memory
+        format changes no value (tinyattn.compat.to)."""
+        device, dtype, _copy, _layout, copy_given = _parse_to(args, kwargs)
+        if copy_given:
+            raise RuntimeError(".to() does not accept copy argument")
+        if dtype is not None and np.dtype(dtype).kind not in "fc":
+            raise TypeError("nn.Module.to only accepts floating point or complex dtypes, but got desired "
+                            f"dtype=torch.{np.dtype(dtype).name}")
+        _check_device(device, args, kwargs, "Module.to")
+        if dtype is None:
             return self
-        try:
-            dtype = np.dtype(dtype)
-        except TypeError:
-            raise TypeError(f"Module.to expects a floating dtype (e.g. tinyattn.float64) or 'cpu', got {dtype!r}") from None
-        if not np.issubdtype(dtype, np.floating):
-            raise TypeError(f"Module.to expects a floating dtype, got {dtype}")
-        for p in self.parameters():
-            p._data = p._data.astype(dtype)
-            p.grad = None
+        dtype = np.dtype(dtype)
+        for t in self.parameters():
+            for held in (t, t.grad):
+                if held is not None and held._data.dtype.kind in "fc":
+                    held._data = held._data.astype(dtype)
         for m in self.modules():
             for name, b in list(m._buffers.items()):
                 arr = b._data if isinstance(b, Tensor) else b
-                if isinstance(arr, np.ndarray) and np.issubdtype(arr.dtype, np.floating):
+                if isinstance(arr, np.ndarray) and arr.dtype.kind in "fc":
                     m._register("_buffers", name, Tensor(arr.astype(dtype)) if isinstance(b, Tensor) else arr.astype(dtype))
         return self
 

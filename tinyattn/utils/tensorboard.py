@@ -5,16 +5,20 @@ package (its EventFileWriter and protocol buffers), so ``tensorboard --logdir ru
 Without that package, importing this module raises PyTorch's ``ModuleNotFoundError`` ("No module
 named 'tensorboard'") with the line that installs it.
 
-Written: scalars (``add_scalar``, ``add_scalars``), histograms (``add_histogram``, with PyTorch's
-bins) and text (``add_text``). ``add_graph`` warns and writes nothing (there is no traced graph);
-images, audio, embeddings and hparams raise NotImplementedError naming what to use instead.
+Written as PyTorch writes them (the event files hold the same bytes once the wall time is zeroed):
+scalars (``add_scalar``, ``add_scalars``), histograms (``add_histogram``, with PyTorch's bins), text
+(``add_text``), images (``add_image``, ``add_images``: PNG through Pillow, a batch tiled 8 to a row),
+matplotlib figures (``add_figure``) and hyperparameters (``add_hparams``: a run of its own under
+log_dir). Images need Pillow and figures matplotlib, imported when first used, as in PyTorch.
+``add_graph`` writes the graph of one forward pass with PyTorch's scope names (PyTorch draws a
+TorchScript trace, which tinyattn has not, so the node names differ: tensorboard_graph.py). Audio, video and embeddings raise NotImplementedError naming what to use instead.
 """
 from __future__ import annotations
 
+import io
 import os
 import socket
 import time
-import warnings
 from datetime import datetime
 
 import numpy as np
@@ -28,7 +32,7 @@ except ImportError as e:  # PyTorch's own error, with the install line
 if tuple(int(p) for p in getattr(tensorboard, "__version__", "0").split(".")[:2] if p.isdigit()) < (1, 15):
     raise ImportError("TensorBoard logging requires TensorBoard version 1.15 or above")
 
-from tensorboard.compat.proto.event_pb2 import Event, SessionLog  # noqa: E402
+from tensorboard.compat.proto.event_pb2 import Event, SessionLog, TaggedRunMetadata  # noqa: E402
 from tensorboard.compat.proto.summary_pb2 import HistogramProto, Summary, SummaryMetadata  # noqa: E402
 from tensorboard.compat.proto.tensor_pb2 import TensorProto  # noqa: E402
 from tensorboard.compat.proto.tensor_shape_pb2 import TensorShapeProto  # noqa: E402
@@ -102,6 +106,13 @@ class FileWriter:
 
     def add_summary(self, summary, global_step=None, walltime=None) -> None:
         self.add_event(Event(summary=summary), global_step, walltime)
+
+    def add_graph(self, graph_profile, walltime=None) -> None:
+        """A (GraphDef, RunMetadata) pair: the graph, then its step stats tagged 'step1', as PyTorch's."""
+        graph, stepstats = graph_profile
+        self.add_event(Event(graph_def=graph.SerializeToString()), None, walltime)
+        run = TaggedRunMetadata(tag="step1", run_metadata=stepstats.SerializeToString())
+        self.add_event(Event(tagged_run_metadata=run), None, walltime)
 
     def flush(self) -> None:
         self.event_writer.flush()
@@ -181,27 +192,46 @@ class SummaryWriter:
         self._get_file_writer().add_summary(summary, global_step, walltime)
 
     def add_graph(self, model, input_to_model=None, verbose: bool = False, use_strict_trace: bool = True) -> None:
-        """Writes nothing: PyTorch draws the graph from a TorchScript trace, and tinyattn has none."""
-        warnings.warn("SummaryWriter.add_graph writes nothing here: tinyattn has no traced graph to draw "
-                      "(print(model) shows its layers)", stacklevel=2)
+        """The graph of one forward pass of ``model`` on ``input_to_model`` (ops grouped by module), for the
+        Graphs tab. PyTorch draws a TorchScript trace; tinyattn draws the autograd graph the forward records
+        (tinyattn/utils/tensorboard_graph.py), with PyTorch's scope names: the nodes' names differ."""
+        from .tensorboard_graph import graph
+        self._get_file_writer().add_graph(graph(model, input_to_model, verbose))
 
     def _unsupported(self, name: str, instead: str):
         raise NotImplementedError(f"SummaryWriter.{name} is not available in tinyattn; {instead}")
 
-    def add_image(self, *args, **kwargs):
-        self._unsupported("add_image", "save the picture with matplotlib (tinyattn.viz) instead")
+    def add_image(self, tag: str, img_tensor, global_step=None, walltime=None, dataformats: str = "CHW") -> None:
+        """One picture: (3, H, W) by default, or as ``dataformats`` says ('HWC', 'HW', ...); floats are
+        read in [0, 1], uint8 in [0, 255]."""
+        self._get_file_writer().add_summary(_image(tag, img_tensor, dataformats), global_step, walltime)
 
-    def add_images(self, *args, **kwargs):
-        self._unsupported("add_images", "save the pictures with matplotlib (tinyattn.viz) instead")
+    def add_images(self, tag: str, img_tensor, global_step=None, walltime=None, dataformats: str = "NCHW") -> None:
+        """A batch (N, 3, H, W) shown as one picture, 8 images to a row."""
+        self._get_file_writer().add_summary(_image(tag, img_tensor, dataformats), global_step, walltime)
 
-    def add_figure(self, *args, **kwargs):
-        self._unsupported("add_figure", "save the figure with figure.savefig(...) instead")
+    def add_figure(self, tag: str, figure, global_step=None, close: bool = True, walltime=None) -> None:
+        """A matplotlib figure (or a list of them, tiled) drawn into an image; closed unless close=False."""
+        many = isinstance(figure, list)
+        pixels = np.stack([_render(f, close) for f in figure]) if many else _render(figure, close)
+        self.add_image(tag, pixels, global_step, walltime, dataformats="NCHW" if many else "CHW")
 
     def add_embedding(self, *args, **kwargs):
         self._unsupported("add_embedding", "write the vectors with numpy.savetxt for TensorBoard's projector")
 
-    def add_hparams(self, *args, **kwargs):
-        self._unsupported("add_hparams", "log each metric with add_scalar and the settings with add_text")
+    def add_hparams(self, hparam_dict, metric_dict, hparam_domain_discrete=None, run_name=None,
+                    global_step=None) -> None:
+        """The settings of this run and its final metrics, for TensorBoard's HParams tab: written to
+        log_dir/<run_name> (default: the time now), with each metric also written as a scalar there."""
+        if type(hparam_dict) is not dict or type(metric_dict) is not dict:
+            raise TypeError("hparam_dict and metric_dict should be dictionary.")
+        summaries = _hparams(hparam_dict, metric_dict, hparam_domain_discrete)
+        logdir = os.path.join(self._get_file_writer().get_logdir(), run_name or str(time.time()))
+        with SummaryWriter(log_dir=logdir) as run:
+            for summary in summaries:
+                run.file_writer.add_summary(summary, global_step)
+            for tag, value in metric_dict.items():
+                run.add_scalar(tag, value, global_step)
 
     def flush(self) -> None:
         """Write everything queued to disk now."""
@@ -220,3 +250,109 @@ class SummaryWriter:
 
     def __exit__(self, *exc) -> None:
         self.close()
+
+
+# --- images, figures and hyperparameters ----------------------------------------------------------
+def _grid(batch: np.ndarray) -> np.ndarray:
+    """(N, C, H, W) with C 1 or 3 -> (3, rows H, cols W): the images left to right, 8 to a row, black after."""
+    if batch.shape[1] == 1:
+        batch = np.concatenate([batch] * 3, axis=1)  # grey -> RGB
+    if batch.ndim != 4 or batch.shape[1] != 3:
+        raise AssertionError("Input should be a 4D numpy array with 3 channels")
+    n, _, h, w = batch.shape
+    cols = min(n, 8)
+    rows = -(-n // cols)
+    canvas = np.zeros((3, rows * h, cols * w), dtype=batch.dtype)
+    for i in range(n):
+        r, c = divmod(i, cols)
+        canvas[:, r * h:(r + 1) * h, c * w:(c + 1) * w] = batch[i]
+    return canvas
+
+
+def _to_hwc(arr: np.ndarray, dataformats: str) -> np.ndarray:
+    """Any of NCHW-like, CHW-like, HW-like layouts -> (H, W, C), as PyTorch's writer reads them."""
+    if len(set(dataformats)) != len(dataformats):
+        raise AssertionError(f"You can not use the same dimension shorthand twice. input_format: {dataformats}")
+    if arr.ndim != len(dataformats):
+        raise AssertionError(f"size of input tensor and input format are different. tensor shape: {arr.shape}, "
+                             f"input_format: {dataformats}")
+    fmt = dataformats.upper()
+    if len(fmt) == 4:
+        return _grid(arr.transpose([fmt.find(c) for c in "NCHW"])).transpose(1, 2, 0)
+    if len(fmt) == 3:
+        hwc = arr.transpose([fmt.find(c) for c in "HWC"])
+        return np.concatenate([hwc] * 3, axis=2) if hwc.shape[2] == 1 else hwc
+    return np.stack([arr.transpose([fmt.find(c) for c in "HW"])] * 3, axis=2)
+
+
+def _image(tag: str, img, dataformats: str) -> Summary:
+    """A PNG of the image(s): floats scaled by 255, uint8 as they are, clipped to [0, 255]."""
+    if isinstance(img, (Tensor, np.ndarray)) or np.isscalar(img):
+        arr = _array(img) if not np.isscalar(img) else np.array([img])
+    else:
+        raise NotImplementedError(f"Got {type(img)}, but numpy array or torch tensor are expected.")
+    hwc = _to_hwc(arr, dataformats)
+    scale = 1 if hwc.dtype == np.uint8 else 255
+    pixels = (hwc.astype(np.float32) * scale).clip(0, 255).astype(np.uint8)
+    from PIL import Image  # Pillow, imported when first needed, as PyTorch's writer does
+
+    h, w, c = pixels.shape
+    picture = Image.fromarray(pixels).resize((w, h), Image.Resampling.LANCZOS)  # PyTorch's rescale=1 resize
+    buf = io.BytesIO()
+    picture.save(buf, format="PNG")
+    png = Summary.Image(height=h, width=w, colorspace=c, encoded_image_string=buf.getvalue())
+    return Summary(value=[Summary.Value(tag=tag, image=png)])
+
+
+def _render(figure, close: bool) -> np.ndarray:
+    """A matplotlib figure drawn by the Agg renderer -> (3, H, W) uint8."""
+    import matplotlib.pyplot as plt
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    canvas = FigureCanvasAgg(figure)
+    canvas.draw()
+    w, h = figure.canvas.get_width_height()
+    rgba = np.frombuffer(canvas.buffer_rgba(), dtype=np.uint8).reshape(h, w, 4)  # (H, W, 4)
+    if close:
+        plt.close(figure)
+    return np.moveaxis(rgba[:, :, :3], 2, 0)  # (3, H, W)
+
+
+def _hparams(hparam_dict: dict, metric_dict: dict, domains) -> list:
+    """The HParams plugin's three records: the experiment (which settings and metrics exist), this session's
+    settings, and its end (success)."""
+    from google.protobuf import struct_pb2
+    from tensorboard.plugins.hparams import metadata
+    from tensorboard.plugins.hparams.api_pb2 import DataType, Experiment, HParamInfo, MetricInfo, MetricName, Status
+    from tensorboard.plugins.hparams.plugin_data_pb2 import HParamsPluginData, SessionEndInfo, SessionStartInfo
+
+    domains = domains or {}
+    if not isinstance(domains, dict):
+        raise TypeError("parameter: hparam_domain_discrete should be a dictionary, nothing logged.")
+    for k, v in domains.items():
+        if k not in hparam_dict or not isinstance(v, list) or not all(isinstance(d, type(hparam_dict[k])) for d in v):
+            raise TypeError(f"parameter: hparam_domain_discrete[{k}] should be a list of same type as hparam_dict[{k}].")
+    infos, start = [], SessionStartInfo()
+    for k, v in hparam_dict.items():
+        if v is None:
+            continue
+        tensor = isinstance(v, Tensor)
+        if tensor:
+            v = float(_array(v)[0])  # PyTorch reads a tensor's first element, and lists no domain for it
+        elif not isinstance(v, (int, float, str)):  # (a bool is an int: stored as a number, as PyTorch does)
+            raise ValueError("value should be one of int, float, str, bool, or torch.Tensor")
+        field, kind = ("string_value", "DATA_TYPE_STRING") if isinstance(v, str) else ("number_value",
+                                                                                      "DATA_TYPE_FLOAT64")
+        setattr(start.hparams[k], field, v)
+        domain = struct_pb2.ListValue(values=[struct_pb2.Value(**{field: d}) for d in domains[k]]) \
+            if k in domains and not tensor else None
+        infos.append(HParamInfo(name=k, type=DataType.Value(kind), domain_discrete=domain))
+
+    def record(tag: str, **content) -> Summary:
+        data = HParamsPluginData(version=metadata.PLUGIN_DATA_VERSION, **content).SerializeToString()
+        meta = SummaryMetadata(plugin_data=SummaryMetadata.PluginData(plugin_name=metadata.PLUGIN_NAME, content=data))
+        return Summary(value=[Summary.Value(tag=tag, metadata=meta)])
+    experiment = Experiment(hparam_infos=infos, metric_infos=[MetricInfo(name=MetricName(tag=k)) for k in metric_dict])
+    return [record(metadata.EXPERIMENT_TAG, experiment=experiment),
+            record(metadata.SESSION_START_INFO_TAG, session_start_info=start),
+            record(metadata.SESSION_END_INFO_TAG, session_end_info=SessionEndInfo(status=Status.Value("STATUS_SUCCESS")))]

@@ -108,7 +108,8 @@ def test_to_refuses_what_fits_no_signature_and_other_devices():
     for bad in (lambda: x.to(tinyattn.float32, tinyattn.float64), lambda: x.to("cpu", "cpu"),
                 lambda: x.to(tinyattn.float64, device="cpu"), lambda: x.to(tinyattn.zeros(1), dtype=tinyattn.float64),
                 lambda: x.to("cpu", non_blocking="yes"), lambda: x.to(tinyattn.float64, foo=1),
-                lambda: x.to("cpu", tinyattn.float64, dtype=tinyattn.float32)):
+                lambda: x.to("cpu", tinyattn.float64, dtype=tinyattn.float32),
+                lambda: x.to(np.ones(2))):  # an array has a .dtype but is not one
         with pytest.raises(TypeError, match="to\\(\\) received an invalid combination of arguments"):
             bad()
     with pytest.raises(TypeError, match="takes from 0 to 4 positional arguments but 5 were given"):

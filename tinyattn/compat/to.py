@@ -52,7 +52,9 @@ def _is_dtype(x) -> bool:
         return issubclass(x, np.generic) or x in (float, int, bool)
     # np.dtype itself, or an object that names one in a .dtype attribute, as NumPy reads it: the
     # constructors (x.type(torch.LongTensor)) and tinyattn.bfloat16 (reading it explains that NumPy has none)
-    return isinstance(x, np.dtype) or hasattr(type(x), "dtype") or "dtype" in getattr(x, "__dict__", ())
+    # (an array has a .dtype too, but is no dtype: x.to(array) is the bad call PyTorch reports)
+    return isinstance(x, np.dtype) or not isinstance(x, np.ndarray) and (
+        hasattr(type(x), "dtype") or "dtype" in getattr(x, "__dict__", ()))
 
 
 def _bad_call(args: tuple, kwargs: dict) -> TypeError:

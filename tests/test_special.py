@@ -145,3 +145,17 @@ def test_gelu_erf_float64_is_x_times_normal_cdf_bit_for_bit_and_edges_in_every_d
         assert y[0] == 0 and not np.signbit(y[0]) and y[1] == 0 and np.signbit(y[1])
         assert y[2] == dt(5.7) and y[3] < 0 and y[4] == 40 and y[5] == 0 and y[6] == np.inf
         assert np.isnan(y[7]) and np.isnan(y[8]) and slope[0] == 0.5 and slope[4] == 1 and slope[5] == 0
+
+
+def test_gelu_without_a_gradient_skips_the_slope_and_gives_the_same_values():
+    from tinyattn.special import gelu_erf
+    x = np.random.default_rng(6).standard_normal(70_000) * 3
+    for dt in (np.float16, np.float32, np.float64):
+        y, slope = gelu_erf(x.astype(dt))
+        y2, none = gelu_erf(x.astype(dt), slope=False)
+        assert none is None and y2.dtype == dt
+        np.testing.assert_array_equal(y, y2)
+        t = tinyattn.tensor(x.astype(dt), requires_grad=True)
+        with tinyattn.no_grad():
+            np.testing.assert_array_equal(F.gelu(t).numpy(), y)
+        np.testing.assert_array_equal(F.gelu(tinyattn.tensor(x.astype(dt))).numpy(), y)  # no input needs a gradient

@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 
 from .. import checks, promotion
+from ..autograd import is_grad_enabled
 from ..fastnp import dot_last, max_keepdims, mean_last, sum_last, sum_rows
 from ..special import gelu_erf
 from ..tensor import Function, Tensor, get_rng
@@ -146,7 +147,7 @@ class _GELUErf(Function):
     @staticmethod
     def forward(ctx, x):
         # NumPy has no erf: special.py's, block by block; the forward's exp(-x^2/2) also gives the slope
-        y, slope = gelu_erf(x)
+        y, slope = gelu_erf(x, slope=ctx.needs_input_grad[0] and is_grad_enabled())  # no_grad: no slope array
         ctx.save_for_backward(slope)
         return y
 

@@ -91,16 +91,17 @@ def _gelu32_grid() -> np.ndarray:
 def test_gelu_float32_within_a_few_ulps_of_the_exact_value_across_the_range_tails_included():
     """special.gelu_erf's float32 road (float32 throughout) against x Phi(x) in float64 at the same float32 x:
     measured max 7.2 ulp, 80% of the grid within 1 ulp; for x < -5, where 1/2 + erf/2 in float32 would have
-    lost every digit (it is 0 below -5.7), the relative error stays below 8 ulp."""
+    lost every digit (it is 0 below -5.7), the relative error stays as small. The bound 10 is for any CPU:
+    NumPy's float32 exp is within 2.4 ulp with AVX2 (max here 7.2) and 0.5 ulp without SIMD (max 6.7)."""
     from tinyattn.special import gelu_erf
     x = _gelu32_grid()
     ref = x.astype(np.float64) * _phi64(x)
     y, _ = gelu_erf(x)
     assert y.dtype == np.float32
     err = np.abs(y - ref) / np.spacing(np.abs(ref).astype(np.float32))  # in float32 ulps of the exact value
-    assert err.max() <= 8
+    assert err.max() <= 10
     assert np.mean(err <= 1) > 0.75
-    assert err[x < -5].max() <= 8 and (y[x < -5] < 0).all()  # relative accuracy where Phi is tiny
+    assert err[x < -5].max() <= 10 and (y[x < -5] < 0).all()  # relative accuracy where Phi is tiny
     assert err[x > 1].max() <= 2
 
 

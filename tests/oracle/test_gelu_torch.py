@@ -33,5 +33,5 @@ def test_float32_gelu_and_gradient_agree_with_torch_and_are_closer_to_the_exact_
     # in units of the exact value's float32 spacing: tinyattn keeps its relative accuracy where Phi is tiny
     ulp = np.spacing(np.abs(exact).astype(np.float32)).astype(np.float64)
     ours, theirs = np.abs(ya.numpy() - exact) / ulp, np.abs(yt.detach().numpy() - exact) / ulp
-    assert ours.max() <= 8 < theirs.max()
+    assert ours.max() <= 10 < theirs.max()  # (measured 7.2 against 6.7e5)
     assert np.median(ours) <= np.median(theirs)

@@ -424,6 +424,74 @@ def test_fused_gru_gates_compute_the_equations_bit_for_bit_and_their_gradients()
     assert gradcheck(lambda gi, gh, h: _GRUGates.apply(gi, gh, h), x64)
 
 
+def test_fused_lstm_gates_compute_the_equations_bit_for_bit_and_their_gradients():
+    """_LSTMGates (one op per step, h' and c' side by side) against the same equations as Tensor ops
+    (_lstm_update): the same numbers in float32 and float64, saturated gates included; the hand-written
+    backward agrees with autograd's to rounding when both h' and c' reach the loss, and with finite
+    differences (float64)."""
+    from tinyattn.nn.rnn import _LSTMGates, _lstm_update
+    rng = np.random.default_rng(1)
+    for dt in (np.float32, np.float64):
+        gi, gh, h, c = [(rng.standard_normal(s) * 3).astype(dt) for s in ((5, 28), (5, 28), (5, 7), (5, 7))]
+        gi[0, :4] = [40, -40, 0, -0.0]  # sigmoid saturated both ways, and its midpoint
+        fused = [tinyattn.tensor(a, requires_grad=True) for a in (gi, gh, np.concatenate([h, c], -1))]
+        ops = [tinyattn.tensor(a, requires_grad=True) for a in (gi, gh, c)]
+        hc = _LSTMGates.apply(*fused)
+        h_o, c_o = _lstm_update(ops[0] + ops[1], ops[2])
+        np.testing.assert_array_equal(hc.numpy(), np.concatenate([h_o.numpy(), c_o.numpy()], -1))
+        g = rng.standard_normal((5, 14)).astype(dt)
+        hc.backward(tinyattn.tensor(g))
+        ((h_o * tinyattn.tensor(g[:, :7])).sum() + (c_o * tinyattn.tensor(g[:, 7:])).sum()).backward()
+        tol = dict(rtol=0, atol=8 * np.finfo(dt).eps)
+        np.testing.assert_allclose(fused[0].grad.numpy(), ops[0].grad.numpy(), **tol)
+        np.testing.assert_allclose(fused[1].grad.numpy(), ops[1].grad.numpy(), **tol)
+        np.testing.assert_array_equal(fused[2].grad.numpy()[:, :7], 0)  # h enters through W_hh, not here
+        np.testing.assert_allclose(fused[2].grad.numpy()[:, 7:], ops[2].grad.numpy(), **tol)
+    x64 = [tinyattn.tensor(rng.standard_normal(s), requires_grad=True) for s in ((3, 16), (3, 16), (3, 8))]
+    assert gradcheck(lambda gi, gh, hc: _LSTMGates.apply(gi, gh, hc), x64)
+
+
+def test_lstm_layer_and_cell_are_the_step_by_step_equations(float64):
+    """LSTM projects every step's input in one product and runs _LSTMGates; LSTMCell runs _LSTMGates too:
+    the layer's outputs, (h_n, c_n) and gradients equal a loop of _lstm_step (the equations as Tensor ops)."""
+    from tinyattn.nn.rnn import _lstm_step
+    tinyattn.manual_seed(9)
+    lstm = LSTM(3, 4, num_layers=2, bidirectional=True, batch_first=True)
+    x = tinyattn.randn(2, 5, 3, requires_grad=True)
+    h0, c0 = tinyattn.randn(4, 2, 4, requires_grad=True), tinyattn.randn(4, 2, 4, requires_grad=True)
+    out, (h_n, c_n) = lstm(x, (h0, c0))
+    (out.sum() + (h_n * 2).sum() + (c_n * 3).sum()).backward()
+    got = [t.grad.numpy().copy() for t in (x, h0, c0, *lstm.parameters())]
+    for t in (x, h0, c0, *lstm.parameters()):
+        t.grad = None
+    layer_in, hs, cs = x, [], []
+    for layer in range(2):
+        outs = []
+        for d, suffix in enumerate([f"_l{layer}", f"_l{layer}_reverse"]):
+            w = [getattr(lstm, n + suffix) for n in ("weight_ih", "weight_hh", "bias_ih", "bias_hh")]
+            state, seq = (h0[2 * layer + d], c0[2 * layer + d]), []
+            for t in (range(4, -1, -1) if d else range(5)):
+                state = _lstm_step(layer_in[:, t], state, w[0].T, w[1].T, w[2], w[3])
+                seq.append(state[0])
+            outs.append(tinyattn.stack(seq[::-1] if d else seq, dim=1))
+            hs.append(state[0])
+            cs.append(state[1])
+        layer_in = tinyattn.cat(outs, dim=-1)
+    np.testing.assert_allclose(out.numpy(), layer_in.numpy(), rtol=1e-13, atol=1e-14)
+    np.testing.assert_allclose(h_n.numpy(), tinyattn.stack(hs).numpy(), rtol=1e-13, atol=1e-14)
+    np.testing.assert_allclose(c_n.numpy(), tinyattn.stack(cs).numpy(), rtol=1e-13, atol=1e-14)
+    (layer_in.sum() + (tinyattn.stack(hs) * 2).sum() + (tinyattn.stack(cs) * 3).sum()).backward()
+    for a, t in zip(got, (x, h0, c0, *lstm.parameters())):
+        np.testing.assert_allclose(a, t.grad.numpy(), rtol=1e-12, atol=1e-13)
+    cell = LSTMCell(3, 4)
+    xc, hc0, cc0 = tinyattn.randn(2, 3), tinyattn.randn(2, 4), tinyattn.randn(2, 4)
+    h1, c1 = cell(xc, (hc0, cc0))
+    w = [getattr(cell, n) for n in ("weight_ih", "weight_hh", "bias_ih", "bias_hh")]
+    h2, c2 = _lstm_step(xc, (hc0, cc0), w[0].T, w[1].T, w[2], w[3])
+    np.testing.assert_allclose(h1.numpy(), h2.numpy(), rtol=1e-14, atol=1e-15)
+    np.testing.assert_allclose(c1.numpy(), c2.numpy(), rtol=1e-14, atol=1e-15)
+
+
 def test_gru_layer_with_its_projection_before_the_loop_is_the_step_by_step_equations(float64):
     """GRU._run projects every step's input in one product: the same numbers as the cell step by step
     (every layer and direction), and the same gradients as a loop over GRUCell."""

@@ -15,7 +15,7 @@ import numpy as np
 from tinyattn.autograd import Function, unbroadcast
 from tinyattn.compat.args import _alpha
 from tinyattn.compat.indexing import pytorch_index_layout
-from tinyattn.fastnp import add_at, max_keepdims, sum_along
+from tinyattn.fastnp import add_at, dot_last, max_keepdims, sum_along
 
 class Add(Function):
     """a + alpha b (alpha a number, PyTorch's torch.add(a, b, alpha=2));  da = g, db = alpha g"""
@@ -349,17 +349,17 @@ class Softmax(Function):
         # so logits of 1e4 do not overflow to inf.
         m = max_keepdims(a, dim)
         _check_all_masked(m, dim, "softmax")
-        e = np.exp(np.subtract(a, m, order="C"))  # (C-ordered whatever a's layout, as PyTorch's)
-        e /= sum_along(e, dim)  # a GEMV against ones on the last axis (fastnp)
+        e = np.subtract(a, m, order="C")  # (C-ordered whatever a's layout, as PyTorch's)
+        e /= sum_along(np.exp(e, out=e), dim)  # exp in place; the sum a GEMV against ones on the last axis (fastnp)
         ctx.save_for_backward(e)
         ctx.dim = dim
         return e
 
     @staticmethod
     def backward(ctx, g):
-        (y,) = ctx.saved_tensors
-        gy = g * y
-        gy -= y * sum_along(gy, ctx.dim)  # in place: gy is ours
+        (y,) = ctx.saved_tensors  # y (g - sum(g y)): the sum by einsum on the last axis (no g * y array)
+        gy = g - (dot_last(g, y) if ctx.dim == y.ndim - 1 else sum_along(g * y, ctx.dim))
+        gy *= y  # 3 passes, not 4: (8, 4, 128, 128) float32 0.75 -> 0.39 ms, (64, 128, 65) 0.59 -> 0.36
         return gy
 
 

@@ -134,7 +134,8 @@ def _gru_update_ops(gi, gh, h):
 
 
 def _lstm_step(x_t, state, w_ih, w_hh, b_ih, b_hh):
-    """i, f, o = σ(...), g = tanh(...) from W_i* x + b_i* + W_h* h + b_h* (gate order i, f, g, o);
+    """The LSTM's equations as Tensor ops (_LSTMGates computes them in one op; tested equal to it):
+    i, f, o = σ(...), g = tanh(...) from W_i* x + b_i* + W_h* h + b_h* (gate order i, f, g, o);
     c' = f * c + i * g;  h' = o * tanh(c')"""
     h, c = state
     return _lstm_update(_affine(x_t, w_ih, b_ih, h, w_hh, b_hh), c)
@@ -147,6 +148,47 @@ def _lstm_update(gates, c):
     g, o = gates[:, 2 * H:3 * H].tanh(), gates[:, 3 * H:].sigmoid()  # candidate and output gate
     c = f * c + i * g  # the cell state: a sum, not a product, so its gradient survives many steps
     return o * c.tanh(), c
+
+
+class _LSTMGates(Function):
+    """[h', c'] side by side (B, 2H) from gi, gh (B, 4H), gate order i, f, g, o, and hc = [h, c] (B, 2H):
+    a = gi + gh;  i, f, o = σ(a_i), σ(a_f), σ(a_o);  g = tanh(a_g);  c' = f c + i g;  h' = o tanh(c').
+
+    One op where _lstm_update records thirteen (the GRU's _GRUGates, for the LSTM). Backward, from
+    [dh', dc']: dc = dc' + dh' o (1 - tanh(c')^2) (c' reaches the loss directly and through h');
+    do = dh' tanh(c'), di = dc g, df = dc c, dg = dc i, d c_prev = dc f; then through each sigmoid
+    da = d e / (1 + e)^2 (ops.Sigmoid's form) and through the tanh da = dg (1 - g^2); d gi = d gh = da.
+    The forward computes _lstm_update's numbers, bit for bit."""
+    new_arrays = True
+
+    @staticmethod
+    def forward(ctx, gi, gh, hc):
+        H = hc.shape[-1] // 2
+        a = gi + gh  # (B, 4H)
+        (i, e_i), (f, e_f), (o, e_o) = (_sigmoid(a[:, k * H:(k + 1) * H]) for k in (0, 1, 3))  # (B, H) each
+        g = np.tanh(a[:, 2 * H:3 * H])  # (B, H) candidate
+        c = hc[:, H:]  # (B, H) the cell state
+        out = np.empty_like(hc)  # (B, 2H): h' | c'
+        out[:, H:] = f * c + i * g
+        tc = np.tanh(out[:, H:])
+        out[:, :H] = o * tc
+        ctx.save_for_backward(i, e_i, f, e_f, g, o, e_o, c, tc)
+        return out
+
+    @staticmethod
+    def backward(ctx, grad):
+        i, e_i, f, e_f, g, o, e_o, c, tc = ctx.saved_tensors
+        H = c.shape[-1]
+        dh = grad[:, :H]
+        dc = dh * o * (1 - tc * tc) + grad[:, H:]  # (B, H) dL/dc'
+        da = np.empty(grad.shape[:-1] + (4 * H,), dtype=grad.dtype)  # (B, 4H): i, f, g, o columns
+        da[:, :H] = dc * g * (e_i / ((1 + e_i) * (1 + e_i)))
+        da[:, H:2 * H] = dc * c * (e_f / ((1 + e_f) * (1 + e_f)))
+        da[:, 2 * H:3 * H] = dc * i * (1 - g * g)
+        da[:, 3 * H:] = dh * tc * (e_o / ((1 + e_o) * (1 + e_o)))
+        d_hc = np.zeros_like(grad)  # (B, 2H): h enters through W_hh's product, not here
+        d_hc[:, H:] = dc * f
+        return da, da.copy(), d_hc
 
 
 class _RNNBase(Module):
@@ -243,6 +285,33 @@ class _RNNBase(Module):
         output = stack(steps, dim=1)  # (B, T, D*H)
         return output, [stack([f[i] for f in finals], dim=0) for i in range(len(states))]  # each (L*D, B, H)
 
+    def _run_fused(self, x: Tensor, states: list) -> tuple:
+        """As _run, for GRU and LSTM, with the input projection of every step in one product before the loop:
+        gi = x W_ih^T + b_ih is one (B*T, in) @ (in, G*H) GEMM, unbound into T steps (unbind's backward
+        writes each step's gradient into one array), and a step is W_hh h + b_hh and one fused op for the
+        gates (_GRUGates, _LSTMGates; the subclass's _fused_step) instead of five ops and a dozen more.
+        (The module docstring's measurement against this was of slicing the projection per step, x[:, t],
+        whose backward makes a (B, T, 3H) array per step.)"""
+        D = 2 if self.bidirectional else 1
+        layer_in, finals = x, []  # (B, T, in)
+        for layer in range(self.num_layers):
+            outs_by_direction = []
+            for d, suffix in enumerate([f"_l{layer}", f"_l{layer}_reverse"][:D]):
+                b_ih, b_hh = (getattr(self, "bias_ih" + suffix), getattr(self, "bias_hh" + suffix)) if self.bias \
+                    else (None, None)
+                gis = F.linear(layer_in, getattr(self, "weight_ih" + suffix), b_ih).unbind(1)  # T x (B, G*H)
+                w_hh, state = getattr(self, "weight_hh" + suffix), self._start(states, layer * D + d)  # (G*H, H)
+                outs = []
+                for gi in (reversed(gis) if d == 1 else gis):  # the reverse direction reads from the end
+                    h, state = self._fused_step(gi, state, w_hh, b_hh)  # h (B, H)
+                    outs.append(h)
+                outs_by_direction.append(stack(outs[::-1] if d == 1 else outs, dim=1))  # (B, T, H), time order
+                finals.append(self._finals(state))
+            layer_in = outs_by_direction[0] if D == 1 else cat(outs_by_direction, dim=-1)  # (B, T, D*H)
+            if self.dropout and self.training and layer < self.num_layers - 1:  # between layers only
+                layer_in = F.dropout(layer_in, self.dropout)
+        return layer_in, [stack([f[k] for f in finals], dim=0) for k in range(len(states))]  # each (L*D, B, H)
+
     def _layout(self, output: Tensor, finals: list, unbatched: bool) -> tuple:
         """Back to the caller's layout: (T, B, ...) unless batch_first; no batch dim for unbatched input."""
         if unbatched:
@@ -305,31 +374,20 @@ class GRU(_RNNBase):
         return output, h_n
 
     def _run(self, x: Tensor, states: list) -> tuple:
-        """As _RNNBase._run, with the input projection of every step in one product before the loop:
-        gi = x W_ih^T + b_ih is one (B*T, in) @ (in, 3H) GEMM, unbound into T steps (unbind's backward
-        writes each step's gradient into one array), and each step is then two ops, W_hh h + b_hh and
-        _GRUGates, instead of five. (The module docstring's measurement against this was of slicing
-        the projection per step, x[:, t], whose backward makes a (B, T, 3H) array per step.)"""
-        D = 2 if self.bidirectional else 1
-        layer_in, (h0,) = x, states  # (B, T, in), (L*D, B, H)
-        finals = []
-        for layer in range(self.num_layers):
-            outs_by_direction = []
-            for d, suffix in enumerate([f"_l{layer}", f"_l{layer}_reverse"][:D]):
-                b_ih, b_hh = (getattr(self, "bias_ih" + suffix), getattr(self, "bias_hh" + suffix)) if self.bias \
-                    else (None, None)
-                gis = F.linear(layer_in, getattr(self, "weight_ih" + suffix), b_ih).unbind(1)  # T x (B, 3H)
-                w_hh, h = getattr(self, "weight_hh" + suffix), h0[layer * D + d]  # (3H, H), (B, H)
-                outs = []
-                for gi in (reversed(gis) if d == 1 else gis):  # the reverse direction reads from the end
-                    h = _GRUGates.apply(gi, F.linear(h, w_hh, b_hh), h)  # (B, H)
-                    outs.append(h)
-                outs_by_direction.append(stack(outs[::-1] if d == 1 else outs, dim=1))  # (B, T, H), time order
-                finals.append(h)
-            layer_in = outs_by_direction[0] if D == 1 else cat(outs_by_direction, dim=-1)  # (B, T, D*H)
-            if self.dropout and self.training and layer < self.num_layers - 1:  # between layers only
-                layer_in = F.dropout(layer_in, self.dropout)
-        return layer_in, [stack(finals, dim=0)]  # (B, T, D*H), [(L*D, B, H)]
+        return self._run_fused(x, states)
+
+    @staticmethod
+    def _start(states: list, i: int) -> Tensor:
+        return states[0][i]  # (B, H)
+
+    @staticmethod
+    def _fused_step(gi, state, w_hh, b_hh) -> tuple:
+        h = _GRUGates.apply(gi, F.linear(state, w_hh, b_hh), state)  # (B, H)
+        return h, h
+
+    @staticmethod
+    def _finals(state) -> tuple:
+        return (state,)
 
 
 class LSTM(_RNNBase):
@@ -341,8 +399,25 @@ class LSTM(_RNNBase):
 
     gates = 4
 
-    def _step(self):
-        return _lstm_step
+    def _run(self, x: Tensor, states: list) -> tuple:
+        return self._run_fused(x, states)
+
+    @staticmethod
+    def _start(states: list, i: int) -> tuple:
+        h0, c0 = states[0][i], states[1][i]  # (B, H) each
+        return h0, cat([h0, c0], dim=-1)  # h, and [h, c] (B, 2H) for _LSTMGates
+
+    @staticmethod
+    def _fused_step(gi, state, w_hh, b_hh) -> tuple:
+        h, hc = state
+        hc = _LSTMGates.apply(gi, F.linear(h, w_hh, b_hh), hc)  # (B, 2H): h' | c'
+        h = hc[:, :hc.shape[-1] // 2]  # (B, H)
+        return h, (h, hc)
+
+    @staticmethod
+    def _finals(state) -> tuple:
+        h, hc = state
+        return h, hc[:, h.shape[-1]:]  # h_n, c_n
 
     def forward(self, x: Tensor, hx: tuple | None = None) -> tuple[Tensor, tuple[Tensor, Tensor]]:
         if hx is not None and not (isinstance(hx, (tuple, list)) and len(hx) == 2):
@@ -470,6 +545,6 @@ class LSTMCell(_CellBase):
         if hx is not None and not (isinstance(hx, (tuple, list)) and len(hx) == 2):
             raise TypeError("LSTMCell: the state is a pair (h, c), each (B, H) or (H,) for unbatched input")
         x, (h, c), unbatched = self._check(x, list(hx) if hx is not None else [None, None], "h/c")
-        gi, gh = self._gates(x, h)  # (B, 4H) each
-        h, c = _lstm_update(gi + gh, c)  # (B, H) each
+        hc = _LSTMGates.apply(*self._gates(x, h), cat([h, c], dim=-1))  # (B, 2H): h' | c', from (B, 4H) gates
+        h, c = hc[:, :self.hidden_size], hc[:, self.hidden_size:]  # (B, H) each
         return (h.squeeze(0), c.squeeze(0)) if unbatched else (h, c)

@@ -83,6 +83,23 @@ def _sigmoid(a: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return np.maximum(e, a >= 0) / (1 + e), e
 
 
+
+def _checked_input(module, x, ndims: tuple, layout: str) -> Tensor:
+    """The input of a recurrent layer or cell as a float Tensor with ndim in `ndims` and last dim input_size;
+    each error names `layout`, the shapes it may have, and what came."""
+    name = type(module).__name__
+    x = x if isinstance(x, Tensor) else Tensor(x)
+    if x.ndim not in ndims:
+        raise ValueError(f"{name} expects input of shape {layout}, with in = {module.input_size}; "
+                         f"got shape {tuple(x.shape)}")
+    if not np.issubdtype(x.dtype, np.floating):
+        raise TypeError(f"{name} expects float input, got dtype {x.dtype} "
+                        "(token ids? embed them first, e.g. with nn.Embedding)")
+    if x.shape[-1] != module.input_size:
+        raise ValueError(f"{name}(input_size={module.input_size}) got input of shape {tuple(x.shape)}: "
+                         f"last dim is {x.shape[-1]}, expected {module.input_size}")
+    return x
+
 class _GRUGates(Function):
     """h' = (1 - z) n + z h with r = σ(gi_r + gh_r), z = σ(gi_z + gh_z), n = tanh(gi_n + r gh_n).
 
@@ -228,18 +245,8 @@ class _RNNBase(Module):
     def _check(self, x, state, what: str) -> tuple:
         """x as (B, T, in), and the expected shape of each initial state; names the layout in errors."""
         name = type(self).__name__
-        if not isinstance(x, Tensor):
-            x = Tensor(x)
         layout = "(B, T, in)" if self.batch_first else "(T, B, in)"
-        if x.ndim not in (2, 3):
-            raise ValueError(f"{name} expects input of shape {layout} (batch_first={self.batch_first}) or "
-                             f"(T, in) unbatched, with in = {self.input_size}; got shape {tuple(x.shape)}")
-        if not np.issubdtype(x.dtype, np.floating):
-            raise TypeError(f"{name} expects float input, got dtype {x.dtype} "
-                            "(token ids? embed them first, e.g. with nn.Embedding)")
-        if x.shape[-1] != self.input_size:
-            raise ValueError(f"{name}(input_size={self.input_size}) got input of shape {tuple(x.shape)}: "
-                             f"last dim is {x.shape[-1]}, expected {self.input_size}")
+        x = _checked_input(self, x, (2, 3), f"{layout} (batch_first={self.batch_first}) or (T, in) unbatched")
         unbatched = x.ndim == 2
         x = x.unsqueeze(0) if unbatched else (x if self.batch_first else x.transpose(0, 1))  # (B, T, in)
         if x.shape[1] == 0:
@@ -460,16 +467,7 @@ class _CellBase(Module):
     def _check(self, x, states: list, what: str) -> tuple:
         """x as (B, in) and each state as (B, H) (zeros for None); whether the input came unbatched."""
         name = type(self).__name__
-        x = x if isinstance(x, Tensor) else Tensor(x)
-        if x.ndim not in (1, 2):
-            raise ValueError(f"{name}: expected input of shape (B, {self.input_size}) or ({self.input_size},) "
-                             f"unbatched, got shape {tuple(x.shape)}")
-        if not np.issubdtype(x.dtype, np.floating):
-            raise TypeError(f"{name} expects float input, got dtype {x.dtype} "
-                            "(token ids? embed them first, e.g. with nn.Embedding)")
-        if x.shape[-1] != self.input_size:
-            raise ValueError(f"{name}(input_size={self.input_size}) got input of shape {tuple(x.shape)}: "
-                             f"last dim is {x.shape[-1]}, expected {self.input_size}")
+        x = _checked_input(self, x, (1, 2), f"(B, {self.input_size}) or ({self.input_size},) unbatched")
         unbatched = x.ndim == 1
         x = x.unsqueeze(0) if unbatched else x  # (B, in)
         want = (self.hidden_size,) if unbatched else (x.shape[0], self.hidden_size)

@@ -96,8 +96,8 @@ def sqrt(x) -> Tensor: return _t(x).sqrt()
 def tanh(x) -> Tensor: return _t(x).tanh()
 def sigmoid(x) -> Tensor: return _t(x).sigmoid()
 def relu(x) -> Tensor: return _t(x).relu()
-def softmax(x, dim: int) -> Tensor: return _t(x).softmax(dim)
-def log_softmax(x, dim: int) -> Tensor: return _t(x).log_softmax(dim)
+def softmax(x, dim: int, dtype=None) -> Tensor: return _t(x).softmax(dim, dtype=dtype)
+def log_softmax(x, dim: int, dtype=None) -> Tensor: return _t(x).log_softmax(dim, dtype=dtype)
 
 
 # --- reductions and comparisons (each also takes NumPy's axis= and keepdims=) ----------------------
@@ -108,9 +108,9 @@ def argmax(input, dim: int | None = None, keepdim: bool = False) -> Tensor:
 
 
 @numpy_names
-def mean(input, dim=None, keepdim: bool = False) -> Tensor:
+def mean(input, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:
     """sum(x) / N over ``dim`` (None = every element)."""
-    return _t(input).mean(dim, keepdim)
+    return _t(input).mean(dim, keepdim, dtype=dtype)
 
 
 @numpy_names
@@ -126,9 +126,9 @@ def min(input, dim: int | None = None, keepdim: bool = False):  # noqa: A001  (t
 
 
 @numpy_names
-def sum(input, dim=None, keepdim: bool = False) -> Tensor:  # noqa: A001  (torch.sum)
+def sum(input, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:  # noqa: A001  (torch.sum)
     """sum(x) over ``dim`` (None = every element)."""
-    return _t(input).sum(dim, keepdim)
+    return _t(input).sum(dim, keepdim, dtype=dtype)
 
 
 def histogram(input, bins=100, *, range=None, weight=None, density: bool = False):  # noqa: A002
@@ -443,7 +443,7 @@ def clamp(input, min=None, max=None) -> Tensor:  # noqa: A002
 clip = clamp  # PyTorch's alias
 
 
-def cumsum(input, dim: int) -> Tensor: return _t(input).cumsum(dim)
+def cumsum(input, dim: int, *, dtype=None) -> Tensor: return _t(input).cumsum(dim, dtype=dtype)
 def gather(input, dim: int, index) -> Tensor: return _t(input).gather(dim, index)
 def masked_fill(input, mask, value) -> Tensor: return _t(input).masked_fill(mask, value)
 

@@ -11,7 +11,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from tinyattn import autograd, checks, defaults
+from tinyattn import autograd, checks, defaults, promotion
 from tinyattn.compat.args import (
     _array_of, _as_array, _clamp_bound, _new_shape, _norm_dim, _norm_dims, _shape_arg, numpy_names,
 )
@@ -22,6 +22,12 @@ from tinyattn.compat.ops import (
     Sin, StdFromVar, Tri, Expm1, Log1p,
 )
 from tinyattn.ops import Contiguous, GetItem, Where
+
+
+def _sign(a: np.ndarray) -> np.ndarray:
+    """-1, 0 or 1; NaN's sign is 0, as PyTorch's (NumPy's is NaN)."""
+    s = np.sign(a)
+    return np.where(s != s, 0, s).astype(a.dtype, copy=False)
 
 
 class MinMax(NamedTuple):
@@ -37,10 +43,34 @@ _TYPE_NAMES = {np.dtype(k): "torch." + v for k, v in (
 _TYPE_OF_NAME = {v.split(".")[1]: k for k, v in _TYPE_NAMES.items()}
 
 
+def _with_op_input(name: str, method):
+    """``method`` run on ``promotion.op_input(name, self, dtype)``: the one rule for the dtype a one-tensor op
+    computes in (``x.exp()`` of an int tensor is float32, ``x.sum(dtype=torch.float64)`` casts first)."""
+    if name in promotion.DTYPE_ARGUMENT:
+        def op(self, *args, dtype=None, **kwargs):
+            x = promotion.op_input(name, self, dtype)
+            return promotion.op_output(name, method(x, *args, **kwargs), x._data.dtype)
+    else:
+        def op(self, *args, **kwargs):
+            return method(promotion.op_input(name, self), *args, **kwargs)
+    op = functools.wraps(method)(op)
+    op.op_input = name
+    return op
+
+
 class MethodsMixin:
     """The rarer methods of Tensor."""
 
     __slots__ = ()
+
+    def __init_subclass__(cls, **kwargs):
+        """The Tensor class gets promotion's dtype rule on each one-tensor op it names (promotion.ONE_TENSOR_OPS),
+        wherever the op is defined: those methods' bodies then see an input of the dtype PyTorch computes in."""
+        super().__init_subclass__(**kwargs)
+        for name in promotion.ONE_TENSOR_OPS:
+            method = getattr(cls, name, None)
+            if method is not None and not hasattr(method, "op_input"):  # (a subclass inherits it wrapped)
+                setattr(cls, name, _with_op_input(name, method))
 
     def bool(self) -> "Tensor":
         return autograd.Tensor._make(self._data.astype(bool))
@@ -125,12 +155,16 @@ class MethodsMixin:
     @numpy_names
     def any(self, dim=None, keepdim: bool = False) -> "Tensor":
         """True where some element (over ``dim``; every dim if None) is nonzero: a bool tensor, as in PyTorch."""
-        return autograd.Tensor._make(np.any(self._data, axis=self._reduce_axes(dim, "any"), keepdims=keepdim))
+        return self._truth(np.any(self._data, axis=self._reduce_axes(dim, "any"), keepdims=keepdim))
 
     @numpy_names
     def all(self, dim=None, keepdim: bool = False) -> "Tensor":
         """True where every element (over ``dim``; every dim if None) is nonzero: a bool tensor."""
-        return autograd.Tensor._make(np.all(self._data, axis=self._reduce_axes(dim, "all"), keepdims=keepdim))
+        return self._truth(np.all(self._data, axis=self._reduce_axes(dim, "all"), keepdims=keepdim))
+
+    def _truth(self, arr: np.ndarray) -> "Tensor":
+        """any/all's answer: bool, except uint8 for a uint8 input (PyTorch's rule, kept from its byte masks)."""
+        return autograd.Tensor._make(arr.astype(np.uint8) if self._data.dtype == np.uint8 else arr)
 
     def eq(self, o): return self == o
     def ne(self, o): return self != o
@@ -175,20 +209,16 @@ class MethodsMixin:
     def sinh(self): return (self.exp() - (-self).exp()) * 0.5  # (e^x - e^-x) / 2
     def cosh(self): return (self.exp() + (-self).exp()) * 0.5
     def log2(self): return self.log() * (1 / math.log(2))  # log2 x = ln x / ln 2
-    def log1p(self): return Log1p.apply(self._floating())
-    def expm1(self): return Expm1.apply(self._floating())
-    def reciprocal(self): return 1.0 / self._floating()
-    def rsqrt(self): return 1.0 / self._floating().sqrt()  # 1 / sqrt(x), as in RMSNorm
-
-    def _floating(self) -> "Tensor":
-        """self, or self in the default float dtype if it holds integers (torch.log1p(int) is a float)."""
-        return self if self.dtype.kind in "fc" else self.to(defaults.get_default_dtype())
+    def log1p(self): return Log1p.apply(self)
+    def expm1(self): return Expm1.apply(self)
+    def reciprocal(self): return 1.0 / self
+    def rsqrt(self): return 1.0 / self.sqrt()  # 1 / sqrt(x), as in RMSNorm
 
     # floor, ceil, round, trunc and sign: steps, so their gradient is 0 (as in PyTorch)
     def floor(self): return self._rounded(np.floor)
     def ceil(self): return self._rounded(np.ceil)
     def trunc(self): return self._rounded(np.trunc)
-    def sign(self): return Rounding.apply(self, fn=np.sign)
+    def sign(self): return Rounding.apply(self, fn=_sign) if self.dtype.kind != "b" else Contiguous.apply(self)
 
     def round(self, *, decimals: int = 0):
         """To the nearest integer (ties to even, as PyTorch), or to ``decimals`` places."""
@@ -270,8 +300,25 @@ class MethodsMixin:
         """x clipped to [min, max] elementwise (either bound may be None);  gradient 1 inside, 0 where clipped."""
         if min is None and max is None:
             raise ValueError("clamp: give at least one of min= or max=")
+        if isinstance(min, autograd.Tensor) and min.ndim or isinstance(max, autograd.Tensor) and max.ndim:
+            return self._clamp_tensors(min, max)
         lo, hi = (None if v is None else _clamp_bound(v, name) for v, name in ((min, "min"), (max, "max")))
-        return Clamp.apply(self, lo=lo, hi=hi)
+        dt = promotion.result_type(self, *(b for b in (lo, hi) if b is not None))  # int.clamp(0.5) is float32
+        lo, hi = (None if b is None else promotion.number_as(b, dt) for b in (lo, hi))  # u8.clamp(-1): 255
+        return Clamp.apply(self if dt == self._data.dtype else self.to(dt), lo=lo, hi=hi)
+
+    def _clamp_tensors(self, min, max) -> "Tensor":  # noqa: A002
+        """clamp with tensor bounds, which broadcast and promote as operands do; each bound gets the gradient
+        where it is the answer (x < min), x where it is inside [min, max]; a NaN anywhere gives NaN."""
+        dt = promotion.result_type(self, *(b for b in (min, max) if b is not None))
+        out = self.to(dt)
+        for b, lower in ((min, True), (max, False)):
+            if b is None:
+                continue
+            b = b.to(dt) if isinstance(b, autograd.Tensor) else autograd.Tensor._make(promotion.number_as(b, dt))
+            past = (out._data < b._data) if lower else (out._data > b._data)
+            out = Where.apply(b, out, cond=past | (b._data != b._data))  # (b != b: a NaN bound)
+        return out
 
     clip = clamp  # PyTorch's alias
 
@@ -301,9 +348,11 @@ class MethodsMixin:
         The values are ``self.gather(dim, indices)``, so the gradient flows to the picked entries only.
         They always come sorted (best first); ``sorted=False`` is accepted and changes nothing.
         """
-        if self.ndim == 0:
-            raise ValueError("topk needs a tensor with at least 1 dim, got a 0-d tensor")
         d = _norm_dim(dim, self.ndim, "topk")
+        if self.ndim == 0 and k in (0, 1):  # a 0-d tensor is its own top 1 (and, in PyTorch, top 0)
+            return MinMax(Contiguous.apply(self), autograd.Tensor._make(np.zeros((), dtype=np.int64)))
+        if self.ndim == 0:
+            raise ValueError(f"topk: k={k!r} is out of range for a 0-d tensor (k must be 0 or 1)")
         if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or not 0 <= k <= self.shape[d]:
             raise ValueError(f"topk: k={k!r} is out of range for dim {dim} of size {self.shape[d]} (shape {self.shape}); "
                              f"k must be an int in 0..{self.shape[d]}")
@@ -316,9 +365,9 @@ class MethodsMixin:
     def argsort(self, dim: int = -1, descending: bool = False, stable: bool = False) -> "Tensor":
         """The indices that sort ``self`` along ``dim`` (int64). Equal entries keep their order, in both
         directions, so ``stable=True`` changes nothing; NaN sorts as the largest value, as in PyTorch."""
+        d = _norm_dim(dim, self.ndim, "argsort")
         if self.ndim == 0:
             return autograd.Tensor._make(np.zeros((), dtype=np.int64))
-        d = _norm_dim(dim, self.ndim, "argsort")
         if not descending:
             return autograd.Tensor._make(np.argsort(self._data, axis=d, kind="stable"))
         # descending with ties in their first order: sort the reversed array ascending, reverse that,
@@ -355,6 +404,9 @@ class MethodsMixin:
         overflows; its gradient is softmax(x). m is a constant here (detached): the result does not
         depend on it, so neither does the gradient."""
         d = _norm_dims(dim, self.ndim, "logsumexp")
+        if self.numel() == 0:  # nothing to overflow: log(sum(exp(x))), -inf where nothing is summed
+            with np.errstate(divide="ignore"):
+                return self.exp().sum(dim=d, keepdim=keepdim).log()
         m = self.detach().amax(dim=d, keepdim=True)
         m = m.masked_fill(~m.isfinite(), 0.0)  # a slice of all -inf: exp(-inf - 0) = 0, log 0 = -inf
         m_out = m if keepdim else m.sum(dim=d)  # the max without its size-1 dims
@@ -475,13 +527,20 @@ class MethodsMixin:
 
     @numpy_names
     def argmin(self, dim=None, keepdim: bool = False) -> "Tensor":
-        d = _norm_dims(dim, self.ndim, "argmin")
-        return autograd.Tensor._make(np.argmin(self._data, axis=d, keepdims=keepdim))
+        return self._arg_extreme(np.argmin, "argmin", dim, keepdim)
 
     @numpy_names
     def argmax(self, dim=None, keepdim: bool = False) -> "Tensor":
-        d = _norm_dims(dim, self.ndim, "argmax")
-        return autograd.Tensor._make(np.argmax(self._data, axis=d, keepdims=keepdim))
+        return self._arg_extreme(np.argmax, "argmax", dim, keepdim)
+
+    def _arg_extreme(self, fn, op: str, dim, keepdim: bool) -> "Tensor":
+        """argmax/argmin (and so max/min along a dim): an empty slice has no extreme, PyTorch's IndexError."""
+        d = _norm_dims(dim, self.ndim, op)
+        if d is None and self.numel() == 0:
+            raise IndexError(f"{op}(): Expected reduction dim to be specified for input.numel() == 0.")
+        if d is not None and self.shape[d] == 0:
+            raise IndexError(f"{op}(): Expected reduction dim {dim} to have non-zero size.")
+        return autograd.Tensor._make(fn(self._data, axis=d, keepdims=keepdim))
 
     def _fill_args(self, mask, value, op: str) -> tuple:
         """masked_fill's checks: a bool mask that broadcasts to self, a value self's dtype can hold."""

@@ -497,3 +497,42 @@ def repeat_interleave(input, repeats: int, dim: int | None = None) -> Tensor:
 def nonzero(input, as_tuple: bool = False):
     """The indices of the nonzero entries: (N, ndim) int64, or one 1-D tensor per dim with as_tuple=True."""
     return _t(input).nonzero(as_tuple=as_tuple)
+
+
+# --- the long tail the op-surface fuzzer found missing (tests/surface_fuzz.py): each is its Tensor method --
+def prod(input, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor: return _t(input).prod(dim, keepdim, dtype=dtype)
+def cumprod(input, dim: int, *, dtype=None) -> Tensor: return _t(input).cumprod(dim, dtype=dtype)
+def nansum(input, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor: return _t(input).nansum(dim, keepdim, dtype=dtype)
+def count_nonzero(input, dim=None) -> Tensor: return _t(input).count_nonzero(dim)
+def median(input, dim=None, keepdim: bool = False): return _t(input).median(dim, keepdim)
+def kthvalue(input, k: int, dim: int = -1, keepdim: bool = False): return _t(input).kthvalue(k, dim, keepdim)
+def msort(input) -> Tensor: return _t(input).sort(dim=0).values
+def diff(input, n: int = 1, dim: int = -1) -> Tensor: return _t(input).diff(n, dim)
+def positive(input) -> Tensor: return _t(input).positive()
+def negative(input) -> Tensor: return -_t(input)
+def sgn(input) -> Tensor: return _t(input).sgn()
+def signbit(input) -> Tensor: return _t(input).signbit()
+def frac(input) -> Tensor: return _t(input).frac()
+def exp2(input) -> Tensor: return _t(input).exp2()
+def tan(input) -> Tensor: return _t(input).tan()
+def atan(input) -> Tensor: return _t(input).atan()
+def log10(input) -> Tensor: return _t(input).log10()
+def nan_to_num(input, nan: float = 0.0, posinf=None, neginf=None) -> Tensor: return _t(input).nan_to_num(nan, posinf, neginf)
+def atan2(input, other) -> Tensor: return _operand(input, other).atan2(other)
+def hypot(input, other) -> Tensor: return _operand(input, other).hypot(other)
+def fmax(input, other) -> Tensor: return _t(input).fmax(other)
+def fmin(input, other) -> Tensor: return _t(input).fmin(other)
+def xlogy(input, other) -> Tensor: return _operand(input, other).xlogy(other)
+def bitwise_and(input, other) -> Tensor: return _operand(input, other) & other
+def bitwise_or(input, other) -> Tensor: return _operand(input, other) | other
+def bitwise_xor(input, other) -> Tensor: return _operand(input, other) ^ other
+def bitwise_not(input) -> Tensor: return _t(input).bitwise_not()
+
+
+def isclose(input, other, rtol: float = 1e-05, atol: float = 1e-08, equal_nan: bool = False) -> Tensor:
+    return _t(input).isclose(other, rtol, atol, equal_nan)
+
+
+LONG_TAIL = ["atan", "atan2", "bitwise_and", "bitwise_not", "bitwise_or", "bitwise_xor", "count_nonzero", "cumprod",
+             "diff", "exp2", "fmax", "fmin", "frac", "hypot", "isclose", "kthvalue", "log10", "median", "msort",
+             "nan_to_num", "nansum", "negative", "positive", "prod", "sgn", "signbit", "tan", "xlogy"]

@@ -185,7 +185,7 @@ def _binary(g: _Gen) -> str:
     op = g.pick(NAMED_BINARY if named else OPERATORS)
     x = g.tensor()
     side = g.r(10)
-    if side < 6:
+    if side < 5:
         sh = g.partner_shape(g._last_shape)
         y = g.tensor(sh, g.dtype() if g.chance(0.5) else g._last_dtype_of(x))
     elif side < 9:
@@ -198,12 +198,14 @@ def _binary(g: _Gen) -> str:
             extra = f", alpha={g.number(g.pick(['int', 'float']))}"
         if op == "div" and g.chance(0.5):
             extra = f", rounding_mode={g.pick(['floor', 'trunc'])!r}"
-        if g.chance(0.5) or not y.startswith("x"):
+        if not y.startswith("x") and g.chance(0.25):
+            g.emit(f"torch.{op}({y}, {x}{extra})")  # the number first
+        elif g.chance(0.5) or not y.startswith("x"):
             g.emit(f"torch.{op}({x}, {y}{extra})")
         else:
             g.emit(f"{x}.{op}({y}{extra})")
         return "binary:" + op
-    if not y.startswith("x") and g.chance(0.4):
+    if not y.startswith("x") and g.chance(0.5):
         g.emit(f"{y} {op} {x}")  # the number on the left
         return "binary:r" + op
     g.emit(f"{x} {op} {y}")
@@ -426,9 +428,10 @@ def run(program: Program | list, torch) -> dict:
     return out
 
 
-# tinyattn raises ValueError where PyTorch raises RuntimeError for a shape or argument that does not fit
-# (docs/pytorch.md): one type for every bad-input error here. Other exception types must match.
-_SAME_ERROR = {("ValueError", "RuntimeError")}
+# tinyattn raises ValueError where PyTorch raises RuntimeError for a shape or argument that does not fit, and
+# ZeroDivisionError for an integer // 0 or % 0 where PyTorch raises RuntimeError('ZeroDivisionError') (both in
+# docs/pytorch.md). Other exception types must match.
+_SAME_ERROR = {("ValueError", "RuntimeError"), ("ZeroDivisionError", "RuntimeError")}
 
 
 def _close(a, b, dtype: str) -> bool:
@@ -521,3 +524,74 @@ def outcome_from_json(js: dict) -> dict:
     grads = js["grads"] if "raised" in js["grads"] else {
         k: None if v is None else _dec_arr(v) for k, v in js["grads"].items()}
     return {"raised": js["raised"], "results": results, "grads": grads, "warned": js["warned"]}
+
+
+# ------------------------------------------------------------------------------------------------
+# Classes of differences still open (the tests' OPEN tables name each open program's class)
+# ------------------------------------------------------------------------------------------------
+OPEN_CLASSES = {
+    "numpy_warning": "NumPy's RuntimeWarning (divide by zero, log or sqrt of a negative, inf - inf) escapes an op "
+                     "in tinyattn/ops.py (Div, Log, Sqrt, Sub, Sum forwards), where PyTorch is silent; pytest's "
+                     "config turns it into an error. The fix (np.errstate) belongs in ops.py/autograd.py (engine)",
+    "floor_divide_grad": "documented (docs/pytorch.md): // and div(rounding_mode=) pass a zero gradient back; "
+                         "PyTorch's backward raises",
+    "int_negative_power": "documented (docs/pytorch.md): an integer tensor ** negative integers raises",
+    "softmax_nonfinite": "documented (docs/pytorch.md): softmax over a row holding NaN or +inf raises",
+    "var_no_dof": "var/std with no degrees of freedom (N - correction <= 0) raise a ValueError; PyTorch returns "
+                  "NaN or inf with a warning",
+    "masked_fill_int_float": "an integer tensor's masked_fill with a non-integer float raises a TypeError naming "
+                             "the fix; PyTorch truncates the value (or raises RuntimeError when it overflows)",
+    "accepts_number": "a Python number where PyTorch's function requires a tensor (torch.maximum(x, 0.0), "
+                      "logical_and(x, 2), atan2/hypot/fmax(x, 1)) computes as the operator would",
+    "bool_kernel": "a bool (or integer) input PyTorch has no kernel for (argmax/argmin/topk/relu/round of bool, "
+                   "an integer add with a float alpha, x ** bool_tensor's backward) computes",
+    "empty_extreme_error_type": "amax/amin over an empty dim raise ValueError (tinyattn/ops.py's Amax), PyTorch "
+                                "IndexError",
+    "error_order": "both raise, for different reasons: tinyattn checks the dtype before the shape or dim",
+    "int_dtype_autograd": "cumsum/cumprod(dtype=<integer>) of a tensor that requires grad computes (without grad); "
+                          "PyTorch raises 'Autograd not support dtype'",
+    "full_like_wrap": "full_like(uint8 tensor, -1) raises OverflowError (tinyattn/factories.py); PyTorch wraps to 255",
+    "torch_bug": "PyTorch 2.13 itself fails: sgn's backward raises (ZeroTensor), a number ** an empty tensor's "
+                 "backward fails an internal assert; tinyattn's gradients are 0 and empty",
+    "torch_empty_dim": "PyTorch's cummax/cummin of an empty tensor accept any dim; tinyattn checks it",
+    "remainder_grad": "x % y passes y the gradient -floor(x / y) g; PyTorch's backward raises (not implemented)",
+    "masked_fill_broadcast": "out-of-place masked_fill with a mask larger than x raises; PyTorch broadcasts x to the "
+                             "mask's shape (Tensor.masked_fill, tensor.py)",
+    "tie_index": "kthvalue/median of equal values: which one's index PyTorch reports follows its sort's internal "
+                 "order; tinyattn reports the first (a stable sort)",
+    "torch_uint8_backward": "PyTorch's atan2 backward negates a uint8 input with wrap-around (-10 -> 246): its "
+                            "gradient is wrong; tinyattn's is -y / (x^2 + y^2)",
+    "max_nan_grad": "x.max()/x.min() (no dim) over NaNs: tinyattn's gradient is amax's (NaN everywhere); PyTorch's "
+                    "max() splits it among the NaNs. The fix is in Tensor.max (tensor.py)",
+}
+
+
+def classify(program: Program, diffs: list) -> str:
+    """The OPEN_CLASSES name of a program's differences, or "other" (a difference no class explains)."""
+    text = " ".join(detail for _, detail in diffs)
+    kinds = {k for k, _ in diffs}
+    rules = [
+        ("numpy_warning", "warn" in kinds or "tinyattn ('RuntimeWarning'" in text),
+        ("floor_divide_grad", "derivative for aten::floor_divide" in text),
+        ("int_negative_power", "Integers to negative integer powers" in text),
+        ("softmax_nonfinite", "contain NaN or +inf" in text),
+        ("var_no_dof", "leaves no degrees of freedom" in text),
+        ("masked_fill_int_float", "can not hold" in text),
+        ("accepts_number", "must be Tensor, not" in text or "invalid combination of arguments - got (" in text),
+        ("bool_kernel", any(s in text for s in ("does not support bool", "Boolean inputs", "Bool",
+                                                "bool dtypes", "For integral input tensors", "with a bool tensor"))),
+        ("empty_extreme_error_type", "amax/amin: the reduced dim(s)" in text),
+        ("int_dtype_autograd", "Autograd not support dtype" in text),
+        ("full_like_wrap", program.family == "select:full_like"),
+        ("remainder_grad", "derivative for aten::remainder" in text),
+        ("masked_fill_broadcast", program.family == "select:masked_fill" and "does not broadcast to" in text),
+        ("tie_index", program.family in ("scan:kthvalue", "reduce:median") and kinds == {"value"}),
+        ("torch_uint8_backward", program.family == "binary:atan2" and "uint8" in program.source()
+         and kinds == {"grad"}),
+        ("max_nan_grad", program.family in ("reduce:max", "reduce:min") and kinds == {"grad"}
+         and "nan" in program.source() and program.stmts[-1].endswith(("max()", "min()", "(x1)"))),
+        ("torch_bug", "ZeroTensor" in text or "INTERNAL ASSERT FAILED" in text),
+        ("torch_empty_dim", program.family == "scan:cummax" and "is out of range" in text and "torch None" in text),
+        ("error_order", kinds == {"exc_type"}),
+    ]
+    return next((name for name, hit in rules if hit), "other")

@@ -507,6 +507,8 @@ def count_nonzero(input, dim=None) -> Tensor: return _t(input).count_nonzero(dim
 def median(input, dim=None, keepdim: bool = False): return _t(input).median(dim, keepdim)
 def kthvalue(input, k: int, dim: int = -1, keepdim: bool = False): return _t(input).kthvalue(k, dim, keepdim)
 def msort(input) -> Tensor: return _t(input).sort(dim=0).values
+def cummax(input, dim: int): return _t(input).cummax(dim)
+def cummin(input, dim: int): return _t(input).cummin(dim)
 def diff(input, n: int = 1, dim: int = -1) -> Tensor: return _t(input).diff(n, dim)
 def positive(input) -> Tensor: return _t(input).positive()
 def negative(input) -> Tensor: return -_t(input)
@@ -533,6 +535,6 @@ def isclose(input, other, rtol: float = 1e-05, atol: float = 1e-08, equal_nan: b
     return _t(input).isclose(other, rtol, atol, equal_nan)
 
 
-LONG_TAIL = ["atan", "atan2", "bitwise_and", "bitwise_not", "bitwise_or", "bitwise_xor", "count_nonzero", "cumprod",
+LONG_TAIL = ["atan", "atan2", "bitwise_and", "bitwise_not", "bitwise_or", "bitwise_xor", "count_nonzero", "cummax", "cummin", "cumprod",
              "diff", "exp2", "fmax", "fmin", "frac", "hypot", "isclose", "kthvalue", "log10", "median", "msort",
              "nan_to_num", "nansum", "negative", "positive", "prod", "sgn", "signbit", "tan", "xlogy"]

@@ -37,7 +37,10 @@ class Prod(Function):
         others = (before * after).reshape(a.shape) if d is None else np.moveaxis(before * after, -1, d)
         if d is not None and not ctx.keepdim:
             g = np.expand_dims(g, d)
-        return g * others
+        # where a slice holds no 0, PyTorch's prod / a (the same number, up to rounding, or NaN from inf / inf)
+        no_zero = np.all(a != 0, axis=d, keepdims=True)
+        with np.errstate(all="ignore"):
+            return g * np.where(no_zero, np.prod(a, axis=d, keepdims=True) / a, others)
 
 
 class CumProd(Function):
@@ -54,6 +57,8 @@ class CumProd(Function):
     def backward(ctx, g):
         a, y = ctx.saved_tensors
         d = ctx.dim
+        if a.shape[d] == 1:  # y = a: the gradient is g, whatever a is (NaN, inf)
+            return g
         if np.all(a != 0):
             return np.flip(np.cumsum(np.flip(g * y, d), axis=d), d) / a
         a, g = np.moveaxis(a, d, -1), np.moveaxis(g, d, -1)  # (..., n)
@@ -165,6 +170,11 @@ class Xlogy(Function):
             return g * np.where(a != 0, np.log(b), 0), g * a / b
 
 
+def _no_bool(x, kernel: str) -> None:
+    if x._data.dtype == np.bool_:
+        raise NotImplementedError(f'"{kernel}" not implemented for \'Bool\'')
+
+
 class LongTailMixin:
     """The methods above, on the Tensor."""
 
@@ -179,7 +189,7 @@ class LongTailMixin:
     def cumprod(self, dim: int) -> "Tensor":
         """y_i = x_0 * ... * x_i along ``dim``;  shape unchanged."""
         d = _norm_dim(dim, self.ndim, "cumprod")
-        return CumProd.apply(self, dim=d) if self.ndim else self * 1
+        return CumProd.apply(self, dim=d) if self.ndim else self.clone()
 
     @numpy_names
     def nansum(self, dim=None, keepdim: bool = False) -> "Tensor":
@@ -198,15 +208,17 @@ class LongTailMixin:
         n = self.shape[d] if self.ndim else 1
         if not 1 <= k <= n:
             raise IndexError(f"kthvalue(): selected number k out of range for dimension {dim} (k={k}, size {n})")
-        return self._sorted_pick(d, keepdim, np.full(self.shape[:d] + self.shape[d + 1:], k - 1))
+        return self._sorted_pick(d, keepdim, np.full(self.shape[:d] + self.shape[d + 1:], k - 1), "kthvalue")
 
     def median(self, dim=None, keepdim: bool = False):
         """The lower median (the ((n - 1) // 2)-th smallest entry); NaN if a NaN is there. Along ``dim``:
         ``(values, indices)``."""
         if dim is None:
             flat = self.reshape(-1)
-            if flat.shape[0] == 0:
-                return autograd.Tensor._make(np.asarray(np.nan, dtype=self._data.dtype))
+            if flat.shape[0] == 0:  # NaN (the dtype's minimum for integers, as PyTorch's)
+                if self.dtype.kind == "f":
+                    return self.sum() * float("nan")
+                return autograd.Tensor._make(np.asarray(np.iinfo(self._data.dtype).min, dtype=self._data.dtype))
             return flat.median(0).values
         d = _norm_dim(dim, self.ndim, "median")
         if self.ndim and self.shape[d] == 0:
@@ -216,13 +228,39 @@ class LongTailMixin:
         if data.dtype.kind == "f":  # a NaN is the median of its slice: the first NaN, sorted last
             nans = np.isnan(data)
             k = np.where(nans.any(axis=d), np.sum(~nans, axis=d), k)
-        return self._sorted_pick(d, keepdim, k)
+        return self._sorted_pick(d, keepdim, k, "median")
 
-    def _sorted_pick(self, d: int, keepdim: bool, k: np.ndarray):
+    def cummax(self, dim: int):
+        """The running maximum along ``dim`` and where it was found (the latest of equal values; a NaN, once
+        met, is the maximum from there on): ``(values, indices)``."""
+        return self._cum_extreme(dim, True, "cummax")
+
+    def cummin(self, dim: int):
+        """The running minimum along ``dim``, as cummax."""
+        return self._cum_extreme(dim, False, "cummin")
+
+    def _cum_extreme(self, dim: int, larger: bool, op: str):
+        from tinyattn.compat.methods import MinMax
+        d = _norm_dim(dim, self.ndim, op)
+        if self.ndim == 0:
+            return MinMax(self.clone(), autograd.Tensor._make(np.zeros((), dtype=np.int64)))
+        a = np.moveaxis(self._data, d, -1)  # (..., n): the scanned dim last
+        where = np.zeros(a.shape, dtype=np.int64)
+        best, at = np.zeros(a.shape[:-1], dtype=a.dtype), np.zeros(a.shape[:-1], dtype=np.int64)
+        for i in range(a.shape[-1]):
+            x = a[..., i]
+            take = ((x >= best) if larger else (x <= best)) | (x != x) | (i == 0)  # (x != x: a NaN takes over)
+            best, at = np.where(take, x, best), np.where(take, i, at)
+            where[..., i] = at
+        index = autograd.Tensor._make(np.moveaxis(where, -1, d))
+        return MinMax(self.gather(d, index), index)
+
+    def _sorted_pick(self, d: int, keepdim: bool, k: np.ndarray, op: str):
         """(values, indices) of the k-th entry (per slice) of self sorted along d."""
         from tinyattn.compat.methods import MinMax
+        _no_bool(self, f"{op}_cpu" if op == "kthvalue" else f"{op}_out")
         if self.ndim == 0:
-            return MinMax(self * 1, autograd.Tensor._make(np.zeros((), dtype=np.int64)))
+            return MinMax(self.clone(), autograd.Tensor._make(np.zeros((), dtype=np.int64)))
         values, indices = self.sort(dim=d, stable=True)
         at = autograd.Tensor._make(np.expand_dims(k, d).astype(np.int64))
         v, i = values.gather(d, at), indices.gather(d, at)
@@ -274,7 +312,7 @@ class LongTailMixin:
     def nan_to_num(self, nan: float = 0.0, posinf: float | None = None, neginf: float | None = None) -> "Tensor":
         """NaN, +inf and -inf replaced (by 0 and the dtype's largest finite numbers unless given)."""
         if self.dtype.kind != "f":
-            return self * 1  # (no NaN or inf to replace: a copy, as PyTorch's)
+            return self.clone()  # (no NaN or inf to replace: a copy, as PyTorch's)
         return NanToNum.apply(self, nan=nan, posinf=posinf, neginf=neginf)
 
     def atan2(self, other) -> "Tensor": return self._binary(Atan2, other)

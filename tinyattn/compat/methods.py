@@ -77,10 +77,14 @@ class MethodsMixin(LongTailMixin):
         return autograd.Tensor._make(self._data.astype(bool))
 
     def long(self) -> "Tensor":
-        return autograd.Tensor._make(self._data.astype(np.int64))
+        return self._as_int(np.int64)
 
     def int(self) -> "Tensor":  # noqa: A003  (torch's int is int32)
-        return autograd.Tensor._make(self._data.astype(np.int32))
+        return self._as_int(np.int32)
+
+    def _as_int(self, dt) -> "Tensor":
+        with np.errstate(invalid="ignore"):  # NaN and inf become the type's minimum silently, as in PyTorch
+            return autograd.Tensor._make(self._data.astype(dt))
 
     def half(self) -> "Tensor":
         return self if self.dtype == np.float16 else Cast.apply(self, dtype=np.float16)
@@ -301,7 +305,7 @@ class MethodsMixin(LongTailMixin):
         """x clipped to [min, max] elementwise (either bound may be None);  gradient 1 inside, 0 where clipped."""
         if min is None and max is None:
             raise ValueError("clamp: give at least one of min= or max=")
-        if isinstance(min, autograd.Tensor) and min.ndim or isinstance(max, autograd.Tensor) and max.ndim:
+        if isinstance(min, autograd.Tensor) or isinstance(max, autograd.Tensor):
             return self._clamp_tensors(min, max)
         lo, hi = (None if v is None else _clamp_bound(v, name) for v, name in ((min, "min"), (max, "max")))
         dt = promotion.result_type(self, *(b for b in (lo, hi) if b is not None))  # int.clamp(0.5) is float32
@@ -310,15 +314,18 @@ class MethodsMixin(LongTailMixin):
 
     def _clamp_tensors(self, min, max) -> "Tensor":  # noqa: A002
         """clamp with tensor bounds, which broadcast and promote as operands do; each bound gets the gradient
-        where it is the answer (x < min), x where it is inside [min, max]; a NaN anywhere gives NaN."""
+        where it is the answer (x < min), x where it is inside [min, max]; a NaN anywhere gives NaN (and no
+        gradient to x or a NaN bound there, as PyTorch's)."""
         dt = promotion.result_type(self, *(b for b in (min, max) if b is not None))
         out = self.to(dt)
         for b, lower in ((min, True), (max, False)):
             if b is None:
                 continue
             b = b.to(dt) if isinstance(b, autograd.Tensor) else autograd.Tensor._make(promotion.number_as(b, dt))
-            past = (out._data < b._data) if lower else (out._data > b._data)
-            out = Where.apply(b, out, cond=past | (b._data != b._data))  # (b != b: a NaN bound)
+            x = out._data
+            out = Where.apply(b, out, cond=(x < b._data) if lower else (x > b._data))
+            nan = np.broadcast_to((b._data != b._data) | (x != x), out.shape)  # (v != v: NaN)
+            out = out.masked_fill(autograd.Tensor._make(nan), float("nan")) if nan.any() else out
         return out
 
     clip = clamp  # PyTorch's alias
@@ -337,7 +344,8 @@ class MethodsMixin(LongTailMixin):
 
     def cumsum(self, dim: int) -> "Tensor":
         """y_i = x_0 + ... + x_i along ``dim``;  shape unchanged."""
-        return CumSum.apply(self, dim=_norm_dim(dim, self.ndim, "cumsum"))
+        d = _norm_dim(dim, self.ndim, "cumsum")
+        return CumSum.apply(self, dim=d) if self.ndim else self.clone()  # (np.cumsum of a 0-d array is 1-D)
 
     def gather(self, dim: int, index) -> "Tensor":
         """out[i][j][k] = self[i][index[i][j][k]][k] (for dim=1);  out has index's shape."""
@@ -440,16 +448,18 @@ class MethodsMixin(LongTailMixin):
         return out if out.is_contiguous() else out.contiguous()  # (PyTorch's index_select is always C-ordered)
 
     def norm(self, p=2, dim=None, keepdim: bool = False) -> "Tensor":
-        """The p-norm over dim (every element if None): p=2 (Euclid), 1, inf or any p > 0. The gradient of
-        the 2-norm at 0 is 0, not NaN (as in PyTorch)."""
+        """The p-norm over dim (every element if None): p=2 (Euclid), 1, inf, -inf (the smallest |x|), 0 (how many
+        are nonzero; no gradient) or any other number. The gradient of the 2-norm at 0 is 0, not NaN (as PyTorch)."""
+        if isinstance(p, bool) or not isinstance(p, (int, float)) and p != "fro":
+            raise TypeError(f"norm: p must be a number or 'fro', got {p!r}")
+        if p == 0:
+            return (self != 0).sum(dim=dim, keepdim=keepdim).to(self.dtype)
         if p in ("fro", 2, 2.0):
             return StdFromVar.apply((self * self).sum(dim=dim, keepdim=keepdim))  # sqrt, gradient 0 at 0
         if p in (1, 1.0):
             return self.abs().sum(dim=dim, keepdim=keepdim)
-        if p == math.inf:
-            return self.abs().amax(dim=dim, keepdim=keepdim)
-        if not isinstance(p, (int, float)) or not p > 0:
-            raise ValueError(f"norm: p must be a number > 0, inf or 'fro', got {p!r}")
+        if p in (math.inf, -math.inf):
+            return self.abs().amax(dim=dim, keepdim=keepdim) if p > 0 else self.abs().amin(dim=dim, keepdim=keepdim)
         return (self.abs() ** p).sum(dim=dim, keepdim=keepdim) ** (1 / p)
 
     def repeat_interleave(self, repeats: int, dim: int | None = None) -> "Tensor":
@@ -594,7 +604,8 @@ class MethodsMixin(LongTailMixin):
         return self.to(bfloat16)  # raises: NumPy has no bfloat16 (the stand-in's message says what to use)
 
     def square(self) -> "Tensor":
-        return self * self  # d/dx x^2 = 2x, through Mul; an integer tensor stays integer, as in PyTorch
+        x = self.long() if self._data.dtype == np.bool_ else self  # (bool ** 2 is int64 in PyTorch)
+        return x * x  # d/dx x^2 = 2x, through Mul; an integer tensor stays integer, as in PyTorch
 
     def lerp(self, end, weight) -> "Tensor":
         """self + weight (end - self), computed as PyTorch does: from the nearer end (exact at weight 0 and 1)."""

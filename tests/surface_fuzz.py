@@ -410,8 +410,9 @@ def run(program: Program | list, torch) -> dict:
             out["results"].append(_tensor_outcome(item))
             if item.requires_grad and _dtype(item) in ("float32", "float64"):
                 w = torch.tensor(_weights(tuple(item.shape)).reshape(-1).tolist(), dtype=item.dtype)
-                w = w.reshape(tuple(item.shape))
-                term = (item * w).sum()
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")  # (inf - inf in the loss: not the program's doing)
+                    term = (item * w.reshape(tuple(item.shape))).sum()
                 loss = term if loss is None else loss + term
         else:
             out["results"].append({"kind": "py", "type": type(item).__name__, "value": repr(item)})

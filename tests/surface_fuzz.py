@@ -534,6 +534,8 @@ OPEN_CLASSES = {
     "numpy_warning": "NumPy's RuntimeWarning (divide by zero, log or sqrt of a negative, inf - inf) escapes an op "
                      "in tinyattn/ops.py (Div, Log, Sqrt, Sub, Sum forwards), where PyTorch is silent; pytest's "
                      "config turns it into an error. The fix (np.errstate) belongs in ops.py/autograd.py (engine)",
+    "int_mean": "the mean of an integer or bool tensor is computed in the default float dtype ((pred == y).mean() "
+                "is an accuracy, in train.py and notebook 09); PyTorch raises",
     "floor_divide_grad": "documented (docs/pytorch.md): // and div(rounding_mode=) pass a zero gradient back; "
                          "PyTorch's backward raises",
     "int_negative_power": "documented (docs/pytorch.md): an integer tensor ** negative integers raises",
@@ -573,6 +575,7 @@ def classify(program: Program, diffs: list) -> str:
     kinds = {k for k, _ in diffs}
     rules = [
         ("numpy_warning", "warn" in kinds or "tinyattn ('RuntimeWarning'" in text),
+        ("int_mean", "mean(): could not infer output dtype" in text and "Input dtype" in text),
         ("floor_divide_grad", "derivative for aten::floor_divide" in text),
         ("int_negative_power", "Integers to negative integer powers" in text),
         ("softmax_nonfinite", "contain NaN or +inf" in text),

@@ -179,12 +179,14 @@ def inplace_operand(op: str, x, other):
 FLOAT_RESULT = frozenset({
     "exp", "exp2", "log", "log2", "log10", "log1p", "expm1", "sqrt", "rsqrt", "reciprocal", "sin", "cos", "tan",
     "atan", "sinh", "cosh", "tanh", "sigmoid", "erf", "logsumexp",
+    "mean",  # (PyTorch raises on an integer mean; tinyattn keeps (pred == y).mean(), see docs/pytorch.md)
 })
 # Sums and products: an integer or bool input accumulates in int64 (a sum of uint8 is no uint8).
 LONG_RESULT = frozenset({"sum", "nansum", "prod", "cumsum", "cumprod"})
 # Ops that take ``dtype=``: the input is cast to it before the op runs (x.sum(dtype=torch.float64)).
 DTYPE_ARGUMENT = frozenset({"sum", "nansum", "mean", "prod", "cumsum", "cumprod", "softmax", "log_softmax"})
-# Ops with no integer kernel in PyTorch: an integer or bool input (or dtype=) raises PyTorch's error.
+# Ops with no integer kernel in PyTorch: an integer or bool input (or dtype=) raises PyTorch's error (for an op
+# also in FLOAT_RESULT, only an integer dtype= does).
 FLOAT_ONLY = {
     "mean": (RuntimeError, "mean(): could not infer output dtype. {which} dtype must be either a floating point "
                            "or complex dtype. Got: {name}"),
@@ -203,7 +205,7 @@ def op_input(op: str, x, dtype=None):
     PyTorch's error where it has no kernel (FLOAT_ONLY); otherwise ``x`` itself."""
     target = x._data.dtype if dtype is None else np.dtype(dtype)
     if target.kind not in "fc":
-        if op in FLOAT_ONLY:
+        if op in FLOAT_ONLY and (dtype is not None or op not in FLOAT_RESULT):
             exc, msg = FLOAT_ONLY[op]
             raise exc(msg.format(which="Input" if dtype is None else "Optional", name=_TORCH_NAME[_key(target)]))
         if dtype is None and op in FLOAT_RESULT:

@@ -203,6 +203,8 @@ def op_input(op: str, x, dtype=None):
     """``x`` as the one-tensor op ``op`` computes on it (see the tables above): cast to ``dtype`` when one is
     given, an integer or bool ``x`` cast to the default float dtype (FLOAT_RESULT) or to int64 (LONG_RESULT),
     PyTorch's error where it has no kernel (FLOAT_ONLY); otherwise ``x`` itself."""
+    if dtype is None and x._data.dtype.kind in "fc":
+        return x  # (the common case, first: a float input is computed as it is)
     target = x._data.dtype if dtype is None else np.dtype(dtype)
     if target.kind not in "fc":
         if op in FLOAT_ONLY and (dtype is not None or op not in FLOAT_RESULT):

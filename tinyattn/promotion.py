@@ -95,11 +95,11 @@ OPS = {
     "bitwise_and": ("bitwise_and_cpu", "biu", None),
     "bitwise_or": ("bitwise_or_cpu", "biu", None),
     "bitwise_xor": ("bitwise_xor_cpu", "biu", None),
-    "compare": (None, "biuf", None),
-    "Atan2": (None, "biuf", "default float"),
+    "compare": (None, "biuf", None),  # ==, <, ...: both sides in the promoted dtype, so u8 < -1 compares with 255
+    "Atan2": (None, "biuf", "default float"),  # (compat/longtail.py's binary ops from here on)
     "Hypot": ("hypot_cpu", "f", None),
     "Fmax": (None, "biuf", None),  # (fmin too)
-    "Xlogy": (None, "biuf", "default float"),  # ==, <, ...: both sides in the promoted dtype, so u8 < -1 compares with 255
+    "Xlogy": (None, "biuf", "default float"),
 }
 
 

@@ -34,7 +34,7 @@ class Prod(Function):
         ones = np.ones(x.shape[:-1] + (1,), dtype=a.dtype)
         before = np.cumprod(np.concatenate([ones, x[..., :-1]], axis=-1), axis=-1)  # prod of a_j, j < i
         after = np.flip(np.cumprod(np.flip(np.concatenate([x[..., 1:], ones], axis=-1), -1), axis=-1), -1)  # j > i
-        others = (before * after).reshape(a.shape) if d is None else np.moveaxis(before * after, -1, d)
+        others = (before * after).reshape(a.shape) if d is None else np.moveaxis(before * after, -1, d)  # a's shape
         if d is not None and not ctx.keepdim:
             g = np.expand_dims(g, d)
         # where a slice holds no 0, PyTorch's prod / a (the same number, up to rounding, or NaN from inf / inf)
@@ -68,7 +68,7 @@ class CumProd(Function):
             tail = np.cumprod(np.concatenate([np.ones_like(before)[..., None], a[..., j + 1:]], -1), -1)
             out[..., j] = before * np.sum(g[..., j:] * tail, axis=-1)  # sum_{i >= j} g_i prod_{j < k <= i} a_k
             before = before * a[..., j]
-        return np.moveaxis(out, -1, d)
+        return np.moveaxis(out, -1, d)  # a's shape again
 
 
 class _Elementwise(Function):
@@ -214,7 +214,7 @@ class LongTailMixin:
         """The lower median (the ((n - 1) // 2)-th smallest entry); NaN if a NaN is there. Along ``dim``:
         ``(values, indices)``."""
         if dim is None:
-            flat = self.reshape(-1)
+            flat = self.reshape(-1)  # (N,)
             if flat.shape[0] == 0:  # NaN (the dtype's minimum for integers, as PyTorch's)
                 if self.dtype.kind == "f":
                     return self.sum() * float("nan")
@@ -223,7 +223,7 @@ class LongTailMixin:
         d = _norm_dim(dim, self.ndim, "median")
         if self.ndim and self.shape[d] == 0:
             raise IndexError(f"median(): Expected reduction dim {dim} to have non-zero size.")
-        data = self._data if self.ndim else self._data.reshape(1)
+        data = self._data if self.ndim else self._data.reshape(1)  # a 0-d tensor as (1,)
         k = np.full(data.shape[:d] + data.shape[d + 1:], (data.shape[d] - 1) // 2)
         if data.dtype.kind == "f":  # a NaN is the median of its slice: the first NaN, sorted last
             nans = np.isnan(data)
@@ -252,7 +252,7 @@ class LongTailMixin:
             take = ((x >= best) if larger else (x <= best)) | (x != x) | (i == 0)  # (x != x: a NaN takes over)
             best, at = np.where(take, x, best), np.where(take, i, at)
             where[..., i] = at
-        index = autograd.Tensor._make(np.moveaxis(where, -1, d))
+        index = autograd.Tensor._make(np.moveaxis(where, -1, d))  # self's shape
         return MinMax(self.gather(d, index), index)
 
     def _sorted_pick(self, d: int, keepdim: bool, k: np.ndarray, op: str):
@@ -329,7 +329,8 @@ class LongTailMixin:
     def bitwise_not(self) -> "Tensor":
         if self.dtype.kind not in "biu":
             from tinyattn.promotion import _TORCH_NAME, _key
-            raise NotImplementedError(f'"bitwise_not_cpu" not implemented for \'{_TORCH_NAME[_key(self._data.dtype)]}\'')
+            name = _TORCH_NAME[_key(self._data.dtype)]
+            raise NotImplementedError(f'"bitwise_not_cpu" not implemented for \'{name}\'')
         return ~self
 
     def isclose(self, other, rtol: float = 1e-05, atol: float = 1e-08, equal_nan: bool = False) -> "Tensor":

@@ -166,7 +166,7 @@ CASTS = ["bool", "long", "int", "float", "double", "half", "byte", "clone", "con
 OPERATORS = ["+", "-", "*", "/", "//", "%", "**", "==", "!=", "<", "<=", ">", ">=", "&", "|", "^"]
 NAMED_BINARY = ["add", "sub", "mul", "div", "true_divide", "floor_divide", "remainder", "fmod", "maximum", "minimum",
                 "pow", "eq", "ne", "lt", "le", "gt", "ge", "logical_and", "logical_or", "logical_xor", "bitwise_and",
-                "bitwise_or", "bitwise_xor", "atan2", "fmax", "fmin", "isclose", "hypot", "xlogy"]
+                "bitwise_or", "bitwise_xor", "atan2", "fmax", "fmin", "isclose", "hypot", "xlogy", "float_power"]
 REDUCE_TUPLE = ["sum", "mean", "amax", "amin", "std", "var", "logsumexp", "norm", "nansum", "any", "all"]
 REDUCE_INT = ["prod", "argmax", "argmin", "max", "min", "median", "count_nonzero"]
 DTYPE_ARG = {"sum", "mean", "prod", "nansum", "cumsum", "cumprod", "softmax", "log_softmax"}
@@ -266,7 +266,8 @@ def _scan_sort(g: _Gen) -> str:
 def _select(g: _Gen) -> str:
     op = g.pick(["where", "where", "clamp", "clamp", "cat", "stack", "gather", "index_select", "masked_fill",
                  "softmax", "log_softmax", "flip", "roll", "tril", "squeeze", "unsqueeze", "lerp", "zeros_like",
-                 "full_like", "getitem_mask", "getitem_int", "to", "diff", "clamp_tensor"])
+                 "full_like", "getitem_mask", "getitem_int", "to", "diff", "clamp_tensor", "index_add", "index_fill",
+                 "trace", "bincount"])
     if op == "where":
         x = g.tensor()
         shape = g._last_shape
@@ -353,6 +354,29 @@ def _select(g: _Gen) -> str:
     elif op == "diff":
         x = g.tensor(g.shape(min_ndim=1))
         g.emit(f"torch.diff({x}, dim={g.dim(len(g._last_shape))})")
+    elif op in ("index_add", "index_fill"):
+        x = g.tensor(g.shape(min_ndim=1, nonempty=True))
+        shape = g._last_shape
+        d = g.dim(len(shape))
+        n = shape[d] if -len(shape) <= d < len(shape) else 1
+        idx = [int(v) for v in g.rng.integers(0, n, size=1 + g.r(3))]
+        g.stmts.append(f"i = torch.tensor({idx!r})")
+        if op == "index_fill":
+            g.emit(f"{x}.index_fill({d}, i, {g.number()})")
+        else:
+            src = list(shape)
+            if -len(shape) <= d < len(shape):
+                src[d] = len(idx)
+            y = g.tensor(src, g.dtypes[x] if g.chance(0.8) else g.dtype())
+            g.emit(f"{x}.index_add({d}, i, {y})" if g.chance(0.7) else f"{x}.index_add({d}, i, {y}, alpha=2)")
+    elif op == "trace":
+        x = g.tensor(g.pick([(2, 3), (3, 1), (1, 1), (2, 2), (3,)]))
+        g.emit(f"{x}.trace()" if g.chance(0.5) else f"torch.trace({x})")
+    elif op == "bincount":
+        x = g.tensor(g.pick([(4,), (3,), (0,), (2, 2)]), g.pick(["int64", "uint8", "int32", "int64"]))
+        w = g.tensor(g._last_shape, g.dtype(floats_only=True), grad=False) if g.chance(0.3) else None
+        ml = f", minlength={g.r(6)}" if g.chance(0.3) else ""
+        g.emit(f"{x}.bincount({'weights=' + w if w else ''}{ml})" if w or ml else f"torch.bincount({x})")
     return "select:" + op
 
 
@@ -557,7 +581,8 @@ OPEN_CLASSES = {
     "error_order": "both raise, for different reasons: tinyattn checks the dtype before the shape or dim",
     "int_dtype_autograd": "cumsum/cumprod(dtype=<integer>) of a tensor that requires grad computes (without grad); "
                           "PyTorch raises 'Autograd not support dtype'",
-    "full_like_wrap": "full_like(uint8 tensor, -1) raises OverflowError (tinyattn/factories.py); PyTorch wraps to 255",
+    "uint8_wrap": "full_like(u8, -1) (factories.py) and u8.masked_fill(m, -1) (tensor.py passes the value on "
+                  "unwrapped; masked_fill_ wraps) raise OverflowError; PyTorch wraps round (-1 is 255)",
     "torch_bug": "PyTorch 2.13 itself fails: sgn's backward raises (ZeroTensor), a number ** an empty tensor's "
                  "backward fails an internal assert, atan2's backward negates a bool input; tinyattn's gradients "
                  "are 0, empty, and -y / (x^2 + y^2)",
@@ -591,7 +616,7 @@ def classify(program: Program, diffs: list) -> str:
                                                 "bool dtypes", "For integral input tensors", "with a bool tensor"))),
         ("empty_extreme_error_type", "amax/amin: the reduced dim(s)" in text),
         ("int_dtype_autograd", "Autograd not support dtype" in text),
-        ("full_like_wrap", program.family == "select:full_like"),
+        ("uint8_wrap", "out of bounds for uint8" in text),
         ("remainder_grad", "derivative for aten::remainder" in text),
         ("masked_fill_broadcast", program.family == "select:masked_fill" and "does not broadcast to" in text),
         ("tie_index", program.family in ("scan:kthvalue", "reduce:median") and kinds == {"value"}),

@@ -227,3 +227,42 @@ def test_order_statistics():
     assert v.tolist() == [1.0, 3.0, 3.0, 3.0, 4.0] and i.tolist() == [0, 1, 2, 2, 4]  # the latest of equals
     v, i = torch.cummin(torch.tensor([2, 1, 1, 3]), 0)
     assert v.tolist() == [2, 1, 1, 1] and i.tolist() == [0, 1, 2, 2]
+
+
+def test_index_and_count_helpers():
+    m = torch.tensor([[1, 2, 3], [4, 5, 6]], dtype=torch.int32)
+    assert m.trace().dtype == torch.int64 and torch.trace(m).item() == 1 + 5
+    assert torch.tensor([1, 2, 2, 5]).bincount().tolist() == [0, 1, 2, 0, 0, 1]
+    assert torch.bincount(torch.tensor([0, 0]), minlength=3).tolist() == [2, 0, 0]
+    got = torch.tensor([1, 1, 3]).bincount(weights=torch.tensor([0.5, 0.25, 2.0]))
+    assert got.dtype == torch.float32 and got.tolist() == [0.0, 0.75, 0.0, 2.0]
+    u = torch.tensor([5, 6, 7], dtype=torch.uint8)
+    assert u.index_fill(0, torch.tensor([0, 2]), -1).tolist() == [255, 6, 255]  # -1 is 255 in uint8
+    assert u.clone().masked_fill_(torch.tensor([False, True, False]), -2).tolist() == [5, 254, 7]
+    assert torch.tensor([2, 3]).float_power(2).dtype == torch.float64
+    assert torch.float_power(torch.tensor([2.0]), torch.tensor([-1])).tolist() == [0.5]
+
+
+def test_index_add_values_and_gradients():
+    x, src = np.array([[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]]), np.array([[0.5, -1.0], [2.0, 0.25]])
+    index = [2, 2]  # a repeated index adds up
+    out = torch.tensor(x.tolist()).index_add(0, torch.tensor(index), torch.tensor(src.tolist()), alpha=2)
+    want = x.copy()
+    for i, row in zip(index, src):
+        want[i] += 2 * row
+    np.testing.assert_allclose(out.numpy(), want, rtol=1e-6)
+    (gx, gs), w = _grad(lambda a, b: a.index_add(0, torch.tensor(index), b), x, src)
+
+    def f(a, b):
+        y = a.copy()
+        for i, row in zip(index, b):
+            y[i] = y[i] + row
+        return float((y * w).sum())
+    np.testing.assert_allclose(gx, _fd(lambda a: f(a, src), x), atol=1e-6)
+    np.testing.assert_allclose(gs, _fd(lambda b: f(x, b), src), atol=1e-6)
+
+
+def test_xlogy_gradient_where_x_is_zero_is_log_y():
+    (gx, gy), w = _grad(torch.xlogy, np.array([0.0, 2.0]), np.array([3.0, 0.5]))
+    np.testing.assert_allclose(gx, w * np.log([3.0, 0.5]), rtol=1e-12)  # d(x log y)/dx = log y, at x = 0 too
+    np.testing.assert_allclose(gy, w * np.array([0.0, 2.0]) / [3.0, 0.5], rtol=1e-12)

@@ -105,9 +105,9 @@ __all__ += ["channels_last", "contiguous_format", "dot", "eq", "equal", "ge", "g
 
 # the long tail the op-surface fuzzer found missing (tests/surface_fuzz.py): torch.prod, torch.bitwise_and, ...
 from .functions import (  # noqa: F401,E402
-    LONG_TAIL, atan, atan2, bitwise_and, bitwise_not, bitwise_or, bitwise_xor, count_nonzero, cummax, cummin, cumprod, diff, exp2, fmax,
-    fmin, frac, hypot, isclose, kthvalue, log10, median, msort, nan_to_num, nansum, negative, positive, prod, sgn,
-    signbit, tan, xlogy,
+    LONG_TAIL, atan, atan2, bincount, bitwise_and, bitwise_not, bitwise_or, bitwise_xor, count_nonzero, cummax, cummin,
+    cumprod, diff, exp2, float_power, fmax, fmin, frac, hypot, index_add, index_fill, isclose, kthvalue, log10, median,
+    msort, nan_to_num, nansum, negative, positive, prod, sgn, signbit, tan, trace, xlogy,
 )
 __all__ += LONG_TAIL
 

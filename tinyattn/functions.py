@@ -510,6 +510,11 @@ def msort(input) -> Tensor: return _t(input).sort(dim=0).values
 def cummax(input, dim: int): return _t(input).cummax(dim)
 def cummin(input, dim: int): return _t(input).cummin(dim)
 def diff(input, n: int = 1, dim: int = -1) -> Tensor: return _t(input).diff(n, dim)
+def trace(input) -> Tensor: return _t(input).trace()
+def bincount(input, weights=None, minlength: int = 0) -> Tensor: return _t(input).bincount(weights, minlength)
+def index_add(input, dim: int, index, source, *, alpha=1) -> Tensor: return _t(input).index_add(dim, index, source, alpha=alpha)
+def index_fill(input, dim: int, index, value) -> Tensor: return _t(input).index_fill(dim, index, value)
+def float_power(input, exponent) -> Tensor: return _operand(input, exponent).float_power(exponent)
 def positive(input) -> Tensor: return _t(input).positive()
 def negative(input) -> Tensor: return -_t(input)
 def sgn(input) -> Tensor: return _t(input).sgn()
@@ -535,6 +540,7 @@ def isclose(input, other, rtol: float = 1e-05, atol: float = 1e-08, equal_nan: b
     return _t(input).isclose(other, rtol, atol, equal_nan)
 
 
-LONG_TAIL = ["atan", "atan2", "bitwise_and", "bitwise_not", "bitwise_or", "bitwise_xor", "count_nonzero", "cummax", "cummin", "cumprod",
-             "diff", "exp2", "fmax", "fmin", "frac", "hypot", "isclose", "kthvalue", "log10", "median", "msort",
-             "nan_to_num", "nansum", "negative", "positive", "prod", "sgn", "signbit", "tan", "xlogy"]
+LONG_TAIL = ["atan", "atan2", "bincount", "bitwise_and", "bitwise_not", "bitwise_or", "bitwise_xor", "count_nonzero",
+             "cummax", "cummin", "cumprod", "diff", "exp2", "float_power", "fmax", "fmin", "frac", "hypot",
+             "index_add", "index_fill", "isclose", "kthvalue", "log10", "median", "msort", "nan_to_num", "nansum",
+             "negative", "positive", "prod", "sgn", "signbit", "tan", "trace", "xlogy"]

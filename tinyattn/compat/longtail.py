@@ -156,7 +156,7 @@ class Fmax(Function):
 
 
 class Xlogy(Function):
-    """a log(b), 0 where a == 0 (unless b is NaN);  da = g log(b) (0 there), db = g a / b"""
+    """a log(b), 0 where a == 0 (unless b is NaN);  da = g log(b), db = g a / b"""
     @staticmethod
     def forward(ctx, a, b):
         ctx.save_for_backward(a, b)
@@ -167,7 +167,7 @@ class Xlogy(Function):
     def backward(ctx, g):
         a, b = ctx.saved_tensors
         with np.errstate(all="ignore"):
-            return g * np.where(a != 0, np.log(b), 0), g * a / b
+            return g * np.log(b), g * a / b  # (da is g log b at a == 0 too, as PyTorch's)
 
 
 def _no_bool(x, kernel: str) -> None:
@@ -265,6 +265,52 @@ class LongTailMixin:
         at = autograd.Tensor._make(np.expand_dims(k, d).astype(np.int64))
         v, i = values.gather(d, at), indices.gather(d, at)
         return MinMax(v, i) if keepdim else MinMax(v.squeeze(d), i.squeeze(d))
+
+    def trace(self) -> "Tensor":
+        """The sum of a matrix's main diagonal (int64 for integers, as sum)."""
+        if self.ndim != 2:
+            raise RuntimeError(f"trace: expected a matrix, but got tensor with dim {self.ndim}")
+        _no_bool(self, "trace")
+        return self.diagonal().sum()
+
+    def bincount(self, weights=None, minlength: int = 0) -> "Tensor":
+        """How often each value 0, 1, ... occurs in a 1-D tensor of non-negative ints (or the sum of ``weights``
+        there): int64, or the weights' float dtype."""
+        x = self._data
+        if x.ndim != 1 or x.dtype.kind not in "iub" or x.size and x.min() < 0:
+            raise RuntimeError("bincount only supports 1-d non-negative integral inputs.")
+        w = None if weights is None else np.asarray(weights._data if isinstance(weights, autograd.Tensor) else weights)
+        out = np.bincount(x, weights=w, minlength=minlength)
+        dt = np.int64 if w is None or not x.size else (w.dtype if w.dtype.kind == "f" else np.float64)  # (PyTorch's)
+        return autograd.Tensor._make(out.astype(dt, copy=False))
+
+    def index_fill(self, dim: int, index, value) -> "Tensor":
+        """A copy of self with ``value`` at positions ``index`` along ``dim`` (index_fill_ out of place); a Python
+        int wraps round into an integer dtype (-1 is 255 in uint8), as PyTorch's."""
+        if isinstance(value, int) and not isinstance(value, bool) and self.dtype.kind in "iu":
+            from tinyattn.promotion import number_as
+            value = number_as(value, self._data.dtype).item()
+        return self.clone().index_fill_(dim, index, value)
+
+    def index_add(self, dim: int, index, source, *, alpha=1) -> "Tensor":
+        """A copy of self with source's slices along ``dim`` added at positions ``index`` (repeats add up)."""
+        if not isinstance(source, autograd.Tensor) or source.dtype != self.dtype:
+            from tinyattn.promotion import _TORCH_NAME, _key
+            got = _TORCH_NAME[_key(source._data.dtype)] if isinstance(source, autograd.Tensor) else type(source).__name__
+            raise RuntimeError(f"index_add_(): self ({_TORCH_NAME[_key(self._data.dtype)]}) and source ({got}) must "
+                               "have the same scalar type")
+        d = _norm_dim(dim, self.ndim, "index_add")
+        idx = np.asarray(index._data if isinstance(index, autograd.Tensor) else index).reshape(-1)
+        where = [1] * source.ndim
+        if source.ndim:
+            where[d] = -1
+        spread = np.broadcast_to(idx.reshape(where), source.shape)  # index i along dim d, source's shape
+        return self.scatter_add(d, autograd.Tensor._make(spread), source if alpha == 1 else source * alpha)
+
+    def float_power(self, exponent) -> "Tensor":
+        """self ** exponent computed in float64, both sides (PyTorch's float_power)."""
+        e = exponent.to(np.float64) if isinstance(exponent, autograd.Tensor) else float(exponent)
+        return self.to(np.float64) ** e
 
     def diff(self, n: int = 1, dim: int = -1) -> "Tensor":
         """x[i + 1] - x[i] along ``dim`` (``n`` times); for bools, x[i + 1] != x[i]."""

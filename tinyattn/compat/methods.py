@@ -570,6 +570,8 @@ class MethodsMixin(LongTailMixin):
         if self.dtype.kind in "iub" and isinstance(v, float) and not float(v).is_integer():
             raise TypeError(f"{op}: a {self.dtype} tensor can not hold {v}; make the scores float first "
                             "(an integer tensor has no -inf)")
+        if isinstance(v, int) and not isinstance(v, bool) and self.dtype.kind in "iu":
+            v = promotion.number_as(v, self._data.dtype).item()  # -1 is 255 in uint8, as PyTorch's
         return m, v
 
     # --- names the census of public teaching code found missing (tests/data/census_names.csv) ----

@@ -82,8 +82,9 @@ def test_norms():
     assert n.tolist() == [5.0, 0.0]
     n.sum().backward()
     np.testing.assert_allclose(m.grad.numpy(), [[0.6, 0.8], [0.0, 0.0]], rtol=1e-15)  # 0, not NaN, at zero
-    with pytest.raises(ValueError, match="norm: p must be a number > 0"):
-        v.norm(p=-1)
+    assert v.norm(p=-1).item() == pytest.approx(1 / (1 / 3 + 1 / 4))  # (sum |v|^-1)^-1, as PyTorch computes
+    with pytest.raises(TypeError, match="norm: p must be a number or 'fro'"):
+        v.norm(p="nuc")
     x = f64(3, 4)
     for p in (2, 1, 3, math.inf):
         assert gradcheck(lambda x, p=p: x.norm(p, dim=1), [x])

@@ -96,8 +96,8 @@ def sqrt(x) -> Tensor: return _t(x).sqrt()
 def tanh(x) -> Tensor: return _t(x).tanh()
 def sigmoid(x) -> Tensor: return _t(x).sigmoid()
 def relu(x) -> Tensor: return _t(x).relu()
-def softmax(x, dim: int) -> Tensor: return _t(x).softmax(dim)
-def log_softmax(x, dim: int) -> Tensor: return _t(x).log_softmax(dim)
+def softmax(x, dim: int, dtype=None) -> Tensor: return _t(x).softmax(dim, dtype=dtype)
+def log_softmax(x, dim: int, dtype=None) -> Tensor: return _t(x).log_softmax(dim, dtype=dtype)
 
 
 # --- reductions and comparisons (each also takes NumPy's axis= and keepdims=) ----------------------
@@ -108,9 +108,9 @@ def argmax(input, dim: int | None = None, keepdim: bool = False) -> Tensor:
 
 
 @numpy_names
-def mean(input, dim=None, keepdim: bool = False) -> Tensor:
+def mean(input, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:
     """sum(x) / N over ``dim`` (None = every element)."""
-    return _t(input).mean(dim, keepdim)
+    return _t(input).mean(dim, keepdim, dtype=dtype)
 
 
 @numpy_names
@@ -126,9 +126,9 @@ def min(input, dim: int | None = None, keepdim: bool = False):  # noqa: A001  (t
 
 
 @numpy_names
-def sum(input, dim=None, keepdim: bool = False) -> Tensor:  # noqa: A001  (torch.sum)
+def sum(input, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:  # noqa: A001  (torch.sum)
     """sum(x) over ``dim`` (None = every element)."""
-    return _t(input).sum(dim, keepdim)
+    return _t(input).sum(dim, keepdim, dtype=dtype)
 
 
 def histogram(input, bins=100, *, range=None, weight=None, density: bool = False):  # noqa: A002
@@ -443,7 +443,7 @@ def clamp(input, min=None, max=None) -> Tensor:  # noqa: A002
 clip = clamp  # PyTorch's alias
 
 
-def cumsum(input, dim: int) -> Tensor: return _t(input).cumsum(dim)
+def cumsum(input, dim: int, *, dtype=None) -> Tensor: return _t(input).cumsum(dim, dtype=dtype)
 def gather(input, dim: int, index) -> Tensor: return _t(input).gather(dim, index)
 def masked_fill(input, mask, value) -> Tensor: return _t(input).masked_fill(mask, value)
 
@@ -497,3 +497,50 @@ def repeat_interleave(input, repeats: int, dim: int | None = None) -> Tensor:
 def nonzero(input, as_tuple: bool = False):
     """The indices of the nonzero entries: (N, ndim) int64, or one 1-D tensor per dim with as_tuple=True."""
     return _t(input).nonzero(as_tuple=as_tuple)
+
+
+# --- the long tail the op-surface fuzzer found missing (tests/surface_fuzz.py): each is its Tensor method --
+def prod(input, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor: return _t(input).prod(dim, keepdim, dtype=dtype)
+def cumprod(input, dim: int, *, dtype=None) -> Tensor: return _t(input).cumprod(dim, dtype=dtype)
+def nansum(input, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor: return _t(input).nansum(dim, keepdim, dtype=dtype)
+def count_nonzero(input, dim=None) -> Tensor: return _t(input).count_nonzero(dim)
+def median(input, dim=None, keepdim: bool = False): return _t(input).median(dim, keepdim)
+def kthvalue(input, k: int, dim: int = -1, keepdim: bool = False): return _t(input).kthvalue(k, dim, keepdim)
+def msort(input) -> Tensor: return _t(input).sort(dim=0).values
+def cummax(input, dim: int): return _t(input).cummax(dim)
+def cummin(input, dim: int): return _t(input).cummin(dim)
+def diff(input, n: int = 1, dim: int = -1) -> Tensor: return _t(input).diff(n, dim)
+def trace(input) -> Tensor: return _t(input).trace()
+def bincount(input, weights=None, minlength: int = 0) -> Tensor: return _t(input).bincount(weights, minlength)
+def index_add(input, dim: int, index, source, *, alpha=1) -> Tensor: return _t(input).index_add(dim, index, source, alpha=alpha)
+def index_fill(input, dim: int, index, value) -> Tensor: return _t(input).index_fill(dim, index, value)
+def float_power(input, exponent) -> Tensor: return _operand(input, exponent).float_power(exponent)
+def positive(input) -> Tensor: return _t(input).positive()
+def negative(input) -> Tensor: return -_t(input)
+def sgn(input) -> Tensor: return _t(input).sgn()
+def signbit(input) -> Tensor: return _t(input).signbit()
+def frac(input) -> Tensor: return _t(input).frac()
+def exp2(input) -> Tensor: return _t(input).exp2()
+def tan(input) -> Tensor: return _t(input).tan()
+def atan(input) -> Tensor: return _t(input).atan()
+def log10(input) -> Tensor: return _t(input).log10()
+def nan_to_num(input, nan: float = 0.0, posinf=None, neginf=None) -> Tensor: return _t(input).nan_to_num(nan, posinf, neginf)
+def atan2(input, other) -> Tensor: return _operand(input, other).atan2(other)
+def hypot(input, other) -> Tensor: return _operand(input, other).hypot(other)
+def fmax(input, other) -> Tensor: return _t(input).fmax(other)
+def fmin(input, other) -> Tensor: return _t(input).fmin(other)
+def xlogy(input, other) -> Tensor: return _operand(input, other).xlogy(other)
+def bitwise_and(input, other) -> Tensor: return _operand(input, other) & other
+def bitwise_or(input, other) -> Tensor: return _operand(input, other) | other
+def bitwise_xor(input, other) -> Tensor: return _operand(input, other) ^ other
+def bitwise_not(input) -> Tensor: return _t(input).bitwise_not()
+
+
+def isclose(input, other, rtol: float = 1e-05, atol: float = 1e-08, equal_nan: bool = False) -> Tensor:
+    return _t(input).isclose(other, rtol, atol, equal_nan)
+
+
+LONG_TAIL = ["atan", "atan2", "bincount", "bitwise_and", "bitwise_not", "bitwise_or", "bitwise_xor", "count_nonzero",
+             "cummax", "cummin", "cumprod", "diff", "exp2", "float_power", "fmax", "fmin", "frac", "hypot",
+             "index_add", "index_fill", "isclose", "kthvalue", "log10", "median", "msort", "nan_to_num", "nansum",
+             "negative", "positive", "prod", "sgn", "signbit", "tan", "trace", "xlogy"]

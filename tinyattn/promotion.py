@@ -96,6 +96,10 @@ OPS = {
     "bitwise_or": ("bitwise_or_cpu", "biu", None),
     "bitwise_xor": ("bitwise_xor_cpu", "biu", None),
     "compare": (None, "biuf", None),  # ==, <, ...: both sides in the promoted dtype, so u8 < -1 compares with 255
+    "Atan2": (None, "biuf", "default float"),  # (compat/longtail.py's binary ops from here on)
+    "Hypot": ("hypot_cpu", "f", None),
+    "Fmax": (None, "biuf", None),  # (fmin too)
+    "Xlogy": (None, "biuf", "default float"),
 }
 
 
@@ -161,3 +165,61 @@ def inplace_operand(op: str, x, other):
     if isinstance(other, (bool, int, float)):
         return number_as(other, dt)
     return other._data if isinstance(other, autograd.Tensor) else _as_array(other)
+
+
+# ----------------------------------------------------------------------------------------------
+# Which dtype a one-tensor op (a function of x, a reduction, a scan) runs in
+# ----------------------------------------------------------------------------------------------
+# PyTorch decides an op's dtype before the op runs; NumPy decides it inside each ufunc, differently:
+# np.exp of int64 is float64, of uint8 or bool float16 (which overflows at e^11), np.sum of uint8 is
+# uint64. So the Tensor methods named here pass their input through ``op_input`` first (the Tensor
+# class applies it to each of them once, in compat/methods.py), and every such op follows one rule.
+
+# Ops whose result is a real number: an integer or bool input is computed in the default float dtype.
+FLOAT_RESULT = frozenset({
+    "exp", "exp2", "log", "log2", "log10", "log1p", "expm1", "sqrt", "rsqrt", "reciprocal", "sin", "cos", "tan",
+    "atan", "sinh", "cosh", "tanh", "sigmoid", "erf", "logsumexp",
+    "mean",  # (PyTorch raises on an integer mean; tinyattn keeps (pred == y).mean(), see docs/pytorch.md)
+})
+# Sums and products: an integer or bool input accumulates in int64 (a sum of uint8 is no uint8).
+LONG_RESULT = frozenset({"sum", "nansum", "prod", "cumsum", "cumprod"})
+# Ops that take ``dtype=``: the input is cast to it before the op runs (x.sum(dtype=torch.float64)).
+DTYPE_ARGUMENT = frozenset({"sum", "nansum", "mean", "prod", "cumsum", "cumprod", "softmax", "log_softmax"})
+# Ops with no integer kernel in PyTorch: an integer or bool input (or dtype=) raises PyTorch's error (for an op
+# also in FLOAT_RESULT, only an integer dtype= does).
+FLOAT_ONLY = {
+    "mean": (RuntimeError, "mean(): could not infer output dtype. {which} dtype must be either a floating point "
+                           "or complex dtype. Got: {name}"),
+    "softmax": (NotImplementedError, '"softmax_lastdim_kernel_impl" not implemented for \'{name}\''),
+    "log_softmax": (NotImplementedError, '"log_softmax_lastdim_kernel_impl" not implemented for \'{name}\''),
+    "var": (RuntimeError, "std and var only support floating point and complex dtypes"),
+    "std": (RuntimeError, "std and var only support floating point and complex dtypes"),
+    "norm": (RuntimeError, "linalg.vector_norm: Expected a floating point or complex tensor as input. Got {name}"),
+}
+ONE_TENSOR_OPS = FLOAT_RESULT | LONG_RESULT | DTYPE_ARGUMENT | set(FLOAT_ONLY)
+
+
+def op_input(op: str, x, dtype=None):
+    """``x`` as the one-tensor op ``op`` computes on it (see the tables above): cast to ``dtype`` when one is
+    given, an integer or bool ``x`` cast to the default float dtype (FLOAT_RESULT) or to int64 (LONG_RESULT),
+    PyTorch's error where it has no kernel (FLOAT_ONLY); otherwise ``x`` itself."""
+    if dtype is None and x._data.dtype.kind in "fc":
+        return x  # (the common case, first: a float input is computed as it is)
+    target = x._data.dtype if dtype is None else np.dtype(dtype)
+    if target.kind not in "fc":
+        if op in FLOAT_ONLY and (dtype is not None or op not in FLOAT_RESULT):
+            exc, msg = FLOAT_ONLY[op]
+            raise exc(msg.format(which="Input" if dtype is None else "Optional", name=_TORCH_NAME[_key(target)]))
+        if dtype is None and op in FLOAT_RESULT:
+            target = np.dtype(defaults.get_default_dtype())
+        elif dtype is None and op in LONG_RESULT:
+            target = np.dtype(np.int64)
+    return x if target == x._data.dtype else x.to(target)
+
+
+def op_output(op: str, out, dtype):
+    """The result of a sum, product or scan in ``dtype``, its input's: NumPy widens an int32 or uint8 sum
+    to int64 or uint64, PyTorch's ``dtype=`` keeps it (the values wrap alike: both are modular)."""
+    if op in LONG_RESULT and isinstance(out, autograd.Tensor) and out._data.dtype != dtype:
+        return out.to(dtype)
+    return out

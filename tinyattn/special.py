@@ -293,6 +293,4 @@ class Erf(Function):
 def erf(input) -> Tensor:
     """The error function erf(x) = 2/sqrt(pi) integral_0^x exp(-t^2) dt, elementwise (torch.erf)."""
     x = input if isinstance(input, Tensor) else Tensor(input)
-    if x.dtype.kind != "f":
-        raise TypeError(f"erf expects a floating-point tensor, got dtype {x.dtype}")
-    return Erf.apply(x)
+    return x.erf()  # (an integer x computes in the default float dtype, as every float-valued op: promotion.py)

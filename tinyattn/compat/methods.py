@@ -11,17 +11,24 @@ from typing import NamedTuple
 
 import numpy as np
 
-from tinyattn import autograd, checks, defaults
+from tinyattn import autograd, checks, defaults, promotion
 from tinyattn.compat.args import (
     _array_of, _as_array, _clamp_bound, _new_shape, _norm_dim, _norm_dims, _shape_arg, numpy_names,
 )
 from tinyattn.compat.indexing import _gather_where
+from tinyattn.compat.longtail import LongTailMixin
 from tinyattn.compat.views import multi_output
 from tinyattn.compat.ops import (
     Abs, Cast, Clamp, Cos, CumSum, Flip, Maximum, Remainder, Repeat, RepeatInterleave, Roll, Rounding, RoundedDiv,
     Sin, StdFromVar, Tri, Expm1, Log1p,
 )
 from tinyattn.ops import Contiguous, GetItem, Where
+
+
+def _sign(a: np.ndarray) -> np.ndarray:
+    """-1, 0 or 1; NaN's sign is 0, as PyTorch's (NumPy's is NaN)."""
+    s = np.sign(a)
+    return np.where(s != s, 0, s).astype(a.dtype, copy=False)
 
 
 class MinMax(NamedTuple):
@@ -37,19 +44,47 @@ _TYPE_NAMES = {np.dtype(k): "torch." + v for k, v in (
 _TYPE_OF_NAME = {v.split(".")[1]: k for k, v in _TYPE_NAMES.items()}
 
 
-class MethodsMixin:
+def _with_op_input(name: str, method):
+    """``method`` run on ``promotion.op_input(name, self, dtype)``: the one rule for the dtype a one-tensor op
+    computes in (``x.exp()`` of an int tensor is float32, ``x.sum(dtype=torch.float64)`` casts first)."""
+    if name in promotion.DTYPE_ARGUMENT:
+        def op(self, *args, dtype=None, **kwargs):
+            x = promotion.op_input(name, self, dtype)
+            return promotion.op_output(name, method(x, *args, **kwargs), x._data.dtype)
+    else:
+        def op(self, *args, **kwargs):
+            return method(promotion.op_input(name, self), *args, **kwargs)
+    op = functools.wraps(method)(op)
+    op.op_input = name
+    return op
+
+
+class MethodsMixin(LongTailMixin):
     """The rarer methods of Tensor."""
 
     __slots__ = ()
+
+    def __init_subclass__(cls, **kwargs):
+        """The Tensor class gets promotion's dtype rule on each one-tensor op it names (promotion.ONE_TENSOR_OPS),
+        wherever the op is defined: those methods' bodies then see an input of the dtype PyTorch computes in."""
+        super().__init_subclass__(**kwargs)
+        for name in promotion.ONE_TENSOR_OPS:
+            method = getattr(cls, name, None)
+            if method is not None and not hasattr(method, "op_input"):  # (a subclass inherits it wrapped)
+                setattr(cls, name, _with_op_input(name, method))
 
     def bool(self) -> "Tensor":
         return autograd.Tensor._make(self._data.astype(bool))
 
     def long(self) -> "Tensor":
-        return autograd.Tensor._make(self._data.astype(np.int64))
+        return self._as_int(np.int64)
 
     def int(self) -> "Tensor":  # noqa: A003  (torch's int is int32)
-        return autograd.Tensor._make(self._data.astype(np.int32))
+        return self._as_int(np.int32)
+
+    def _as_int(self, dt) -> "Tensor":
+        with np.errstate(invalid="ignore"):  # NaN and inf become the type's minimum silently, as in PyTorch
+            return autograd.Tensor._make(self._data.astype(dt))
 
     def half(self) -> "Tensor":
         return self if self.dtype == np.float16 else Cast.apply(self, dtype=np.float16)
@@ -125,12 +160,16 @@ class MethodsMixin:
     @numpy_names
     def any(self, dim=None, keepdim: bool = False) -> "Tensor":
         """True where some element (over ``dim``; every dim if None) is nonzero: a bool tensor, as in PyTorch."""
-        return autograd.Tensor._make(np.any(self._data, axis=self._reduce_axes(dim, "any"), keepdims=keepdim))
+        return self._truth(np.any(self._data, axis=self._reduce_axes(dim, "any"), keepdims=keepdim))
 
     @numpy_names
     def all(self, dim=None, keepdim: bool = False) -> "Tensor":
         """True where every element (over ``dim``; every dim if None) is nonzero: a bool tensor."""
-        return autograd.Tensor._make(np.all(self._data, axis=self._reduce_axes(dim, "all"), keepdims=keepdim))
+        return self._truth(np.all(self._data, axis=self._reduce_axes(dim, "all"), keepdims=keepdim))
+
+    def _truth(self, arr: np.ndarray) -> "Tensor":
+        """any/all's answer: bool, except uint8 for a uint8 input (PyTorch's rule, kept from its byte masks)."""
+        return autograd.Tensor._make(arr.astype(np.uint8) if self._data.dtype == np.uint8 else arr)
 
     def eq(self, o): return self == o
     def ne(self, o): return self != o
@@ -175,20 +214,16 @@ class MethodsMixin:
     def sinh(self): return (self.exp() - (-self).exp()) * 0.5  # (e^x - e^-x) / 2
     def cosh(self): return (self.exp() + (-self).exp()) * 0.5
     def log2(self): return self.log() * (1 / math.log(2))  # log2 x = ln x / ln 2
-    def log1p(self): return Log1p.apply(self._floating())
-    def expm1(self): return Expm1.apply(self._floating())
-    def reciprocal(self): return 1.0 / self._floating()
-    def rsqrt(self): return 1.0 / self._floating().sqrt()  # 1 / sqrt(x), as in RMSNorm
-
-    def _floating(self) -> "Tensor":
-        """self, or self in the default float dtype if it holds integers (torch.log1p(int) is a float)."""
-        return self if self.dtype.kind in "fc" else self.to(defaults.get_default_dtype())
+    def log1p(self): return Log1p.apply(self)
+    def expm1(self): return Expm1.apply(self)
+    def reciprocal(self): return 1.0 / self
+    def rsqrt(self): return 1.0 / self.sqrt()  # 1 / sqrt(x), as in RMSNorm
 
     # floor, ceil, round, trunc and sign: steps, so their gradient is 0 (as in PyTorch)
     def floor(self): return self._rounded(np.floor)
     def ceil(self): return self._rounded(np.ceil)
     def trunc(self): return self._rounded(np.trunc)
-    def sign(self): return Rounding.apply(self, fn=np.sign)
+    def sign(self): return Rounding.apply(self, fn=_sign) if self.dtype.kind != "b" else Contiguous.apply(self)
 
     def round(self, *, decimals: int = 0):
         """To the nearest integer (ties to even, as PyTorch), or to ``decimals`` places."""
@@ -270,8 +305,28 @@ class MethodsMixin:
         """x clipped to [min, max] elementwise (either bound may be None);  gradient 1 inside, 0 where clipped."""
         if min is None and max is None:
             raise ValueError("clamp: give at least one of min= or max=")
+        if isinstance(min, autograd.Tensor) or isinstance(max, autograd.Tensor):
+            return self._clamp_tensors(min, max)
         lo, hi = (None if v is None else _clamp_bound(v, name) for v, name in ((min, "min"), (max, "max")))
-        return Clamp.apply(self, lo=lo, hi=hi)
+        dt = promotion.result_type(self, *(b for b in (lo, hi) if b is not None))  # int.clamp(0.5) is float32
+        lo, hi = (None if b is None else promotion.number_as(b, dt) for b in (lo, hi))  # u8.clamp(-1): 255
+        return Clamp.apply(self if dt == self._data.dtype else self.to(dt), lo=lo, hi=hi)
+
+    def _clamp_tensors(self, min, max) -> "Tensor":  # noqa: A002
+        """clamp with tensor bounds, which broadcast and promote as operands do; each bound gets the gradient
+        where it is the answer (x < min), x where it is inside [min, max]; a NaN anywhere gives NaN (and no
+        gradient to x or a NaN bound there, as PyTorch's)."""
+        dt = promotion.result_type(self, *(b for b in (min, max) if b is not None))
+        out = self.to(dt)
+        for b, lower in ((min, True), (max, False)):
+            if b is None:
+                continue
+            b = b.to(dt) if isinstance(b, autograd.Tensor) else autograd.Tensor._make(promotion.number_as(b, dt))
+            x = out._data
+            out = Where.apply(b, out, cond=(x < b._data) if lower else (x > b._data))
+            nan = np.broadcast_to((b._data != b._data) | (x != x), out.shape)  # (v != v: NaN)
+            out = out.masked_fill(autograd.Tensor._make(nan), float("nan")) if nan.any() else out
+        return out
 
     clip = clamp  # PyTorch's alias
 
@@ -289,7 +344,8 @@ class MethodsMixin:
 
     def cumsum(self, dim: int) -> "Tensor":
         """y_i = x_0 + ... + x_i along ``dim``;  shape unchanged."""
-        return CumSum.apply(self, dim=_norm_dim(dim, self.ndim, "cumsum"))
+        d = _norm_dim(dim, self.ndim, "cumsum")
+        return CumSum.apply(self, dim=d) if self.ndim else self.clone()  # (np.cumsum of a 0-d array is 1-D)
 
     def gather(self, dim: int, index) -> "Tensor":
         """out[i][j][k] = self[i][index[i][j][k]][k] (for dim=1);  out has index's shape."""
@@ -301,9 +357,11 @@ class MethodsMixin:
         The values are ``self.gather(dim, indices)``, so the gradient flows to the picked entries only.
         They always come sorted (best first); ``sorted=False`` is accepted and changes nothing.
         """
-        if self.ndim == 0:
-            raise ValueError("topk needs a tensor with at least 1 dim, got a 0-d tensor")
         d = _norm_dim(dim, self.ndim, "topk")
+        if self.ndim == 0 and k in (0, 1):  # a 0-d tensor is its own top 1 (and, in PyTorch, top 0)
+            return MinMax(Contiguous.apply(self), autograd.Tensor._make(np.zeros((), dtype=np.int64)))
+        if self.ndim == 0:
+            raise ValueError(f"topk: k={k!r} is out of range for a 0-d tensor (k must be 0 or 1)")
         if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or not 0 <= k <= self.shape[d]:
             raise ValueError(f"topk: k={k!r} is out of range for dim {dim} of size {self.shape[d]} (shape {self.shape}); "
                              f"k must be an int in 0..{self.shape[d]}")
@@ -316,9 +374,9 @@ class MethodsMixin:
     def argsort(self, dim: int = -1, descending: bool = False, stable: bool = False) -> "Tensor":
         """The indices that sort ``self`` along ``dim`` (int64). Equal entries keep their order, in both
         directions, so ``stable=True`` changes nothing; NaN sorts as the largest value, as in PyTorch."""
+        d = _norm_dim(dim, self.ndim, "argsort")
         if self.ndim == 0:
             return autograd.Tensor._make(np.zeros((), dtype=np.int64))
-        d = _norm_dim(dim, self.ndim, "argsort")
         if not descending:
             return autograd.Tensor._make(np.argsort(self._data, axis=d, kind="stable"))
         # descending with ties in their first order: sort the reversed array ascending, reverse that,
@@ -355,6 +413,9 @@ class MethodsMixin:
         overflows; its gradient is softmax(x). m is a constant here (detached): the result does not
         depend on it, so neither does the gradient."""
         d = _norm_dims(dim, self.ndim, "logsumexp")
+        if self.numel() == 0:  # nothing to overflow: log(sum(exp(x))), -inf where nothing is summed
+            with np.errstate(divide="ignore"):
+                return self.exp().sum(dim=d, keepdim=keepdim).log()
         m = self.detach().amax(dim=d, keepdim=True)
         m = m.masked_fill(~m.isfinite(), 0.0)  # a slice of all -inf: exp(-inf - 0) = 0, log 0 = -inf
         m_out = m if keepdim else m.sum(dim=d)  # the max without its size-1 dims
@@ -387,16 +448,18 @@ class MethodsMixin:
         return out if out.is_contiguous() else out.contiguous()  # (PyTorch's index_select is always C-ordered)
 
     def norm(self, p=2, dim=None, keepdim: bool = False) -> "Tensor":
-        """The p-norm over dim (every element if None): p=2 (Euclid), 1, inf or any p > 0. The gradient of
-        the 2-norm at 0 is 0, not NaN (as in PyTorch)."""
+        """The p-norm over dim (every element if None): p=2 (Euclid), 1, inf, -inf (the smallest |x|), 0 (how many
+        are nonzero; no gradient) or any other number. The gradient of the 2-norm at 0 is 0, not NaN (as PyTorch)."""
+        if isinstance(p, bool) or not isinstance(p, (int, float)) and p != "fro":
+            raise TypeError(f"norm: p must be a number or 'fro', got {p!r}")
+        if p == 0:
+            return (self != 0).sum(dim=dim, keepdim=keepdim).to(self.dtype)
         if p in ("fro", 2, 2.0):
             return StdFromVar.apply((self * self).sum(dim=dim, keepdim=keepdim))  # sqrt, gradient 0 at 0
         if p in (1, 1.0):
             return self.abs().sum(dim=dim, keepdim=keepdim)
-        if p == math.inf:
-            return self.abs().amax(dim=dim, keepdim=keepdim)
-        if not isinstance(p, (int, float)) or not p > 0:
-            raise ValueError(f"norm: p must be a number > 0, inf or 'fro', got {p!r}")
+        if p in (math.inf, -math.inf):
+            return self.abs().amax(dim=dim, keepdim=keepdim) if p > 0 else self.abs().amin(dim=dim, keepdim=keepdim)
         return (self.abs() ** p).sum(dim=dim, keepdim=keepdim) ** (1 / p)
 
     def repeat_interleave(self, repeats: int, dim: int | None = None) -> "Tensor":
@@ -475,13 +538,20 @@ class MethodsMixin:
 
     @numpy_names
     def argmin(self, dim=None, keepdim: bool = False) -> "Tensor":
-        d = _norm_dims(dim, self.ndim, "argmin")
-        return autograd.Tensor._make(np.argmin(self._data, axis=d, keepdims=keepdim))
+        return self._arg_extreme(np.argmin, "argmin", dim, keepdim)
 
     @numpy_names
     def argmax(self, dim=None, keepdim: bool = False) -> "Tensor":
-        d = _norm_dims(dim, self.ndim, "argmax")
-        return autograd.Tensor._make(np.argmax(self._data, axis=d, keepdims=keepdim))
+        return self._arg_extreme(np.argmax, "argmax", dim, keepdim)
+
+    def _arg_extreme(self, fn, op: str, dim, keepdim: bool) -> "Tensor":
+        """argmax/argmin (and so max/min along a dim): an empty slice has no extreme, PyTorch's IndexError."""
+        d = _norm_dims(dim, self.ndim, op)
+        if d is None and self.numel() == 0:
+            raise IndexError(f"{op}(): Expected reduction dim to be specified for input.numel() == 0.")
+        if d is not None and self.shape[d] == 0:
+            raise IndexError(f"{op}(): Expected reduction dim {dim} to have non-zero size.")
+        return autograd.Tensor._make(fn(self._data, axis=d, keepdims=keepdim))
 
     def _fill_args(self, mask, value, op: str) -> tuple:
         """masked_fill's checks: a bool mask that broadcasts to self, a value self's dtype can hold."""
@@ -500,6 +570,8 @@ class MethodsMixin:
         if self.dtype.kind in "iub" and isinstance(v, float) and not float(v).is_integer():
             raise TypeError(f"{op}: a {self.dtype} tensor can not hold {v}; make the scores float first "
                             "(an integer tensor has no -inf)")
+        if isinstance(v, int) and not isinstance(v, bool) and self.dtype.kind in "iu":
+            v = promotion.number_as(v, self._data.dtype).item()  # -1 is 255 in uint8, as PyTorch's
         return m, v
 
     # --- names the census of public teaching code found missing (tests/data/census_names.csv) ----
@@ -534,7 +606,8 @@ class MethodsMixin:
         return self.to(bfloat16)  # raises: NumPy has no bfloat16 (the stand-in's message says what to use)
 
     def square(self) -> "Tensor":
-        return self * self  # d/dx x^2 = 2x, through Mul; an integer tensor stays integer, as in PyTorch
+        x = self.long() if self._data.dtype == np.bool_ else self  # (bool ** 2 is int64 in PyTorch)
+        return x * x  # d/dx x^2 = 2x, through Mul; an integer tensor stays integer, as in PyTorch
 
     def lerp(self, end, weight) -> "Tensor":
         """self + weight (end - self), computed as PyTorch does: from the nearer end (exact at weight 0 and 1)."""

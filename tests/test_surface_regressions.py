@@ -1,0 +1,268 @@
+"""Regression tests for the classes the op-surface fuzzer (tests/surface_fuzz.py) found, without torch.
+
+Each expected value is derived here independently: with Python's math, NumPy, two's complement by hand,
+or central differences of a NumPy formula for gradients. tests/oracle/test_surface_fuzz_live.py runs
+this file with ``import torch`` in place of tinyattn and checks it passes there too.
+"""
+from __future__ import annotations
+
+import math
+import warnings
+
+import numpy as np
+import pytest
+
+import tinyattn as torch
+
+FLOAT_OPS = {  # name -> the real function it computes
+    "exp": math.exp, "log": math.log, "sqrt": math.sqrt, "sin": math.sin, "cos": math.cos, "tan": math.tan,
+    "atan": math.atan, "tanh": math.tanh, "sigmoid": lambda v: 1 / (1 + math.exp(-v)), "sinh": math.sinh,
+    "cosh": math.cosh, "log2": math.log2, "log10": math.log10, "log1p": math.log1p, "expm1": math.expm1,
+    "reciprocal": lambda v: 1 / v, "rsqrt": lambda v: 1 / math.sqrt(v), "exp2": lambda v: 2.0 ** v, "erf": math.erf,
+}
+
+
+def _fd(f, x: np.ndarray, eps: float = 1e-6) -> np.ndarray:
+    """Central differences of the NumPy function f (array -> number) at x, element by element."""
+    g = np.zeros_like(x)
+    for i in np.ndindex(x.shape):
+        hi, lo = x.copy(), x.copy()
+        hi[i] += eps
+        lo[i] -= eps
+        g[i] = (f(hi) - f(lo)) / (2 * eps)
+    return g
+
+
+def _grad(fn, *arrays):
+    """The gradients of sum(fn(*tensors) * w) (w fixed, distinct) for float64 leaves holding arrays."""
+    xs = [torch.tensor(a.tolist(), dtype=torch.float64, requires_grad=True) for a in arrays]
+    out = fn(*xs)
+    w = np.arange(1, out.numel() + 1, dtype=np.float64).reshape(tuple(out.shape)) / 4
+    (out * torch.tensor(w.tolist(), dtype=torch.float64)).sum().backward()
+    return [x.grad.numpy() for x in xs], w
+
+
+# --- 1. an op with a real-valued result computes an integer or bool input in the default float dtype --------
+@pytest.mark.parametrize("name", sorted(FLOAT_OPS))
+@pytest.mark.parametrize("dtype", ["int64", "int32", "uint8", "bool"])
+def test_float_ops_of_integers_compute_in_the_default_float_dtype(name, dtype):
+    vals = [True, True] if dtype == "bool" else [1, 2, 5]  # (uint8's exp of 5 in float16 would be 148.375)
+    x = torch.tensor(vals, dtype=getattr(torch, dtype))
+    out = getattr(torch, name)(x)
+    want = np.array([FLOAT_OPS[name](float(v)) for v in vals], dtype=np.float32)
+    assert out.dtype == torch.float32
+    np.testing.assert_allclose(out.numpy(), want, rtol=2e-6)
+    torch.set_default_dtype(torch.float64)
+    try:
+        assert getattr(x, name)().dtype == torch.float64
+    finally:
+        torch.set_default_dtype(torch.float32)
+
+
+def test_sigmoid_of_uint8_is_not_computed_in_float16():
+    """NumPy's exp of uint8 is float16, and -x of uint8 wraps: 1 / (1 + exp(-200)) came out NaN."""
+    out = torch.tensor([200, 3], dtype=torch.uint8).sigmoid()
+    np.testing.assert_allclose(out.numpy(), [1.0, 1 / (1 + math.exp(-3))], rtol=1e-6)
+
+
+# --- 2. sums and products of integers are int64; dtype= casts first, and is kept --------------------------------
+@pytest.mark.parametrize("dtype", ["uint8", "int32", "bool"])
+def test_integer_sums_and_products_are_int64(dtype):
+    vals = [[200, 100], [7, 1]] if dtype != "bool" else [[True, True], [False, True]]
+    x = torch.tensor(vals, dtype=getattr(torch, dtype))
+    a = np.array(vals, dtype=np.int64)  # exact: no wrap in int64
+    for out, want in ((x.sum(), a.sum()), (x.sum(0), a.sum(0)), (x.prod(1), a.prod(1)),
+                      (x.cumsum(0), np.cumsum(a, 0)), (x.cumprod(1), np.cumprod(a, 1)), (torch.nansum(x), a.sum())):
+        assert out.dtype == torch.int64
+        assert out.tolist() == want.tolist()
+
+
+def test_dtype_argument_casts_first_and_keeps_the_dtype():
+    x = torch.tensor([200, 100], dtype=torch.uint8)
+    s = x.sum(dtype=torch.uint8)  # 300 wraps round to 300 - 256
+    assert s.dtype == torch.uint8 and s.item() == 44
+    c = torch.cumsum(torch.tensor([2**31 - 1, 1], dtype=torch.int64), 0, dtype=torch.int32)
+    assert c.dtype == torch.int32 and c.tolist() == [2**31 - 1, -2**31]  # two's complement
+    assert torch.mean(torch.tensor([1, 2]), dtype=torch.float64).item() == 1.5
+    f = torch.tensor([0.1] * 10, dtype=torch.float32, requires_grad=True)
+    s64 = f.sum(dtype=torch.float64)
+    assert s64.dtype == torch.float64 and s64.item() == sum([float(np.float32(0.1))] * 10)
+    s64.backward()
+    assert f.grad.dtype == torch.float32 and f.grad.tolist() == [1.0] * 10
+    sm = torch.tensor([1, 2, 3]).softmax(0, dtype=torch.float64)
+    e = np.exp([1.0, 2.0, 3.0])
+    assert sm.dtype == torch.float64
+    np.testing.assert_allclose(sm.numpy(), e / e.sum(), rtol=1e-12)
+    assert torch.log_softmax(torch.tensor([1.0, 2.0]), 0, dtype=torch.float64).dtype == torch.float64
+
+
+@pytest.mark.parametrize("call, exc", [
+    (lambda x: x.mean(dtype=torch.int64), RuntimeError),
+    (lambda x: x.softmax(0), NotImplementedError), (lambda x: x.log_softmax(0), NotImplementedError),
+    (lambda x: x.var(), RuntimeError), (lambda x: x.std(), RuntimeError), (lambda x: x.norm(), RuntimeError),
+])
+def test_ops_without_an_integer_kernel_raise_on_integers(call, exc):
+    with pytest.raises(exc):
+        call(torch.tensor([1, 2, 3]))
+
+
+# --- 3. clamp promotes, wraps, and takes tensor bounds -------------------------------------------------------
+def test_clamp_of_integers_with_float_bounds_is_float32():
+    out = torch.tensor([1, 2, 3]).clamp(min=1.5)
+    assert out.dtype == torch.float32 and out.tolist() == [1.5, 2.0, 3.0]
+    assert torch.tensor([1, 2], dtype=torch.uint8).clamp(min=-1).tolist() == [255, 255]  # -1 is 255 in uint8
+    assert torch.tensor([5, 9]).clamp(2, 6).dtype == torch.int64
+
+
+def test_clamp_with_tensor_bounds_broadcasts_and_passes_gradients():
+    x, lo = np.array([0.5, -1.0, 2.0]), np.array([[0.0], [1.0]])
+    (gx, glo), w = _grad(lambda a, b: a.clamp(min=b), x, lo)
+    f = lambda a, b: float((np.maximum(a, b) * w).sum())  # noqa: E731
+    np.testing.assert_allclose(gx, _fd(lambda a: f(a, lo), x), atol=1e-6)
+    np.testing.assert_allclose(glo, _fd(lambda b: f(x, b), lo), atol=1e-6)
+    out = torch.tensor([1.0, 5.0]).clamp(min=torch.tensor([0.0, float("nan")]), max=torch.tensor(3.0))
+    assert out[0].item() == 1.0 and math.isnan(out[1].item())
+
+
+# --- 4. reductions' edges -------------------------------------------------------------------------------------
+@pytest.mark.parametrize("call", [lambda x: x.argmax(), lambda x: x.argmin(0), lambda x: x.max(0),
+                                  lambda x: torch.min(x, 0), lambda x: x.median(0)])
+def test_the_extreme_of_an_empty_slice_is_an_index_error(call):
+    with pytest.raises(IndexError):
+        call(torch.zeros(0, 3))
+
+
+def test_small_edges():
+    assert torch.tensor([float("nan"), -2.0, 0.0]).sign().tolist() == [0.0, -1.0, 0.0]
+    assert torch.tensor([0, 3], dtype=torch.uint8).any().dtype == torch.uint8
+    assert torch.tensor([0, 3], dtype=torch.uint8).all(0).tolist() == 0
+    assert torch.tensor([0, 3], dtype=torch.int32).any().dtype == torch.bool
+    v, i = torch.tensor(4.0).topk(1)
+    assert v.item() == 4.0 and i.item() == 0 and v.shape == ()
+    with pytest.raises(IndexError):
+        torch.tensor(4.0).sort(dim=1)
+    lse = torch.zeros(2, 0).logsumexp(1)
+    assert lse.tolist() == [-math.inf, -math.inf]
+    assert torch.tensor([1, 2]).logsumexp(0).dtype == torch.float32
+    assert torch.tensor([True, False]).square().dtype == torch.int64
+    assert torch.tensor(2.0).cumsum(0).shape == ()
+    x = torch.tensor([3.0, 0.0, -4.0])
+    assert x.norm(0).item() == 2.0 and x.norm(-math.inf).item() == 0.0
+    np.testing.assert_allclose(torch.tensor([3.0, -4.0]).norm(-1).item(), 1 / (1 / 3 + 1 / 4), rtol=1e-6)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        torch.tensor([float("nan"), float("inf"), 2.5]).int()  # (the NaN's integer is the platform's: not checked)
+        torch.tensor([float("nan")]).long()
+
+
+# --- 5. the long tail ------------------------------------------------------------------------------------------
+def test_prod_and_cumprod_values_and_gradients_with_zeros():
+    a = np.array([[2.0, 0.0, 3.0], [1.5, -2.0, 0.5]])
+    assert torch.tensor(a.tolist()).prod().item() == 0.0
+    (g,), w = _grad(lambda x: x.prod(1), a)
+    np.testing.assert_allclose(g, _fd(lambda b: float((np.prod(b, 1) * w).sum()), a), atol=1e-6)
+    (g,), w = _grad(lambda x: x.prod(), a[:, :2] + 1)
+    np.testing.assert_allclose(g, _fd(lambda b: float(np.prod(b) * w), a[:, :2] + 1), atol=1e-6)
+    (g,), w = _grad(lambda x: torch.cumprod(x, 1), a)
+    np.testing.assert_allclose(g, _fd(lambda b: float((np.cumprod(b, 1) * w).sum()), a), atol=1e-6)
+    (g,), w = _grad(lambda x: x.cumprod(0), a)
+    np.testing.assert_allclose(g, _fd(lambda b: float((np.cumprod(b, 0) * w).sum()), a), atol=1e-6)
+
+
+@pytest.mark.parametrize("name, ref", [
+    ("atan2", np.arctan2), ("hypot", np.hypot), ("fmax", np.fmax), ("fmin", np.fmin),
+    ("xlogy", lambda a, b: a * np.log(b)),
+])
+def test_binary_long_tail_values_and_gradients(name, ref):
+    a, b = np.array([[0.5, -1.5, 2.0]]), np.array([[1.0], [0.25]])  # (1, 3) with (2, 1): broadcast
+    (ga, gb), w = _grad(getattr(torch, name), a, b)
+    out = getattr(torch, name)(torch.tensor(a.tolist(), dtype=torch.float64), torch.tensor(b.tolist(), dtype=torch.float64))
+    np.testing.assert_allclose(out.numpy(), ref(a, b), rtol=1e-12)
+    f = lambda x, y: float((ref(x, y) * w).sum())  # noqa: E731
+    np.testing.assert_allclose(ga, _fd(lambda x: f(x, b), a), atol=1e-6)
+    np.testing.assert_allclose(gb, _fd(lambda y: f(a, y), b), atol=1e-6)
+
+
+def test_integer_pairs_of_atan2_and_xlogy_are_float32():
+    y, x = torch.tensor([1, 0]), torch.tensor([2, 3])
+    assert torch.atan2(y, x).dtype == torch.float32
+    np.testing.assert_allclose(torch.atan2(y, x).numpy(), [math.atan2(1, 2), 0.0], rtol=1e-6)
+    assert torch.xlogy(torch.tensor([0, 2]), torch.tensor([0, 3])).tolist() == [0.0, pytest.approx(2 * math.log(3))]
+
+
+def test_unary_long_tail():
+    x = torch.tensor([-2.5, -0.0, 1.75, float("nan"), float("inf"), -float("inf")])
+    assert x.signbit().tolist() == [True, True, False, False, False, True]
+    assert torch.tensor([-3, 0, 2]).signbit().tolist() == [True, False, False]
+    y = torch.nan_to_num(x)
+    big = float(np.finfo(np.float32).max)
+    assert y.tolist() == [-2.5, -0.0, 1.75, 0.0, big, -big]
+    assert torch.tensor([-2.5, 1.75]).frac().tolist() == [-0.5, 0.75]
+    with pytest.raises(NotImplementedError):
+        torch.tensor([1]).frac()
+    with pytest.raises(RuntimeError):
+        torch.tensor([True]).positive()
+    assert torch.tensor([3]).positive().tolist() == [3] and torch.tensor([3]).neg().tolist() == [-3]
+    assert torch.tensor([0b1100]).bitwise_and(torch.tensor([0b1010])).tolist() == [0b1000]
+    assert torch.bitwise_or(torch.tensor([0b1100]), torch.tensor([0b1010])).tolist() == [0b1110]
+    assert torch.bitwise_xor(torch.tensor([0b1100]), torch.tensor([0b1010])).tolist() == [0b0110]
+    assert torch.tensor([5], dtype=torch.uint8).bitwise_not().tolist() == [250]  # 255 - 5
+    assert torch.isclose(torch.tensor([1.0, 1.0]), torch.tensor([1.0 + 1e-7, 1.1])).tolist() == [True, False]
+    assert torch.tensor([1.0, 2.0]).where(torch.tensor([True, False]), torch.tensor(0.5)).tolist() == [1.0, 0.5]
+    assert torch.count_nonzero(torch.tensor([[0, 1, 2], [0, 0, 3]]), dim=1).tolist() == [2, 1]
+    assert torch.diff(torch.tensor([1, 4, 9, 16])).tolist() == [3, 5, 7]
+    assert torch.tensor([True, False, False]).diff().tolist() == [True, False]
+    assert torch.nansum(torch.tensor([1.0, float("nan"), 2.5])).item() == 3.5
+
+
+def test_order_statistics():
+    x = torch.tensor([[3.0, 1.0, 2.0, 5.0], [4.0, float("nan"), 0.0, 1.0]])
+    v, i = x.median(1)
+    assert v[0].item() == 2.0 and i[0].item() == 2  # the lower of the middle two: sorted 1 2 3 5
+    assert math.isnan(v[1].item()) and i[1].item() == 1  # a NaN is the median of its row
+    v, i = torch.kthvalue(x[0], 3)
+    assert (v.item(), i.item()) == (3.0, 0)
+    assert torch.msort(torch.tensor([[2, 1], [1, 3]])).tolist() == [[1, 1], [2, 3]]
+    v, i = torch.tensor([1.0, 3.0, 3.0, 2.0, 4.0]).cummax(0)
+    assert v.tolist() == [1.0, 3.0, 3.0, 3.0, 4.0] and i.tolist() == [0, 1, 2, 2, 4]  # the latest of equals
+    v, i = torch.cummin(torch.tensor([2, 1, 1, 3]), 0)
+    assert v.tolist() == [2, 1, 1, 1] and i.tolist() == [0, 1, 2, 2]
+
+
+def test_index_and_count_helpers():
+    m = torch.tensor([[1, 2, 3], [4, 5, 6]], dtype=torch.int32)
+    assert m.trace().dtype == torch.int64 and torch.trace(m).item() == 1 + 5
+    assert torch.tensor([1, 2, 2, 5]).bincount().tolist() == [0, 1, 2, 0, 0, 1]
+    assert torch.bincount(torch.tensor([0, 0]), minlength=3).tolist() == [2, 0, 0]
+    got = torch.tensor([1, 1, 3]).bincount(weights=torch.tensor([0.5, 0.25, 2.0]))
+    assert got.dtype == torch.float32 and got.tolist() == [0.0, 0.75, 0.0, 2.0]
+    u = torch.tensor([5, 6, 7], dtype=torch.uint8)
+    assert u.index_fill(0, torch.tensor([0, 2]), -1).tolist() == [255, 6, 255]  # -1 is 255 in uint8
+    assert u.clone().masked_fill_(torch.tensor([False, True, False]), -2).tolist() == [5, 254, 7]
+    assert torch.tensor([2, 3]).float_power(2).dtype == torch.float64
+    assert torch.float_power(torch.tensor([2.0]), torch.tensor([-1])).tolist() == [0.5]
+
+
+def test_index_add_values_and_gradients():
+    x, src = np.array([[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]]), np.array([[0.5, -1.0], [2.0, 0.25]])
+    index = [2, 2]  # a repeated index adds up
+    out = torch.tensor(x.tolist()).index_add(0, torch.tensor(index), torch.tensor(src.tolist()), alpha=2)
+    want = x.copy()
+    for i, row in zip(index, src):
+        want[i] += 2 * row
+    np.testing.assert_allclose(out.numpy(), want, rtol=1e-6)
+    (gx, gs), w = _grad(lambda a, b: a.index_add(0, torch.tensor(index), b), x, src)
+
+    def f(a, b):
+        y = a.copy()
+        for i, row in zip(index, b):
+            y[i] = y[i] + row
+        return float((y * w).sum())
+    np.testing.assert_allclose(gx, _fd(lambda a: f(a, src), x), atol=1e-6)
+    np.testing.assert_allclose(gs, _fd(lambda b: f(x, b), src), atol=1e-6)
+
+
+def test_xlogy_gradient_where_x_is_zero_is_log_y():
+    (gx, gy), w = _grad(torch.xlogy, np.array([0.0, 2.0]), np.array([3.0, 0.5]))
+    np.testing.assert_allclose(gx, w * np.log([3.0, 0.5]), rtol=1e-12)  # d(x log y)/dx = log y, at x = 0 too
+    np.testing.assert_allclose(gy, w * np.array([0.0, 2.0]) / [3.0, 0.5], rtol=1e-12)

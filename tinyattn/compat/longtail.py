@@ -1,0 +1,396 @@
+"""PyTorch's long tail of elementwise functions, reductions and scans, mixed into the Tensor (through
+MethodsMixin): ``prod``, ``cumprod``, ``nansum``, ``count_nonzero``, ``median``, ``kthvalue``, ``diff``,
+``tan``, ``atan``, ``atan2``, ``hypot``, ``fmax``/``fmin``, ``xlogy``, ``nan_to_num``, ``isclose``, the
+``bitwise_*`` names, ``positive``, ``neg``, ``sgn``, ``signbit``, ``frac``, ``exp2``, ``erf``, ``where``.
+
+The op-surface fuzzer (tests/surface_fuzz.py) found each of them missing. The dtype each computes in
+follows tinyattn/promotion.py (a one-tensor op's table, or the binary op table), as every other op's.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from tinyattn import autograd
+from tinyattn.autograd import Function
+from tinyattn.compat.args import _norm_dim, _norm_dims, numpy_names
+
+
+class Prod(Function):
+    """prod(a) along dim (every element if None);  da_i = g * (the product of the other a_j), from prefix
+    and suffix products, so a zero among the a_j gives the right gradient (g * prod / a_i would be 0 / 0)."""
+    @staticmethod
+    def forward(ctx, a, dim, keepdim):
+        ctx.save_for_backward(a)
+        ctx.dim, ctx.keepdim = dim, keepdim
+        return np.asarray(np.prod(a, axis=dim, keepdims=keepdim))
+
+    @staticmethod
+    def backward(ctx, g):
+        (a,) = ctx.saved_tensors
+        d = ctx.dim
+        if a.size == 0:  # an empty product is 1, whatever nothing is
+            return np.zeros_like(a)
+        x = a.reshape(-1) if d is None else np.moveaxis(a, d, -1)  # (..., n): the reduced dim last
+        ones = np.ones(x.shape[:-1] + (1,), dtype=a.dtype)
+        before = np.cumprod(np.concatenate([ones, x[..., :-1]], axis=-1), axis=-1)  # prod of a_j, j < i
+        after = np.flip(np.cumprod(np.flip(np.concatenate([x[..., 1:], ones], axis=-1), -1), axis=-1), -1)  # j > i
+        others = (before * after).reshape(a.shape) if d is None else np.moveaxis(before * after, -1, d)  # a's shape
+        if d is not None and not ctx.keepdim:
+            g = np.expand_dims(g, d)
+        # where a slice holds no 0, PyTorch's prod / a (the same number, up to rounding, or NaN from inf / inf)
+        no_zero = np.all(a != 0, axis=d, keepdims=True)
+        with np.errstate(all="ignore"):
+            return g * np.where(no_zero, np.prod(a, axis=d, keepdims=True) / a, others)
+
+
+class CumProd(Function):
+    """y_i = a_0 ... a_i along dim;  da_j = sum_{i >= j} g_i y_i / a_j, computed without the division where
+    some a is 0 (then the products of the others are formed one j at a time)."""
+    @staticmethod
+    def forward(ctx, a, dim):
+        ctx.dim = dim
+        y = np.cumprod(a, axis=dim)
+        ctx.save_for_backward(a, y)
+        return y
+
+    @staticmethod
+    def backward(ctx, g):
+        a, y = ctx.saved_tensors
+        d = ctx.dim
+        if a.shape[d] == 1:  # y = a: the gradient is g, whatever a is (NaN, inf)
+            return g
+        if np.all(a != 0):
+            return np.flip(np.cumsum(np.flip(g * y, d), axis=d), d) / a
+        a, g = np.moveaxis(a, d, -1), np.moveaxis(g, d, -1)  # (..., n)
+        out = np.zeros_like(a)
+        before = np.ones(a.shape[:-1], dtype=a.dtype)  # prod of a_k, k < j
+        for j in range(a.shape[-1]):
+            tail = np.cumprod(np.concatenate([np.ones_like(before)[..., None], a[..., j + 1:]], -1), -1)
+            out[..., j] = before * np.sum(g[..., j:] * tail, axis=-1)  # sum_{i >= j} g_i prod_{j < k <= i} a_k
+            before = before * a[..., j]
+        return np.moveaxis(out, -1, d)  # a's shape again
+
+
+class _Elementwise(Function):
+    """An elementwise f(a) with f'(a) given as a function of a and f(a) (``deriv``)."""
+    fn = deriv = None
+
+    @classmethod
+    def forward(cls, ctx, a):
+        with np.errstate(all="ignore"):  # tan(pi/2)-like overflows are inf, silently, as PyTorch's
+            y = cls.fn(a)
+        ctx.save_for_backward(a, y)
+        return y
+
+    @classmethod
+    def backward(cls, ctx, g):
+        a, y = ctx.saved_tensors
+        with np.errstate(all="ignore"):
+            return g * cls.deriv(a, y)
+
+
+class Tan(_Elementwise):
+    """tan(a);  da = g (1 + tan(a)^2)"""
+    fn, deriv = staticmethod(np.tan), staticmethod(lambda a, y: 1 + y * y)
+
+
+class Atan(_Elementwise):
+    """atan(a);  da = g / (1 + a^2)"""
+    fn, deriv = staticmethod(np.arctan), staticmethod(lambda a, y: 1 / (1 + a * a))
+
+
+class NanToNum(Function):
+    """NaN -> nan, +inf -> posinf, -inf -> neginf (the dtype's largest finite values by default);  da = g where a
+    was finite, 0 where it was replaced"""
+    @staticmethod
+    def forward(ctx, a, nan, posinf, neginf):
+        ctx.finite = np.isfinite(a)
+        return np.nan_to_num(a, nan=nan, posinf=posinf, neginf=neginf)
+
+    @staticmethod
+    def backward(ctx, g):
+        return g * ctx.finite
+
+
+class Atan2(Function):
+    """atan2(a, b) (the angle of the point (b, a));  da = g b / (a^2 + b^2), db = -g a / (a^2 + b^2)"""
+    @staticmethod
+    def forward(ctx, a, b):
+        ctx.save_for_backward(a, b)
+        return np.arctan2(a, b)
+
+    @staticmethod
+    def backward(ctx, g):
+        a, b = ctx.saved_tensors
+        with np.errstate(all="ignore"):
+            r2 = a * a + b * b
+            return g * b / r2, -g * a / r2
+
+
+class Hypot(Function):
+    """sqrt(a^2 + b^2);  da = g a / h, db = g b / h"""
+    @staticmethod
+    def forward(ctx, a, b):
+        h = np.hypot(a, b)
+        ctx.save_for_backward(a, b, h)
+        return h
+
+    @staticmethod
+    def backward(ctx, g):
+        a, b, h = ctx.saved_tensors
+        with np.errstate(all="ignore"):
+            return g * a / h, g * b / h
+
+
+class Fmax(Function):
+    """fmax(a, b) (or fmin): the larger (smaller) of the two, the number where one is NaN;  g goes to the
+    answer's side, all of it to a on a tie (as PyTorch's)"""
+    @staticmethod
+    def forward(ctx, a, b, larger):
+        ctx.a_wins = ((a >= b) if larger else (a <= b)) | np.isnan(b)
+        return np.fmax(a, b) if larger else np.fmin(a, b)
+
+    @staticmethod
+    def backward(ctx, g):
+        return g * ctx.a_wins, g * ~ctx.a_wins
+
+
+class Xlogy(Function):
+    """a log(b), 0 where a == 0 (unless b is NaN);  da = g log(b), db = g a / b"""
+    @staticmethod
+    def forward(ctx, a, b):
+        ctx.save_for_backward(a, b)
+        with np.errstate(all="ignore"):
+            return np.where((a == 0) & ~np.isnan(b), 0, a * np.log(b)).astype(np.result_type(a, b), copy=False)
+
+    @staticmethod
+    def backward(ctx, g):
+        a, b = ctx.saved_tensors
+        with np.errstate(all="ignore"):
+            return g * np.log(b), g * a / b  # (da is g log b at a == 0 too, as PyTorch's)
+
+
+def _no_bool(x, kernel: str) -> None:
+    if x._data.dtype == np.bool_:
+        raise NotImplementedError(f'"{kernel}" not implemented for \'Bool\'')
+
+
+class LongTailMixin:
+    """The methods above, on the Tensor."""
+
+    __slots__ = ()
+
+    # --- reductions and scans --------------------------------------------------------------------
+    def prod(self, dim=None, keepdim: bool = False) -> "Tensor":
+        """The product of the elements (along ``dim``, an int); an integer tensor's is int64 (see promotion)."""
+        d = None if dim is None else _norm_dim(dim, self.ndim, "prod")
+        return Prod.apply(self, dim=None if self.ndim == 0 else d, keepdim=keepdim and self.ndim > 0)
+
+    def cumprod(self, dim: int) -> "Tensor":
+        """y_i = x_0 * ... * x_i along ``dim``;  shape unchanged."""
+        d = _norm_dim(dim, self.ndim, "cumprod")
+        return CumProd.apply(self, dim=d) if self.ndim else self.clone()
+
+    @numpy_names
+    def nansum(self, dim=None, keepdim: bool = False) -> "Tensor":
+        """The sum with NaNs counted as 0 (their gradient is 0)."""
+        x = self.masked_fill(self.isnan(), 0) if self.dtype.kind == "f" else self
+        return x.sum(dim, keepdim)
+
+    def count_nonzero(self, dim=None) -> "Tensor":
+        """How many elements (along ``dim``, an int or a tuple) are not 0: int64."""
+        axes = _norm_dims(dim, self.ndim, "count_nonzero")
+        return autograd.Tensor._make(np.asarray(np.count_nonzero(self._data, axis=axes), dtype=np.int64))
+
+    def kthvalue(self, k: int, dim: int = -1, keepdim: bool = False):
+        """The k-th smallest entry along ``dim`` (k from 1), with its index: ``(values, indices)``."""
+        d = _norm_dim(dim, self.ndim, "kthvalue")
+        n = self.shape[d] if self.ndim else 1
+        if not 1 <= k <= n:
+            raise IndexError(f"kthvalue(): selected number k out of range for dimension {dim} (k={k}, size {n})")
+        return self._sorted_pick(d, keepdim, np.full(self.shape[:d] + self.shape[d + 1:], k - 1), "kthvalue")
+
+    def median(self, dim=None, keepdim: bool = False):
+        """The lower median (the ((n - 1) // 2)-th smallest entry); NaN if a NaN is there. Along ``dim``:
+        ``(values, indices)``."""
+        if dim is None:
+            flat = self.reshape(-1)  # (N,)
+            if flat.shape[0] == 0:  # NaN (the dtype's minimum for integers, as PyTorch's)
+                if self.dtype.kind == "f":
+                    return self.sum() * float("nan")
+                return autograd.Tensor._make(np.asarray(np.iinfo(self._data.dtype).min, dtype=self._data.dtype))
+            return flat.median(0).values
+        d = _norm_dim(dim, self.ndim, "median")
+        if self.ndim and self.shape[d] == 0:
+            raise IndexError(f"median(): Expected reduction dim {dim} to have non-zero size.")
+        data = self._data if self.ndim else self._data.reshape(1)  # a 0-d tensor as (1,)
+        k = np.full(data.shape[:d] + data.shape[d + 1:], (data.shape[d] - 1) // 2)
+        if data.dtype.kind == "f":  # a NaN is the median of its slice: the first NaN, sorted last
+            nans = np.isnan(data)
+            k = np.where(nans.any(axis=d), np.sum(~nans, axis=d), k)
+        return self._sorted_pick(d, keepdim, k, "median")
+
+    def cummax(self, dim: int):
+        """The running maximum along ``dim`` and where it was found (the latest of equal values; a NaN, once
+        met, is the maximum from there on): ``(values, indices)``."""
+        return self._cum_extreme(dim, True, "cummax")
+
+    def cummin(self, dim: int):
+        """The running minimum along ``dim``, as cummax."""
+        return self._cum_extreme(dim, False, "cummin")
+
+    def _cum_extreme(self, dim: int, larger: bool, op: str):
+        from tinyattn.compat.methods import MinMax
+        d = _norm_dim(dim, self.ndim, op)
+        if self.ndim == 0:
+            return MinMax(self.clone(), autograd.Tensor._make(np.zeros((), dtype=np.int64)))
+        a = np.moveaxis(self._data, d, -1)  # (..., n): the scanned dim last
+        where = np.zeros(a.shape, dtype=np.int64)
+        best, at = np.zeros(a.shape[:-1], dtype=a.dtype), np.zeros(a.shape[:-1], dtype=np.int64)
+        for i in range(a.shape[-1]):
+            x = a[..., i]
+            take = ((x >= best) if larger else (x <= best)) | (x != x) | (i == 0)  # (x != x: a NaN takes over)
+            best, at = np.where(take, x, best), np.where(take, i, at)
+            where[..., i] = at
+        index = autograd.Tensor._make(np.moveaxis(where, -1, d))  # self's shape
+        return MinMax(self.gather(d, index), index)
+
+    def _sorted_pick(self, d: int, keepdim: bool, k: np.ndarray, op: str):
+        """(values, indices) of the k-th entry (per slice) of self sorted along d."""
+        from tinyattn.compat.methods import MinMax
+        _no_bool(self, f"{op}_cpu" if op == "kthvalue" else f"{op}_out")
+        if self.ndim == 0:
+            return MinMax(self.clone(), autograd.Tensor._make(np.zeros((), dtype=np.int64)))
+        values, indices = self.sort(dim=d, stable=True)
+        at = autograd.Tensor._make(np.expand_dims(k, d).astype(np.int64))
+        v, i = values.gather(d, at), indices.gather(d, at)
+        return MinMax(v, i) if keepdim else MinMax(v.squeeze(d), i.squeeze(d))
+
+    def trace(self) -> "Tensor":
+        """The sum of a matrix's main diagonal (int64 for integers, as sum)."""
+        if self.ndim != 2:
+            raise RuntimeError(f"trace: expected a matrix, but got tensor with dim {self.ndim}")
+        _no_bool(self, "trace")
+        return self.diagonal().sum()
+
+    def bincount(self, weights=None, minlength: int = 0) -> "Tensor":
+        """How often each value 0, 1, ... occurs in a 1-D tensor of non-negative ints (or the sum of ``weights``
+        there): int64, or the weights' float dtype."""
+        x = self._data
+        if x.ndim != 1 or x.dtype.kind not in "iub" or x.size and x.min() < 0:
+            raise RuntimeError("bincount only supports 1-d non-negative integral inputs.")
+        w = None if weights is None else np.asarray(weights._data if isinstance(weights, autograd.Tensor) else weights)
+        out = np.bincount(x, weights=w, minlength=minlength)
+        dt = np.int64 if w is None or not x.size else (w.dtype if w.dtype.kind == "f" else np.float64)  # (PyTorch's)
+        return autograd.Tensor._make(out.astype(dt, copy=False))
+
+    def index_fill(self, dim: int, index, value) -> "Tensor":
+        """A copy of self with ``value`` at positions ``index`` along ``dim`` (index_fill_ out of place); a Python
+        int wraps round into an integer dtype (-1 is 255 in uint8), as PyTorch's."""
+        if isinstance(value, int) and not isinstance(value, bool) and self.dtype.kind in "iu":
+            from tinyattn.promotion import number_as
+            value = number_as(value, self._data.dtype).item()
+        return self.clone().index_fill_(dim, index, value)
+
+    def index_add(self, dim: int, index, source, *, alpha=1) -> "Tensor":
+        """A copy of self with source's slices along ``dim`` added at positions ``index`` (repeats add up)."""
+        if not isinstance(source, autograd.Tensor) or source.dtype != self.dtype:
+            from tinyattn.promotion import _TORCH_NAME, _key
+            got = _TORCH_NAME[_key(source._data.dtype)] if isinstance(source, autograd.Tensor) else type(source).__name__
+            raise RuntimeError(f"index_add_(): self ({_TORCH_NAME[_key(self._data.dtype)]}) and source ({got}) must "
+                               "have the same scalar type")
+        d = _norm_dim(dim, self.ndim, "index_add")
+        idx = np.asarray(index._data if isinstance(index, autograd.Tensor) else index).reshape(-1)
+        where = [1] * source.ndim
+        if source.ndim:
+            where[d] = -1
+        spread = np.broadcast_to(idx.reshape(where), source.shape)  # index i along dim d, source's shape
+        return self.scatter_add(d, autograd.Tensor._make(spread), source if alpha == 1 else source * alpha)
+
+    def float_power(self, exponent) -> "Tensor":
+        """self ** exponent computed in float64, both sides (PyTorch's float_power)."""
+        e = exponent.to(np.float64) if isinstance(exponent, autograd.Tensor) else float(exponent)
+        return self.to(np.float64) ** e
+
+    def diff(self, n: int = 1, dim: int = -1) -> "Tensor":
+        """x[i + 1] - x[i] along ``dim`` (``n`` times); for bools, x[i + 1] != x[i]."""
+        if self.ndim == 0:
+            raise RuntimeError("diff expects input to be at least one-dimensional")
+        d = _norm_dim(dim, self.ndim, "diff")
+        out = self
+        for _ in range(n):
+            head, tail = ((slice(None),) * d + (s,) for s in (slice(1, None), slice(None, -1)))
+            out = out[head] ^ out[tail] if out.dtype.kind == "b" else out[head] - out[tail]
+        return out
+
+    # --- elementwise ---------------------------------------------------------------------------
+    def neg(self) -> "Tensor": return -self
+    negative = neg
+
+    def positive(self) -> "Tensor":
+        """self (PyTorch's unary +), refused on bool as there."""
+        if self._data.dtype == np.bool_:
+            raise RuntimeError("The `+` operator, on a bool tensor is not supported.")
+        return self
+
+    def sgn(self) -> "Tensor": return self.sign()  # (sign for real tensors)
+
+    def signbit(self) -> "Tensor":
+        """True where the sign bit is set: x < 0, and -0.0 and -NaN too for floats."""
+        return autograd.Tensor._make(np.signbit(self._data) if self.dtype.kind == "f" else self._data < 0)
+
+    def frac(self) -> "Tensor":
+        """x - trunc(x) (the sign of x; gradient 1); floats only, as PyTorch."""
+        if self.dtype.kind != "f":
+            from tinyattn.promotion import _TORCH_NAME, _key
+            raise NotImplementedError(f'"frac_cpu" not implemented for \'{_TORCH_NAME[_key(self._data.dtype)]}\'')
+        return self - self.trunc()
+
+    def exp2(self) -> "Tensor": return 2.0 ** self  # (an integer self is float already: promotion.FLOAT_RESULT)
+    def tan(self) -> "Tensor": return Tan.apply(self)
+    def atan(self) -> "Tensor": return Atan.apply(self)
+    arctan = atan
+
+    def erf(self) -> "Tensor":
+        from tinyattn.special import Erf
+        return Erf.apply(self)
+
+    def nan_to_num(self, nan: float = 0.0, posinf: float | None = None, neginf: float | None = None) -> "Tensor":
+        """NaN, +inf and -inf replaced (by 0 and the dtype's largest finite numbers unless given)."""
+        if self.dtype.kind != "f":
+            return self.clone()  # (no NaN or inf to replace: a copy, as PyTorch's)
+        return NanToNum.apply(self, nan=nan, posinf=posinf, neginf=neginf)
+
+    def atan2(self, other) -> "Tensor": return self._binary(Atan2, other)
+    arctan2 = atan2
+    def hypot(self, other) -> "Tensor": return self._binary(Hypot, other)
+    def fmax(self, other) -> "Tensor": return self._binary(Fmax, other, larger=True)
+    def fmin(self, other) -> "Tensor": return self._binary(Fmax, other, larger=False)
+    def xlogy(self, other) -> "Tensor": return self._binary(Xlogy, other)
+
+    def bitwise_and(self, other) -> "Tensor": return self & other
+    def bitwise_or(self, other) -> "Tensor": return self | other
+    def bitwise_xor(self, other) -> "Tensor": return self ^ other
+
+    def bitwise_not(self) -> "Tensor":
+        if self.dtype.kind not in "biu":
+            from tinyattn.promotion import _TORCH_NAME, _key
+            name = _TORCH_NAME[_key(self._data.dtype)]
+            raise NotImplementedError(f'"bitwise_not_cpu" not implemented for \'{name}\'')
+        return ~self
+
+    def isclose(self, other, rtol: float = 1e-05, atol: float = 1e-08, equal_nan: bool = False) -> "Tensor":
+        """|self - other| <= atol + rtol |other| elementwise (a bool tensor); both tensors of one dtype."""
+        if not isinstance(other, autograd.Tensor):
+            raise TypeError(f"isclose(): argument 'other' (position 2) must be Tensor, not {type(other).__name__}")
+        if other.dtype != self.dtype:
+            from tinyattn.promotion import _TORCH_NAME, _key
+            raise RuntimeError(f"{_TORCH_NAME[_key(self._data.dtype)]} did not match "
+                               f"{_TORCH_NAME[_key(other._data.dtype)]}")
+        with np.errstate(all="ignore"):
+            return autograd.Tensor._make(np.isclose(self._data, other._data, rtol=rtol, atol=atol, equal_nan=equal_nan))
+
+    def where(self, condition, other) -> "Tensor":
+        """``torch.where(condition, self, other)``."""
+        from tinyattn.functions import where
+        return where(condition, self, other)

@@ -196,10 +196,6 @@ def coverage(min_codebases: int):
 # a name outside this table is missing AND when a name in it appears (then strike it from the table), so
 # the table is always exactly what is missing.
 KNOWN_GAPS = {
-    "torch.view_as_real": "complex tensors (Llama's complex-number RoPE): needs complex dtypes through the engine, "
-                          "with conjugate gradients; not built yet",
-    "torch.view_as_complex": "complex tensors, as view_as_real",
-    "torch.polar": "complex tensors, as view_as_real",
     "torch.nn.Conv3d": "3-D convolution (video/ViT-3D code); Conv1d and Conv2d exist",
     "torch.nn.functional.interpolate": "resizing images (ViT position-embedding interpolation); not built yet",
     "torch.autograd.function.Function": "the module path of torch.autograd.Function (which exists); not yet aliased",

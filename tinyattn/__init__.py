@@ -103,4 +103,11 @@ __all__ += ["amp", "autocast", "backends", "cuda", "device", "load", "save", "ut
 __all__ += ["channels_last", "contiguous_format", "dot", "eq", "equal", "ge", "greater", "greater_equal", "gt", "jit",
             "le", "less", "less_equal", "lt", "memory_format", "ne", "not_equal", "preserve_format"]
 
+# complex tensors, for Llama-style rotary embeddings (tinyattn/compat/complex.py); `complex` stays out of
+# __all__ so it never shadows the builtin
+from .dtypes import cdouble, cfloat, complex64, complex128  # noqa: F401
+from .compat.complex import angle, complex, conj, imag, is_complex, polar, real, view_as_complex, view_as_real  # noqa: F401,A004
+__all__ += ["angle", "cdouble", "cfloat", "complex64", "complex128", "conj", "imag", "is_complex", "polar", "real",
+            "view_as_complex", "view_as_real"]
+
 __version__ = "0.1.0"

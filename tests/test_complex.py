@@ -68,6 +68,8 @@ def test_dtype_names_and_is_complex():
     finally:
         torch.set_default_dtype(torch.float32)
     assert torch.finfo(torch.complex64).eps == np.finfo(np.float32).eps
+    assert z.type() == "torch.ComplexFloatTensor" and torch.ones(1).type("torch.ComplexDoubleTensor").dtype == np.complex128
+    assert torch.full((2,), 1j).dtype == np.complex64 and torch.full((2,), 1j).tolist() == [1j, 1j]
 
 
 def test_repr_names_the_dtype_unless_it_is_the_default_complex():
@@ -230,6 +232,13 @@ def test_ordering_comparisons_and_complex_losses_refuse():
         (z * 2).sum().backward()
     with pytest.raises(NotImplementedError, match="div_floor_cpu"):
         z // 2
+
+
+@pytest.mark.parametrize("call", [lambda z: z.argmax(), lambda z: torch.argmin(z), lambda z: z.sort(),
+                                  lambda z: torch.topk(z, 1), lambda z: z.max(0), lambda z: torch.argsort(z)])
+def test_orderings_refuse(call):  # NumPy would order by real part, then imaginary part
+    with pytest.raises(RuntimeError, match="does not support complex input"):
+        call(torch.tensor([1 + 2j, 3 - 1j]))
 
 
 def test_casting_complex_to_real_keeps_the_real_part_with_pytorchs_warning():

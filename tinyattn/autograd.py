@@ -177,7 +177,7 @@ class Function:
         ctx = Context(tuple(needs))
         res = cls.forward(ctx, *arrays, **kwargs)
         out = Tensor._make(res)
-        if "c" in (out._data.dtype.kind, arrays[0].dtype.kind):  # complex in or out: the op's twin, or an error
+        if out._data.dtype.kind == "c" or arrays[0].dtype.kind == "c":  # complex: the op's twin, or an error
             cls = Tensor._complex_op(cls)
         if out._data is not res and ctx._saved:  # a NumPy scalar (np.exp of a 0-d array): save the array instead
             ctx._saved = tuple(out._data if s is res else s for s in ctx._saved)

@@ -53,7 +53,7 @@ def result_type(*operands) -> np.dtype:
             elif isinstance(x, int):
                 dt = np.dtype(np.int64)
             elif isinstance(x, (float, complex)):  # 1j: the complex of the default dtype (complex64), as PyTorch
-                dt = np.promote_types(defaults.get_default_dtype(), np.complex64 if isinstance(x, complex) else np.float16)
+                dt = np.promote_types(defaults.get_default_dtype(), np.complex64 if isinstance(x, complex) else "f2")
             else:  # an array, a NumPy scalar, a list: it becomes a tensor and counts as one
                 arr = _as_array(x)
                 if arr.ndim:

@@ -325,8 +325,8 @@ class Tensor(InplaceMixin, ViewsMixin, ComplexMixin, MethodsMixin):
     def __repr__(self) -> str:
         body = np.array2string(self._data, separator=", ", precision=4, prefix="tensor(")
         extra = ""
-        default = np.dtype(defaults.get_default_dtype())  # (and its complex: complex64 for float32, as PyTorch)
-        if self._data.dtype not in (default, np.promote_types(default, np.complex64), np.dtype(np.int64), np.dtype(bool)):
+        default = np.dtype(defaults.get_default_dtype())  # and its complex (complex64 for float32), as PyTorch
+        if self._data.dtype not in (default, np.promote_types(default, np.complex64), np.int64, np.bool_):
             extra += f", dtype={self._data.dtype}"
         if self._grad_fn is not None:
             extra += f", grad_fn={self._grad_fn!r}"

@@ -201,9 +201,14 @@ VIEW_ERRORS = {
     "clamp": lambda L: L.ones(2, dtype=L.complex64).clamp(0, 1),
     "matmul mixed": lambda L: L.ones(2, 2, dtype=L.complex64) @ L.ones(2, 2),
     "iadd into float": lambda L: L.ones(2).add_(L.ones(2, dtype=L.complex64)),
+    "argmax": lambda L: L.tensor([1 + 2j, 3 - 1j]).argmax(),
+    "argmin": lambda L: L.argmin(L.tensor([1 + 2j, 3 - 1j])),
+    "sort": lambda L: L.tensor([1 + 2j, 3 - 1j]).sort(),
+    "topk": lambda L: L.tensor([1 + 2j, 3 - 1j]).topk(1),
+    "max along a dim": lambda L: L.tensor([1 + 2j, 3 - 1j]).max(0),
 }
 MESSAGES = {"real input", "long", "0-d", "last 3", "transposed", "odd stride", "odd offset", "offset in 2-D", "list",
-            "imag of real", "polar long", "polar mixed", "complex long", "complex mixed"}
+            "imag of real", "polar long", "polar mixed", "complex long", "complex mixed", "argmax", "argmin"}
 
 
 @pytest.mark.parametrize("name", sorted(VIEW_ERRORS))
@@ -222,9 +227,11 @@ def test_calls_that_work_on_both():
     for lib in (torch, tinyattn):
         z = lib.tensor(np.array([1 + 2j, 3 - 1j], dtype=np.complex64))
         res[lib] = (z == z, z != 1, z.real, lib.view_as_complex(lib.zeros(2)),
-                    lib.view_as_real(lib.tensor(1 + 2j)), lib.tensor([1 + 2j, 3]),
+                    lib.view_as_real(lib.tensor(1 + 2j)), lib.tensor([1 + 2j, 3]), lib.full((2,), 1j),
                     np.array([z.is_complex(), lib.is_complex(z), z.is_floating_point(), lib.ones(2).real is not None]))
     _same(res[tinyattn], res[torch])
+    assert tinyattn.tensor([1j]).type() == torch.tensor([1j]).type()
+    assert tinyattn.tensor([1j], dtype=tinyattn.complex128).type() == torch.tensor([1j], dtype=torch.complex128).type()
 
 
 def test_repr():

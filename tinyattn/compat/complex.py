@@ -73,9 +73,8 @@ def complex_op(op: type) -> type:
     if twin is None:
         allowed = sorted({t.__name__ for t in TWINS} - {"Overwrite", "CopySlices", "_CastComplex"})
         raise NotImplementedError(f"{op.__name__} is not implemented for complex tensors in tinyattn (its complex "
-                                  f"result or gradient would be wrong). Complex tensors take: {', '.join(allowed)}, and "
-                                  ".abs(), .angle(), .real, .imag, .conj(), view_as_real. Turn the tensor real first "
-                                  "(torch.view_as_real(z), z.abs()).")
+                                  "result or gradient would be wrong). Turn the tensor real first (torch.view_as_real"
+                                  f"(z), z.abs(), z.real). The ops that take complex tensors: {', '.join(allowed)}")
     return twin
 
 
@@ -316,7 +315,7 @@ def angle(input):
 
 
 class ComplexMixin:
-    """The complex methods of Tensor: ``.real``/``.imag`` (views), ``conj()``, ``angle()``, ``abs()``, ``is_complex()``."""
+    """Tensor's complex methods: ``.real``/``.imag`` (views), ``conj()``, ``angle()``, ``abs()``, ``is_complex()``."""
 
     __slots__ = ()
     _complex_op = staticmethod(complex_op)  # (read by Function.apply for every complex output)
@@ -348,6 +347,26 @@ class ComplexMixin:
 
     def is_complex(self) -> bool:
         return self.dtype.kind == "c"
+
+    # Complex numbers have no order: NumPy sorts them by real part, then imaginary; PyTorch refuses, so do we.
+    # (max/min along a dim and sort go through these; they compute outside the graph, so Function.apply never sees them)
+    def _ordered(self, name: str):
+        if self.dtype.kind == "c":
+            raise RuntimeError(f"{name}(): does not support complex input (complex numbers have no order; compare "
+                               ".abs() or .real)")
+        return getattr(super(), name)
+
+    def argmax(self, *args, **kwargs):
+        return self._ordered("argmax")(*args, **kwargs)
+
+    def argmin(self, *args, **kwargs):
+        return self._ordered("argmin")(*args, **kwargs)
+
+    def argsort(self, *args, **kwargs):
+        return self._ordered("argsort")(*args, **kwargs)
+
+    def topk(self, *args, **kwargs):
+        return self._ordered("topk")(*args, **kwargs)
 
     def is_conj(self) -> bool:
         """False: conj() here is computed at once, never PyTorch's lazily conjugated view."""

@@ -26,7 +26,7 @@ def _combine(higher, lower):
     if higher is None or lower is None:
         return lower if higher is None else higher
     if higher.kind in "fc":  # (bool < int < float < complex; a float with a complex: the complex of the float's width)
-        return np.promote_types(higher, np.complex64) if lower.kind == "c" and higher.kind == "f" else higher
+        return higher if lower.kind != "c" or higher.kind == "c" else np.promote_types(higher, np.complex64)
     if higher.kind == "b" or lower.kind in "fc":
         return promote_types(higher, lower)
     return higher
@@ -52,8 +52,10 @@ def result_type(*operands) -> np.dtype:
                 dt = np.dtype(bool)
             elif isinstance(x, int):
                 dt = np.dtype(np.int64)
-            elif isinstance(x, (float, complex)):  # 1j: the complex of the default dtype (complex64), as PyTorch
-                dt = np.promote_types(defaults.get_default_dtype(), np.complex64 if isinstance(x, complex) else "f2")
+            elif isinstance(x, float):
+                dt = np.dtype(defaults.get_default_dtype())
+            elif isinstance(x, complex):  # 1j: the complex of the default dtype (complex64), as PyTorch
+                dt = np.promote_types(defaults.get_default_dtype(), np.complex64)
             else:  # an array, a NumPy scalar, a list: it becomes a tensor and counts as one
                 arr = _as_array(x)
                 if arr.ndim:

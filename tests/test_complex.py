@@ -173,6 +173,16 @@ def test_an_in_place_write_into_a_view_as_complex_view_has_the_right_gradient():
     np.testing.assert_allclose(y.grad.numpy(), np.stack([w[:, 1], -w[:, 0]], axis=1))
 
 
+def test_writes_through_real_and_imag_views_pass_gradcheck():
+    def fn(y):
+        z = torch.view_as_complex(y.clone())  # (2, 3)
+        z[1:].mul_(2 - 1j)
+        z.real[0].mul_(3)
+        z.imag[:, 1:] = z.real[:, :2] * 2
+        return torch.view_as_real(z * z)
+    assert gradcheck(fn, [leaf((2, 3, 2))])
+
+
 def test_view_rules_raise_pytorchs_errors():
     with pytest.raises(RuntimeError, match="view_as_real is only supported for complex tensors"):
         torch.view_as_real(torch.ones(3, 2))

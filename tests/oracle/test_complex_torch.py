@@ -170,9 +170,13 @@ def test_in_place_write_into_a_view_as_complex_view_gradient():
     for lib in (torch, tinyattn):
         y = lib.tensor(y0, requires_grad=True)
         b = y.clone()
-        lib.view_as_complex(b)[1:].mul_(2 - 1j)
-        (b * lib.tensor(w)).sum().backward()
-        res[lib] = (b, y.grad)
+        z = lib.view_as_complex(b)
+        z[1:].mul_(2 - 1j)
+        z.real[0].mul_(3)
+        z.imag[:, 1:] = z.real[:, :2] * 2
+        t = lib.view_as_real(z * z).flatten(1)
+        (t * lib.tensor(w.reshape(2, 6))).sum().backward()
+        res[lib] = (b, z, y.grad)
     _same(res[tinyattn], res[torch])
 
 

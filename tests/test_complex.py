@@ -15,6 +15,7 @@ import tinyattn as torch
 from tinyattn import gradcheck
 
 RNG = np.random.default_rng(0)
+W3 = torch.tensor(RNG.standard_normal(3) + 1j * RNG.standard_normal(3))
 
 
 def leaf(shape, dtype=np.float64):
@@ -298,6 +299,33 @@ def test_complex_leaf_gradients_match_finite_differences_of_real_and_imaginary_p
         y = (z @ w) * v / (z[:, :2] + 3) - z.sum(1, keepdim=True).conj()  # (3, 2)
         return y.abs().sum() + y.angle().mean() + (y.exp().real * 0.1).sum() + torch.view_as_real(y)[..., 1].sum()
     check_complex_leaves(fn, z, w)
+
+
+def test_gradcheck_takes_complex_inputs_and_outputs():
+    w = torch.tensor(RNG.standard_normal((4, 2)) + 1j * RNG.standard_normal((4, 2)))
+    assert gradcheck(lambda z, x: (z @ w) * x.unsqueeze(1) / (z[:, :2] + 3), [complex_leaf((3, 4)), leaf(3)])
+    assert gradcheck(lambda z: torch.stack([z.abs(), z.angle()]), [complex_leaf(5)])
+
+
+def test_gradcheck_catches_a_gradient_without_the_conjugate():
+    class WrongMul(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, a, b):
+            ctx.save_for_backward(a, b)
+            return a * b
+
+        @staticmethod
+        def backward(ctx, g):
+            a, b = ctx.saved_tensors
+            return g * b, g * a  # right for real numbers; complex ones need g * conj(b), g * conj(a)
+    from tinyattn.compat.complex import TWINS
+    TWINS[WrongMul] = WrongMul  # (let the one check pass it, as a registered op)
+    try:
+        with pytest.raises(torch.GradcheckError, match="gradcheck failed for input 0"):
+            gradcheck(lambda z: WrongMul.apply(z, W3), [complex_leaf(3)])
+        assert gradcheck(lambda x: WrongMul.apply(x, x), [leaf(3)])  # real inputs: right
+    finally:
+        del TWINS[WrongMul]
 
 
 def test_conventions_of_abs_and_angle_at_zero():

@@ -125,6 +125,27 @@ def test_values_match_numpy():
     assert np.array_equal(ta.mH.numpy(), np.conj(a).T)
 
 
+def test_fills_and_mixed_real_complex_inputs():
+    z = torch.zeros(2, dtype=torch.complex64)
+    z.fill_(1j)
+    z[1] = 2.0
+    assert z.tolist() == [1j, 2]
+    assert z.masked_fill(torch.tensor([False, True]), 3j).tolist() == [1j, 3j]
+    with pytest.raises(TypeError, match="fill_"):
+        torch.zeros(2).fill_(1j)  # a real tensor can not hold it
+    x, w = leaf(2), complex_leaf(2)
+    k = torch.tensor([1j, 2, 3, 4j])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # (a real leaf gets the real part of its complex gradient, silently)
+        y = torch.cat([x, w]) * k + torch.where(torch.tensor([True, False, True, True]), torch.cat([w, x]), 1j)
+        torch.view_as_real(y).sum().backward()
+    assert x.grad.dtype == np.float64 and w.grad.dtype == np.complex128
+    # d/dx_j of sum(Re y + Im y): x_j enters y_j times k_j, and y_{j+2} once where the condition holds
+    kk = k.numpy()
+    np.testing.assert_allclose(x.grad.numpy(), (kk[:2].real + kk[:2].imag) + [1, 1])
+    np.testing.assert_allclose(w.grad.numpy(), np.conj(kk[2:]) * (1 + 1j) + [1 + 1j, 0])
+
+
 def test_angle_of_real_tensors_is_zero_or_pi():
     x = torch.tensor([-2.0, 0.0, 3.0], dtype=torch.float64, requires_grad=True)
     y = x.angle()

@@ -109,6 +109,21 @@ def test_gradients_of_real_leaves_through_complex():
     _same(res[tinyattn], res[torch])
 
 
+def test_fills_and_mixed_real_complex_inputs():
+    x0, w0 = RNG.standard_normal(2), RNG.standard_normal(2) + 1j * RNG.standard_normal(2)
+    res = {}
+    for lib in (torch, tinyattn):
+        z = lib.zeros(2, dtype=lib.complex64)
+        z.fill_(1j)
+        z[1] = 2.0
+        x, w = lib.tensor(x0, requires_grad=True), lib.tensor(w0, requires_grad=True)
+        k = lib.tensor([1j, 2, 3, 4j])
+        y = lib.cat([x, w]) * k + lib.where(lib.tensor([True, False, True, True]), lib.cat([w, x]), 1j)
+        lib.view_as_real(y).sum().backward()
+        res[lib] = (z, z.masked_fill(lib.tensor([False, True]), 3j), y, x.grad, w.grad)
+    _same(res[tinyattn], res[torch])
+
+
 def test_abs_and_angle_gradients_at_zero_and_on_the_axes():
     res = {}
     for lib in (torch, tinyattn):

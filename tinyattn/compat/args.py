@@ -158,7 +158,7 @@ def _number(v, op: str):
         if v.numel() != 1:
             raise ValueError(f"{op}: the value must be a number or a one-element tensor, got a tensor of shape {v.shape}")
         return v.item()
-    if not isinstance(v, (int, float, np.number, np.bool_)):
+    if not isinstance(v, (int, float, complex, np.number, np.bool_)):
         raise TypeError(f"{op}: the value must be a number, got {type(v).__name__}")
     return v
 

@@ -292,7 +292,7 @@ def test_real_input_through_complex_ops_back_to_a_real_loss():
         zm = torch.view_as_complex(m)  # (4, 5)
         y = (za * zb - za / (zb + 2)).unsqueeze(0).expand(2, 3, 4)  # (2, 3, 4)
         y = y.transpose(0, 1).reshape(3, 8)[:, 1:7].reshape(3, 2, 3).flatten(1)  # (3, 6)
-        w = za.conj() @ zm + zb.exp().sum()  # (3, 5)
+        w = za.conj() @ zm + zb.exp().sum() - (-za).t().contiguous().t().reciprocal().clone()[:, :1]  # (3, 5)
         out = torch.cat([y, w], dim=1)[[0, 2, 2]]  # (3, 11): indexing with repeats
         return torch.view_as_real(out)
     assert gradcheck(fn, [a, b, m])

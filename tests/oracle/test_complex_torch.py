@@ -79,6 +79,8 @@ PROGRAMS = {
     "complex_polar": lambda L, a, b, w: L.complex(a.real, a.imag * 2).abs().sum()
     + L.polar(a.abs() + 0.5, a.angle()).imag.sum(),
     "mH": lambda L, a, b, w: (a.mH @ w).abs().sum(),
+    "neg_clone_reciprocal": lambda L, a, b, w: ((-a).t().contiguous() * a.clone().t() + a.reciprocal().t()
+                                                + L.exp(a).t()).abs().sum(),
 }
 
 

@@ -13,8 +13,9 @@ The gradient convention is PyTorch's: for a real loss L and z = x + iy, ``z.grad
 whose backward is a real-linear map of the gradient (add, sum, reshape, indexing, cat) needs nothing new.
 A holomorphic op f (mul, div, matmul, exp) sends back g * conj(f'(z)): its real backward, which computes
 g * f'(z), run on conj(g) and conjugated (``_holomorphic``). Everything else would be silently wrong on
-complex numbers (max compares, softmax exponentiates, c * c is no |c|^2), so ``Function.apply`` asks
-``complex_op`` for every op with a complex output: the op itself, its holomorphic twin, or an error.
+complex numbers (max compares, sigmoid takes |x|, c * c is no |c|^2), so ``Function.apply`` asks ``complex_op``
+for every op with a complex first input or a complex output: the op itself, its holomorphic twin, or an error.
+(Ordering ops, which compute outside the graph, refuse in ``ComplexMixin._ordered``.)
 """
 from __future__ import annotations
 
@@ -67,8 +68,8 @@ TWINS[Cast] = _CastComplex
 
 
 def complex_op(op: type) -> type:
-    """The class that records ``op`` on complex arrays (``Function.apply`` asks, for a complex output), or the
-    error: an op whose complex gradient tinyattn has not checked against PyTorch's convention refuses."""
+    """The class that records ``op`` on complex arrays (``Function.apply`` asks), or the error: an op whose
+    complex values and gradient tinyattn has not checked against PyTorch's convention refuses."""
     twin = TWINS.get(op)
     if twin is None:
         allowed = sorted({t.__name__ for t in TWINS} - {"Overwrite", "CopySlices", "_CastComplex"})

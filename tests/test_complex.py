@@ -328,6 +328,22 @@ def test_gradcheck_takes_complex_inputs_and_outputs():
     assert gradcheck(lambda z: torch.stack([z.abs(), z.angle()]), [complex_leaf(5)])
 
 
+def test_every_op_registered_for_complex_passes_gradcheck():
+    m = torch.tensor([[True, False, True, False], [False, False, True, True], [True, True, False, False]])
+
+    def holomorphic(z):  # (3, 4) complex -> complex outputs
+        s = z + 3
+        return torch.stack([z.exp(), s.log(), s.sqrt(), z.tanh(), z.sin(), z.cos(), z ** 2, s ** 0.5, s ** -1.5,
+                            torch.einsum("ij,kj->ik", z, z)[:, :1].expand(3, 4)])
+
+    def real_linear(z):
+        return torch.cat([z.flip(0), z.roll(1, 1), z.repeat(1, 2)[:, 2:6], z.tril(), z.masked_fill(m, 2j),
+                          torch.where(m, z, -z), torch.stack([z, z.t().contiguous().t()]).sum(0),
+                          z.diagonal().unsqueeze(0).expand(3, 3).reshape(3, 3)[:, :1].expand(3, 4)], 0)
+    for fn in (holomorphic, real_linear):
+        assert gradcheck(fn, [complex_leaf((3, 4))])
+
+
 def test_gradcheck_catches_a_gradient_without_the_conjugate():
     class WrongMul(torch.autograd.Function):
         @staticmethod

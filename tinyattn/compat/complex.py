@@ -24,7 +24,7 @@ import numpy as np
 from tinyattn import autograd
 from tinyattn.autograd import Function
 from tinyattn.compat.inplace import CopySlices, Overwrite
-from tinyattn.compat.ops import Abs, Cast, Cos, Einsum, Flip, Reciprocal, Repeat, Roll, Sin, Tri
+from tinyattn.compat.ops import Abs, Cast, Cos, Einsum, Flip, Repeat, Roll, Sin, Tri
 from tinyattn.compat.views import Diagonal, Expand, memory_root
 from tinyattn.ops import (
     Add, Cat, Contiguous, Div, Exp, GetItem, Log, MaskedFill, MatMul, Mul, Neg, Permute, PowConst, Reshape, Sqrt,
@@ -62,8 +62,7 @@ class _CastComplex(Cast):
 # Every op allowed a complex output, with the class that records it. Real-linear ops are their own twin.
 TWINS: dict = {op: op for op in (Add, Sub, Neg, Sum, Reshape, Permute, GetItem, Contiguous, Cat, Stack, MaskedFill,
                                  Where, Expand, Diagonal, Flip, Roll, Repeat, Tri, Overwrite, CopySlices)}
-TWINS.update({op: _holomorphic(op) for op in (Mul, Div, MatMul, Exp, Log, Sqrt, Tanh, PowConst, Reciprocal, Sin, Cos,
-                                              Einsum)})
+TWINS.update({op: _holomorphic(op) for op in (Mul, Div, MatMul, Exp, Log, Sqrt, Tanh, PowConst, Sin, Cos, Einsum)})
 TWINS[Cast] = _CastComplex
 
 

@@ -143,8 +143,8 @@ class Tensor(InplaceMixin, ViewsMixin, ComplexMixin, MethodsMixin):
 
     def requires_grad_(self, flag: bool = True) -> "Tensor":
         if flag and self._data.dtype.kind not in "fc":
-            raise TypeError(f"requires_grad=True needs floating-point or complex data, got dtype {self._data.dtype}; "
-                            "integer tensors (token ids, indices) can not require grad")
+            raise TypeError(f"requires_grad=True needs floating-point data, got dtype {self._data.dtype}; "
+                            "integer tensors (token ids, indices) can not require grad (float and complex ones can)")
         if not flag and self._grad_fn is not None:
             raise RuntimeError("you can only change requires_grad flags of leaf variables. If you want to use a "
                                "computed variable in a subgraph that doesn't require differentiation use "

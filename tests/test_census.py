@@ -198,10 +198,6 @@ def coverage(min_codebases: int):
 # a name outside this table is missing AND when a name in it appears (then strike it from the table), so
 # the table is always exactly what is missing.
 KNOWN_GAPS = {
-    "torch.view_as_real": "complex tensors (Llama's complex-number RoPE): needs complex dtypes through the engine, "
-                          "with conjugate gradients; not built yet",
-    "torch.view_as_complex": "complex tensors, as view_as_real",
-    "torch.polar": "complex tensors, as view_as_real",
 }
 # Names that exist and, without their optional package, raise PyTorch's own ModuleNotFoundError naming it.
 NEEDS_PACKAGE = {"torch.utils.tensorboard.SummaryWriter": ("tinyattn.utils.tensorboard", "tensorboard")}

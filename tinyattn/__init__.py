@@ -113,5 +113,11 @@ from .functions import (  # noqa: F401,E402
     msort, nan_to_num, nansum, negative, positive, prod, sgn, signbit, tan, trace, xlogy,
 )
 __all__ += LONG_TAIL
+# complex tensors, for Llama-style rotary embeddings (tinyattn/compat/complex.py); `complex` stays out of
+# __all__ so it never shadows the builtin
+from .dtypes import cdouble, cfloat, complex64, complex128  # noqa: F401
+from .compat.complex import angle, complex, conj, imag, is_complex, polar, real, view_as_complex, view_as_real  # noqa: F401,A004
+__all__ += ["angle", "cdouble", "cfloat", "complex64", "complex128", "conj", "imag", "is_complex", "polar", "real",
+            "view_as_complex", "view_as_real"]
 
 __version__ = "0.1.0"

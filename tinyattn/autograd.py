@@ -68,8 +68,7 @@ class set_grad_enabled:
             raise TypeError(f"set_grad_enabled expects a bool, got {type(mode).__name__}")
         self.prev, _grad_enabled = _grad_enabled, bool(mode)
 
-    def __enter__(self) -> None:  # (the mode changed when the object was made)
-        pass
+    def __enter__(self) -> None: pass  # noqa: E704  (the mode changed when the object was made)
 
     def __exit__(self, *exc) -> None:
         global _grad_enabled
@@ -178,6 +177,8 @@ class Function:
         ctx = Context(tuple(needs))
         res = cls.forward(ctx, *arrays, **kwargs)
         out = Tensor._make(res)
+        if out._data.dtype.kind == "c" or arrays[0].dtype.kind == "c":  # complex: the op's twin, or an error
+            cls = Tensor._complex_op(cls)
         if out._data is not res and ctx._saved:  # a NumPy scalar (np.exp of a 0-d array): save the array instead
             ctx._saved = tuple(out._data if s is res else s for s in ctx._saved)
         if out._data.base is not None:  # shares an input's memory: one version counter for both
@@ -252,9 +253,9 @@ def _start(root, gradient) -> tuple:
         raise RuntimeError("backward(): this tensor does not require grad and has no graph "
                            "(did you create it under no_grad(), or forget requires_grad=True?)")
     if gradient is None:
-        if root._data.size != 1:
-            raise ValueError(f"backward() without a gradient needs a scalar output, got shape {root.shape}; "
-                             "reduce it first (e.g. loss.mean()) or pass gradient= of that shape")
+        if root._data.size != 1 or root._data.dtype.kind == "c":  # a complex loss: no direction to descend
+            raise ValueError(f"backward() without a gradient needs a real scalar output, got shape {root.shape}, "
+                             f"dtype {root.dtype}; reduce it (loss.mean(); a complex one: .abs()) or pass gradient=")
         gradient = np.ones(root._data.shape, dtype=root._data.dtype)  # d(root)/d(root) = 1
     seed = np.asarray(gradient._data if isinstance(gradient, Tensor) else gradient, dtype=root._data.dtype)
     if seed.shape != root.shape:
@@ -325,7 +326,6 @@ def accumulate(t, g: np.ndarray, copy: bool = True) -> None:
         t._grad = Tensor._make(g)
     else:
         t._grad._data += g
-
 
 
 def grad(outputs, inputs, grad_outputs=None, retain_graph: bool | None = None, create_graph: bool = False,

@@ -14,7 +14,7 @@ from .tensor import Tensor, _TYPE_OF_NAME, _as_array, _new_shape, float32, float
 
 __all__ = [
     "bfloat16", "bool", "double", "float", "float16", "float32", "float64", "half", "int", "int8", "int16", "int32",
-    "int64", "long", "short", "uint8",
+    "int64", "long", "short", "uint8", "cdouble", "cfloat", "complex64", "complex128",
     "BoolTensor", "ByteTensor", "CharTensor", "DoubleTensor", "FloatTensor", "HalfTensor", "IntTensor", "LongTensor",
     "ShortTensor", "finfo", "iinfo", "dtype", "set_default_tensor_type",
 ]
@@ -28,6 +28,8 @@ float16 = half = np.float16
 double = float64
 float = float32  # noqa: A001  (torch.float is float32)
 bool = np.bool_  # noqa: A001
+complex64 = cfloat = np.complex64  # (compat/complex.py: view_as_complex, polar, Llama's rotary embedding)
+complex128 = cdouble = np.complex128
 
 
 class _NoBfloat16:
@@ -75,7 +77,7 @@ def finfo(type=None) -> np.finfo:  # noqa: A002  (torch.finfo)
     ``.bits``, as torch.finfo. ``torch.finfo(x.dtype).min`` is the usual "minus infinity" for a mask."""
     from .tensor import get_default_dtype
     dt = np.dtype(get_default_dtype() if type is None else type)
-    if dt.kind != "f":
+    if dt.kind not in "fc":  # (a complex dtype: the limits of its parts, as PyTorch)
         raise TypeError(f"finfo: {dt} is not a floating-point dtype (use iinfo for integers)")
     return np.finfo(dt)
 

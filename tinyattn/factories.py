@@ -89,6 +89,8 @@ def _fill_dtype(value):
         return np.int64
     if isinstance(value, float):
         return get_default_dtype()
+    if isinstance(value, complex):  # the default dtype's complex (complex64), as PyTorch
+        return np.promote_types(get_default_dtype(), np.complex64)
     raise TypeError(f"full: fill_value must be a number, got {type(value).__name__}")
 
 

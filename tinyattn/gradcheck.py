@@ -8,6 +8,8 @@ is compared with what ``backward`` computed. The output is first contracted with
 upstream gradient R, i.e. we check d<R, f(x)>/dx. Contracting with ``.sum()`` alone (R = all ones)
 would miss real bugs: softmax's outputs always sum to 1, so a softmax whose backward returns zeros
 passes a sum-check. Everything is done in float64, where eps=1e-6 leaves ~1e-10 of rounding error.
+Complex inputs and outputs (complex128) follow PyTorch's convention: a complex input's gradient is
+dL/dRe + i dL/dIm, each part by its own differences; a complex output is contracted as Re <R, f>.
 """
 from __future__ import annotations
 
@@ -50,19 +52,21 @@ def gradcheck(fn: Callable, inputs, eps: float = 1e-6, atol: float = 1e-5, rtol:
     if not checked:
         raise ValueError("gradcheck: no input has requires_grad=True, so there is nothing to check")
     for i, t in checked:
-        if t.dtype != np.float64:
-            raise TypeError(f"gradcheck: input {i} has dtype {t.dtype}; finite differences need float64 "
+        if t.dtype not in (np.float64, np.complex128):
+            raise TypeError(f"gradcheck: input {i} has dtype {t.dtype}; finite differences need float64 or complex128 "
                             "(use .double(), or tinyattn.set_default_dtype(tinyattn.float64) before building)")
 
     outs = _outputs(fn(*inputs))
     if not outs:
         raise TypeError("gradcheck: fn must return a Tensor or a tuple of Tensors")
     rng = np.random.default_rng(seed)  # private: checking must not move the global seed
-    upstream = [rng.standard_normal(o.shape) for o in outs]
+    upstream = [rng.standard_normal(o.shape) + (1j * rng.standard_normal(o.shape) if o.dtype.kind == "c" else 0)
+                for o in outs]
 
     def projected() -> float:
-        """<R, f(x)>: the scalar whose gradient we check."""
-        return float(sum(np.sum(o._data.astype(np.float64) * r) for o, r in zip(_outputs(fn(*inputs)), upstream)))
+        """<R, f(x)> (Re <R, f(x)> for a complex f): the scalar whose gradient we check."""
+        return float(sum(np.sum(o._data.astype(np.float64) * r) if o.dtype.kind != "c" else np.vdot(r, o._data).real
+                         for o, r in zip(_outputs(fn(*inputs)), upstream)))
 
     # Analytic: one backward pass per output, seeded with its random upstream gradient.
     saved = [t.grad for _, t in checked]
@@ -71,7 +75,7 @@ def gradcheck(fn: Callable, inputs, eps: float = 1e-6, atol: float = 1e-5, rtol:
     for o, r in zip(outs, upstream):
         if o.requires_grad:
             o.backward(r.astype(o.dtype), retain_graph=True)  # the outputs may share a graph
-    analytic = [np.zeros(t.shape) if t.grad is None else t.grad._data.astype(np.float64) for _, t in checked]
+    analytic = [np.zeros(t.shape, t.dtype) if t.grad is None else t.grad._data.astype(t.dtype) for _, t in checked]
     for (_, t), g in zip(checked, saved):
         t.grad = g
 
@@ -111,15 +115,16 @@ def _central_differences(x: np.ndarray, f: Callable[[], float], eps: float) -> n
     Each element of x itself is nudged in place (and restored), and ``f`` reads x. Indexing x element by
     element (not a flattened copy) also reaches arrays that are not contiguous, such as a transposed weight.
     """
-    grad = np.zeros(x.shape)
+    grad = np.zeros(x.shape, dtype=np.complex128 if x.dtype.kind == "c" else np.float64)
     for j in np.ndindex(x.shape):
         orig = x[j]
-        x[j] = orig + eps
-        f_plus = f()
-        x[j] = orig - eps
-        f_minus = f()
-        x[j] = orig
-        grad[j] = (f_plus - f_minus) / (2 * eps)
+        for step in (eps, 1j * eps) if x.dtype.kind == "c" else (eps,):  # a complex x: its real, then imaginary part
+            x[j] = orig + step
+            f_plus = f()
+            x[j] = orig - step
+            f_minus = f()
+            x[j] = orig
+            grad[j] += (f_plus - f_minus) / (2 * eps) * (step / eps)
     return grad
 
 

@@ -15,8 +15,8 @@ def promote_types(a, b) -> np.dtype:
     """PyTorch's promotion of two dtypes: NumPy's, except that an int or bool with a float gives that
     float (NumPy widens int64 with float32 to float64; PyTorch keeps float32)."""
     a, b = np.dtype(a), np.dtype(b)
-    if (a.kind == "f") != (b.kind == "f"):
-        return a if a.kind == "f" else b
+    if (a.kind in "fc") != (b.kind in "fc"):  # (and an int or bool with a complex gives that complex)
+        return a if a.kind in "fc" else b
     return np.promote_types(a, b)
 
 
@@ -25,9 +25,9 @@ def _combine(higher, lower):
     (bool < int < float) than ``higher``."""
     if higher is None or lower is None:
         return lower if higher is None else higher
-    if higher.kind == "f":
-        return higher
-    if higher.kind == "b" or lower.kind == "f":
+    if higher.kind in "fc":  # (bool < int < float < complex; a float with a complex: the complex of the float's width)
+        return higher if lower.kind != "c" or higher.kind == "c" else np.promote_types(higher, np.complex64)
+    if higher.kind == "b" or lower.kind in "fc":
         return promote_types(higher, lower)
     return higher
 
@@ -54,6 +54,8 @@ def result_type(*operands) -> np.dtype:
                 dt = np.dtype(np.int64)
             elif isinstance(x, float):
                 dt = np.dtype(defaults.get_default_dtype())
+            elif isinstance(x, complex):  # 1j: the complex of the default dtype (complex64), as PyTorch
+                dt = np.promote_types(defaults.get_default_dtype(), np.complex64)
             else:  # an array, a NumPy scalar, a list: it becomes a tensor and counts as one
                 arr = _as_array(x)
                 if arr.ndim:
@@ -70,7 +72,7 @@ def result_type(*operands) -> np.dtype:
 # ----------------------------------------------------------------------------------------------
 # PyTorch names a dtype in its errors by its C++ scalar type.
 _TORCH_NAME = {"b": "Bool", "u1": "Byte", "i1": "Char", "i2": "Short", "i4": "Int", "i8": "Long", "f2": "Half",
-               "f4": "Float", "f8": "Double"}
+               "f4": "Float", "f8": "Double", "c8": "ComplexFloat", "c16": "ComplexDouble"}
 
 _BOOL_SUB = {  # PyTorch refuses - on bools: a bool is a mask, and its "difference" is ^ or ~
     2: "Subtraction, the `-` operator, with two bool tensors is not supported. Use the `^` or `logical_xor()` "
@@ -84,10 +86,10 @@ NEG_BOOL = ("Negation, the `-` operator, on a bool tensor is not supported. If y
 # op -> (the kernel's name in PyTorch's error, the dtype kinds it has a kernel for, what an int pair computes in).
 # The op's name is its Function's (the class the dispatch applies) or, outside the graph, torch's own.
 OPS = {
-    "Add": (None, "biuf", None),
-    "Sub": (None, "iuf", None),  # (bool is refused above, with its own words)
-    "Mul": (None, "biuf", None),
-    "Div": (None, "biuf", "default float"),  # int / int divides as floats, as PyTorch's true division
+    "Add": (None, "biufc", None),
+    "Sub": (None, "iufc", None),  # (bool is refused above, with its own words)
+    "Mul": (None, "biufc", None),
+    "Div": (None, "biufc", "default float"),  # int / int divides as floats, as PyTorch's true division
     "Pow": ("pow", "iuf", None),  # bool ** a Python bool is the one bool pow PyTorch computes
     "RoundedDiv": ("div_floor_cpu", "iuf", None),  # (trunc mode shares the rule)
     "Remainder": ("remainder_cpu", "iuf", None),
@@ -95,7 +97,8 @@ OPS = {
     "bitwise_and": ("bitwise_and_cpu", "biu", None),
     "bitwise_or": ("bitwise_or_cpu", "biu", None),
     "bitwise_xor": ("bitwise_xor_cpu", "biu", None),
-    "compare": (None, "biuf", None),  # ==, <, ...: both sides in the promoted dtype, so u8 < -1 compares with 255
+    "compare": ("lt/le/gt/ge", "biuf", None),  # <, ...: both sides in the promoted dtype: u8 < -1 compares with 255
+    "equal": (None, "biufc", None),  # == and !=, which complex numbers have too
     "Atan2": (None, "biuf", "default float"),  # (compat/longtail.py's binary ops from here on)
     "Hypot": ("hypot_cpu", "f", None),
     "Fmax": (None, "biuf", None),  # (fmin too)
@@ -150,7 +153,7 @@ def _key(dt: np.dtype) -> str:
     return "b" if dt.kind == "b" else dt.str[1:]
 
 
-_CATEGORY = {"b": 0, "u": 1, "i": 1, "f": 2}
+_CATEGORY = {"b": 0, "u": 1, "i": 1, "f": 2, "c": 3}
 
 
 def inplace_operand(op: str, x, other):

@@ -28,6 +28,7 @@ from tinyattn.compat.args import (  # noqa: F401
     _array_of, _as_array, _clamp_bound, _infer_shape, _n_reduced, _new_shape, _norm_dim, _norm_dims, _number,
     _shape_arg, _var_args, numpy_names,
 )
+from tinyattn.compat.complex import ComplexMixin
 from tinyattn.compat.hooks import RemovableHandle
 from tinyattn.compat.indexing import _index_arg, _pytorch_index_steps
 from tinyattn.compat.inplace import NO_GRAD_VIEW, InplaceMixin, random_fill, view_node  # noqa: F401
@@ -48,7 +49,7 @@ float32 = np.float32
 float64 = np.float64
 
 
-class Tensor(InplaceMixin, ViewsMixin, MethodsMixin):
+class Tensor(InplaceMixin, ViewsMixin, ComplexMixin, MethodsMixin):
     """An n-dimensional array with an optional gradient (``.grad``) and the op that made it.
 
     The NumPy array itself is ``_data``. As in PyTorch, ``.data`` is a Tensor without grad that shares
@@ -139,9 +140,9 @@ class Tensor(InplaceMixin, ViewsMixin, MethodsMixin):
         self.requires_grad_(flag)
 
     def requires_grad_(self, flag: bool = True) -> "Tensor":
-        if flag and not np.issubdtype(self._data.dtype, np.floating):
+        if flag and self._data.dtype.kind not in "fc":
             raise TypeError(f"requires_grad=True needs floating-point data, got dtype {self._data.dtype}; "
-                            "integer tensors (token ids, indices) can not require grad")
+                            "integer tensors (token ids, indices) can not require grad (float and complex ones can)")
         if not flag and self._grad_fn is not None:
             raise RuntimeError("you can only change requires_grad flags of leaf variables. If you want to use a "
                                "computed variable in a subgraph that doesn't require differentiation use "
@@ -323,7 +324,8 @@ class Tensor(InplaceMixin, ViewsMixin, MethodsMixin):
     def __repr__(self) -> str:
         body = np.array2string(self._data, separator=", ", precision=4, prefix="tensor(")
         extra = ""
-        if self._data.dtype not in (np.dtype(defaults.get_default_dtype()), np.dtype(np.int64), np.dtype(bool)):
+        default = np.dtype(defaults.get_default_dtype())  # and its complex (complex64 for float32), as PyTorch
+        if self._data.dtype not in (default, np.promote_types(default, np.complex64), np.int64, np.bool_):
             extra += f", dtype={self._data.dtype}"
         if self._grad_fn is not None:
             extra += f", grad_fn={self._grad_fn!r}"
@@ -385,7 +387,7 @@ class Tensor(InplaceMixin, ViewsMixin, MethodsMixin):
             return Reciprocal.apply(self) if o == 1 else Reciprocal.apply(self) * o  # PyTorch's form: saves 1 / x
         return self._binary(Div, o, True)
     def __pow__(self, o):
-        if (isinstance(o, (int, float)) and not isinstance(o, bool) and self._data.dtype.kind == "f"
+        if (isinstance(o, (int, float)) and not isinstance(o, bool) and self._data.dtype.kind in "fc"
                 and math.isfinite(o)):  # x ** 2, x ** 0.5: a constant exponent, no gradient for it
             return PowConst.apply(self, p=float(o))
         return self._binary(Pow, o)
@@ -423,8 +425,8 @@ class Tensor(InplaceMixin, ViewsMixin, MethodsMixin):
             raise ValueError(f"{fn.__name__}: shapes {self.shape} and {np.shape(other)} do not broadcast "
                              "(sizes must match or be 1, aligned from the right)") from None
 
-    def __eq__(self, o): return self._cmp(o, np.equal)  # type: ignore[override]
-    def __ne__(self, o): return self._cmp(o, np.not_equal)  # type: ignore[override]
+    def __eq__(self, o): return self._cmp(o, np.equal, "equal")  # type: ignore[override]  (complex too, unlike <)
+    def __ne__(self, o): return self._cmp(o, np.not_equal, "equal")  # type: ignore[override]
     def __lt__(self, o): return self._cmp(o, np.less)
     def __le__(self, o): return self._cmp(o, np.less_equal)
     def __gt__(self, o): return self._cmp(o, np.greater)
@@ -492,7 +494,7 @@ class Tensor(InplaceMixin, ViewsMixin, MethodsMixin):
         n = _n_reduced(self.shape, d)
         if n - correction <= 0:
             raise ValueError(f"var: {n} element(s) with correction={correction} leaves no degrees of freedom")
-        x = self if self.dtype.kind == "f" else self.to(defaults.get_default_dtype())
+        x = self if self.dtype.kind in "fc" else self.to(defaults.get_default_dtype())
         return Var.apply(x, dim=d, keepdim=keepdim, n=n, correction=correction)
 
     @numpy_names

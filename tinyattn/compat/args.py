@@ -25,8 +25,9 @@ def _as_array(data, dtype=None) -> np.ndarray:
         except ValueError:  # NumPy refuses nested lists of different lengths
             raise ValueError(f"cannot make a tensor from a ragged {type(data).__name__}: "
                              "every nested list must have the same length") from None
-        if arr.dtype == np.float64 and dtype is None:  # a Python float or a list of them (with a dtype: read exactly)
-            arr = arr.astype(defaults.get_default_dtype())
+        if arr.dtype in (np.float64, np.complex128) and dtype is None:  # Python floats: the default dtype, Python
+            least = np.complex64 if arr.dtype.kind == "c" else np.float16  # complex: its complex (dtype=: read exactly)
+            arr = arr.astype(np.promote_types(defaults.get_default_dtype(), least))
         elif arr.dtype.kind not in "biufc":
             got = type(data).__name__ if not isinstance(data, (list, tuple)) else f"a {type(data).__name__} holding non-numbers"
             raise TypeError(f"cannot make a tensor from {got}: expected numbers, (nested) lists of numbers, "
@@ -157,7 +158,7 @@ def _number(v, op: str):
         if v.numel() != 1:
             raise ValueError(f"{op}: the value must be a number or a one-element tensor, got a tensor of shape {v.shape}")
         return v.item()
-    if not isinstance(v, (int, float, np.number, np.bool_)):
+    if not isinstance(v, (int, float, complex, np.number, np.bool_)):
         raise TypeError(f"{op}: the value must be a number, got {type(v).__name__}")
     return v
 

@@ -40,7 +40,8 @@ class MinMax(NamedTuple):
 _TYPE_NAMES = {np.dtype(k): "torch." + v for k, v in (
     (np.float32, "FloatTensor"), (np.float64, "DoubleTensor"), (np.float16, "HalfTensor"),
     (np.int64, "LongTensor"), (np.int32, "IntTensor"), (np.int16, "ShortTensor"), (np.int8, "CharTensor"),
-    (np.uint8, "ByteTensor"), (np.bool_, "BoolTensor"))}
+    (np.uint8, "ByteTensor"), (np.bool_, "BoolTensor"), (np.complex64, "ComplexFloatTensor"),
+    (np.complex128, "ComplexDoubleTensor"))}
 _TYPE_OF_NAME = {v.split(".")[1]: k for k, v in _TYPE_NAMES.items()}
 
 

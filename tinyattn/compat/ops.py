@@ -5,6 +5,8 @@ The course's own ops are in ``tinyattn/ops.py``; these serve the rest of PyTorch
 """
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 
 from tinyattn.autograd import Function
@@ -311,6 +313,9 @@ class Cast(Function):
     @staticmethod
     def forward(ctx, a, dtype):
         ctx.in_dtype = a.dtype
+        if a.dtype.kind == "c" and np.dtype(dtype).kind != "c":  # PyTorch's warning, not NumPy's ComplexWarning
+            warnings.warn("Casting complex values to real discards the imaginary part", UserWarning, stacklevel=4)
+            a = a.real
         return a.astype(dtype)
 
     @staticmethod

@@ -183,12 +183,12 @@ class ViewsMixin:
 
     @property
     def mH(self):
-        """The conjugate transpose of the last two dims: mT for real tensors."""
-        return self.mT
+        """The conjugate transpose of the last two dims: mT for real tensors (a copy for complex ones: conj() is)."""
+        return self.mT if self.dtype.kind != "c" else self.conj().mT
 
     def detach_(self):
         """Cut this tensor from the graph in place: it becomes a leaf that does not require grad."""
-        if self._base is not None and self.dtype.kind == "f":  # (every float view, as PyTorch: its base may need it)
+        if self._base is not None and self.dtype.kind in "fc":  # (every float view, as PyTorch: its base may need it)
             raise RuntimeError("Can't detach views in-place. Use detach() instead.")
         self._grad_fn, self._rg = None, False
         return self

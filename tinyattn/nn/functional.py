@@ -671,3 +671,7 @@ from .functional_conv import (  # noqa: E402,F401  (convolution, pooling, batch_
     adaptive_avg_pool1d, adaptive_avg_pool2d, avg_pool1d, avg_pool2d, batch_norm, conv1d, conv2d, max_pool1d,
     max_pool2d,
 )
+from .activations import (  # noqa: E402,F401  (the other pointwise activations, nn/activations.py)
+    celu, elu, glu, hardshrink, hardsigmoid, hardswish, hardtanh, leaky_relu, mish, prelu, relu6, selu, softmin,
+    softshrink, softsign, tanhshrink, threshold,
+)

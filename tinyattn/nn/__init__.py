@@ -24,3 +24,4 @@ from .activations import (  # noqa: F401,E402
     CELU, ELU, GLU, PReLU, SELU, Hardshrink, Hardsigmoid, Hardswish, Hardtanh, LeakyReLU, LogSigmoid, Mish, ReLU6,
     Softmin, Softplus, Softshrink, Softsign, Tanhshrink, Threshold,
 )
+from .fold import Fold, Unfold  # noqa: F401,E402

@@ -675,3 +675,4 @@ from .activations import (  # noqa: E402,F401  (the other pointwise activations,
     celu, elu, glu, hardshrink, hardsigmoid, hardswish, hardtanh, leaky_relu, mish, prelu, relu6, selu, softmin,
     softshrink, softsign, tanhshrink, threshold,
 )
+from .fold import fold, unfold  # noqa: E402,F401

@@ -92,9 +92,9 @@ def _define_backend() -> type:
         def einsum(self, pattern, *x):
             return tinyattn.einsum(pattern, *x)
 
-        def layers(self):
-            raise NotImplementedError("einops.layers has no tinyattn module: write the call in forward, e.g. "
-                                      "rearrange(x, 'b c h w -> b (h w) c')")
+        def layers(self):  # einops' Rearrange/Reduce/EinMix as tinyattn Modules
+            from tinyattn.nn import einops_layers
+            return einops_layers
 
     _defined.append(TinyattnBackend)
     return TinyattnBackend

@@ -21,3 +21,8 @@ from .pooling import AdaptiveAvgPool1d, AdaptiveAvgPool2d, AvgPool1d, AvgPool2d,
 from .resize import Upsample, UpsamplingBilinear2d, UpsamplingNearest2d  # noqa: F401,E402
 from .batchnorm import BatchNorm1d, BatchNorm2d, LazyBatchNorm1d, LazyBatchNorm2d  # noqa: F401,E402
 from .parallel import DataParallel  # noqa: F401  (torch.nn.DataParallel: calls the module itself on one CPU)
+from .activations import (  # noqa: F401,E402
+    CELU, ELU, GLU, PReLU, SELU, Hardshrink, Hardsigmoid, Hardswish, Hardtanh, LeakyReLU, LogSigmoid, Mish, ReLU6,
+    Softmin, Softplus, Softshrink, Softsign, Tanhshrink, Threshold,
+)
+from .fold import Fold, Unfold  # noqa: F401,E402

@@ -10,7 +10,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
 from ..tensor import Tensor
-from .module import Module, Parameter, _check_index, _list_item
+from .module import Module, Parameter, _adopt, _check_index, _list_item
 
 __all__ = ["ModuleDict", "ParameterList", "ParameterDict"]
 
@@ -133,6 +133,7 @@ class ModuleDict(_DictOf):
         super().__init__(modules)
 
     def _checked(self, key: str, module: Any) -> Module:
+        module = _adopt(module)
         if not isinstance(module, Module):
             raise TypeError(f"ModuleDict holds Modules, got {type(module).__name__} for key {key!r}")
         return module

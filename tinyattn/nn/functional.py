@@ -447,8 +447,9 @@ def cross_entropy(logits: Tensor, targets: Any, ignore_index: int = -100, reduct
                   weight: Tensor | None = None, label_smoothing: float = 0.0) -> Tensor:
     """Softmax cross entropy from raw scores: logits (N, C) or (B, T, C), targets (N,) or (B, T) class ids.
 
-    Unlike PyTorch, the class dim is always LAST (so (B, T, C) needs no transpose); flattening with
-    ``logits.view(-1, C), targets.view(-1)`` works in both libraries. Targets equal to ``ignore_index``
+    The class dim may be LAST ((B, T, C) with targets (B, T) needs no transpose; PyTorch refuses it), or
+    at dim 1 as in PyTorch ((N, C, d1, ..., dk) with targets (N, d1, ..., dk)); when targets fit both,
+    dim 1 is taken, as PyTorch does. Targets equal to ``ignore_index``
     score nothing. reduction: 'mean' (over the scored targets), 'sum', or 'none' (shape of targets).
     As in PyTorch (pass these two by name):
     weight (C,): row i's loss is scaled by weight[t_i], and 'mean' divides by the sum of those weights.
@@ -458,11 +459,22 @@ def cross_entropy(logits: Tensor, targets: Any, ignore_index: int = -100, reduct
     if isinstance(label_smoothing, bool) or not isinstance(label_smoothing, (int, float, np.floating)) \
             or not 0.0 <= label_smoothing <= 1.0:
         raise ValueError(f"cross_entropy: label_smoothing must be a number in [0, 1], got {label_smoothing!r}")
+    logits = _classes_last(logits, targets)
     t, keep, n_valid = _class_targets(logits, targets, ignore_index, reduction, "cross_entropy", "logits")
     if weight is None and not label_smoothing:
         return _CrossEntropy.apply(logits, targets=t, keep=keep, n_valid=n_valid, reduction=reduction)
     logp = logits.reshape(t.size, logits.shape[-1]).log_softmax(-1)  # (N, C)
     return _weighted_nll(logp, t, keep, weight, float(label_smoothing), reduction, logits.shape, "cross_entropy")
+
+
+def _classes_last(scores: Tensor, targets: Any) -> Tensor:
+    """PyTorch's K-dimensional form, scores (N, C, d1, ..., dk) with targets (N, d1, ..., dk), as scores
+    (N, d1, ..., dk, C): BERT's ``criterion(logits_lm.transpose(1, 2), masked_tokens)``. When targets fit
+    both readings ((N, C, C) scores), PyTorch's (classes at dim 1) is the one taken."""
+    shape, tshape = scores.shape, np.shape(targets._data if isinstance(targets, Tensor) else targets)
+    if len(shape) >= 3 and tuple(tshape) == (shape[0], *shape[2:]):
+        return scores.permute(0, *range(2, len(shape)), 1)  # (N, C, d1..dk) -> (N, d1..dk, C)
+    return scores
 
 
 def _class_targets(scores: Tensor, targets: Any, ignore_index: int, reduction: str, fn: str, name: str) -> tuple:
@@ -498,7 +510,7 @@ def nll_loss(input: Tensor, target: Any, weight: Tensor | None = None, ignore_in
     (the output of log_softmax; the class dim LAST, as in cross_entropy), target (N,) or (B, T) ids.
     loss_i = -weight[t_i] input_i[t_i], so ``nll_loss(log_softmax(z, -1), t) == cross_entropy(z, t)``.
     ignore_index, weight and reduction as in cross_entropy."""
-    input = _as_tensor(input, "nll_loss")
+    input = _classes_last(_as_tensor(input, "nll_loss"), target)
     t, keep, _ = _class_targets(input, target, ignore_index, reduction, "nll_loss", "input")
     logp = input.reshape(t.size, input.shape[-1])  # (N, C)
     return _weighted_nll(logp, t, keep, weight, 0.0, reduction, input.shape, "nll_loss")
@@ -650,3 +662,8 @@ from .functional_conv import (  # noqa: E402,F401  (convolution, pooling, batch_
     adaptive_avg_pool1d, adaptive_avg_pool2d, avg_pool1d, avg_pool2d, batch_norm, conv1d, conv2d, conv3d, max_pool1d,
     max_pool2d,
 )
+from .activations import (  # noqa: E402,F401  (the other pointwise activations, nn/activations.py)
+    celu, elu, glu, hardshrink, hardsigmoid, hardswish, hardtanh, leaky_relu, mish, prelu, relu6, selu, softmin,
+    softshrink, softsign, tanhshrink, threshold,
+)
+from .fold import fold, unfold  # noqa: E402,F401

@@ -15,7 +15,7 @@ __all__ = ["CrossEntropyLoss", "NLLLoss", "MSELoss", "KLDivLoss"]
 
 
 class CrossEntropyLoss(Module):
-    """F.cross_entropy as a module: logits (N, C) or (B, T, C) with the class dim LAST, targets (N,) or (B, T).
+    """F.cross_entropy as a module: logits (N, C), (B, T, C) classes last, or (N, C, d1, ...) as in PyTorch.
 
     weight (C,) is registered as a buffer (it goes into state_dict, as in PyTorch).
     """
@@ -35,7 +35,7 @@ class CrossEntropyLoss(Module):
 
 
 class NLLLoss(Module):
-    """F.nll_loss as a module: log-probabilities (N, C) or (B, T, C), classes LAST, targets (N,) or (B, T).
+    """F.nll_loss as a module: log-probabilities (N, C), (B, T, C) classes last, or (N, C, d1, ...) as in PyTorch.
     ``nn.LogSoftmax(dim=-1)`` then ``nn.NLLLoss()`` is ``nn.CrossEntropyLoss()`` in two steps."""
 
     def __init__(self, weight: Tensor | None = None, ignore_index: int = -100, reduction: str = "mean") -> None:

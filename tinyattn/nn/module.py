@@ -23,6 +23,14 @@ from tinyattn.compat.to import check_device as _check_device, parse as _parse_to
 __all__ = ["Parameter", "Module", "Sequential", "ModuleList", "RemovableHandle"]
 
 
+def _adopt(value: Any) -> Any:
+    """A layer of einops.layers.torch (a torch.nn.Module) becomes einops' same layer on tinyattn; else value."""
+    if type(value).__module__ == "einops.layers.torch":
+        from tinyattn.nn.einops_layers import adopt
+        return adopt(value)
+    return value
+
+
 class Parameter(Tensor):
     """A Tensor a Module learns: always floating point, requires_grad=True by default."""
 
@@ -74,6 +82,7 @@ class Module:
 
     def __setattr__(self, name: str, value: Any) -> None:
         params = self.__dict__.get("_parameters")
+        value = _adopt(value)
         if isinstance(value, (Parameter, Module)) and params is None:
             kind = "parameter" if isinstance(value, Parameter) else "submodule"
             raise AttributeError(f"cannot assign {kind} '{name}' before Module.__init__() ran: "
@@ -146,6 +155,7 @@ class Module:
 
     def add_module(self, name: str, module: Module | None) -> None:
         """Register a child under a name that need not be an identifier (Sequential uses '0', '1', ...)."""
+        module = _adopt(module)
         if module is not None and not isinstance(module, Module):
             raise TypeError(f"add_module('{name}') expects a Module, got {type(module).__name__}")
         self._forget(name, keep="_modules")
@@ -582,6 +592,7 @@ class Sequential(Module):
         else:
             items = [(str(i), m) for i, m in enumerate(modules)]
         for name, m in items:
+            m = _adopt(m)
             if not isinstance(m, Module):
                 raise TypeError(f"Sequential expects Modules, got {type(m).__name__} at position {name}")
             self.add_module(name, m)
@@ -617,6 +628,7 @@ class ModuleList(Module):
             self.extend(modules)
 
     def append(self, module: Module) -> ModuleList:
+        module = _adopt(module)
         if not isinstance(module, Module):
             raise TypeError(f"ModuleList holds Modules, got {type(module).__name__}")
         self.add_module(str(len(self)), module)
@@ -632,6 +644,7 @@ class ModuleList(Module):
 
     def __setitem__(self, idx: int, module: Module) -> None:
         i = _check_index(idx, len(self), "ModuleList")
+        module = _adopt(module)
         if not isinstance(module, Module):
             raise TypeError(f"ModuleList holds Modules, got {type(module).__name__}")
         self._register("_modules", str(i), module)  # an existing key keeps its place in the ordered dict

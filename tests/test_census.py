@@ -32,9 +32,10 @@ REQUIRED_KINDS = ("torch", "module", "method", "attribute")
 
 # Measured by coverage() below: have / total, kept as that fraction (372/384 and 445/566 when the census was
 # committed; raised when Conv3d, interpolate, autograd.function and the storage names came, measured without the
-# tensorboard package, which SummaryWriter needs).
-COVERAGE_FLOOR_2 = 380 / 384
-COVERAGE_FLOOR_ALL = 453 / 566
+# tensorboard package, which SummaryWriter needs; then 383/384 and 469/566 with complex tensors, the activations,
+# fold/unfold and the long tail the op-surface fuzzer found; the one missing name is SummaryWriter without tensorboard).
+COVERAGE_FLOOR_2 = 383 / 384
+COVERAGE_FLOOR_ALL = 469 / 566
 
 
 def load_names():

@@ -255,7 +255,7 @@ def _start(root, gradient) -> tuple:
     if gradient is None:
         if root._data.size != 1 or root._data.dtype.kind == "c":  # a complex loss: no direction to descend
             raise ValueError(f"backward() without a gradient needs a real scalar output, got shape {root.shape}, "
-                             f"dtype {root.dtype}; reduce it (loss.mean(); a complex one: .abs()) or pass gradient=")
+                             f"dtype {root.dtype}; reduce it (loss.mean(); loss.abs() if complex) or pass gradient=")
         gradient = np.ones(root._data.shape, dtype=root._data.dtype)  # d(root)/d(root) = 1
     seed = np.asarray(gradient._data if isinstance(gradient, Tensor) else gradient, dtype=root._data.dtype)
     if seed.shape != root.shape:

@@ -266,3 +266,28 @@ def test_xlogy_gradient_where_x_is_zero_is_log_y():
     (gx, gy), w = _grad(torch.xlogy, np.array([0.0, 2.0]), np.array([3.0, 0.5]))
     np.testing.assert_allclose(gx, w * np.log([3.0, 0.5]), rtol=1e-12)  # d(x log y)/dx = log y, at x = 0 too
     np.testing.assert_allclose(gy, w * np.array([0.0, 2.0]) / [3.0, 0.5], rtol=1e-12)
+
+
+@pytest.mark.parametrize("src", [torch.float16, torch.float32, torch.float64])
+@pytest.mark.parametrize("fn", ["softmax", "log_softmax"])
+def test_softmax_of_a_0d_tensor(fn, src):
+    """A 0-d tensor is one row of one entry: softmax 1, log_softmax 0, in the asked dtype, gradient 0."""
+    x = torch.tensor(2.51, dtype=src)
+    out = getattr(torch, fn)(x, 0, dtype=torch.float64)
+    assert out.dtype == torch.float64 and out.shape == () and out.item() == (1.0 if fn == "softmax" else 0.0)
+    if src is not torch.float16:
+        leaf = torch.tensor(2.5, dtype=src, requires_grad=True)
+        (getattr(torch, fn)(leaf, -1) * 3).backward()
+        assert leaf.grad.item() == 0.0
+
+
+@pytest.mark.parametrize("call", [lambda x: x.expand_as(0), lambda x: x.view_as(0), lambda x: x.reshape_as(0),
+                                  lambda x: x.type_as(0), lambda x: torch.equal(x, 1)])
+def test_tensor_only_arguments_refuse_a_number_with_a_type_error(call):
+    with pytest.raises(TypeError, match=r"argument 'other' \(position \d\) must be Tensor, not int"):
+        call(torch.tensor([0.5, 1.0]))
+
+
+def test_glu_refuses_a_scalar():
+    with pytest.raises(RuntimeError, match="glu does not support scalars"):
+        torch.nn.functional.glu(torch.tensor(0.7))

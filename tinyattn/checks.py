@@ -18,6 +18,8 @@ from numbers import Integral, Real
 
 import numpy as np
 
+from tinyattn import autograd  # imports nothing from the package: the Tensor class registers itself there
+
 
 def _fail(error: type, name: str, value, rule: str, where: str | None):
     kind = f" ({type(value).__name__})" if error is TypeError else ""
@@ -123,3 +125,12 @@ def device(device, who: str = "device") -> None:
         raise RuntimeError(f"PyTorch is not linked with support for mps devices ({who}={str(device)!r}: "
                            "tinyattn runs on the CPU with NumPy)")
     raise RuntimeError(f"Expected one of cpu, cuda, mps device type at start of device string: {device}")
+
+
+def tensor_arg(value, fn: str, name: str = "input", position: int | None = None, hint: str = ""):
+    """``value`` itself, if it is a Tensor; otherwise PyTorch's TypeError for a function that takes one
+    (``expand_as(): argument 'other' (position 1) must be Tensor, not int``)."""
+    if isinstance(value, autograd.Tensor):
+        return value
+    pos = f" (position {position})" if position is not None else ""
+    raise TypeError(f"{fn}(): argument '{name}'{pos} must be Tensor, not {type(value).__name__}{hint}")

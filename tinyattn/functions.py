@@ -168,23 +168,18 @@ def equal(input, other) -> bool:
 
     Values compare after type promotion (``equal(tensor([1., 2.]), tensor([1, 2]))`` is True, as
     in PyTorch 2.13); NaN equals nothing, so a tensor holding NaN is not equal to itself."""
-    for name, x in (("input", input), ("other", other)):
-        if not isinstance(x, Tensor):
-            raise TypeError(f"equal(): argument '{name}' must be Tensor, not {type(x).__name__}")
+    checks.tensor_arg(input, "equal", "input", 1), checks.tensor_arg(other, "equal", "other", 2)
     return input.shape == other.shape and builtins.bool(np.all(input._data == other._data))
 
 
 def _compare(name: str, input, other, out) -> Tensor:
     """torch.eq/ne/lt/le/gt/ge: the Tensor method of that name (a bool tensor, broadcast, no gradient);
     ``other`` may be a tensor or a number, ``out`` a bool tensor written in place."""
-    if not isinstance(input, Tensor):
-        raise TypeError(f"{name}(): argument 'input' must be Tensor, not {type(input).__name__} (a number "
-                        f"goes second: {name}(x, 2))")
+    checks.tensor_arg(input, name, hint=f" (a number goes second: {name}(x, 2))")
     res = getattr(input, name)(other)
     if out is None:
         return res
-    if not isinstance(out, Tensor):
-        raise TypeError(f"{name}(): argument 'out' must be Tensor, not {type(out).__name__}")
+    checks.tensor_arg(out, name, "out")
     if out.shape != res.shape:
         raise ValueError(f"{name}(): out has shape {tuple(out.shape)}, the result has {tuple(res.shape)}")
     return out.copy_(res)

@@ -349,7 +349,8 @@ class Softmax(Function):
         # so logits of 1e4 do not overflow to inf.
         m = max_keepdims(a, dim)
         _check_all_masked(m, dim, "softmax")
-        e = np.subtract(a, m, order="C")  # (C-ordered whatever a's layout, as PyTorch's)
+        e = np.asarray(np.subtract(a, m, order="C"))  # C-ordered whatever a's layout, as PyTorch's; asarray: a
+        #                                            0-d input gives a NumPy scalar, which exp(out=) cannot write
         e /= sum_along(np.exp(e, out=e), dim)  # exp in place; the sum a GEMV against ones on the last axis (fastnp)
         ctx.save_for_backward(e)
         ctx.dim = dim

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from tinyattn import autograd
+from tinyattn import autograd, checks
 from tinyattn.autograd import Function
 from tinyattn.compat.inplace import CopySlices, Overwrite
 from tinyattn.compat.ops import Abs, Cast, Cos, Einsum, Flip, Repeat, Roll, Sin, Tri
@@ -220,9 +220,7 @@ TWINS.update({op: op for op in (ViewAsReal, ViewAsComplex, Real, Imag, Conj, Pol
 
 # --- the surface: PyTorch's checks and messages ---------------------------------------------------
 def _tensor(x, fn: str, arg: str = "input", pos: int = 1):
-    if not isinstance(x, autograd.Tensor):
-        raise TypeError(f"{fn}(): argument '{arg}' (position {pos}) must be Tensor, not {type(x).__name__}")
-    return x
+    return checks.tensor_arg(x, fn, arg, pos)
 
 
 def view_as_real(input):

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from tinyattn import autograd
+from tinyattn import autograd, checks
 from tinyattn.autograd import Function
 from tinyattn.compat.args import _norm_dim, _norm_dims, numpy_names
 
@@ -381,8 +381,7 @@ class LongTailMixin:
 
     def isclose(self, other, rtol: float = 1e-05, atol: float = 1e-08, equal_nan: bool = False) -> "Tensor":
         """|self - other| <= atol + rtol |other| elementwise (a bool tensor); both tensors of one dtype."""
-        if not isinstance(other, autograd.Tensor):
-            raise TypeError(f"isclose(): argument 'other' (position 2) must be Tensor, not {type(other).__name__}")
+        checks.tensor_arg(other, "isclose", "other", 2)
         if other.dtype != self.dtype:
             from tinyattn.promotion import _TORCH_NAME, _key
             raise RuntimeError(f"{_TORCH_NAME[_key(self._data.dtype)]} did not match "

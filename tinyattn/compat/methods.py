@@ -109,7 +109,7 @@ class MethodsMixin(LongTailMixin):
 
     def type_as(self, other) -> "Tensor":
         """This tensor cast to ``other``'s dtype."""
-        return self.to(_as_array(other).dtype)
+        return self.to(checks.tensor_arg(other, "type_as", "other", 1).dtype)
 
     def repeat(self, *sizes) -> "Tensor":
         """Tile the tensor: dim i is repeated sizes[i] times ([a, b].repeat(2) = [a, b, a, b]), as PyTorch.
@@ -423,9 +423,9 @@ class MethodsMixin(LongTailMixin):
         with np.errstate(divide="ignore"):  # log 0 = -inf is the right answer for an all -inf slice
             return (self - m).exp().sum(dim=d, keepdim=keepdim).log() + m_out
 
-    def view_as(self, other) -> "Tensor": return self.view(other.shape)
-    def reshape_as(self, other) -> "Tensor": return self.reshape(other.shape)
-    def expand_as(self, other) -> "Tensor": return self.expand(other.shape)
+    def view_as(self, other) -> "Tensor": return self.view(checks.tensor_arg(other, "view_as", "other", 1).shape)
+    def reshape_as(self, other) -> "Tensor": return self.reshape(checks.tensor_arg(other, "reshape_as", "other", 1).shape)
+    def expand_as(self, other) -> "Tensor": return self.expand(checks.tensor_arg(other, "expand_as", "other", 1).shape)
 
     def narrow(self, dim: int, start: int, length: int) -> "Tensor":
         """The slice start : start + length along dim (``x.narrow(0, 2, 3)`` is ``x[2:5]``)."""

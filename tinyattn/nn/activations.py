@@ -143,6 +143,8 @@ def threshold(input, threshold: float, value: float, inplace: bool = False) -> T
 
 def glu(input: Tensor, dim: int = -1) -> Tensor:
     """a * sigmoid(b), where a, b are the two halves of input along dim (gated linear unit)."""
+    if input.dim() == 0:
+        raise RuntimeError("glu does not support scalars because halving size must be even")
     n = input.shape[dim]
     if n % 2:
         raise RuntimeError(f"Halving dimension must be even, but dimension {dim % input.dim()} is size {n}")

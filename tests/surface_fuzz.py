@@ -572,30 +572,26 @@ OPEN_CLASSES = {
                   "NaN or inf with a warning",
     "masked_fill_int_float": "an integer tensor's masked_fill with a non-integer float raises a TypeError naming "
                              "the fix; PyTorch truncates the value (or raises RuntimeError when it overflows)",
-    "accepts_number": "a Python number where PyTorch's function requires a tensor (torch.maximum(x, 0.0), "
-                      "logical_and(x, 2), atan2/hypot/fmax(x, 1)) computes as the operator would",
-    "bool_kernel": "a bool (or integer) input PyTorch has no kernel for (argmax/argmin/topk/relu/round of bool, "
-                   "an integer add with a float alpha, x ** bool_tensor's backward) computes",
-    "empty_extreme_error_type": "amax/amin over an empty dim raise ValueError (tinyattn/ops.py's Amax), PyTorch "
-                                "IndexError",
     "error_order": "both raise, for different reasons: tinyattn checks the dtype before the shape or dim",
-    "int_dtype_autograd": "cumsum/cumprod(dtype=<integer>) of a tensor that requires grad computes (without grad); "
-                          "PyTorch raises 'Autograd not support dtype'",
-    "uint8_wrap": "full_like(u8, -1) (factories.py) and u8.masked_fill(m, -1) (tensor.py passes the value on "
-                  "unwrapped; masked_fill_ wraps) raise OverflowError; PyTorch wraps round (-1 is 255)",
     "torch_bug": "PyTorch 2.13 itself fails: sgn's backward raises (ZeroTensor), a number ** an empty tensor's "
-                 "backward fails an internal assert, atan2's backward negates a bool input; tinyattn's gradients "
-                 "are 0, empty, and -y / (x^2 + y^2)",
-    "torch_empty_dim": "PyTorch's cummax/cummin/roll of an empty tensor accept any dim; tinyattn checks it",
+                 "backward fails an internal assert, atan2's backward negates a bool input, x ** a bool tensor's "
+                 "backward subtracts a bool, x ** False has a NaN gradient at 0; tinyattn's gradients are 0, empty, "
+                 "-y / (x^2 + y^2), and 0",
+    "torch_empty_unchecked": "PyTorch checks nothing on some empty tensors: cummax/cummin/roll accept any dim, "
+                             "softmax/log_softmax/cumsum(dtype=torch.bool) of an empty integer or bool tensor return "
+                             "it; tinyattn checks an empty tensor as any other",
     "remainder_grad": "x % y passes y the gradient -floor(x / y) g; PyTorch's backward raises (not implemented)",
-    "masked_fill_broadcast": "out-of-place masked_fill with a mask larger than x raises; PyTorch broadcasts x to the "
-                             "mask's shape (Tensor.masked_fill, tensor.py)",
-    "tie_index": "kthvalue/median of equal values: which one's index PyTorch reports follows its sort's internal "
-                 "order; tinyattn reports the first (a stable sort)",
+    "tie_index": "which of equal values' index is reported: kthvalue/median/topk in PyTorch follow its sort's "
+                 "internal order (topk([6, 1, 6], 1) picks index 0, topk([-6, 1, -2, -2], 2) index 3); tinyattn "
+                 "reports the first (a stable sort); the gradient follows the index. median() without dim: PyTorch "
+                 "splits the gradient among the entries equal to the median, tinyattn gives it to one",
     "torch_uint8_backward": "PyTorch's atan2 backward negates a uint8 input with wrap-around (-10 -> 246): its "
                             "gradient is wrong; tinyattn's is -y / (x^2 + y^2)",
     "max_nan_grad": "x.max()/x.min() (no dim) over NaNs: tinyattn's gradient is amax's (NaN everywhere); PyTorch's "
                     "max() splits it among the NaNs. The fix is in Tensor.max (tensor.py)",
+    "nonfinite_grad": "gradients of a program whose float input holds NaN or +-inf, where the two engines' formulas "
+                      "differ in which of NaN/inf/0 comes out (cumprod's with an inf, prod's of one inf, a negative "
+                      "p-norm's at 0): no derivative exists there",
 }
 
 
@@ -603,6 +599,7 @@ def classify(program: Program, diffs: list) -> str:
     """The OPEN_CLASSES name of a program's differences, or "other" (a difference no class explains)."""
     text = " ".join(detail for _, detail in diffs)
     kinds = {k for k, _ in diffs}
+    special = any(v in program.source() for v in ("nan", "inf"))
     rules = [
         ("numpy_warning", "warn" in kinds or "tinyattn ('RuntimeWarning'" in text),
         ("int_mean", "mean(): could not infer output dtype" in text and "Input dtype" in text),
@@ -611,22 +608,20 @@ def classify(program: Program, diffs: list) -> str:
         ("softmax_nonfinite", "contain NaN or +inf" in text or "every entry is -inf" in text),
         ("var_no_dof", "leaves no degrees of freedom" in text),
         ("masked_fill_int_float", "can not hold" in text),
-        ("accepts_number", "must be Tensor, not" in text or "invalid combination of arguments - got (" in text),
-        ("bool_kernel", any(s in text for s in ("does not support bool", "Boolean inputs", "Bool",
-                                                "bool dtypes", "For integral input tensors", "with a bool tensor"))),
-        ("empty_extreme_error_type", "amax/amin: the reduced dim(s)" in text),
-        ("int_dtype_autograd", "Autograd not support dtype" in text),
-        ("uint8_wrap", "out of bounds for uint8" in text),
         ("remainder_grad", "derivative for aten::remainder" in text),
-        ("masked_fill_broadcast", program.family == "select:masked_fill" and "does not broadcast to" in text),
-        ("tie_index", program.family in ("scan:kthvalue", "reduce:median") and kinds == {"value"}),
+        ("tie_index", (program.family in ("scan:kthvalue", "reduce:median") and kinds <= {"value", "grad"})
+         or (program.family == "scan:topk" and kinds == {"value"} and text.startswith("result 1:"))),
         ("torch_uint8_backward", program.family == "binary:atan2" and "uint8" in program.source()
          and kinds == {"grad"}),
         ("max_nan_grad", program.family in ("reduce:max", "reduce:min") and kinds == {"grad"}
          and "nan" in program.source() and program.stmts[-1].endswith(("max()", "min()", "(x1)"))),
         ("torch_bug", "ZeroTensor" in text or "INTERNAL ASSERT FAILED" in text
-         or "backward: tinyattn None | torch RuntimeError: Negation" in text),
-        ("torch_empty_dim", "torch.zeros((" in program.source() and "is out of range" in text and "torch None" in text),
+         or "backward: tinyattn None | torch RuntimeError: Negation" in text
+         or "backward: tinyattn None | torch RuntimeError: Subtraction" in text
+         or (program.stmts[-1].endswith(" ** False") and kinds == {"grad"})),
+        ("torch_empty_unchecked", "torch.zeros((" in program.source() and "torch None" in text
+         and ("is out of range" in text or "not implemented for" in text)),
+        ("nonfinite_grad", kinds == {"grad"} and (special or program.stmts[-1].split(".norm(")[-1][:1] == "-")),
         ("error_order", kinds == {"exc_type"}),
     ]
     return next((name for name, hit in rules if hit), "other")

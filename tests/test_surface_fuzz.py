@@ -55,13 +55,11 @@ def test_the_recorded_programs_cover_the_surface():
 # Programs that still differ from PyTorch, each with its class (sf.OPEN_CLASSES says why each is left).
 # The last test fails once one of them matches, so this table is always exactly what is open.
 OPEN = {
-    14: 'remainder_grad', 30: 'accepts_number', 37: 'var_no_dof', 80: 'torch_bug', 110: 'var_no_dof',
-    114: 'numpy_warning', 118: 'torch_empty_dim', 127: 'accepts_number', 133: 'var_no_dof',
-    137: 'floor_divide_grad', 175: 'bool_kernel', 187: 'numpy_warning', 228: 'floor_divide_grad',
-    269: 'accepts_number', 282: 'torch_bug', 291: 'bool_kernel', 299: 'accepts_number', 303: 'floor_divide_grad',
-    312: 'floor_divide_grad', 354: 'numpy_warning', 362: 'int_mean', 377: 'accepts_number',
-    481: 'torch_empty_dim', 488: 'numpy_warning', 511: 'accepts_number', 516: 'int_mean', 519: 'numpy_warning',
-    541: 'accepts_number', 546: 'var_no_dof', 548: 'empty_extreme_error_type', 583: 'accepts_number',
+    14: 'remainder_grad', 37: 'var_no_dof', 80: 'torch_bug', 110: 'var_no_dof', 114: 'numpy_warning',
+    118: 'torch_empty_unchecked', 133: 'var_no_dof', 137: 'floor_divide_grad', 187: 'numpy_warning',
+    228: 'floor_divide_grad', 282: 'torch_bug', 303: 'floor_divide_grad', 312: 'floor_divide_grad',
+    354: 'numpy_warning', 362: 'int_mean', 481: 'torch_empty_unchecked', 488: 'numpy_warning', 516: 'int_mean',
+    519: 'numpy_warning', 546: 'var_no_dof',
 }
 
 

@@ -229,9 +229,10 @@ class InplaceMixin:
         return self._inplace("zero_", 0, region=False)
 
     def fill_(self, value):
+        v = promotion.fill_number(_number(value, "fill_"), self._data.dtype)  # (u8.fill_(-1) is 255, 256 overflows)
         if isinstance(value, autograd.Tensor):  # (PyTorch's fill_ with a tensor copies it: an expanded self is refused)
-            return self._inplace("fill_", value if value._rg else _number(value, "fill_"))
-        return self._inplace("fill_", _number(value, "fill_"), region=False)
+            return self._inplace("fill_", value if value._rg else v)
+        return self._inplace("fill_", v, region=False)
 
     def copy_(self, src):
         # from its very own elements (e.copy_(e), even expanded) PyTorch writes nothing, so checks no overlap;
@@ -281,7 +282,7 @@ class InplaceMixin:
 
     def masked_fill_(self, mask, value):
         """Where ``mask`` (bool, broadcast to self's shape) is True, put ``value``."""
-        m, v = self._fill_args(mask, value, "masked_fill_")
+        _, m, v = self._fill_args(mask, value, "masked_fill_")
         if isinstance(value, autograd.Tensor) and value._rg or not self._in_graph("masked_fill_", value, region=False):
             return self._inplace("masked_fill_", value if isinstance(value, autograd.Tensor) else v, where=m, region=False)
         return self._commit(MaskedFill.apply(self, mask=m, value=v))
@@ -296,7 +297,8 @@ class InplaceMixin:
         if idx.size and (idx.min() < -n or idx.max() >= n):
             raise IndexError(f"index_fill_: index holds {int(idx.max() if idx.max() >= n else idx.min())}, "
                              f"out of range for dim {dim} of size {n}")
-        return self._inplace("index_fill_", _number(value, "index_fill_"), index=(slice(None),) * d + (idx,), region=False)
+        v = promotion.fill_number(_number(value, "index_fill_"), self._data.dtype)
+        return self._inplace("index_fill_", v, index=(slice(None),) * d + (idx,), region=False)
 
     def scatter_(self, dim: int, index, src):
         """Gather's inverse: self[index[i][j]][j] = src[i][j] for dim=0, self[i][index[i][j]] = src[i][j] for dim=1.

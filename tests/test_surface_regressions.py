@@ -462,3 +462,120 @@ def test_relu_passes_and_abs_stops_the_gradient_at_a_nan():
     x.grad = None
     (x.abs() * torch.tensor([1.0, 2.0, 3.0])).sum().backward()
     assert x.grad.tolist() == [0.0, -2.0, 3.0]
+
+
+# --- found by the widened generator (views, in-place writes, torch.nn.functional) ---------------------------
+def _softmax_rows(z: np.ndarray) -> np.ndarray:
+    e = np.exp(z - z.max(-1, keepdims=True))
+    return e / e.sum(-1, keepdims=True)
+
+
+@pytest.mark.parametrize("reduction", ["sum", "mean"])
+def test_cross_entropy_with_classes_at_dim_1_and_a_batch_of_one_has_the_right_gradient(reduction):
+    """Logits (1, C, d), contiguous: the gradient is softmax - onehot at every position (it lost the -1 once)."""
+    z = np.array([[[1.42, 0.17, 0.3], [-2.73, -1.62, 0.9], [-2.85, 2.63, -0.4]]])  # (N=1, C=3, d=3)
+    t = [[2, 0, 1]]
+    x = torch.tensor(z.tolist(), dtype=torch.float64, requires_grad=True)
+    torch.nn.functional.cross_entropy(x, torch.tensor(t), reduction=reduction).backward()
+    p = _softmax_rows(np.moveaxis(z, 1, -1))  # (1, d, C)
+    p[0, np.arange(3), t[0]] -= 1
+    want = np.moveaxis(p, -1, 1) / (3 if reduction == "mean" else 1)
+    np.testing.assert_allclose(x.grad.numpy(), want, rtol=1e-10, atol=1e-12)
+    assert abs(float(x.grad.sum())) < 1e-12  # each position's softmax - onehot sums to 0
+
+
+@pytest.mark.parametrize("call", [lambda e: e.add_(1), lambda e: e.relu_(), lambda e: e.clamp_(0, 0),
+                                  lambda e: e.exp_(), lambda e: e.mul_(torch.ones(1)), lambda e: e.zero_(),
+                                  lambda e: e.transpose(0, -1).sub_(0.5), lambda e: e.copy_(torch.ones(2, 0))])
+def test_in_place_writes_into_an_empty_tensor_write_nothing(call):
+    e = torch.zeros(2, 0)
+    assert call(e).shape in ((2, 0), (0, 2)) and e.shape == (2, 0)  # (once refused: 'more than one element ...')
+
+
+def test_a_comparison_into_an_empty_out():
+    o = torch.zeros((2, 0), dtype=torch.bool)
+    assert torch.eq(torch.zeros(2, 0), torch.zeros(1, 0), out=o).shape == (2, 0)
+
+
+def test_copy_casts_into_selfs_dtype_and_refuses_to_grow():
+    u = torch.tensor([[9], [6], [6]], dtype=torch.uint8)
+    u[0].copy_(torch.tensor([2.7], requires_grad=True))  # a float with grad into an int view: truncated, no graph
+    assert u.tolist() == [[2], [6], [6]]
+    b = torch.tensor([True, False])
+    b.copy_(torch.tensor([0.0, 0.5]))
+    assert b.tolist() == [False, True]
+    with pytest.raises(RuntimeError, match="doesn't match the broadcast shape"):
+        torch.zeros(3).copy_(torch.ones(2, 3))
+
+
+def test_zero_of_a_bool_tensor_and_index_fill_of_a_0d_tensor():
+    assert torch.tensor([True, True]).zero_().tolist() == [False, False]
+    assert torch.tensor(2.5).index_fill_(0, torch.tensor([0]), -1.0).item() == -1.0
+    assert torch.tensor(2.0).index_add(0, torch.tensor([0]), torch.tensor(3.0)).item() == 5.0
+
+
+def test_in_place_results_that_self_cannot_hold_are_refused():
+    for call in (lambda x: x.exp_(), lambda x: x.sigmoid_(), lambda x: x.clamp_(0.5, 1), lambda x: x.add_(0.5)):
+        with pytest.raises(RuntimeError, match="result type Float can't be cast to the desired output type"):
+            call(torch.tensor([1, 2]))
+    with pytest.raises(RuntimeError, match="doesn't match the broadcast shape"):
+        torch.tensor(1.0).sub_(torch.ones(1))  # a 0-d self cannot grow to (1,)
+    with pytest.raises((RuntimeError, ValueError)):
+        torch.ones(3).tril_()
+
+
+def test_in_place_integer_arithmetic_wraps_like_out_of_place():
+    u = torch.tensor([3, 5], dtype=torch.uint8)
+    u.add_(torch.tensor([7], dtype=torch.uint8), alpha=-1)
+    assert u.tolist() == [(3 - 7) % 256, (5 - 7) % 256]
+    v = torch.tensor([3], dtype=torch.uint8)
+    v.sub_(torch.tensor([-1]))  # an int64 operand, written back into uint8
+    assert v.tolist() == [4]
+    w = torch.tensor([5, 11, 0, 250], dtype=torch.uint8)
+    assert w.clone().clamp_(-3, -2).tolist() == [253] * 4 == w.clamp(-3, -2).tolist()  # -3 is 253, -2 is 254
+
+
+def test_index_add_refuses_a_source_of_the_wrong_shape():
+    with pytest.raises(RuntimeError, match="source tensor shape must match self tensor shape"):
+        torch.zeros(1, 3).index_add(0, torch.tensor([0]), torch.ones(1, 2))  # (once: a silent partial add)
+    out = torch.zeros(2, 3).index_add(1, torch.tensor([0, 2]), torch.ones(2, 2))
+    assert out.tolist() == [[1.0, 0.0, 1.0], [1.0, 0.0, 1.0]]
+
+
+def test_gelu_tanh_of_a_0d_tensor():
+    def gelu(v):
+        return 0.5 * v * (1 + math.tanh(math.sqrt(2 / math.pi) * (v + 0.044715 * v ** 3)))
+    assert abs(torch.nn.functional.gelu(torch.tensor(0.32, dtype=torch.float16), approximate="tanh").item()
+               - gelu(0.32)) < 2e-3
+    x = torch.tensor(0.32, dtype=torch.float64, requires_grad=True)
+    torch.nn.functional.gelu(x, approximate="tanh").backward()
+    assert abs(x.grad.item() - (gelu(0.32 + 1e-6) - gelu(0.32 - 1e-6)) / 2e-6) < 1e-8
+
+
+def test_glu_and_layer_norm_of_empty_tensors():
+    assert torch.nn.functional.glu(torch.zeros(0, 2), -2).shape == (0, 2)
+    x = torch.zeros(0, 3, requires_grad=True)
+    w = torch.ones(3, requires_grad=True)
+    y = torch.nn.functional.layer_norm(x, (3,), w)
+    y.sum().backward()
+    assert y.shape == (0, 3) and x.grad.shape == (0, 3) and w.grad.tolist() == [0.0, 0.0, 0.0]
+    assert torch.nn.functional.layer_norm(torch.zeros(2, 0), (0,)).shape == (2, 0)
+
+
+def test_float_power_of_a_number_and_softmax_dtype_and_softmin_of_a_mask():
+    out = torch.float_power(-2, torch.tensor([[1, 3]], dtype=torch.uint8))
+    assert out.dtype == torch.float64 and out.tolist() == [[-2.0, -8.0]]  # (once: -2 wrapped to 254 first)
+    x = torch.tensor([0.5, 1.5], dtype=torch.float16)
+    for fn in (torch.nn.functional.softmax, torch.nn.functional.log_softmax):
+        assert fn(x, dim=-1, dtype=torch.float64).dtype == torch.float64
+    p = torch.nn.functional.softmax(x, dim=-1, dtype=torch.float64)
+    assert abs(p[1].item() - 1 / (1 + math.exp(-1.0))) < 1e-12
+    with pytest.raises(RuntimeError, match="Negation, the `-` operator, on a bool tensor is not supported"):
+        torch.nn.functional.softmin(torch.tensor([True, False]), dim=0, dtype=torch.float64)
+
+
+def test_kl_div_of_a_negative_target_is_nan_not_zero():
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # (log of a negative number)
+        out = torch.nn.functional.kl_div(torch.tensor([0.5, -1.0]), torch.tensor([-0.5, 0.25]), reduction="none")
+    assert math.isnan(out[0].item()) and abs(out[1].item() - 0.25 * (math.log(0.25) + 1.0)) < 1e-6

@@ -161,6 +161,8 @@ def fill_number(v, dt: np.dtype):
     overflow error, not a silently wrapped value. (Arithmetic differs: u8 + 300 wraps, as number_as does.)"""
     dt = np.dtype(dt)
     v = v.item() if isinstance(v, np.generic) else v
+    if dt.kind == "b" and isinstance(v, (int, float)):
+        return bool(v)  # (any nonzero number is True, as PyTorch's fill of a bool tensor)
     if dt.kind == "f" and isinstance(v, (int, float)):
         with np.errstate(over="ignore"):  # (1e40 in float16 is inf, silently, as PyTorch's)
             return dt.type(v)
@@ -190,18 +192,23 @@ def _key(dt: np.dtype) -> str:
 _CATEGORY = {"b": 0, "u": 1, "i": 1, "f": 2, "c": 3}
 
 
+def writable(dt: np.dtype, own: np.dtype) -> None:
+    """An in-place op's result of dtype ``dt`` can be written into a tensor of dtype ``own`` unless it is of a
+    higher category (bool < int < float < complex): i32.add_(0.5), i64.exp_(), u8.clamp_(0.5) are refused."""
+    if _CATEGORY[dt.kind] > _CATEGORY[own.kind]:
+        raise RuntimeError(f"result type {_TORCH_NAME[_key(dt)]} can't be cast to the desired output type "
+                           f"{_TORCH_NAME[_key(own)]}")
+
+
 def inplace_operand(op: str, x, other):
     """``other`` ready for ``x op= other`` (``x.add_(other)``): the table's dtype for the pair (a Python number
     wrapped into it, so u8 += -1 wraps), refused where the result could not be written back into x's dtype
     (a bool x += an int, an int x /= anything), as PyTorch refuses."""
     dt = op_dtype(op, x, other)
-    own = x._data.dtype
-    if _CATEGORY[dt.kind] > _CATEGORY[own.kind]:
-        raise RuntimeError(f"result type {_TORCH_NAME[_key(dt)]} can't be cast to the desired output type "
-                           f"{_TORCH_NAME[_key(own)]}")
+    writable(dt, x._data.dtype)
     if isinstance(other, (bool, int, float)):
         return number_as(other, dt)
-    return other._data if isinstance(other, autograd.Tensor) else _as_array(other)
+    return (other._data if isinstance(other, autograd.Tensor) else _as_array(other)).astype(dt, copy=False)
 
 
 # ----------------------------------------------------------------------------------------------

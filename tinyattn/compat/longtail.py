@@ -300,6 +300,12 @@ class LongTailMixin:
                                "have the same scalar type")
         d = _norm_dim(dim, self.ndim, "index_add")
         idx = np.asarray(index._data if isinstance(index, autograd.Tensor) else index).reshape(-1)
+        want = self.shape[:d] + (idx.size,) + self.shape[d + 1:] if self.ndim else ()
+        if source.shape != want:  # (scatter_add would take any smaller source: a silent partial add)
+            raise RuntimeError(f"source tensor shape must match self tensor shape, excluding the specified dimension. "
+                               f"Got self.shape = {list(self.shape)} source.shape = {list(source.shape)}")
+        if not self.ndim:  # a 0-d tensor: its one element, index 0, as a (1,) one
+            return self.reshape(1).index_add(0, index, source.reshape(1), alpha=alpha).reshape(())
         where = [1] * source.ndim
         if source.ndim:
             where[d] = -1

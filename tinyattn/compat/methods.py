@@ -333,15 +333,17 @@ class MethodsMixin(LongTailMixin):
 
     def tril(self, diagonal: int = 0) -> "Tensor":
         """Keep the lower triangle (j <= i + diagonal) of the last two dims, zero the rest."""
-        if self.ndim < 2:
-            raise ValueError(f"tril needs at least 2 dims, got shape {self.shape}")
-        return Tri.apply(self, k=diagonal, upper=False)
+        return self._last_two("tril") and Tri.apply(self, k=diagonal, upper=False)
 
     def triu(self, diagonal: int = 0) -> "Tensor":
         """Keep the upper triangle (j >= i + diagonal) of the last two dims, zero the rest."""
+        return self._last_two("triu") and Tri.apply(self, k=diagonal, upper=True)
+
+    def _last_two(self, op: str) -> tuple:
+        """The last two dims, the matrices tril/triu (and tril_/triu_) act on; fewer dims are refused."""
         if self.ndim < 2:
-            raise ValueError(f"triu needs at least 2 dims, got shape {self.shape}")
-        return Tri.apply(self, k=diagonal, upper=True)
+            raise ValueError(f"{op} needs at least 2 dims, got shape {self.shape}")
+        return self.shape[-2:]
 
     def cumsum(self, dim: int) -> "Tensor":
         """y_i = x_0 + ... + x_i along ``dim``;  shape unchanged."""
@@ -623,11 +625,11 @@ class MethodsMixin(LongTailMixin):
         return self.new_zeros(*size, dtype=dtype, requires_grad=requires_grad, device=device)
 
     def triu_(self, diagonal: int = 0) -> "Tensor":
-        keep = np.triu(np.ones(self.shape[-2:], dtype=bool), diagonal)
+        keep = np.triu(np.ones(self._last_two("triu_"), dtype=bool), diagonal)
         return self.masked_fill_(autograd.Tensor._make(~keep), 0)
 
     def tril_(self, diagonal: int = 0) -> "Tensor":
-        keep = np.tril(np.ones(self.shape[-2:], dtype=bool), diagonal)
+        keep = np.tril(np.ones(self._last_two("tril_"), dtype=bool), diagonal)
         return self.masked_fill_(autograd.Tensor._make(~keep), 0)
 
     def masked_select(self, mask) -> "Tensor":

@@ -40,13 +40,18 @@ def test_the_recorded_programs_cover_the_surface():
     """Every family, every dtype, 0-d and empty inputs, NaN/inf, numbers on the left, and both outcomes
     (raise / compute) occur among the recorded programs, most of them often."""
     fams = {p["family"].split(":")[0] for p in PROGRAMS.values()}
-    assert fams == {"unary", "binary", "reduce", "scan", "select"}
+    assert fams == {"unary", "binary", "reduce", "scan", "select", "inplace", "functional"}
     text = "\n".join("\n".join(p["stmts"]) for p in PROGRAMS.values())
     for dt in sf.DTYPES:
         assert text.count(f"dtype=torch.{dt}") > 40, dt
-    for needle in ("nan", "inf", "torch.zeros((0,", "torch.tensor(True", "keepdim=True", "dtype=torch.float64)"):
-        assert needle in text, needle
-    assert len(re.findall(r"out = (-?[\d.]+|True|False) \S+ x\d", text)) > 10  # a Python number on the left
+    for needle in ("nan", "inf", "torch.zeros((0,", "torch.tensor(True", "keepdim=True", "dtype=torch.float64)",
+                   ".transpose(0, -1)", "[..., ::2]", ".expand(", "b = x1.clone()", "out = (b, w)", "out=o",
+                   "torch.nn.functional.cross_entropy(", "label_smoothing=", "p=0.0"):
+        assert needle in text, needle  # views (non-contiguous inputs), in-place writes through views, F, out=
+    zero_d = sum(bool(re.search(r"= torch\.tensor\([-\w.]+, dtype", "\n".join(p["stmts"]))) for p in PROGRAMS.values())
+    assert zero_d > 0.15 * len(PROGRAMS)  # a 0-d input in a fair share of the programs
+    left = r"out = (-?[\d.]+|True|False) \S+ [xv]\d|out = torch\.\w+\((-?[\d.]+|True|False), [xv]\d"
+    assert len(re.findall(left, text)) > 10  # a Python number on the left (x op y or torch.op(number, x))
     raised = sum(p["torch"]["raised"] is not None for p in PROGRAMS.values())
     assert 0.05 * len(PROGRAMS) < raised < 0.5 * len(PROGRAMS)
     assert sum(bool(p["torch"]["grads"]) for p in PROGRAMS.values()) > 100
@@ -55,13 +60,13 @@ def test_the_recorded_programs_cover_the_surface():
 # Programs that still differ from PyTorch, each with its class (sf.OPEN_CLASSES says why each is left).
 # The last test fails once one of them matches, so this table is always exactly what is open.
 OPEN = {
-    14: 'remainder_grad', 30: 'accepts_number', 37: 'var_no_dof', 80: 'torch_bug', 110: 'var_no_dof',
-    114: 'numpy_warning', 118: 'torch_empty_dim', 127: 'accepts_number', 133: 'var_no_dof',
-    137: 'floor_divide_grad', 175: 'bool_kernel', 187: 'numpy_warning', 228: 'floor_divide_grad',
-    269: 'accepts_number', 282: 'torch_bug', 291: 'bool_kernel', 299: 'accepts_number', 303: 'floor_divide_grad',
-    312: 'floor_divide_grad', 354: 'numpy_warning', 362: 'int_mean', 377: 'accepts_number',
-    481: 'torch_empty_dim', 488: 'numpy_warning', 511: 'accepts_number', 516: 'int_mean', 519: 'numpy_warning',
-    541: 'accepts_number', 546: 'var_no_dof', 548: 'empty_extreme_error_type', 583: 'accepts_number',
+    1: 'nn_float_input', 61: 'error_order', 63: 'nn_float_input', 80: 'torch_bug', 84: 'nn_float_input',
+    126: 'nn_float_input', 166: 'numpy_warning', 170: 'nn_float_input', 179: 'loss_rule',
+    194: 'torch_empty_unchecked', 195: 'numpy_warning', 234: 'int_mean', 241: 'int_mean', 272: 'var_no_dof',
+    299: 'var_no_dof', 310: 'loss_rule', 339: 'nn_float_input', 375: 'loss_rule', 402: 'error_order',
+    403: 'softmax_nonfinite', 410: 'error_order', 420: 'loss_rule', 484: 'nn_float_input',
+    489: 'masked_fill_int_float', 498: 'loss_target_dtype', 509: 'loss_rule', 512: 'numpy_warning',
+    519: 'numpy_warning', 534: 'nn_float_input', 545: 'error_order', 585: 'nn_float_input',
 }
 
 

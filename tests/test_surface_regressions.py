@@ -291,3 +291,291 @@ def test_tensor_only_arguments_refuse_a_number_with_a_type_error(call):
 def test_glu_refuses_a_scalar():
     with pytest.raises(RuntimeError, match="glu does not support scalars"):
         torch.nn.functional.glu(torch.tensor(0.7))
+
+
+# --- fill values: one rule (promotion.fill_number) for full, full_like, fill_, masked_fill, index_fill ------
+U8_MASK = [True, False]
+FILLS = {  # how each fills a uint8 tensor [1, 2] with v
+    "full_like": lambda u, v: torch.full_like(u, v),
+    "full": lambda u, v: torch.full((2,), v, dtype=torch.uint8),
+    "fill_": lambda u, v: u.clone().fill_(v),
+    "masked_fill": lambda u, v: u.masked_fill(torch.tensor(U8_MASK), v),
+    "masked_fill_": lambda u, v: u.clone().masked_fill_(torch.tensor(U8_MASK), v),
+    "index_fill": lambda u, v: u.index_fill(0, torch.tensor([0]), v),
+}
+
+
+@pytest.mark.parametrize("how", sorted(FILLS))
+@pytest.mark.parametrize("v", [-1, -255, 255, 0, True])
+def test_an_int_fill_in_uint8_range_or_down_to_minus_255_wraps(how, v):
+    want = int(v) % 256  # two's complement by hand: -1 is 255, -255 is 1
+    out = FILLS[how](torch.tensor([1, 2], dtype=torch.uint8), v)
+    assert out.dtype == torch.uint8
+    full = how in ("full_like", "full", "fill_")
+    assert out.tolist() == ([want, want] if full else [want, 2])
+
+
+@pytest.mark.parametrize("how", sorted(FILLS))
+@pytest.mark.parametrize("v", [256, -256, 300, -1.0, 255.5, float("nan"), float("inf")])
+def test_a_fill_out_of_uint8_range_raises_instead_of_wrapping(how, v):
+    u = torch.tensor([1, 2], dtype=torch.uint8)
+    if how.startswith("masked_fill") and isinstance(v, float) and not float(v).is_integer():
+        return  # (a non-integer float into an integer masked_fill is docs/pytorch.md's TypeError here)
+    with pytest.raises(RuntimeError, match="value cannot be converted to type uint8_t without overflow"):
+        FILLS[how](u, v)
+
+
+def test_fill_values_in_other_integer_dtypes_are_range_checked_and_truncated():
+    i32 = torch.tensor([1], dtype=torch.int32)
+    assert torch.full_like(i32, -2 ** 31).tolist() == [-2 ** 31]
+    for v in (2 ** 31, -2 ** 31 - 1, 2147483647.5):
+        with pytest.raises(RuntimeError, match="value cannot be converted to type int without overflow"):
+            torch.full_like(i32, v)
+    assert torch.full_like(torch.tensor([7], dtype=torch.uint8), 2.9).tolist() == [2]  # toward 0
+    assert torch.full_like(i32, -2.9).tolist() == [-2]
+    assert torch.full((1,), 1e40, dtype=torch.float16).tolist() == [math.inf]
+
+
+def test_out_of_place_masked_fill_broadcasts_self_to_the_mask():
+    x = torch.tensor([[1.0], [2.0], [3.0]], requires_grad=True)  # (3, 1)
+    mask = [[True, False], [False, False], [True, True]]  # (3, 2)
+    out = x.masked_fill(torch.tensor(mask), -1.0)
+    want = np.where(mask, -1.0, np.broadcast_to([[1.0], [2.0], [3.0]], (3, 2)))
+    assert out.shape == (3, 2) and out.tolist() == want.tolist()
+    out.sum().backward()  # each x[i] reaches the row's unmasked entries
+    assert x.grad.tolist() == [[1.0], [2.0], [0.0]]
+    with pytest.raises(RuntimeError if "tinyattn" not in torch.__name__ else ValueError):
+        torch.zeros(3, 1).masked_fill_(torch.tensor(mask), 0.0)  # in place, self cannot grow
+
+
+# --- ops PyTorch has no bool kernel for refuse a bool tensor; max/min along a dim still compute --------------
+@pytest.mark.parametrize("call", [lambda b: b.abs(), lambda b: torch.floor(b), lambda b: b.ceil(), lambda b: b.round(),
+                                  lambda b: torch.trunc(b), lambda b: b.relu(), lambda b: torch.relu(b),
+                                  lambda b: b.argmax(), lambda b: torch.argmin(b, 0), lambda b: b.topk(1),
+                                  lambda b: b.cumsum(0, dtype=torch.bool)])
+def test_ops_without_a_bool_kernel_refuse_a_mask(call):
+    with pytest.raises((NotImplementedError, RuntimeError), match="(Bool|bool)"):
+        call(torch.tensor([True, False, True]))
+
+
+def test_max_and_min_along_a_dim_of_a_mask_compute():
+    m = torch.tensor([[False, True, True], [False, False, False]])
+    values, indices = m.max(1)
+    assert values.tolist() == [True, False] and indices.tolist() == [1, 0]  # the first of equal entries
+    assert m.min(0).values.tolist() == [False, False, False]
+
+
+def test_an_integer_dtype_argument_on_a_tensor_that_requires_grad_is_refused():
+    x = torch.tensor([1.5, 2.5], requires_grad=True)
+    for call in (lambda: x.sum(dtype=torch.int64), lambda: x.cumsum(0, dtype=torch.int32),
+                 lambda: x.prod(dtype=torch.uint8), lambda: x.nansum(dtype=torch.bool)):
+        with pytest.raises(RuntimeError, match="Autograd not support dtype"):
+            call()
+    with torch.no_grad():
+        assert x.sum(dtype=torch.int64).tolist() == 3  # 1 + 2, each truncated first
+    assert x.detach().cumsum(0, dtype=torch.int32).tolist() == [1, 3]
+
+
+# --- the extremes of nothing: PyTorch's exception types --------------------------------------------------
+@pytest.mark.parametrize("name", ["amax", "amin", "max", "min"])
+def test_extremes_of_nothing_raise_pytorchs_errors(name):
+    with pytest.raises(IndexError, match="Expected reduction dim 0 to have non-zero size"):
+        getattr(torch.zeros(0, 3), name)(0)
+    with pytest.raises(RuntimeError, match="Expected reduction dim to be specified for input.numel\\(\\) == 0"):
+        getattr(torch.zeros(0, 3), name)()
+    out = getattr(torch.zeros(0, 3), name)(1)  # an empty result of non-empty slices is fine
+    assert (out if name.startswith("a") else out.values).shape == (0,)
+
+
+@pytest.mark.parametrize("p", [-1, -2, -0.5, math.inf, -math.inf])
+def test_norms_without_an_identity_refuse_an_empty_tensor(p):
+    with pytest.raises(RuntimeError, match="cannot compute the .* norm"):
+        torch.zeros(0).norm(p)
+    with pytest.raises(RuntimeError, match="cannot compute the .* norm"):
+        torch.zeros(2, 0).norm(p, dim=1)
+    assert torch.zeros(2, 0).norm(p, dim=0).shape == (0,)
+    assert torch.zeros(0).norm(1).item() == 0.0 and torch.zeros(0).norm(2).item() == 0.0
+
+
+# --- binary functions PyTorch defines on two tensors refuse a Python number ---------------------------------
+@pytest.mark.parametrize("name", ["maximum", "minimum", "logical_and", "logical_or", "logical_xor", "atan2", "hypot",
+                                  "fmax", "fmin", "isclose"])
+def test_tensor_pair_functions_refuse_a_number_on_either_side(name):
+    x = torch.tensor([0.5, -1.0])
+    fn = getattr(torch, name)
+    for call in (lambda: fn(x, 2.0), lambda: fn(1, x), lambda: fn(x, True), lambda: getattr(x, name)(0)):
+        with pytest.raises(TypeError, match="must be Tensor, not"):
+            call()
+
+
+def test_fmod_takes_a_number_second_but_not_first():
+    x = torch.tensor([5.0, -7.0])
+    assert torch.fmod(x, 2).tolist() == [math.fmod(5, 2), math.fmod(-7, 2)]
+    with pytest.raises(TypeError):
+        torch.fmod(2, x)
+
+
+def test_a_bool_number_first_in_sub_is_refused():
+    with pytest.raises(RuntimeError, match="Subtraction, the `-` operator, with a bool tensor is not supported"):
+        torch.sub(False, torch.tensor([1, 2]))
+
+
+@pytest.mark.parametrize("op", ["|", "&", "^"])
+def test_a_shape_mismatch_is_reported_before_a_missing_kernel(op):
+    a, b = torch.ones(3), torch.ones(4)  # float has no bitwise kernel, and the shapes do not broadcast
+    with pytest.raises((RuntimeError, ValueError), match="(must match the size|do not broadcast)"):
+        eval(f"a {op} b")
+
+
+# --- integer division of an empty tensor divides nothing ----------------------------------------------------
+@pytest.mark.parametrize("call", [lambda e: e // 0, lambda e: e % 0, lambda e: torch.fmod(e, 0),
+                                  lambda e: torch.remainder(e, torch.tensor(False)), lambda e: e.div(0, rounding_mode="trunc")])
+def test_integer_division_by_zero_of_an_empty_tensor_is_empty(call):
+    out = call(torch.zeros((2, 0), dtype=torch.int64))
+    assert out.shape == (2, 0) and out.dtype == torch.int64
+    with pytest.raises((ZeroDivisionError, RuntimeError)):
+        call(torch.ones(2, dtype=torch.int64))
+
+
+def test_topk_of_equal_values_and_median_of_nothing_and_bincounts_half_weights():
+    assert torch.tensor([6, 1, 6]).topk(1).indices.tolist() == [0]
+    assert torch.tensor([9, 9, 250], dtype=torch.uint8).topk(3).indices.tolist() == [2, 0, 1]
+    assert torch.zeros(0, dtype=torch.bool).median().item() is True
+    assert torch.zeros(0, dtype=torch.int64).median().item() == np.iinfo(np.int64).min
+    w = torch.tensor([1.5, 2.0, 0.25], dtype=torch.float16)
+    out = torch.tensor([2, 0, 2]).bincount(weights=w)
+    assert out.dtype == torch.float64 and out.tolist() == [2.0, 0.0, 1.75]  # half weights sum in float64
+    assert torch.tensor([1]).bincount(weights=torch.tensor([0.5])).dtype == torch.float32
+
+
+def test_xlogy_gradient_where_x_is_zero_and_y_has_no_log_is_zero():
+    (gx, _), w = _grad(torch.xlogy, np.array([0.0, 0.0, 1.0]), np.array([-2.0, 0.0, 0.5]))
+    assert gx.tolist() == [0.0, 0.0, w[2] * math.log(0.5)]  # 0 log y is 0 for every y, so no slope in x at 0
+
+
+def test_relu_passes_and_abs_stops_the_gradient_at_a_nan():
+    """PyTorch's conventions where no derivative exists: relu's backward masks only entries <= 0 (a NaN is not),
+    abs's is g sgn(x) with sgn(NaN) = 0."""
+    x = torch.tensor([float("nan"), -1.0, 2.0], requires_grad=True)
+    (x.relu() * torch.tensor([1.0, 2.0, 3.0])).sum().backward()
+    assert x.grad.tolist() == [1.0, 0.0, 3.0]
+    x.grad = None
+    (x.abs() * torch.tensor([1.0, 2.0, 3.0])).sum().backward()
+    assert x.grad.tolist() == [0.0, -2.0, 3.0]
+
+
+# --- found by the widened generator (views, in-place writes, torch.nn.functional) ---------------------------
+def _softmax_rows(z: np.ndarray) -> np.ndarray:
+    e = np.exp(z - z.max(-1, keepdims=True))
+    return e / e.sum(-1, keepdims=True)
+
+
+@pytest.mark.parametrize("reduction", ["sum", "mean"])
+def test_cross_entropy_with_classes_at_dim_1_and_a_batch_of_one_has_the_right_gradient(reduction):
+    """Logits (1, C, d), contiguous: the gradient is softmax - onehot at every position (it lost the -1 once)."""
+    z = np.array([[[1.42, 0.17, 0.3], [-2.73, -1.62, 0.9], [-2.85, 2.63, -0.4]]])  # (N=1, C=3, d=3)
+    t = [[2, 0, 1]]
+    x = torch.tensor(z.tolist(), dtype=torch.float64, requires_grad=True)
+    torch.nn.functional.cross_entropy(x, torch.tensor(t), reduction=reduction).backward()
+    p = _softmax_rows(np.moveaxis(z, 1, -1))  # (1, d, C)
+    p[0, np.arange(3), t[0]] -= 1
+    want = np.moveaxis(p, -1, 1) / (3 if reduction == "mean" else 1)
+    np.testing.assert_allclose(x.grad.numpy(), want, rtol=1e-10, atol=1e-12)
+    assert abs(float(x.grad.sum())) < 1e-12  # each position's softmax - onehot sums to 0
+
+
+@pytest.mark.parametrize("call", [lambda e: e.add_(1), lambda e: e.relu_(), lambda e: e.clamp_(0, 0),
+                                  lambda e: e.exp_(), lambda e: e.mul_(torch.ones(1)), lambda e: e.zero_(),
+                                  lambda e: e.transpose(0, -1).sub_(0.5), lambda e: e.copy_(torch.ones(2, 0))])
+def test_in_place_writes_into_an_empty_tensor_write_nothing(call):
+    e = torch.zeros(2, 0)
+    assert call(e).shape in ((2, 0), (0, 2)) and e.shape == (2, 0)  # (once refused: 'more than one element ...')
+
+
+def test_a_comparison_into_an_empty_out():
+    o = torch.zeros((2, 0), dtype=torch.bool)
+    assert torch.eq(torch.zeros(2, 0), torch.zeros(1, 0), out=o).shape == (2, 0)
+
+
+def test_copy_casts_into_selfs_dtype_and_refuses_to_grow():
+    u = torch.tensor([[9], [6], [6]], dtype=torch.uint8)
+    u[0].copy_(torch.tensor([2.7], requires_grad=True))  # a float with grad into an int view: truncated, no graph
+    assert u.tolist() == [[2], [6], [6]]
+    b = torch.tensor([True, False])
+    b.copy_(torch.tensor([0.0, 0.5]))
+    assert b.tolist() == [False, True]
+    with pytest.raises(RuntimeError, match="doesn't match the broadcast shape"):
+        torch.zeros(3).copy_(torch.ones(2, 3))
+
+
+def test_zero_of_a_bool_tensor_and_index_fill_of_a_0d_tensor():
+    assert torch.tensor([True, True]).zero_().tolist() == [False, False]
+    assert torch.tensor(2.5).index_fill_(0, torch.tensor([0]), -1.0).item() == -1.0
+    assert torch.tensor(2.0).index_add(0, torch.tensor([0]), torch.tensor(3.0)).item() == 5.0
+
+
+def test_in_place_results_that_self_cannot_hold_are_refused():
+    for call in (lambda x: x.exp_(), lambda x: x.sigmoid_(), lambda x: x.clamp_(0.5, 1), lambda x: x.add_(0.5)):
+        with pytest.raises(RuntimeError, match="result type Float can't be cast to the desired output type"):
+            call(torch.tensor([1, 2]))
+    with pytest.raises(RuntimeError, match="doesn't match the broadcast shape"):
+        torch.tensor(1.0).sub_(torch.ones(1))  # a 0-d self cannot grow to (1,)
+    with pytest.raises((RuntimeError, ValueError)):
+        torch.ones(3).tril_()
+
+
+def test_in_place_integer_arithmetic_wraps_like_out_of_place():
+    u = torch.tensor([3, 5], dtype=torch.uint8)
+    u.add_(torch.tensor([7], dtype=torch.uint8), alpha=-1)
+    assert u.tolist() == [(3 - 7) % 256, (5 - 7) % 256]
+    v = torch.tensor([3], dtype=torch.uint8)
+    v.sub_(torch.tensor([-1]))  # an int64 operand, written back into uint8
+    assert v.tolist() == [4]
+    w = torch.tensor([5, 11, 0, 250], dtype=torch.uint8)
+    assert w.clone().clamp_(-3, -2).tolist() == [253] * 4 == w.clamp(-3, -2).tolist()  # -3 is 253, -2 is 254
+
+
+def test_index_add_refuses_a_source_of_the_wrong_shape():
+    with pytest.raises(RuntimeError, match="source tensor shape must match self tensor shape"):
+        torch.zeros(1, 3).index_add(0, torch.tensor([0]), torch.ones(1, 2))  # (once: a silent partial add)
+    out = torch.zeros(2, 3).index_add(1, torch.tensor([0, 2]), torch.ones(2, 2))
+    assert out.tolist() == [[1.0, 0.0, 1.0], [1.0, 0.0, 1.0]]
+
+
+def test_gelu_tanh_of_a_0d_tensor():
+    def gelu(v):
+        return 0.5 * v * (1 + math.tanh(math.sqrt(2 / math.pi) * (v + 0.044715 * v ** 3)))
+    assert abs(torch.nn.functional.gelu(torch.tensor(0.32, dtype=torch.float16), approximate="tanh").item()
+               - gelu(0.32)) < 2e-3
+    x = torch.tensor(0.32, dtype=torch.float64, requires_grad=True)
+    torch.nn.functional.gelu(x, approximate="tanh").backward()
+    assert abs(x.grad.item() - (gelu(0.32 + 1e-6) - gelu(0.32 - 1e-6)) / 2e-6) < 1e-8
+
+
+def test_glu_and_layer_norm_of_empty_tensors():
+    assert torch.nn.functional.glu(torch.zeros(0, 2), -2).shape == (0, 2)
+    x = torch.zeros(0, 3, requires_grad=True)
+    w = torch.ones(3, requires_grad=True)
+    y = torch.nn.functional.layer_norm(x, (3,), w)
+    y.sum().backward()
+    assert y.shape == (0, 3) and x.grad.shape == (0, 3) and w.grad.tolist() == [0.0, 0.0, 0.0]
+    assert torch.nn.functional.layer_norm(torch.zeros(2, 0), (0,)).shape == (2, 0)
+
+
+def test_float_power_of_a_number_and_softmax_dtype_and_softmin_of_a_mask():
+    out = torch.float_power(-2, torch.tensor([[1, 3]], dtype=torch.uint8))
+    assert out.dtype == torch.float64 and out.tolist() == [[-2.0, -8.0]]  # (once: -2 wrapped to 254 first)
+    x = torch.tensor([0.5, 1.5], dtype=torch.float16)
+    for fn in (torch.nn.functional.softmax, torch.nn.functional.log_softmax):
+        assert fn(x, dim=-1, dtype=torch.float64).dtype == torch.float64
+    p = torch.nn.functional.softmax(x, dim=-1, dtype=torch.float64)
+    assert abs(p[1].item() - 1 / (1 + math.exp(-1.0))) < 1e-12
+    with pytest.raises(RuntimeError, match="Negation, the `-` operator, on a bool tensor is not supported"):
+        torch.nn.functional.softmin(torch.tensor([True, False]), dim=0, dtype=torch.float64)
+
+
+def test_kl_div_of_a_negative_target_is_nan_not_zero():
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # (log of a negative number)
+        out = torch.nn.functional.kl_div(torch.tensor([0.5, -1.0]), torch.tensor([-0.5, 0.25]), reduction="none")
+    assert math.isnan(out[0].item()) and abs(out[1].item() - 0.25 * (math.log(0.25) + 1.0)) < 1e-6

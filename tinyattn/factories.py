@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 
-from . import autograd, checks
+from . import autograd, checks, promotion
 from .checks import device as _device
 from .tensor import Tensor, _as_array, _new_shape, get_default_dtype
 
@@ -98,7 +98,8 @@ def full(shape, fill_value: float, dtype=None, requires_grad: bool = False, devi
     """A tensor of ``shape`` holding ``fill_value``; its dtype follows the value (7 -> int64, True -> bool)."""
     _device(device)
     shape = _new_shape(tuple(shape) if isinstance(shape, (tuple, list)) else (shape,))
-    return _factory(np.full(shape, fill_value, dtype=dtype or _fill_dtype(fill_value)), requires_grad)
+    dt = np.dtype(dtype or _fill_dtype(fill_value))
+    return _factory(np.full(shape, promotion.fill_number(fill_value, dt), dtype=dt), requires_grad)
 
 
 def zeros_like(t: Tensor, dtype=None, requires_grad: bool = False) -> Tensor:
@@ -111,7 +112,8 @@ def ones_like(t: Tensor, dtype=None, requires_grad: bool = False) -> Tensor:
 
 def full_like(t: Tensor, fill_value, dtype=None, requires_grad: bool = False) -> Tensor:
     """A tensor of t's shape and dtype (unless dtype is given) holding fill_value."""
-    return _factory(np.full(np.shape(_as_array(t)), fill_value, dtype=dtype or _as_array(t).dtype), requires_grad)
+    dt = np.dtype(dtype or _as_array(t).dtype)  # (u8: -1 is 255, 300 overflows; promotion.fill_number says why)
+    return _factory(np.full(np.shape(_as_array(t)), promotion.fill_number(fill_value, dt), dtype=dt), requires_grad)
 
 
 def arange(start, end=None, step=1, dtype=None, requires_grad: bool = False, device=None) -> Tensor:

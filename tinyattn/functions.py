@@ -368,16 +368,30 @@ def pow(input, exponent) -> Tensor:  # noqa: A001
 
 # torch.add(x, y, alpha=2) is x + 2 * y; the names of the other operators, and the rounding ones
 def add(input, other, *, alpha=1) -> Tensor: return _operand(input, other).add(other, alpha=alpha)
-def sub(input, other, *, alpha=1) -> Tensor: return _operand(input, other).sub(other, alpha=alpha)
+def sub(input, other, *, alpha=1) -> Tensor: return _operand(_no_bool_sub(input), other).sub(other, alpha=alpha)
 def mul(input, other) -> Tensor: return _operand(input, other).mul(other)
 def div(input, other, *, rounding_mode=None) -> Tensor: return _operand(input, other).div(other, rounding_mode=rounding_mode)
 def true_divide(input, other) -> Tensor: return _operand(input, other).true_divide(other)
 def floor_divide(input, other) -> Tensor: return _operand(input, other) // other
 def remainder(input, other) -> Tensor: return _operand(input, other) % other
-def fmod(input, other) -> Tensor: return _operand(input, other).fmod(other)
-def maximum(input, other) -> Tensor: return _t(input).maximum(other)
-def minimum(input, other) -> Tensor: return _t(input).minimum(other)
+def fmod(input, other) -> Tensor: return checks.tensor_arg(input, "fmod", "input", 1).fmod(other)  # (fmod(2, x): no)
+def maximum(input, other) -> Tensor: return _tensor_pair("maximum", input, other)
+def minimum(input, other) -> Tensor: return _tensor_pair("minimum", input, other)
 subtract, multiply, divide = sub, mul, div
+
+
+def _tensor_pair(name: str, input, other) -> Tensor:
+    """``input.name(other)`` for the binary functions PyTorch defines on two tensors only (maximum, logical_and,
+    atan2, fmax, ...): a Python number on either side is PyTorch's TypeError, so what runs here runs there."""
+    checks.tensor_arg(input, name, "input", 1), checks.tensor_arg(other, name, "other", 2)
+    return getattr(input, name)(other)
+
+
+def _no_bool_sub(input):
+    """torch.sub(False, x): a bool first is refused as for bool tensors (promotion's rule; _operand would cast it)."""
+    if isinstance(input, bool):
+        raise RuntimeError(promotion._BOOL_SUB[1])
+    return input
 
 
 def _operand(input, other) -> Tensor:
@@ -405,9 +419,9 @@ def cosh(input) -> Tensor: return _t(input).cosh()
 def sinh(input) -> Tensor: return _t(input).sinh()
 def log2(input) -> Tensor: return _t(input).log2()
 def logical_not(input) -> Tensor: return _t(input).logical_not()
-def logical_and(input, other) -> Tensor: return _t(input).logical_and(other)
-def logical_or(input, other) -> Tensor: return _t(input).logical_or(other)
-def logical_xor(input, other) -> Tensor: return _t(input).logical_xor(other)
+def logical_and(input, other) -> Tensor: return _tensor_pair("logical_and", input, other)
+def logical_or(input, other) -> Tensor: return _tensor_pair("logical_or", input, other)
+def logical_xor(input, other) -> Tensor: return _tensor_pair("logical_xor", input, other)
 def t(input) -> Tensor: return _t(input).t()
 def narrow(input, dim: int, start: int, length: int) -> Tensor: return _t(input).narrow(dim, start, length)
 def index_select(input, dim: int, index) -> Tensor: return _t(input).index_select(dim, index)
@@ -509,7 +523,8 @@ def trace(input) -> Tensor: return _t(input).trace()
 def bincount(input, weights=None, minlength: int = 0) -> Tensor: return _t(input).bincount(weights, minlength)
 def index_add(input, dim: int, index, source, *, alpha=1) -> Tensor: return _t(input).index_add(dim, index, source, alpha=alpha)
 def index_fill(input, dim: int, index, value) -> Tensor: return _t(input).index_fill(dim, index, value)
-def float_power(input, exponent) -> Tensor: return _operand(input, exponent).float_power(exponent)
+def float_power(input, exponent) -> Tensor:  # (a number first is a float64 tensor: -2 into uint8 would wrap)
+    return (_t(float(input)) if isinstance(input, (int, float)) else _t(input)).float_power(exponent)
 def positive(input) -> Tensor: return _t(input).positive()
 def negative(input) -> Tensor: return -_t(input)
 def sgn(input) -> Tensor: return _t(input).sgn()
@@ -520,10 +535,10 @@ def tan(input) -> Tensor: return _t(input).tan()
 def atan(input) -> Tensor: return _t(input).atan()
 def log10(input) -> Tensor: return _t(input).log10()
 def nan_to_num(input, nan: float = 0.0, posinf=None, neginf=None) -> Tensor: return _t(input).nan_to_num(nan, posinf, neginf)
-def atan2(input, other) -> Tensor: return _operand(input, other).atan2(other)
-def hypot(input, other) -> Tensor: return _operand(input, other).hypot(other)
-def fmax(input, other) -> Tensor: return _t(input).fmax(other)
-def fmin(input, other) -> Tensor: return _t(input).fmin(other)
+def atan2(input, other) -> Tensor: return _tensor_pair("atan2", input, other)
+def hypot(input, other) -> Tensor: return _tensor_pair("hypot", input, other)
+def fmax(input, other) -> Tensor: return _tensor_pair("fmax", input, other)
+def fmin(input, other) -> Tensor: return _tensor_pair("fmin", input, other)
 def xlogy(input, other) -> Tensor: return _operand(input, other).xlogy(other)
 def bitwise_and(input, other) -> Tensor: return _operand(input, other) & other
 def bitwise_or(input, other) -> Tensor: return _operand(input, other) | other
@@ -532,7 +547,7 @@ def bitwise_not(input) -> Tensor: return _t(input).bitwise_not()
 
 
 def isclose(input, other, rtol: float = 1e-05, atol: float = 1e-08, equal_nan: bool = False) -> Tensor:
-    return _t(input).isclose(other, rtol, atol, equal_nan)
+    return checks.tensor_arg(input, "isclose", "input", 1).isclose(other, rtol, atol, equal_nan)
 
 
 LONG_TAIL = ["atan", "atan2", "bincount", "bitwise_and", "bitwise_not", "bitwise_or", "bitwise_xor", "count_nonzero",

@@ -13,7 +13,7 @@ import math
 import numpy as np
 
 from tinyattn.autograd import Function, unbroadcast
-from tinyattn.compat.args import _alpha
+from tinyattn.compat.args import _alpha, no_extreme
 from tinyattn.compat.indexing import pytorch_index_layout
 from tinyattn.fastnp import add_at, dot_last, max_keepdims, sum_along
 
@@ -272,9 +272,9 @@ class ReLU(Function):
     @staticmethod
     def backward(ctx, g):
         (y,) = ctx.saved_tensors
-        d = g * (y > 0).astype(g.dtype)  # (a float mask: float * bool would cast inside the multiply)
+        d = g * (~(y <= 0)).astype(g.dtype)  # (float mask; a NaN input passes g, as PyTorch's threshold_backward)
         # where g is inf or NaN and y = 0 the product is NaN; PyTorch's gradient there is 0
-        return d if np.isfinite(d).all() else np.where(y > 0, g, 0)
+        return d if np.isfinite(d).all() else np.where(y <= 0, 0, g)
 
 
 class Sum(Function):
@@ -299,7 +299,7 @@ class Amax(Function):
         try:
             m = np.asarray(a.max(axis=dim, keepdims=True) if sign > 0 else a.min(axis=dim, keepdims=True))
         except ValueError:  # (an empty dim is reduced; (1, 0).amax(dim=0) is fine: shape (0,))
-            raise ValueError(f"amax/amin: the reduced dim(s) {dim} of shape {a.shape} are empty") from None
+            raise no_extreme("amax" if sign > 0 else "amin", dim) from None
         ctx.dim, ctx.keepdim = dim, keepdim
         out = m if keepdim else (m.squeeze(axis=dim) if dim is not None else m.reshape(()))
         ctx.save_for_backward(a, out)  # the input and the result, as PyTorch

@@ -125,10 +125,22 @@ def op_dtype(op: str, a, b) -> np.dtype:
     if dt.kind == "b" and op == "Pow" and isinstance(b, bool):
         return dt  # x ** True is x, x ** False is all True
     if dt.kind not in kinds:
+        _shapes_first(op, a, b)
         raise NotImplementedError(f'"{kernel}" not implemented for \'{_TORCH_NAME[_key(dt)]}\'')
     if int_pair == "default float" and dt.kind in "biu":
         return np.dtype(defaults.get_default_dtype())
     return dt
+
+
+def _shapes_first(op: str, a, b) -> None:
+    """Shapes that do not broadcast are the error to report before a missing kernel, as PyTorch reports them
+    (float | float of shapes (3,) and (4,) is a shape error first)."""
+    shapes = [x.shape for x in (a, b) if isinstance(x, autograd.Tensor)]
+    try:
+        np.broadcast_shapes(*shapes)
+    except ValueError:
+        raise ValueError(f"{op.lower()}: shapes {shapes[0]} and {shapes[1]} do not broadcast (sizes must match or be 1, "
+                         "aligned from the right)") from None
 
 
 def number_as(x, dt: np.dtype) -> np.ndarray:
@@ -137,6 +149,30 @@ def number_as(x, dt: np.dtype) -> np.ndarray:
         info = np.iinfo(dt)
         x = (x - int(info.min)) % (int(info.max) - int(info.min) + 1) + int(info.min)  # two's complement wrap
     return np.asarray(x, dtype=dt)
+
+
+_C_NAME = {"u1": "uint8_t", "i1": "int8_t", "i2": "int16_t", "i4": "int", "i8": "int64_t"}
+
+
+def fill_number(v, dt: np.dtype):
+    """A number to be stored in a tensor of ``dt`` (full, full_like, fill_, masked_fill, index_fill), checked as
+    PyTorch checks it: an integer dtype takes a number in its range, truncated toward 0 (2.5 is 2), and uint8 also
+    takes -255..-1, which wrap (-1 is 255); out of range (300 or -0.5 in uint8, NaN in any integer) is PyTorch's
+    overflow error, not a silently wrapped value. (Arithmetic differs: u8 + 300 wraps, as number_as does.)"""
+    dt = np.dtype(dt)
+    v = v.item() if isinstance(v, np.generic) else v
+    if dt.kind == "b" and isinstance(v, (int, float)):
+        return bool(v)  # (any nonzero number is True, as PyTorch's fill of a bool tensor)
+    if dt.kind == "f" and isinstance(v, (int, float)):
+        with np.errstate(over="ignore"):  # (1e40 in float16 is inf, silently, as PyTorch's)
+            return dt.type(v)
+    if dt.kind not in "iu" or isinstance(v, bool) or not isinstance(v, (int, float)):
+        return v
+    info = np.iinfo(dt)
+    lo = (0 if isinstance(v, float) else -int(info.max)) if dt.kind == "u" else int(info.min)
+    if not lo <= v <= int(info.max):  # (NaN fails both comparisons)
+        raise RuntimeError(f"value cannot be converted to type {_C_NAME[_key(dt)]} without overflow")
+    return number_as(int(v), dt).item()
 
 
 def same_dtype(a, b, names: str = "mat1 and mat2") -> np.dtype:
@@ -156,18 +192,23 @@ def _key(dt: np.dtype) -> str:
 _CATEGORY = {"b": 0, "u": 1, "i": 1, "f": 2, "c": 3}
 
 
+def writable(dt: np.dtype, own: np.dtype) -> None:
+    """An in-place op's result of dtype ``dt`` can be written into a tensor of dtype ``own`` unless it is of a
+    higher category (bool < int < float < complex): i32.add_(0.5), i64.exp_(), u8.clamp_(0.5) are refused."""
+    if _CATEGORY[dt.kind] > _CATEGORY[own.kind]:
+        raise RuntimeError(f"result type {_TORCH_NAME[_key(dt)]} can't be cast to the desired output type "
+                           f"{_TORCH_NAME[_key(own)]}")
+
+
 def inplace_operand(op: str, x, other):
     """``other`` ready for ``x op= other`` (``x.add_(other)``): the table's dtype for the pair (a Python number
     wrapped into it, so u8 += -1 wraps), refused where the result could not be written back into x's dtype
     (a bool x += an int, an int x /= anything), as PyTorch refuses."""
     dt = op_dtype(op, x, other)
-    own = x._data.dtype
-    if _CATEGORY[dt.kind] > _CATEGORY[own.kind]:
-        raise RuntimeError(f"result type {_TORCH_NAME[_key(dt)]} can't be cast to the desired output type "
-                           f"{_TORCH_NAME[_key(own)]}")
+    writable(dt, x._data.dtype)
     if isinstance(other, (bool, int, float)):
         return number_as(other, dt)
-    return other._data if isinstance(other, autograd.Tensor) else _as_array(other)
+    return (other._data if isinstance(other, autograd.Tensor) else _as_array(other)).astype(dt, copy=False)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -199,7 +240,20 @@ FLOAT_ONLY = {
     "std": (RuntimeError, "std and var only support floating point and complex dtypes"),
     "norm": (RuntimeError, "linalg.vector_norm: Expected a floating point or complex tensor as input. Got {name}"),
 }
-ONE_TENSOR_OPS = FLOAT_RESULT | LONG_RESULT | DTYPE_ARGUMENT | set(FLOAT_ONLY)
+# Ops with no bool kernel in PyTorch (a mask has no magnitude, rounding or order to rank): a bool input raises
+# PyTorch's error, where NumPy would compute (np.argmax of a mask is its first True).
+NO_BOOL = {
+    "abs": (NotImplementedError, '"abs_cpu" not implemented for \'Bool\''),
+    "floor": (NotImplementedError, '"floor_vml_cpu" not implemented for \'Bool\''),
+    "ceil": (NotImplementedError, '"ceil_vml_cpu" not implemented for \'Bool\''),
+    "round": (NotImplementedError, '"round_vml_cpu" not implemented for \'Bool\''),
+    "trunc": (NotImplementedError, '"trunc_vml_cpu" not implemented for \'Bool\''),
+    "relu": (RuntimeError, "Boolean inputs not supported for relu"),
+    "argmax": (RuntimeError, "argmax(): does not support bool input"),
+    "argmin": (RuntimeError, "argmin(): does not support bool input"),
+    "topk": (RuntimeError, "topk does not support bool dtypes on CPU"),
+}
+ONE_TENSOR_OPS = FLOAT_RESULT | LONG_RESULT | DTYPE_ARGUMENT | set(FLOAT_ONLY) | set(NO_BOOL)
 
 
 def op_input(op: str, x, dtype=None):
@@ -209,10 +263,15 @@ def op_input(op: str, x, dtype=None):
     if dtype is None and x._data.dtype.kind in "fc":
         return x  # (the common case, first: a float input is computed as it is)
     target = x._data.dtype if dtype is None else np.dtype(dtype)
+    if target.kind == "b" and (op in NO_BOOL or dtype is not None and op in ("cumsum", "cumprod") and x._data.size):
+        exc, msg = NO_BOOL.get(op, (NotImplementedError, f'"{op}_out_cpu" not implemented for \'Bool\''))
+        raise exc(msg)
     if target.kind not in "fc":
         if op in FLOAT_ONLY and (dtype is not None or op not in FLOAT_RESULT):
             exc, msg = FLOAT_ONLY[op]
             raise exc(msg.format(which="Input" if dtype is None else "Optional", name=_TORCH_NAME[_key(target)]))
+        if dtype is not None and x._rg and autograd.is_grad_enabled():  # an integer result has no gradient
+            raise RuntimeError(f"Autograd not support dtype: {_TORCH_NAME[_key(target)]}")
         if dtype is None and op in FLOAT_RESULT:
             target = np.dtype(defaults.get_default_dtype())
         elif dtype is None and op in LONG_RESULT:

@@ -461,11 +461,11 @@ class Tensor(InplaceMixin, ViewsMixin, ComplexMixin, MethodsMixin):
     def sigmoid(self): return Sigmoid.apply(self)
     def relu(self): return ReLU.apply(self)
     def masked_fill(self, mask, value: float) -> "Tensor":
-        """Where ``mask`` is True, put ``value``; elsewhere keep self. (PyTorch's meaning.)"""
-        m, _ = self._fill_args(mask, value, "masked_fill")
+        """Where ``mask`` is True, put ``value``; elsewhere keep self (broadcast to the mask's shape, as PyTorch's)."""
+        x, m, v = self._fill_args(mask, value, "masked_fill")
         if isinstance(value, Tensor) and value.requires_grad:  # a learned fill value gets its gradient
-            return Where.apply(value.to(self.dtype), self, cond=np.broadcast_to(m, self.shape))
-        return MaskedFill.apply(self, mask=m, value=value)
+            return Where.apply(value.to(self.dtype), x, cond=np.broadcast_to(m, x.shape))
+        return MaskedFill.apply(x, mask=m, value=v)
 
     # --- reductions ---------------------------------------------------------------------------
     # Every reduction also takes NumPy's names axis= and keepdims= (see numpy_names).
@@ -510,14 +510,14 @@ class Tensor(InplaceMixin, ViewsMixin, ComplexMixin, MethodsMixin):
         """The largest element (whole tensor); with ``dim``, PyTorch's ``(values, indices)`` pair along it."""
         if dim is None:
             return self.amax()  # (the gradient is shared among ties, as torch.max() without dim)
-        return self._pick(dim, keepdim, self.argmax(dim, keepdim=True))
+        return self._pick(dim, keepdim, self._arg_extreme(np.argmax, "max", dim, True))  # (bools too)
 
     @numpy_names
     def min(self, dim: int | None = None, keepdim: bool = False):
         """The smallest element (whole tensor); with ``dim``, PyTorch's ``(values, indices)`` pair along it."""
         if dim is None:
             return self.amin()
-        return self._pick(dim, keepdim, self.argmin(dim, keepdim=True))
+        return self._pick(dim, keepdim, self._arg_extreme(np.argmin, "min", dim, True))  # (bools too)
 
     def _pick(self, dim: int, keepdim: bool, index: "Tensor") -> MinMax:
         """max/min along dim: the values are gathered at ``index``, so with ties the whole gradient goes

@@ -152,6 +152,16 @@ def _clamp_bound(v, name: str) -> float:
     return v
 
 
+def no_extreme(op: str, dim) -> Exception:
+    """PyTorch's error for a max/min/argmax/argmin over nothing (an empty tensor, or an empty ``dim``). Its type
+    is PyTorch's: amax()/amin() of an empty tensor is a RuntimeError, the rest IndexErrors."""
+    if dim is None:
+        return (RuntimeError if op in ("amax", "amin") else IndexError)(
+            f"{op}(): Expected reduction dim to be specified for input.numel() == 0. Specify the reduction dim "
+            "with the 'dim' argument.")
+    return IndexError(f"{op}(): Expected reduction dim {dim} to have non-zero size.")
+
+
 def _number(v, op: str):
     """A fill value: a number, or a tensor with one element."""
     if isinstance(v, autograd.Tensor):

@@ -363,6 +363,10 @@ class ComplexMixin:
     def argsort(self, *args, **kwargs):
         return self._ordered("argsort")(*args, **kwargs)
 
+    def _arg_extreme(self, fn, op: str, dim, keepdim: bool):  # (max/min along a dim come here, not to argmax)
+        self._ordered("argmax" if fn is np.argmax else "argmin")
+        return super()._arg_extreme(fn, op, dim, keepdim)
+
     def topk(self, *args, **kwargs):
         return self._ordered("topk")(*args, **kwargs)
 

@@ -43,6 +43,11 @@ def _replay(arr: np.ndarray, view_fn: tuple) -> np.ndarray:
     return arr
 
 
+def _wrapped(alpha, x):
+    """An int alpha for an integer x, in x's dtype (u8.add_(y, alpha=-1) wraps, as PyTorch's)."""
+    return promotion.number_as(alpha, x._data.dtype) if x._data.dtype.kind in "iu" and type(alpha) is int else alpha
+
+
 class Overwrite(Function):
     """a with a[index] (or where ``where``) set to v;  da = g with the written places 0, dv = g at those places"""
     @staticmethod
@@ -207,10 +212,12 @@ class InplaceMixin:
         if dst._in_graph(name, value, region=region):
             v = dst._lift(value)
             v = v if v.dtype == self.dtype else v.to(self.dtype)
-            try:
-                return dst._commit(Overwrite.apply(dst, v, index=index if view is None else None, where=where))
-            except (IndexError, ValueError, TypeError) as e:
-                raise type(e)(f"{name} on a tensor of shape {self.shape} and dtype {self.dtype}: {e}") from None
+            if dst._rg or v._rg:  # (a float value cast into an integer self has no gradient left: a plain write)
+                try:
+                    return dst._commit(Overwrite.apply(dst, v, index=index if view is None else None, where=where))
+                except (IndexError, ValueError, TypeError) as e:
+                    raise type(e)(f"{name} on a tensor of shape {self.shape} and dtype {self.dtype}: {e}") from None
+            value = v
         value = value._data if isinstance(value, autograd.Tensor) else value
         if index is None:
             return self._plain(name, lambda a: np.copyto(a, value, casting="same_kind", where=where))
@@ -220,33 +227,46 @@ class InplaceMixin:
         """self = self (op) other: recorded as ``op`` in the graph, computed by ``compute`` outside it."""
         # the promotion table's operand (u8 += -1 wraps; an int x /= y is refused with PyTorch's words)
         o = None if op is Clamp else promotion.inplace_operand(op.__name__, self, other)
+        if isinstance(other, autograd.Tensor) and other.shape != self.shape:  # self cannot grow to the result's shape
+            try:
+                shape = np.broadcast_shapes(self.shape, other.shape)
+            except ValueError as e:
+                raise ValueError(f"{name} on a tensor of shape {self.shape} and dtype {self.dtype}: {e}") from None
+            if shape != self.shape:
+                raise RuntimeError(f"output with shape {list(self.shape)} doesn't match the broadcast shape {list(shape)}")
         if self._in_graph(name, other):
             aliased = isinstance(other, autograd.Tensor) and other._data is self._data
             return self._commit(self._binary(op, other, **kw) if op is not Clamp else Clamp.apply(self, **kw), aliased)
-        return self._plain(name, lambda a: np.copyto(a, compute(a, o), casting="same_kind"))
+        return self._plain(name, lambda a: np.copyto(a, compute(a, o), casting="unsafe"))  # (writable() checked it)
 
     def zero_(self):
-        return self._inplace("zero_", 0, region=False)
+        return self._inplace("zero_", promotion.fill_number(0, self._data.dtype), region=False)  # (False in a bool)
 
     def fill_(self, value):
+        v = promotion.fill_number(_number(value, "fill_"), self._data.dtype)  # (u8.fill_(-1) is 255, 256 overflows)
         if isinstance(value, autograd.Tensor):  # (PyTorch's fill_ with a tensor copies it: an expanded self is refused)
-            return self._inplace("fill_", value if value._rg else _number(value, "fill_"))
-        return self._inplace("fill_", _number(value, "fill_"), region=False)
+            return self._inplace("fill_", value if value._rg else v)
+        return self._inplace("fill_", v, region=False)
 
     def copy_(self, src):
         # from its very own elements (e.copy_(e), even expanded) PyTorch writes nothing, so checks no overlap;
         # the write is still counted and recorded
         same = isinstance(src, autograd.Tensor) and same_memory(self._data, src._data)
+        if isinstance(src, autograd.Tensor) and np.broadcast_shapes(self.shape, src.shape) != self.shape:
+            raise RuntimeError(f"output with shape {list(self.shape)} doesn't match the broadcast shape "
+                               f"{list(np.broadcast_shapes(self.shape, src.shape))}")
+        if isinstance(src, autograd.Tensor) and src.dtype != self.dtype:
+            src = src.to(self.dtype)  # copy_ casts any dtype into self's (a float into an int truncates), as PyTorch's
         return self._inplace("copy_", src, region=False if same else None)
 
     def add_(self, other, alpha=1):
         """self += alpha * other"""
-        alpha = _alpha(alpha, self.dtype)  # (checked here too: an integer tensor is written outside the graph)
+        alpha = _wrapped(_alpha(alpha, self.dtype), self)  # (checked here too: an int tensor is written outside the graph)
         return self._update("add_", Add, other, lambda a, o: a + (o if alpha == 1 else alpha * o), alpha=alpha)
 
     def sub_(self, other, alpha=1):
         """self -= alpha * other"""
-        alpha = _alpha(alpha, self.dtype)
+        alpha = _wrapped(_alpha(alpha, self.dtype), self)
         return self._update("sub_", Sub, other, lambda a, o: a - (o if alpha == 1 else alpha * o), alpha=alpha)
 
     def mul_(self, other):
@@ -257,6 +277,7 @@ class InplaceMixin:
 
     def _unary_(self, name: str, op):
         """self = op(self): recorded as ``op``, whose saved output is then self's memory (see _commit)."""
+        promotion.writable(promotion.op_input(name[:-1], self)._data.dtype, self._data.dtype)  # (i64.exp_(): no)
         if self._in_graph(name):
             return self._commit(op.apply(self))
         with autograd.no_grad():
@@ -277,11 +298,14 @@ class InplaceMixin:
         if min is None and max is None:
             raise ValueError("clamp_: give at least one of min= or max=")
         lo, hi = (None if v is None else _clamp_bound(v, name) for v, name in ((min, "min"), (max, "max")))
+        promotion.writable(promotion.result_type(self, *(v for v in (min, max) if v is not None)), self._data.dtype)
+        if self._data.dtype.kind in "iu":  # int bounds wrap into self's dtype, as clamp's do (u8: -3 is 253)
+            lo, hi = (v if not isinstance(v, int) else promotion.number_as(v, self._data.dtype) for v in (lo, hi))
         return self._update("clamp_", Clamp, None, lambda a, o: np.clip(a, lo, hi), lo=lo, hi=hi)
 
     def masked_fill_(self, mask, value):
         """Where ``mask`` (bool, broadcast to self's shape) is True, put ``value``."""
-        m, v = self._fill_args(mask, value, "masked_fill_")
+        _, m, v = self._fill_args(mask, value, "masked_fill_")
         if isinstance(value, autograd.Tensor) and value._rg or not self._in_graph("masked_fill_", value, region=False):
             return self._inplace("masked_fill_", value if isinstance(value, autograd.Tensor) else v, where=m, region=False)
         return self._commit(MaskedFill.apply(self, mask=m, value=v))
@@ -296,7 +320,10 @@ class InplaceMixin:
         if idx.size and (idx.min() < -n or idx.max() >= n):
             raise IndexError(f"index_fill_: index holds {int(idx.max() if idx.max() >= n else idx.min())}, "
                              f"out of range for dim {dim} of size {n}")
-        return self._inplace("index_fill_", _number(value, "index_fill_"), index=(slice(None),) * d + (idx,), region=False)
+        v = promotion.fill_number(_number(value, "index_fill_"), self._data.dtype)
+        if not self.ndim:  # a 0-d tensor is its one element, index 0
+            return self._inplace("index_fill_", v, region=False) if idx.size else self
+        return self._inplace("index_fill_", v, index=(slice(None),) * d + (idx,), region=False)
 
     def scatter_(self, dim: int, index, src):
         """Gather's inverse: self[index[i][j]][j] = src[i][j] for dim=0, self[i][index[i][j]] = src[i][j] for dim=1.

@@ -167,7 +167,8 @@ class Xlogy(Function):
     def backward(ctx, g):
         a, b = ctx.saved_tensors
         with np.errstate(all="ignore"):
-            return g * np.log(b), g * a / b  # (da is g log b at a == 0 too, as PyTorch's)
+            # PyTorch's da: xlogy(g, b) (so g log b at a == 0 too), but 0 where a == 0 and b <= 0 (no log there)
+            return np.where((a == 0) & (b <= 0) | (g == 0) & ~np.isnan(b), 0, g * np.log(b)), g * a / b
 
 
 def _no_bool(x, kernel: str) -> None:
@@ -218,7 +219,8 @@ class LongTailMixin:
             if flat.shape[0] == 0:  # NaN (the dtype's minimum for integers, as PyTorch's)
                 if self.dtype.kind == "f":
                     return self.sum() * float("nan")
-                return autograd.Tensor._make(np.asarray(np.iinfo(self._data.dtype).min, dtype=self._data.dtype))
+                low = True if self.dtype.kind == "b" else np.iinfo(self._data.dtype).min  # (bool's is True, as PyTorch's)
+                return autograd.Tensor._make(np.asarray(low, dtype=self._data.dtype))
             return flat.median(0).values
         d = _norm_dim(dim, self.ndim, "median")
         if self.ndim and self.shape[d] == 0:
@@ -281,15 +283,12 @@ class LongTailMixin:
             raise RuntimeError("bincount only supports 1-d non-negative integral inputs.")
         w = None if weights is None else np.asarray(weights._data if isinstance(weights, autograd.Tensor) else weights)
         out = np.bincount(x, weights=w, minlength=minlength)
-        dt = np.int64 if w is None or not x.size else (w.dtype if w.dtype.kind == "f" else np.float64)  # (PyTorch's)
+        wide = w is not None and w.dtype in (np.float32, np.float64)  # other weights (half, ints) sum in float64
+        dt = np.int64 if w is None or not x.size else (w.dtype if wide else np.float64)  # (PyTorch's)
         return autograd.Tensor._make(out.astype(dt, copy=False))
 
     def index_fill(self, dim: int, index, value) -> "Tensor":
-        """A copy of self with ``value`` at positions ``index`` along ``dim`` (index_fill_ out of place); a Python
-        int wraps round into an integer dtype (-1 is 255 in uint8), as PyTorch's."""
-        if isinstance(value, int) and not isinstance(value, bool) and self.dtype.kind in "iu":
-            from tinyattn.promotion import number_as
-            value = number_as(value, self._data.dtype).item()
+        """A copy of self with ``value`` at positions ``index`` along ``dim`` (index_fill_ out of place)."""
         return self.clone().index_fill_(dim, index, value)
 
     def index_add(self, dim: int, index, source, *, alpha=1) -> "Tensor":
@@ -301,6 +300,12 @@ class LongTailMixin:
                                "have the same scalar type")
         d = _norm_dim(dim, self.ndim, "index_add")
         idx = np.asarray(index._data if isinstance(index, autograd.Tensor) else index).reshape(-1)
+        want = self.shape[:d] + (idx.size,) + self.shape[d + 1:] if self.ndim else ()
+        if source.shape != want:  # (scatter_add would take any smaller source: a silent partial add)
+            raise RuntimeError(f"source tensor shape must match self tensor shape, excluding the specified dimension. "
+                               f"Got self.shape = {list(self.shape)} source.shape = {list(source.shape)}")
+        if not self.ndim:  # a 0-d tensor: its one element, index 0, as a (1,) one
+            return self.reshape(1).index_add(0, index, source.reshape(1), alpha=alpha).reshape(())
         where = [1] * source.ndim
         if source.ndim:
             where[d] = -1
@@ -361,11 +366,11 @@ class LongTailMixin:
             return self.clone()  # (no NaN or inf to replace: a copy, as PyTorch's)
         return NanToNum.apply(self, nan=nan, posinf=posinf, neginf=neginf)
 
-    def atan2(self, other) -> "Tensor": return self._binary(Atan2, other)
+    def atan2(self, other) -> "Tensor": return self._binary(Atan2, checks.tensor_arg(other, "atan2", "other", 1))
     arctan2 = atan2
-    def hypot(self, other) -> "Tensor": return self._binary(Hypot, other)
-    def fmax(self, other) -> "Tensor": return self._binary(Fmax, other, larger=True)
-    def fmin(self, other) -> "Tensor": return self._binary(Fmax, other, larger=False)
+    def hypot(self, other) -> "Tensor": return self._binary(Hypot, checks.tensor_arg(other, "hypot", "other", 1))
+    def fmax(self, other) -> "Tensor": return self._binary(Fmax, checks.tensor_arg(other, "fmax", "other", 1), larger=True)
+    def fmin(self, other) -> "Tensor": return self._binary(Fmax, checks.tensor_arg(other, "fmin", "other", 1), larger=False)
     def xlogy(self, other) -> "Tensor": return self._binary(Xlogy, other)
 
     def bitwise_and(self, other) -> "Tensor": return self & other
@@ -381,7 +386,7 @@ class LongTailMixin:
 
     def isclose(self, other, rtol: float = 1e-05, atol: float = 1e-08, equal_nan: bool = False) -> "Tensor":
         """|self - other| <= atol + rtol |other| elementwise (a bool tensor); both tensors of one dtype."""
-        checks.tensor_arg(other, "isclose", "other", 2)
+        checks.tensor_arg(other, "isclose", "other", 1)
         if other.dtype != self.dtype:
             from tinyattn.promotion import _TORCH_NAME, _key
             raise RuntimeError(f"{_TORCH_NAME[_key(self._data.dtype)]} did not match "

@@ -13,7 +13,7 @@ import numpy as np
 
 from tinyattn import autograd, checks, defaults, promotion
 from tinyattn.compat.args import (
-    _array_of, _as_array, _clamp_bound, _new_shape, _norm_dim, _norm_dims, _shape_arg, numpy_names,
+    _array_of, _as_array, _clamp_bound, _new_shape, _norm_dim, _norm_dims, _shape_arg, no_extreme, numpy_names,
 )
 from tinyattn.compat.indexing import _gather_where
 from tinyattn.compat.longtail import LongTailMixin
@@ -179,9 +179,9 @@ class MethodsMixin(LongTailMixin):
     def gt(self, o): return self > o
     def ge(self, o): return self >= o
     def logical_not(self): return autograd.Tensor._make(np.logical_not(self._data))
-    def logical_and(self, o): return self._cmp(o, np.logical_and, None)
-    def logical_or(self, o): return self._cmp(o, np.logical_or, None)
-    def logical_xor(self, o): return self._cmp(o, np.logical_xor, None)
+    def logical_and(self, o): return self._cmp(checks.tensor_arg(o, "logical_and", "other", 1), np.logical_and, None)
+    def logical_or(self, o): return self._cmp(checks.tensor_arg(o, "logical_or", "other", 1), np.logical_or, None)
+    def logical_xor(self, o): return self._cmp(checks.tensor_arg(o, "logical_xor", "other", 1), np.logical_xor, None)
 
     def true_divide(self, other) -> "Tensor": return self / other
     def floor_divide(self, other) -> "Tensor": return self // other
@@ -202,11 +202,11 @@ class MethodsMixin(LongTailMixin):
 
     def maximum(self, other) -> "Tensor":
         """The larger of self and other, elementwise (NaN wins); the gradient of a tie is split evenly."""
-        return self._binary(Maximum, other, larger=True)
+        return self._binary(Maximum, checks.tensor_arg(other, "maximum", "other", 1), larger=True)
 
     def minimum(self, other) -> "Tensor":
         """The smaller of self and other, elementwise (NaN wins); the gradient of a tie is split evenly."""
-        return self._binary(Maximum, other, larger=False)
+        return self._binary(Maximum, checks.tensor_arg(other, "minimum", "other", 1), larger=False)
 
     def log10(self): return self.log() * (1 / math.log(10))  # log10 x = ln x / ln 10
     def abs(self): return Abs.apply(self)
@@ -333,15 +333,17 @@ class MethodsMixin(LongTailMixin):
 
     def tril(self, diagonal: int = 0) -> "Tensor":
         """Keep the lower triangle (j <= i + diagonal) of the last two dims, zero the rest."""
-        if self.ndim < 2:
-            raise ValueError(f"tril needs at least 2 dims, got shape {self.shape}")
-        return Tri.apply(self, k=diagonal, upper=False)
+        return self._last_two("tril") and Tri.apply(self, k=diagonal, upper=False)
 
     def triu(self, diagonal: int = 0) -> "Tensor":
         """Keep the upper triangle (j >= i + diagonal) of the last two dims, zero the rest."""
+        return self._last_two("triu") and Tri.apply(self, k=diagonal, upper=True)
+
+    def _last_two(self, op: str) -> tuple:
+        """The last two dims, the matrices tril/triu (and tril_/triu_) act on; fewer dims are refused."""
         if self.ndim < 2:
-            raise ValueError(f"triu needs at least 2 dims, got shape {self.shape}")
-        return Tri.apply(self, k=diagonal, upper=True)
+            raise ValueError(f"{op} needs at least 2 dims, got shape {self.shape}")
+        return self.shape[-2:]
 
     def cumsum(self, dim: int) -> "Tensor":
         """y_i = x_0 + ... + x_i along ``dim``;  shape unchanged."""
@@ -366,9 +368,8 @@ class MethodsMixin(LongTailMixin):
         if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or not 0 <= k <= self.shape[d]:
             raise ValueError(f"topk: k={k!r} is out of range for dim {dim} of size {self.shape[d]} (shape {self.shape}); "
                              f"k must be an int in 0..{self.shape[d]}")
-        order = np.argsort(self._data, axis=d, kind="stable")  # ascending along d
-        if largest:
-            order = np.flip(order, axis=d)
+        # best first; among equal entries the first one first, as PyTorch's (a flipped ascending sort put it last)
+        order = self.argsort(dim=d, descending=largest)._data
         indices = np.take(order, np.arange(k), axis=d)  # the first k along d
         return MinMax(self.gather(d, indices), autograd.Tensor._make(indices))
 
@@ -459,6 +460,9 @@ class MethodsMixin(LongTailMixin):
             return StdFromVar.apply((self * self).sum(dim=dim, keepdim=keepdim))  # sqrt, gradient 0 at 0
         if p in (1, 1.0):
             return self.abs().sum(dim=dim, keepdim=keepdim)
+        if (p < 0 or p == math.inf) and self.numel() == 0 and (dim is None or 0 in np.take(self.shape, np.atleast_1d(dim))):
+            raise RuntimeError(f"linalg.vector_norm cannot compute the {p} norm on an empty tensor because the "
+                               "operation does not have an identity")  # (no smallest or largest |x| of nothing)
         if p in (math.inf, -math.inf):
             return self.abs().amax(dim=dim, keepdim=keepdim) if p > 0 else self.abs().amin(dim=dim, keepdim=keepdim)
         return (self.abs() ** p).sum(dim=dim, keepdim=keepdim) ** (1 / p)
@@ -548,20 +552,20 @@ class MethodsMixin(LongTailMixin):
     def _arg_extreme(self, fn, op: str, dim, keepdim: bool) -> "Tensor":
         """argmax/argmin (and so max/min along a dim): an empty slice has no extreme, PyTorch's IndexError."""
         d = _norm_dims(dim, self.ndim, op)
-        if d is None and self.numel() == 0:
-            raise IndexError(f"{op}(): Expected reduction dim to be specified for input.numel() == 0.")
-        if d is not None and self.shape[d] == 0:
-            raise IndexError(f"{op}(): Expected reduction dim {dim} to have non-zero size.")
+        if d is None and self.numel() == 0 or d is not None and self.shape[d] == 0:
+            raise no_extreme(op, dim)
         return autograd.Tensor._make(fn(self._data, axis=d, keepdims=keepdim))
 
     def _fill_args(self, mask, value, op: str) -> tuple:
-        """masked_fill's checks: a bool mask that broadcasts to self, a value self's dtype can hold."""
+        """masked_fill's checks: a bool mask that broadcasts to self (out of place, self may broadcast to the mask:
+        PyTorch's), a value self's dtype can hold (promotion.fill_number). Returns self (so broadcast), mask, value."""
         m = np.asarray(mask._data if isinstance(mask, autograd.Tensor) else mask)
         if m.dtype != bool:
             raise TypeError(f"{op} expects a bool mask (True = fill), got dtype {m.dtype}; "
                             "build one with a comparison, e.g. mask == 0")
         try:
-            if np.broadcast_shapes(m.shape, self.shape) != self.shape:
+            shape = np.broadcast_shapes(m.shape, self.shape)
+            if shape != self.shape and op != "masked_fill":
                 raise ValueError
         except ValueError:
             raise ValueError(f"{op}: mask of shape {m.shape} does not broadcast to the tensor's shape {self.shape}") from None
@@ -571,9 +575,7 @@ class MethodsMixin(LongTailMixin):
         if self.dtype.kind in "iub" and isinstance(v, float) and not float(v).is_integer():
             raise TypeError(f"{op}: a {self.dtype} tensor can not hold {v}; make the scores float first "
                             "(an integer tensor has no -inf)")
-        if isinstance(v, int) and not isinstance(v, bool) and self.dtype.kind in "iu":
-            v = promotion.number_as(v, self._data.dtype).item()  # -1 is 255 in uint8, as PyTorch's
-        return m, v
+        return (self if shape == self.shape else self.expand(shape)), m, promotion.fill_number(v, self._data.dtype)
 
     # --- names the census of public teaching code found missing (tests/data/census_names.csv) ----
     def cuda(self, device=None, non_blocking: bool = False, memory_format=None) -> "Tensor":
@@ -623,11 +625,11 @@ class MethodsMixin(LongTailMixin):
         return self.new_zeros(*size, dtype=dtype, requires_grad=requires_grad, device=device)
 
     def triu_(self, diagonal: int = 0) -> "Tensor":
-        keep = np.triu(np.ones(self.shape[-2:], dtype=bool), diagonal)
+        keep = np.triu(np.ones(self._last_two("triu_"), dtype=bool), diagonal)
         return self.masked_fill_(autograd.Tensor._make(~keep), 0)
 
     def tril_(self, diagonal: int = 0) -> "Tensor":
-        keep = np.tril(np.ones(self.shape[-2:], dtype=bool), diagonal)
+        keep = np.tril(np.ones(self._last_two("tril_"), dtype=bool), diagonal)
         return self.masked_fill_(autograd.Tensor._make(~keep), 0)
 
     def masked_select(self, mask) -> "Tensor":

@@ -73,7 +73,7 @@ class Cos(Function):
 
 
 class Abs(Function):
-    """|a|;  da = g sign(a)"""
+    """|a|;  da = g sign(a) (0 at a NaN: PyTorch's sgn(NaN) is 0)"""
     @staticmethod
     def forward(ctx, a):
         ctx.save_for_backward(a)
@@ -82,7 +82,7 @@ class Abs(Function):
     @staticmethod
     def backward(ctx, g):
         (a,) = ctx.saved_tensors
-        return g * np.sign(a)
+        return g * np.nan_to_num(np.sign(a))
 
 
 class Log1p(Function):
@@ -123,9 +123,9 @@ class Rounding(Function):
         return np.zeros_like(g)
 
 
-def _check_divisor(b: np.ndarray, op: str) -> None:
-    """Integer division by zero has no answer (NumPy would return 0 with a warning)."""
-    if b.dtype.kind in "biu" and not b.all():
+def _check_divisor(a: np.ndarray, b: np.ndarray, op: str) -> None:
+    """Integer division by zero has no answer (NumPy would return 0 with a warning); an empty a divides nothing."""
+    if b.dtype.kind in "biu" and a.size and not b.all():
         raise ZeroDivisionError(f"{op}: integer division by zero (the divisor holds a 0); "
                                 "use float tensors to get inf/nan instead")
 
@@ -142,7 +142,7 @@ class RoundedDiv(Function):
     """a / b rounded down (mode 'floor', a // b) or toward 0 ('trunc');  da = db = 0: a step in a and b"""
     @staticmethod
     def forward(ctx, a, b, mode):
-        _check_divisor(b, f"{mode} division")
+        _check_divisor(a, b, f"{mode} division")
         with np.errstate(divide="ignore", invalid="ignore"):  # float x // 0 is inf or nan, as in PyTorch
             return np.floor_divide(a, b) if mode == "floor" else _trunc_div(a, b)
 
@@ -156,7 +156,7 @@ class Remainder(Function):
     """a - b q with q = a // b (mode 'floor', a % b) or q = trunc(a / b) ('trunc', fmod);  da = g, db = -g q"""
     @staticmethod
     def forward(ctx, a, b, mode):
-        _check_divisor(b, "remainder" if mode == "floor" else "fmod")
+        _check_divisor(a, b, "remainder" if mode == "floor" else "fmod")
         ctx.mode = mode
         ctx.save_for_backward(a, b)
         with np.errstate(divide="ignore", invalid="ignore"):

@@ -61,7 +61,7 @@ def same_memory(a: np.ndarray, b: np.ndarray) -> bool:
 
 def refuse_self_overlap(arr: np.ndarray) -> None:
     """PyTorch's internal-overlap check: a size > 1 dim of stride 0 (``expand``) is one element many times."""
-    if any(s == 0 and n > 1 for s, n in zip(arr.strides, arr.shape)):
+    if arr.size and any(s == 0 and n > 1 for s, n in zip(arr.strides, arr.shape)):  # (an empty one holds none)
         raise RuntimeError(SELF_OVERLAP)
 
 

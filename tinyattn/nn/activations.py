@@ -148,7 +148,7 @@ def glu(input: Tensor, dim: int = -1) -> Tensor:
     n = input.shape[dim]
     if n % 2:
         raise RuntimeError(f"Halving dimension must be even, but dimension {dim % input.dim()} is size {n}")
-    a, b = input.chunk(2, dim)
+    a, b = input.narrow(dim, 0, n // 2), input.narrow(dim, n // 2, n // 2)  # (chunk gives no halves of size 0)
     return a * b.sigmoid()
 
 
@@ -156,8 +156,7 @@ def softmin(input: Tensor, dim: int | None = None, _stacklevel: int = 3, dtype=N
     """softmax(-x) along dim."""
     if dim is None:
         raise TypeError("softmin: pass dim (PyTorch's implicit choice of dim is deprecated)")
-    x = input if dtype is None else input.to(dtype)
-    return (-x).softmax(dim)
+    return (-input).softmax(dim, dtype=dtype)  # (negated first, then cast: -bool is refused, as PyTorch's)
 
 
 def prelu(input: Tensor, weight: Tensor) -> Tensor:

@@ -42,18 +42,18 @@ def _as_tensor(x: Any, fn: str, name: str = "input") -> Tensor:
 # ----------------------------------------------------------------------------------------------
 # softmax / log_softmax / relu: the engine already has stable fused ops for these
 # ----------------------------------------------------------------------------------------------
-def softmax(x: Tensor, dim: int = -1) -> Tensor:
+def softmax(x: Tensor, dim: int = -1, dtype=None) -> Tensor:
     """exp(x - max) / sum exp(x - max) along `dim`; shape unchanged.
 
     The max is subtracted inside one fused op and takes no gradient (it cancels exactly), so
     logits of 1e4 stay finite even in float32. A row that is all -inf raises a ValueError.
     """
-    return _as_tensor(x, "softmax").softmax(dim)
+    return _as_tensor(x, "softmax").softmax(dim, dtype=dtype)  # (dtype=: x is cast to it first, as PyTorch's)
 
 
-def log_softmax(x: Tensor, dim: int = -1) -> Tensor:
+def log_softmax(x: Tensor, dim: int = -1, dtype=None) -> Tensor:
     """x - max - log sum exp(x - max) along `dim` (log-sum-exp: never log(0) for finite x)."""
-    return _as_tensor(x, "log_softmax").log_softmax(dim)
+    return _as_tensor(x, "log_softmax").log_softmax(dim, dtype=dtype)
 
 
 def relu(x: Tensor, inplace: bool = False) -> Tensor:
@@ -112,7 +112,7 @@ class _GELUTanh(Function):
     # numbers as the one-line form, which makes a new (..., C) array per operation).
     @staticmethod
     def forward(ctx, x):
-        t = x * x
+        t = np.asarray(x * x)  # (a 0-d x: x * x is a NumPy scalar, which tanh(out=) below cannot write)
         t *= x
         t *= 0.044715
         t += x
@@ -133,7 +133,7 @@ class _GELUTanh(Function):
         d = 1 + t
         d *= 0.5  # 0.5 (1 + t)
         rest = 0.5 * x
-        sech2 = t * t
+        sech2 = np.asarray(t * t)  # (an array even for a 0-d t, so out= can write it)
         np.subtract(1, sech2, out=sech2)  # 1 - t^2
         rest *= sech2
         rest *= du  # 0.5 x (1 - t^2) du
@@ -384,6 +384,8 @@ def layer_norm(x: Tensor, normalized_shape: int | Sequence[int], weight: Tensor 
             if p.shape != shape:
                 raise ValueError(f"layer_norm: {name} must have shape normalized_shape={shape}, got {p.shape}")
             affine.append(p)
+    if x.numel() == 0:  # an empty batch (or empty rows): an empty result, and zero gradients for weight and bias
+        return sum((p * 0 for p in affine), x * 0)
     return _LayerNorm.apply(x, *affine, n=n, eps=float(eps), has_weight=weight is not None)
 
 
@@ -420,8 +422,8 @@ class _CrossEntropy(Function):
     @staticmethod
     def backward(ctx, g):
         logp, flat, keep = ctx.saved_tensors
-        grad = np.exp(logp)  # (N, C) softmax probabilities
-        grad.reshape(-1)[flat] -= 1  # minus the one-hot target (grad is fresh, so reshape(-1) is a view)
+        grad = np.exp(logp, order="C")  # (N, C) softmax probabilities, in C order: logp keeps a permuted input's
+        grad.reshape(-1)[flat] -= 1  # minus the one-hot target (grad is fresh and C-ordered: reshape(-1) is a view)
         if ctx.reduction == "none":
             row_w = g.reshape(-1, 1)  # (N, 1): each row has its own upstream gradient
         elif ctx.reduction == "mean":
@@ -568,7 +570,7 @@ def kl_div(input: Tensor, target: Any, reduction: str = "mean", log_target: bool
         zero = target == -math.inf
         pointwise = target.exp() * (target.masked_fill(zero, 0.0) - input.masked_fill(zero, 0.0))
     else:
-        zero = target <= 0
+        zero = target == 0  # (a negative "probability" gives NaN, as PyTorch's: not a silent 0)
         pointwise = target * (target.masked_fill(zero, 1.0).log() - input.masked_fill(zero, 0.0))
     if reduction == "none":
         return pointwise

@@ -667,3 +667,7 @@ from .activations import (  # noqa: E402,F401  (the other pointwise activations,
     softshrink, softsign, tanhshrink, threshold,
 )
 from .fold import fold, unfold  # noqa: E402,F401
+from .more_losses import (  # noqa: E402,F401  (BCE, smooth L1 / Huber, cosine similarity: nn/more_losses.py)
+    binary_cross_entropy, binary_cross_entropy_with_logits, cosine_similarity, huber_loss, pairwise_distance,
+    smooth_l1_loss,
+)

@@ -1,0 +1,259 @@
+"""Binary cross-entropy, the robust regression losses and the two pairwise measures, as PyTorch's:
+F.binary_cross_entropy / nn.BCELoss (probabilities in [0, 1]), F.binary_cross_entropy_with_logits /
+nn.BCEWithLogitsLoss (raw scores, with pos_weight), F.smooth_l1_loss / nn.SmoothL1Loss,
+F.huber_loss / nn.HuberLoss, nn.L1Loss, F.cosine_similarity / nn.CosineSimilarity and
+F.pairwise_distance / nn.PairwiseDistance.
+
+The two BCE losses are Functions with PyTorch's own derivatives (the log of a probability clamped at
+-100, the logits form written so that exp never overflows); the rest are compositions of
+differentiable ops, so their gradients come from those ops.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ..tensor import Function, Tensor
+from . import functional as F
+from .module import Module
+
+__all__ = ["BCELoss", "BCEWithLogitsLoss", "CosineSimilarity", "HuberLoss", "L1Loss", "PairwiseDistance",
+           "SmoothL1Loss", "binary_cross_entropy", "binary_cross_entropy_with_logits", "cosine_similarity",
+           "huber_loss", "pairwise_distance", "smooth_l1_loss"]
+
+
+def _reduction(size_average: Any, reduce: Any, reduction: str) -> str:
+    """PyTorch's legacy size_average/reduce spellings folded into reduction, then reduction checked."""
+    if size_average is not None or reduce is not None:
+        reduction = "none" if reduce is False else "sum" if size_average is False else "mean"
+    if reduction not in ("mean", "sum", "none"):
+        raise ValueError(f"{reduction} is not a valid value for reduction")
+    return reduction
+
+
+def _fixed(t: Any, name: str, fn: str, shape: tuple) -> np.ndarray | None:
+    """weight / pos_weight: a constant broadcast to shape; PyTorch has no gradient for it and refuses one."""
+    if t is None:
+        return None
+    if isinstance(t, Tensor) and t.requires_grad:
+        raise RuntimeError(f"The function '{fn}' is not differentiable with respect to argument '{name}'. "
+                           "This input cannot have requires_grad True.")
+    arr = t._data if isinstance(t, Tensor) else np.asarray(t)
+    try:
+        return np.broadcast_to(arr, shape)
+    except ValueError:
+        raise RuntimeError(f"{fn}: {name} of shape {tuple(arr.shape)} does not broadcast to the input's shape "
+                           f"{shape}") from None
+
+
+def _pair(input: Any, target: Any, fn: str, size_rule: str) -> tuple[Tensor, Tensor]:
+    x = F._as_tensor(input, fn)
+    y = target if isinstance(target, Tensor) else Tensor(target)  # a 0/1 int target: PyTorch's RuntimeError below
+    if x.shape != y.shape:
+        raise ValueError(size_rule.format(t=f"torch.Size({list(y.shape)})", i=f"torch.Size({list(x.shape)})"))
+    if x.dtype != y.dtype or x.dtype.kind != "f":
+        raise RuntimeError(f"{fn}: input and target must be one floating dtype, got {x.dtype} and {y.dtype} "
+                           "(a 0/1 label tensor needs .float())")
+    return x, y
+
+
+_EPS = float(np.float32(1e-12))  # PyTorch's floor of p (1 - p) in the gradient: 1e-12 rounded to float32
+
+
+class _BCE(Function):
+    """l = -w (y max(log p, -100) + (1 - y) max(log(1 - p), -100));
+    dp = w (p - y) / max(p (1 - p), 1e-12),  dy = w (log(1 - p) - log p)  (PyTorch's own derivatives)"""
+    @staticmethod
+    def forward(ctx, p, y, w):
+        with np.errstate(divide="ignore", invalid="ignore"):
+            logp, log1mp = np.log(p), np.log1p(-p)
+        ctx.save_for_backward(p, y, logp, log1mp)
+        ctx.w = w
+        loss = -(y * np.maximum(logp, -100) + (1 - y) * np.maximum(log1mp, -100))
+        return loss if w is None else loss * w
+
+    @staticmethod
+    def backward(ctx, g):
+        p, y, logp, log1mp = ctx.saved_tensors
+        gw = g if ctx.w is None else g * ctx.w
+        dp = gw * (p - y) / np.maximum(p * (1 - p), _EPS) if ctx.needs_input_grad[0] else None
+        dy = gw * (log1mp - logp) if ctx.needs_input_grad[1] else None
+        return dp, dy
+
+
+def binary_cross_entropy(input: Tensor, target: Any, weight: Any = None, size_average: Any = None, reduce: Any = None,
+                         reduction: str = "mean") -> Tensor:
+    """-(y log p + (1 - y) log(1 - p)) per element, p = input in [0, 1] (after a sigmoid), each log clamped
+    at -100 so p = 0 or 1 gives 100, not inf; weight rescales each element (broadcast to input's shape)."""
+    reduction = _reduction(size_average, reduce, reduction)
+    p, y = _pair(input, target, "binary_cross_entropy", "Using a target size ({t}) that is different to the "
+                 "input size ({i}) is deprecated. Please ensure they have the same size.")
+    for name, a in (("input", p._data), ("target", y._data)):
+        if ((a < 0) | (a > 1)).any():
+            raise RuntimeError(f"all elements of {name} should be between 0 and 1")
+    w = _fixed(weight, "weight", "binary_cross_entropy", p.shape)
+    return F._reduced(_BCE.apply(p, y, w=None if w is None else w.astype(p.dtype)), reduction)
+
+
+class _BCEWithLogits(Function):
+    """l = w ((1 - y) x + (1 + (pw - 1) y) softplus(-x)), softplus(-x) = log1p(exp(-|x|)) + max(-x, 0);
+    dx = w ((1 + (pw - 1) y) sigmoid(x) - pw y),  dy = w (-x + (pw - 1) softplus(-x))  (PyTorch's forms)"""
+    @staticmethod
+    def forward(ctx, x, y, w, pw):
+        sp = np.log1p(np.exp(-np.abs(x))) + np.maximum(-x, 0)  # softplus(-x), no overflow for large |x|
+        c = 1 if pw is None else 1 + (pw - 1) * y  # how much a positive counts
+        ctx.save_for_backward(x, y, sp, c)
+        ctx.w, ctx.pw = w, pw
+        loss = (1 - y) * x + c * sp
+        return loss if w is None else loss * w
+
+    @staticmethod
+    def backward(ctx, g):
+        x, y, sp, c = ctx.saved_tensors
+        gw = g if ctx.w is None else g * ctx.w
+        dx = dy = None
+        if ctx.needs_input_grad[0]:
+            sig = np.exp(-np.logaddexp(0, -x))  # sigmoid(x) = 1 / (1 + e^-x), stable both ways
+            dx = gw * (c * sig - (y if ctx.pw is None else ctx.pw * y))
+        if ctx.needs_input_grad[1]:
+            dy = gw * (-x if ctx.pw is None else -x + (ctx.pw - 1) * sp)
+        return dx, dy
+
+
+def binary_cross_entropy_with_logits(input: Tensor, target: Any, weight: Any = None, size_average: Any = None,
+                                     reduce: Any = None, reduction: str = "mean", pos_weight: Any = None) -> Tensor:
+    """binary_cross_entropy(sigmoid(input), target) in one stable step; pos_weight (broadcast along the last
+    dim, one per class) multiplies the loss of the positive term: pos_weight = negatives / positives balances them."""
+    reduction = _reduction(size_average, reduce, reduction)
+    x, y = _pair(input, target, "binary_cross_entropy_with_logits", "Target size ({t}) must be the same as "
+                 "input size ({i})")
+    w = _fixed(weight, "weight", "binary_cross_entropy_with_logits", x.shape)
+    pw = _fixed(pos_weight, "pos_weight", "binary_cross_entropy_with_logits", x.shape)
+    cast = (lambda a: None if a is None else a.astype(x.dtype))
+    return F._reduced(_BCEWithLogits.apply(x, y, w=cast(w), pw=cast(pw)), reduction)
+
+
+def smooth_l1_loss(input: Tensor, target: Any, size_average: Any = None, reduce: Any = None, reduction: str = "mean",
+                   beta: float = 1.0) -> Tensor:
+    """0.5 d^2 / beta where |d| < beta, else |d| - 0.5 beta (d = input - target); beta = 0 is l1_loss.
+    Shapes must match, as mse_loss and l1_loss here (PyTorch warns and broadcasts)."""
+    reduction = _reduction(size_average, reduce, reduction)
+    if beta < 0:
+        raise RuntimeError("smooth_l1_loss does not support negative values for beta.")
+    d = F._difference(input, target, reduction, "smooth_l1_loss")
+    a = d.abs()
+    if beta == 0:
+        return F._reduced(a, reduction)
+    from ..functions import where
+    return F._reduced(where(a < beta, d * d * (0.5 / beta), a - 0.5 * beta), reduction)
+
+
+def huber_loss(input: Tensor, target: Any, reduction: str = "mean", delta: float = 1.0, weight: Any = None) -> Tensor:
+    """0.5 d^2 where |d| < delta, else delta (|d| - 0.5 delta): smooth_l1_loss times delta (beta = delta);
+    weight rescales each element before the reduction."""
+    reduction = _reduction(None, None, reduction)
+    if not delta > 0:
+        raise RuntimeError("huber_loss does not support non-positive values for delta.")
+    d = F._difference(input, target, reduction, "huber_loss")
+    a = d.abs()
+    from ..functions import where
+    err = where(a < delta, d * d * 0.5, (a - 0.5 * delta) * delta)
+    if weight is not None and tuple(getattr(weight, "shape", ())) != tuple(err.shape):
+        raise ValueError("Weights and input must have the same size.")
+    return F._reduced(err if weight is None else err * weight, reduction)
+
+
+def _clamped_no_grad(n: Tensor, eps: float) -> Tensor:
+    """max(n, eps) in value, n in gradient: PyTorch clamps the norms of cosine_similarity under no_grad."""
+    return n + (n.clamp(min=eps) - n).detach()
+
+
+def cosine_similarity(x1: Tensor, x2: Tensor, dim: int = 1, eps: float = 1e-8) -> Tensor:
+    """sum(x1 x2, dim) / (max(||x1||, eps) max(||x2||, eps)); x1 and x2 broadcast, dim is removed."""
+    a, b = F._as_tensor(x1, "cosine_similarity", "x1"), F._as_tensor(x2, "cosine_similarity", "x2")
+    na = _clamped_no_grad(a.norm(2, dim, keepdim=True), eps)  # (..., 1, ...) along dim
+    nb = _clamped_no_grad(b.norm(2, dim, keepdim=True), eps)
+    return ((a / na) * (b / nb)).sum(dim)
+
+
+def pairwise_distance(x1: Tensor, x2: Tensor, p: float = 2.0, eps: float = 1e-6, keepdim: bool = False) -> Tensor:
+    """||x1 - x2 + eps||_p along the last dim (eps keeps the norm's gradient finite where x1 == x2)."""
+    a, b = F._as_tensor(x1, "pairwise_distance", "x1"), F._as_tensor(x2, "pairwise_distance", "x2")
+    return (a - b + eps).norm(p, -1, keepdim=keepdim)
+
+
+class _Loss(Module):
+    def __init__(self, size_average: Any = None, reduce: Any = None, reduction: str = "mean") -> None:
+        super().__init__()
+        self.reduction = _reduction(size_average, reduce, reduction)  # PyTorch's repr shows no options
+
+
+class L1Loss(_Loss):
+    """F.l1_loss as a module: |input - target|, shapes must match."""
+    def forward(self, input: Tensor, target: Any) -> Tensor:  # noqa: A002
+        return F.l1_loss(input, target, reduction=self.reduction)
+
+
+class BCELoss(_Loss):
+    """F.binary_cross_entropy as a module: probabilities (after nn.Sigmoid) against 0/1 (or soft) targets."""
+    def __init__(self, weight: Tensor | None = None, size_average: Any = None, reduce: Any = None,
+                 reduction: str = "mean") -> None:
+        super().__init__(size_average, reduce, reduction)
+        self.register_buffer("weight", weight)
+
+    def forward(self, input: Tensor, target: Any) -> Tensor:  # noqa: A002
+        return binary_cross_entropy(input, target, weight=self.weight, reduction=self.reduction)
+
+
+class BCEWithLogitsLoss(_Loss):
+    """F.binary_cross_entropy_with_logits as a module; weight and pos_weight are buffers (in state_dict)."""
+    def __init__(self, weight: Tensor | None = None, size_average: Any = None, reduce: Any = None,
+                 reduction: str = "mean", pos_weight: Tensor | None = None) -> None:
+        super().__init__(size_average, reduce, reduction)
+        self.register_buffer("weight", weight)
+        self.register_buffer("pos_weight", pos_weight)
+
+    def forward(self, input: Tensor, target: Any) -> Tensor:  # noqa: A002
+        return binary_cross_entropy_with_logits(input, target, self.weight, reduction=self.reduction,
+                                                pos_weight=self.pos_weight)
+
+
+class SmoothL1Loss(_Loss):
+    """F.smooth_l1_loss as a module (beta = where the square turns into the line)."""
+    def __init__(self, size_average: Any = None, reduce: Any = None, reduction: str = "mean", beta: float = 1.0):
+        super().__init__(size_average, reduce, reduction)
+        self.beta = beta
+
+    def forward(self, input: Tensor, target: Any) -> Tensor:  # noqa: A002
+        return smooth_l1_loss(input, target, reduction=self.reduction, beta=self.beta)
+
+
+class HuberLoss(_Loss):
+    """F.huber_loss as a module."""
+    def __init__(self, reduction: str = "mean", delta: float = 1.0) -> None:
+        super().__init__(None, None, reduction)
+        self.delta = delta
+
+    def forward(self, input: Tensor, target: Any) -> Tensor:  # noqa: A002
+        return huber_loss(input, target, reduction=self.reduction, delta=self.delta)
+
+
+class CosineSimilarity(Module):
+    """F.cosine_similarity as a module."""
+    def __init__(self, dim: int = 1, eps: float = 1e-8) -> None:
+        super().__init__()
+        self.dim, self.eps = dim, eps
+
+    def forward(self, x1: Tensor, x2: Tensor) -> Tensor:
+        return cosine_similarity(x1, x2, self.dim, self.eps)
+
+
+class PairwiseDistance(Module):
+    """F.pairwise_distance as a module."""
+    def __init__(self, p: float = 2.0, eps: float = 1e-6, keepdim: bool = False) -> None:
+        super().__init__()
+        self.norm, self.eps, self.keepdim = p, eps, keepdim
+
+    def forward(self, x1: Tensor, x2: Tensor) -> Tensor:
+        return pairwise_distance(x1, x2, self.norm, self.eps, self.keepdim)

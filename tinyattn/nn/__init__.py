@@ -26,6 +26,7 @@ from .activations import (  # noqa: F401,E402
     Softmin, Softplus, Softshrink, Softsign, Tanhshrink, Threshold,
 )
 from .fold import Fold, Unfold  # noqa: F401,E402
+from .normalization import GroupNorm, RMSNorm  # noqa: F401,E402
 from .more_losses import (  # noqa: F401,E402
     BCELoss, BCEWithLogitsLoss, CosineSimilarity, HuberLoss, L1Loss, PairwiseDistance, SmoothL1Loss,
 )

@@ -671,3 +671,4 @@ from .more_losses import (  # noqa: E402,F401  (BCE, smooth L1 / Huber, cosine s
     binary_cross_entropy, binary_cross_entropy_with_logits, cosine_similarity, huber_loss, pairwise_distance,
     smooth_l1_loss,
 )
+from .normalization import group_norm, rms_norm  # noqa: E402,F401

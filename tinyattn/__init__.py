@@ -121,3 +121,11 @@ __all__ += ["angle", "cdouble", "cfloat", "complex64", "complex128", "conj", "im
             "view_as_complex", "view_as_real"]
 
 __version__ = "0.1.0"
+# names the census of public teaching code uses once (tinyattn/tail_functions.py); `range` stays out of
+# __all__ so it never shadows the builtin
+from .tail_functions import __all__ as _TAIL  # noqa: E402
+from .tail_functions import (  # noqa: F401,E402,A004
+    absolute, addmm, bernoulli, bucketize, cartesian_prod, cdist, column_stack, diag, dstack, erfinv, get_num_threads,
+    hann_window, hstack, lerp, range, ravel, searchsorted, set_num_threads, std_mean, take, unflatten, var_mean, vstack,
+)
+__all__ += _TAIL

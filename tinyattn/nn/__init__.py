@@ -27,6 +27,12 @@ from .activations import (  # noqa: F401,E402
 )
 from .fold import Fold, Unfold  # noqa: F401,E402
 from .normalization import GroupNorm, RMSNorm  # noqa: F401,E402
+from .stochastic import Dropout1d, Dropout2d, Dropout3d  # noqa: F401,E402
 from .more_losses import (  # noqa: F401,E402
     BCELoss, BCEWithLogitsLoss, CosineSimilarity, HuberLoss, L1Loss, PairwiseDistance, SmoothL1Loss,
+)
+from .shape_layers import (  # noqa: F401,E402
+    CircularPad1d, CircularPad2d, CircularPad3d, ConstantPad1d, ConstantPad2d, ConstantPad3d, ReflectionPad1d,
+    ReflectionPad2d, ReflectionPad3d, ReplicationPad1d, ReplicationPad2d, ReplicationPad3d, Unflatten, ZeroPad1d,
+    ZeroPad2d, ZeroPad3d,
 )

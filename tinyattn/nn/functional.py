@@ -672,3 +672,4 @@ from .more_losses import (  # noqa: E402,F401  (BCE, smooth L1 / Huber, cosine s
     smooth_l1_loss,
 )
 from .normalization import group_norm, rms_norm  # noqa: E402,F401
+from .stochastic import dropout1d, dropout2d, dropout3d, gumbel_softmax  # noqa: E402,F401

@@ -36,3 +36,4 @@ from .shape_layers import (  # noqa: F401,E402
     ReflectionPad2d, ReflectionPad3d, ReplicationPad1d, ReplicationPad2d, ReplicationPad3d, Unflatten, ZeroPad1d,
     ZeroPad2d, ZeroPad3d,
 )
+from .conv_transpose import ConvTranspose1d, ConvTranspose2d, ConvTranspose3d  # noqa: F401,E402

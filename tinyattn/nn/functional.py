@@ -673,3 +673,4 @@ from .more_losses import (  # noqa: E402,F401  (BCE, smooth L1 / Huber, cosine s
 )
 from .normalization import group_norm, rms_norm  # noqa: E402,F401
 from .stochastic import dropout1d, dropout2d, dropout3d, gumbel_softmax  # noqa: E402,F401
+from .conv_transpose import conv_transpose1d, conv_transpose2d, conv_transpose3d  # noqa: E402,F401

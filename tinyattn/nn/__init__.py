@@ -37,3 +37,6 @@ from .shape_layers import (  # noqa: F401,E402
     ZeroPad2d, ZeroPad3d,
 )
 from .conv_transpose import ConvTranspose1d, ConvTranspose2d, ConvTranspose3d  # noqa: F401,E402
+from .more_pooling import (  # noqa: F401,E402
+    AdaptiveAvgPool3d, AdaptiveMaxPool1d, AdaptiveMaxPool2d, AdaptiveMaxPool3d, AvgPool3d, MaxPool3d,
+)

@@ -674,3 +674,6 @@ from .more_losses import (  # noqa: E402,F401  (BCE, smooth L1 / Huber, cosine s
 from .normalization import group_norm, rms_norm  # noqa: E402,F401
 from .stochastic import dropout1d, dropout2d, dropout3d, gumbel_softmax  # noqa: E402,F401
 from .conv_transpose import conv_transpose1d, conv_transpose2d, conv_transpose3d  # noqa: E402,F401
+from .more_pooling import (  # noqa: E402,F401  (3-D and adaptive max pooling: nn/more_pooling.py)
+    adaptive_avg_pool3d, adaptive_max_pool1d, adaptive_max_pool2d, adaptive_max_pool3d, avg_pool3d, max_pool3d,
+)

@@ -116,3 +116,19 @@ def test_errors_name_what_was_expected():
         F.smooth_l1_loss(tinyattn.zeros(3), tinyattn.ones(3), beta=-1.0)
     with pytest.raises(ValueError, match="must match"):
         F.huber_loss(tinyattn.zeros(3), tinyattn.ones(3, 1))
+
+
+def test_gaussian_nll_loss_is_the_normal_negative_log_likelihood():
+    var = rng.uniform(0.1, 2.0, (3, 4))
+    got = F.gaussian_nll_loss(t(D), t(Y), t(var), full=True, reduction="none").numpy()
+    np.testing.assert_allclose(got, 0.5 * (np.log(2 * np.pi * var) + (D - Y) ** 2 / var), rtol=1e-14)
+    shared = F.gaussian_nll_loss(t(D), t(Y), t(var[:, 0]), reduction="none").numpy()  # (3,): one var per row
+    np.testing.assert_allclose(shared, 0.5 * (np.log(var[:, :1]) + (D - Y) ** 2 / var[:, :1]), rtol=1e-14)
+    assert gradcheck(lambda x, y, v: F.gaussian_nll_loss(x, y, v), (t(D), t(Y), t(var)))
+    tiny = t(np.full((3, 4), 1e-8))
+    F.gaussian_nll_loss(t(D), t(Y), tiny, eps=1e-3).backward()
+    # the value uses max(var, eps); the gradient is that of the formula at var = eps, passed through the clamp
+    np.testing.assert_allclose(tiny.grad.numpy(), (0.5 / 1e-3 - 0.5 * (D - Y) ** 2 / 1e-6) / 12, rtol=1e-12)
+    with pytest.raises(ValueError, match="var is of incorrect size"):
+        F.gaussian_nll_loss(t(D), t(Y), t(np.ones((2, 4))))
+    assert nn.GaussianNLLLoss()(t(D), t(Y), 1.0).item() == F.gaussian_nll_loss(t(D), t(Y), 1.0).item()

@@ -129,3 +129,17 @@ from .tail_functions import (  # noqa: F401,E402,A004
     hann_window, hstack, lerp, range, ravel, searchsorted, set_num_threads, std_mean, take, unflatten, var_mean, vstack,
 )
 __all__ += _TAIL
+from . import accelerator  # noqa: F401,E402  (torch.accelerator: no accelerator, as a CPU-only PyTorch)
+
+_DEPRECATED_FLAGS = {"has_mps": (False, "torch.backends.mps.is_built()"),
+                     "has_cuda": (False, "torch.backends.cuda.is_built()")}
+
+
+def __getattr__(name: str):
+    """torch.has_mps / has_cuda: PyTorch's deprecated build flags, False here, with PyTorch's warning."""
+    if name in _DEPRECATED_FLAGS:
+        import warnings
+        value, instead = _DEPRECATED_FLAGS[name]
+        warnings.warn(f"'{name}' is deprecated, please use '{instead}'", UserWarning, stacklevel=2)
+        return value
+    raise AttributeError(f"module 'tinyattn' has no attribute '{name}'")

@@ -113,3 +113,27 @@ def test_a_weight_that_requires_grad_is_refused_as_in_pytorch():
         with pytest.raises(RuntimeError, match="not differentiable with respect to argument 'weight'"):
             lib.nn.functional.binary_cross_entropy_with_logits(lib.zeros(3, dtype=lib.float64),
                                                                lib.ones(3, dtype=lib.float64), weight=w)
+
+
+@pytest.mark.parametrize("var_shape,kw", [((2, 4), {}), ((2,), {"full": True}), ((2, 1), {"reduction": "sum"}),
+                                          ((1, 4), {"reduction": "none", "eps": 0.5})])
+def test_gaussian_nll_loss_values_and_gradients_of_input_target_and_var(var_shape, kw):
+    var = np.abs(np.cos(np.arange(np.prod(var_shape)))).reshape(var_shape) + 0.01  # some below eps=0.5
+    got = []
+    for lib in (torch, tinyattn):
+        x, y, v = (lib.tensor(a, dtype=lib.float64, requires_grad=True) for a in (D[:, :4], Y[:, :4], var))
+        out = lib.nn.functional.gaussian_nll_loss(x, y, v, **kw)
+        out.backward(lib.ones_like(out))
+        got.append([out.detach().numpy(), x.grad.numpy(), y.grad.numpy(), v.grad.numpy()])
+    for a, b in zip(*got):
+        np.testing.assert_allclose(a, b, rtol=1e-13, atol=1e-13)
+    mt, ma = torch.nn.GaussianNLLLoss(full=True), tinyattn.nn.GaussianNLLLoss(full=True)
+    assert repr(ma) == repr(mt)
+
+
+@pytest.mark.parametrize("var,exc,text", [(np.full((2, 3), 1.0), ValueError, "var is of incorrect size"),
+                                          (-np.ones((2, 4)), ValueError, "negative entry")])
+def test_gaussian_nll_loss_errors(var, exc, text):
+    for lib in (torch, tinyattn):
+        with pytest.raises(exc, match=text):
+            lib.nn.functional.gaussian_nll_loss(lib.tensor(D), lib.tensor(Y), lib.tensor(var))

@@ -29,7 +29,7 @@ from .fold import Fold, Unfold  # noqa: F401,E402
 from .normalization import GroupNorm, RMSNorm  # noqa: F401,E402
 from .stochastic import Dropout1d, Dropout2d, Dropout3d  # noqa: F401,E402
 from .more_losses import (  # noqa: F401,E402
-    BCELoss, BCEWithLogitsLoss, CosineSimilarity, HuberLoss, L1Loss, PairwiseDistance, SmoothL1Loss,
+    BCELoss, BCEWithLogitsLoss, CosineSimilarity, GaussianNLLLoss, HuberLoss, L1Loss, PairwiseDistance, SmoothL1Loss,
 )
 from .shape_layers import (  # noqa: F401,E402
     CircularPad1d, CircularPad2d, CircularPad3d, ConstantPad1d, ConstantPad2d, ConstantPad3d, ReflectionPad1d,
@@ -40,3 +40,4 @@ from .conv_transpose import ConvTranspose1d, ConvTranspose2d, ConvTranspose3d  #
 from .more_pooling import (  # noqa: F401,E402
     AdaptiveAvgPool3d, AdaptiveMaxPool1d, AdaptiveMaxPool2d, AdaptiveMaxPool3d, AvgPool3d, MaxPool3d,
 )
+from . import modules  # noqa: F401,E402  (torch.nn.modules.linear.Linear & co.: PyTorch's file paths, last)

@@ -668,8 +668,8 @@ from .activations import (  # noqa: E402,F401  (the other pointwise activations,
 )
 from .fold import fold, unfold  # noqa: E402,F401
 from .more_losses import (  # noqa: E402,F401  (BCE, smooth L1 / Huber, cosine similarity: nn/more_losses.py)
-    binary_cross_entropy, binary_cross_entropy_with_logits, cosine_similarity, huber_loss, pairwise_distance,
-    smooth_l1_loss,
+    binary_cross_entropy, binary_cross_entropy_with_logits, cosine_similarity, gaussian_nll_loss, huber_loss,
+    pairwise_distance, smooth_l1_loss,
 )
 from .normalization import group_norm, rms_norm  # noqa: E402,F401
 from .stochastic import dropout1d, dropout2d, dropout3d, gumbel_softmax  # noqa: E402,F401

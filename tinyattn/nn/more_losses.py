@@ -10,6 +10,7 @@ differentiable ops, so their gradients come from those ops.
 """
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
@@ -18,9 +19,9 @@ from ..tensor import Function, Tensor
 from . import functional as F
 from .module import Module
 
-__all__ = ["BCELoss", "BCEWithLogitsLoss", "CosineSimilarity", "HuberLoss", "L1Loss", "PairwiseDistance",
+__all__ = ["BCELoss", "BCEWithLogitsLoss", "CosineSimilarity", "GaussianNLLLoss", "HuberLoss", "L1Loss", "PairwiseDistance",
            "SmoothL1Loss", "binary_cross_entropy", "binary_cross_entropy_with_logits", "cosine_similarity",
-           "huber_loss", "pairwise_distance", "smooth_l1_loss"]
+           "gaussian_nll_loss", "huber_loss", "pairwise_distance", "smooth_l1_loss"]
 
 
 def _reduction(size_average: Any, reduce: Any, reduction: str) -> str:
@@ -164,6 +165,31 @@ def huber_loss(input: Tensor, target: Any, reduction: str = "mean", delta: float
     return F._reduced(err if weight is None else err * weight, reduction)
 
 
+def gaussian_nll_loss(input: Tensor, target: Any, var: Any, full: bool = False, eps: float = 1e-6,
+                      reduction: str = "mean") -> Tensor:
+    """0.5 (log var + (input - target)^2 / var) (+ 0.5 log 2 pi if full): the negative log-likelihood of target
+    under N(input, var). var has input's shape, or one fewer dim, or a 1 in one dim (shared variance), or is a
+    float; it is clamped at eps in value only (PyTorch clamps it under no_grad, so its gradient passes)."""
+    x = F._as_tensor(input, "gaussian_nll_loss")
+    if isinstance(var, float):
+        if var < 0:
+            raise ValueError("var has negative entry/entries")
+        var = Tensor(np.full(x.shape, var, dtype=x.dtype))
+    elif (var._data < 0).any():
+        raise ValueError("var has negative entry/entries")
+    if var.shape != x.shape:
+        if x.shape[:-1] == var.shape:
+            var = var.unsqueeze(-1)
+        elif not (x.ndim == var.ndim and sum(b for a, b in zip(x.shape, var.shape) if a != b) == 1):
+            raise ValueError("var is of incorrect size")
+    if reduction not in ("none", "mean", "sum"):
+        raise ValueError(reduction + " is not valid")
+    var = _clamped_no_grad(var, eps)
+    d = x - target
+    loss = 0.5 * (var.log() + d * d / var)
+    return F._reduced(loss + 0.5 * math.log(2 * math.pi) if full else loss, reduction)
+
+
 def _clamped_no_grad(n: Tensor, eps: float) -> Tensor:
     """max(n, eps) in value, n in gradient: PyTorch clamps the norms of cosine_similarity under no_grad."""
     return n + (n.clamp(min=eps) - n).detach()
@@ -237,6 +263,16 @@ class HuberLoss(_Loss):
 
     def forward(self, input: Tensor, target: Any) -> Tensor:  # noqa: A002
         return huber_loss(input, target, reduction=self.reduction, delta=self.delta)
+
+
+class GaussianNLLLoss(_Loss):
+    """F.gaussian_nll_loss as a module: loss(input, target, var)."""
+    def __init__(self, *, full: bool = False, eps: float = 1e-6, reduction: str = "mean") -> None:
+        super().__init__(None, None, reduction)
+        self.full, self.eps = full, eps
+
+    def forward(self, input: Tensor, target: Any, var: Any) -> Tensor:  # noqa: A002
+        return gaussian_nll_loss(input, target, var, full=self.full, eps=self.eps, reduction=self.reduction)
 
 
 class CosineSimilarity(Module):

@@ -1,0 +1,65 @@
+"""The small names the census found used once, against PyTorch 2.13: torch.nn.modules paths, the deprecated
+nn.utils.clip_grad_norm, lr_scheduler.MultiStepLR, torch.accelerator, cuda.max_memory_reserved, has_mps."""
+import warnings
+
+import numpy as np
+import pytest
+import torch
+
+import tinyattn
+
+PATHS = ["activation.MultiheadAttention", "container.ModuleList", "dropout.Dropout", "linear.Linear",
+         "linear.NonDynamicallyQuantizableLinear", "normalization.LayerNorm", "normalization.GroupNorm", "rnn.GRU",
+         "rnn.LSTM", "rnn.RNN", "sparse.Embedding", "transformer.TransformerEncoder", "transformer.TransformerEncoderLayer",
+         "conv.ConvTranspose2d", "pooling.MaxPool3d", "loss.BCEWithLogitsLoss", "padding.ZeroPad2d", "module.Module",
+         "batchnorm.BatchNorm1d"]
+
+
+@pytest.mark.parametrize("path", PATHS)
+def test_torch_nn_modules_paths_name_the_same_classes(path):
+    mod, name = path.split(".")
+    ours = getattr(getattr(tinyattn.nn.modules, mod), name)
+    theirs = getattr(getattr(torch.nn.modules, mod), name)
+    assert ours.__name__ == theirs.__name__
+    if name != "NonDynamicallyQuantizableLinear":
+        assert ours is getattr(tinyattn.nn, name)
+    else:
+        assert issubclass(ours, tinyattn.nn.Linear) and repr(ours(2, 3)) == repr(theirs(2, 3))
+
+
+def test_deprecated_clip_grad_norm_warns_and_clips():
+    got = []
+    for lib in (torch, tinyattn):
+        p = lib.nn.Parameter(lib.ones(3))
+        p.grad = lib.ones(3) * 2
+        with pytest.warns(FutureWarning, match="clip_grad_norm_"):
+            total = lib.nn.utils.clip_grad_norm([p], 1.0)
+        got.append((total.item(), p.grad.numpy()))
+    assert np.isclose(got[0][0], got[1][0], rtol=1e-6)
+    np.testing.assert_allclose(got[1][1], got[0][1], rtol=1e-6)
+
+
+@pytest.mark.parametrize("milestones,gamma", [([2, 4], 0.5), ([3, 1, 3], 0.1), ([], 0.5)])
+def test_multisteplr_matches_pytorch(milestones, gamma):
+    lrs = []
+    for lib in (torch, tinyattn):
+        p = lib.nn.Parameter(lib.ones(1))
+        opt = lib.optim.SGD([p], lr=0.8)
+        sched = lib.optim.lr_scheduler.MultiStepLR(opt, milestones, gamma)
+        seq = []
+        for _ in range(7):
+            seq.append(opt.param_groups[0]["lr"])
+            opt.step()
+            sched.step()
+        lrs.append(seq + sched.get_last_lr())
+    np.testing.assert_allclose(lrs[1], lrs[0], rtol=1e-15)
+
+
+def test_cpu_only_answers():
+    for lib in (torch, tinyattn):
+        assert lib.accelerator.is_available() is False and lib.accelerator.current_accelerator() is None
+        assert lib.accelerator.device_count() == 0 and lib.cuda.max_memory_reserved() == 0
+        with warnings.catch_warnings(record=True) as seen:
+            warnings.simplefilter("always")
+            assert lib.has_mps is False
+        assert "'has_mps' is deprecated" in str(seen[0].message)

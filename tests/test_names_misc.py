@@ -1,0 +1,63 @@
+"""The small names the census found used once, without PyTorch: torch.nn.modules paths, the deprecated
+nn.utils.clip_grad_norm, lr_scheduler.MultiStepLR, torch.accelerator, cuda.max_memory_reserved, has_mps."""
+import importlib
+import warnings
+
+import numpy as np
+import pytest
+
+import tinyattn
+from tinyattn import nn
+
+
+@pytest.mark.parametrize("path", ["linear.Linear", "sparse.Embedding", "dropout.Dropout", "rnn.LSTM",
+                                  "activation.MultiheadAttention", "container.ModuleList", "normalization.LayerNorm",
+                                  "transformer.TransformerEncoderLayer", "conv.ConvTranspose1d", "loss.BCELoss"])
+def test_nn_modules_paths_are_the_nn_classes(path):
+    mod, name = path.split(".")
+    assert getattr(importlib.import_module(f"tinyattn.nn.modules.{mod}"), name) is getattr(nn, name)
+    assert getattr(getattr(tinyattn.nn.modules, mod), name) is getattr(nn, name)  # without an import line
+
+
+def test_non_dynamically_quantizable_linear_is_a_linear():
+    from tinyattn.nn.modules.linear import NonDynamicallyQuantizableLinear
+    m = NonDynamicallyQuantizableLinear(2, 3)
+    assert isinstance(m, nn.Linear) and m(tinyattn.ones(4, 2)).shape == (4, 3)
+
+
+def test_deprecated_clip_grad_norm_warns_then_clips_as_clip_grad_norm_():
+    p = nn.Parameter(tinyattn.ones(4))
+    p.grad = tinyattn.ones(4) * 3.0
+    with pytest.warns(FutureWarning, match="deprecated in favor of `torch.nn.utils.clip_grad_norm_`"):
+        total = nn.utils.clip_grad_norm([p], 1.5)
+    assert total.item() == 6.0
+    np.testing.assert_allclose(p.grad.numpy(), 3.0 * 1.5 / 6.0 * np.ones(4), rtol=1e-6)
+
+
+def test_multisteplr_multiplies_by_gamma_at_each_milestone():
+    p = nn.Parameter(tinyattn.ones(1))
+    opt = tinyattn.optim.SGD([p], lr=1.0)
+    sched = tinyattn.optim.lr_scheduler.MultiStepLR(opt, milestones=[4, 2, 4], gamma=0.5)  # 4 listed twice
+    seen = []
+    for _ in range(6):
+        seen.append(opt.param_groups[0]["lr"])
+        opt.step()
+        sched.step()
+    assert seen == [1.0, 1.0, 0.5, 0.5, 0.125, 0.125]
+    state = sched.state_dict()
+    again = tinyattn.optim.lr_scheduler.MultiStepLR(tinyattn.optim.SGD([p], lr=1.0), [2, 4, 4], 0.5)
+    again.load_state_dict(state)
+    assert again.last_epoch == 6 and again.get_last_lr() == sched.get_last_lr()
+    with pytest.raises(ValueError, match="milestone"):
+        tinyattn.optim.lr_scheduler.MultiStepLR(opt, [-1])
+
+
+def test_cpu_only_answers():
+    assert tinyattn.accelerator.is_available() is False and tinyattn.accelerator.current_accelerator() is None
+    assert tinyattn.accelerator.device_count() == 0 and tinyattn.cuda.max_memory_reserved() == 0
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        assert tinyattn.has_mps is False and tinyattn.has_cuda is False
+    assert [str(w.message).split("'")[1] for w in seen] == ["has_mps", "has_cuda"]
+    with pytest.raises(AttributeError, match="has no attribute 'no_such_name'"):
+        tinyattn.no_such_name  # noqa: B018

@@ -126,8 +126,14 @@ __version__ = "0.1.0"
 from .tail_functions import __all__ as _TAIL  # noqa: E402
 from .tail_functions import (  # noqa: F401,E402,A004
     absolute, addmm, bernoulli, bucketize, cartesian_prod, cdist, column_stack, diag, dstack, erfinv, get_num_threads,
-    hann_window, hstack, lerp, range, ravel, searchsorted, set_num_threads, std_mean, take, unflatten, var_mean, vstack,
+    hann_window, hstack, lerp, ravel, searchsorted, set_num_threads, std_mean, take, unflatten, var_mean, vstack,
+    addbmm, addcdiv, addcmul, addmv, addr, are_deterministic_algorithms_enabled, argwhere, atleast_1d, atleast_2d,
+    atleast_3d, baddbmm, block_diag, broadcast_tensors, broadcast_to, cosine_similarity, diag_embed, diagonal, dist,
+    fliplr, flipud, hsplit, inner, is_nonzero, isin, kron, logit, logspace, masked_select, moveaxis, movedim, mv, nanmean,
+    pairwise_distance, scatter, scatter_add, take_along_dim, tensor_split, tensordot, tile, use_deterministic_algorithms,
+    vdot, vsplit,
 )
+from .tail_functions import range_inclusive as range  # noqa: F401,E402,A004
 __all__ += _TAIL
 from . import accelerator  # noqa: F401,E402  (torch.accelerator: no accelerator, as a CPU-only PyTorch)
 

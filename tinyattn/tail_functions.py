@@ -201,10 +201,11 @@ def lerp(input, end, weight, *, out=None) -> Tensor:
     return _t(input).lerp(end, weight)
 
 
-def range(start=0, end=None, step=1, *, out=None, dtype=None, layout=None, device=None,  # noqa: A001
-          requires_grad: bool = False) -> Tensor:
+def range_inclusive(start=0, end=None, step=1, *, out=None, dtype=None, layout=None, device=None,
+                    requires_grad: bool = False) -> Tensor:
     """start, start + step, ..., up to and INCLUDING end (PyTorch's deprecated torch.range; it warns as
-    PyTorch does). The dtype is the default float dtype unless given, even for int arguments."""
+    PyTorch does). The dtype is the default float dtype unless given, even for int arguments. Exported as
+    ``tinyattn.range``; named otherwise here so that this module keeps the builtin range."""
     warnings.warn("torch.range is deprecated and will be removed in a future release because its behavior is "
                   "inconsistent with Python's range builtin. Instead, use torch.arange, which produces values in "
                   "[start, end).", UserWarning, stacklevel=2)
@@ -244,3 +245,246 @@ def get_num_threads() -> int:
 def set_num_threads(int: int) -> None:  # noqa: A002  (PyTorch's parameter name)
     """Remembered for get_num_threads; tinyattn runs in NumPy, whose BLAS threads are set by its environment."""
     _threads[0] = checks.positive_int("int", int, "set_num_threads")
+
+
+# --- the torch.* forms of the Tensor methods in compat/census_tail.py, and shape helpers ----------------
+def addcmul(input, tensor1, tensor2, *, value=1, out=None) -> Tensor:
+    return _t(input).addcmul(tensor1, tensor2, value=value)
+
+
+def addcdiv(input, tensor1, tensor2, *, value=1, out=None) -> Tensor:
+    return _t(input).addcdiv(tensor1, tensor2, value=value)
+
+
+def baddbmm(input, batch1, batch2, *, beta=1, alpha=1, out=None) -> Tensor:
+    return _t(input).baddbmm(batch1, batch2, beta=beta, alpha=alpha)
+
+
+def addbmm(input, batch1, batch2, *, beta=1, alpha=1, out=None) -> Tensor:
+    return _t(input).addbmm(batch1, batch2, beta=beta, alpha=alpha)
+
+
+def addmv(input, mat, vec, *, beta=1, alpha=1, out=None) -> Tensor:
+    return _t(input).addmv(mat, vec, beta=beta, alpha=alpha)
+
+
+def addr(input, vec1, vec2, *, beta=1, alpha=1, out=None) -> Tensor:
+    return _t(input).addr(vec1, vec2, beta=beta, alpha=alpha)
+
+
+def mv(input, vec, *, out=None) -> Tensor:
+    return _t(input).mv(vec)
+
+
+def vdot(input, other, *, out=None) -> Tensor:
+    return _t(input).vdot(other)
+
+
+def inner(input, other, *, out=None) -> Tensor:
+    return _t(input).inner(other)
+
+
+def dist(input, other, p=2) -> Tensor:
+    return _t(input).dist(other, p)
+
+
+def kron(input, other, *, out=None) -> Tensor:
+    return _t(input).kron(_t(other))
+
+
+def logit(input, eps=None, *, out=None) -> Tensor:
+    return _t(input).logit(eps)
+
+
+def fliplr(input) -> Tensor:
+    return _t(input).fliplr()
+
+
+def flipud(input) -> Tensor:
+    return _t(input).flipud()
+
+
+def movedim(input, source, destination) -> Tensor:
+    return _t(input).movedim(source, destination)
+
+
+moveaxis = movedim
+
+
+def tile(input, dims) -> Tensor:
+    return _t(input).tile(dims)
+
+
+def take_along_dim(input, indices, dim=None, *, out=None) -> Tensor:
+    return _t(input).take_along_dim(indices, dim)
+
+
+def argwhere(input) -> Tensor:
+    return _t(input).argwhere()
+
+
+def tensor_split(input, indices_or_sections, dim: int = 0) -> tuple:
+    return _t(input).tensor_split(indices_or_sections, dim)
+
+
+def hsplit(input, sections) -> tuple:
+    return _t(input).hsplit(sections)
+
+
+def vsplit(input, sections) -> tuple:
+    return _t(input).vsplit(sections)
+
+
+def nanmean(input, dim=None, keepdim: bool = False, *, dtype=None, out=None) -> Tensor:
+    return _t(input).nanmean(dim, keepdim)
+
+
+def masked_select(input, mask, *, out=None) -> Tensor:
+    return _t(input).masked_select(mask)
+
+
+def scatter(input, dim: int, index, src=None, value=None, *, reduce=None) -> Tensor:
+    if reduce is not None:
+        raise NotImplementedError("scatter: reduce= is not supported here; use scatter_add or index_add")
+    return _t(input).scatter(dim, index, value if src is None else src)
+
+
+def scatter_add(input, dim: int, index, src) -> Tensor:
+    return _t(input).scatter_add(dim, index, src)
+
+
+def broadcast_to(input, size) -> Tensor:
+    return _t(input).expand(*size)
+
+
+def broadcast_tensors(*tensors) -> tuple:
+    """Every tensor expanded (a view) to the one shape they broadcast to."""
+    ts = [_t(x) for x in tensors]
+    shape = np.broadcast_shapes(*(x.shape for x in ts))
+    return tuple(x.expand(*shape) for x in ts)
+
+
+def _atleast(n: int, tensors):
+    ts = tensors[0] if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)) else tensors
+    out = _stacked(ts, f"atleast_{n}d", n)
+    return out[0] if len(tensors) == 1 and not isinstance(tensors[0], (list, tuple)) else tuple(out)
+
+
+def atleast_1d(*tensors):
+    return _atleast(1, tensors)
+
+
+def atleast_2d(*tensors):
+    return _atleast(2, tensors)
+
+
+def atleast_3d(*tensors):
+    return _atleast(3, tensors)
+
+
+def isin(elements, test_elements, *, assume_unique: bool = False, invert: bool = False) -> Tensor:
+    """True where an entry of elements is among test_elements (False with invert=True)."""
+    a = _t(elements)._data
+    b = _t(test_elements)._data if isinstance(test_elements, Tensor) or np.ndim(test_elements) else test_elements
+    return Tensor(np.isin(a, b, invert=invert))
+
+
+def logspace(start, end, steps: int, base: float = 10.0, *, dtype=None, layout=None, device=None,
+             requires_grad: bool = False, out=None) -> Tensor:
+    """base ** linspace(start, end, steps): steps points evenly spaced on a log scale."""
+    checks.device(device)
+    steps = checks.nonneg_int("steps", steps, "logspace")
+    vals = float(base) ** np.linspace(float(start), float(end), steps)
+    return Tensor(vals.astype(np.dtype(dtype or get_default_dtype())), requires_grad=requires_grad)
+
+
+def diagonal(input, offset: int = 0, dim1: int = 0, dim2: int = 1) -> Tensor:
+    return _t(input).diagonal(offset, dim1, dim2)
+
+
+def diag_embed(input, offset: int = 0, dim1: int = -2, dim2: int = -1) -> Tensor:
+    """(..., n) -> (..., m, m), m = n + |offset|, input on diagonal ``offset`` of the last two dims (or of
+    dim1, dim2 of the result)."""
+    from .functions import einsum
+    x = _t(input)
+    n = x.shape[-1]
+    m = n + abs(offset)
+    place = np.zeros((n, m, m), dtype=x.dtype)  # place[i] is the one-hot matrix of diagonal entry i
+    i = np.arange(n)
+    place[i, i + max(-offset, 0), i + max(offset, 0)] = 1
+    out = einsum("...i,ijk->...jk", x, Tensor(place))  # (..., m, m)
+    nd = out.ndim
+    d1, d2 = dim1 % nd, dim2 % nd
+    return out if (d1, d2) == (nd - 2, nd - 1) else out.movedim((nd - 2, nd - 1), (d1, d2))
+
+
+def block_diag(*tensors) -> Tensor:
+    """The 0-, 1- or 2-D inputs (a scalar is (1, 1), a vector (1, n)) on the diagonal of one 2-D tensor."""
+    from .functions import cat
+    from .promotion import result_type
+    ts = [x.reshape(1, -1) if x.ndim < 2 else x for x in (_t(t) for t in tensors)]
+    if any(x.ndim > 2 for x in ts):
+        raise RuntimeError("torch.block_diag: Input tensors must have 2 or fewer dimensions.")
+    dt = result_type(*ts) if ts else np.dtype(get_default_dtype())
+    total = sum(x.shape[1] for x in ts)
+    rows, left = [], 0
+    for x in ts:
+        r, c = x.shape
+        rows.append(cat([Tensor(np.zeros((r, left), dt)), x.to(dt), Tensor(np.zeros((r, total - left - c), dt))], 1))
+        left += c
+    return cat(rows, 0) if rows else Tensor(np.zeros((1, 0), dt))
+
+
+def tensordot(a, b, dims=2, out=None) -> Tensor:
+    """Contract dims of a with dims of b: an int n (a's last n with b's first n) or two lists of dims."""
+    a, b = _t(a), _t(b)
+    if isinstance(dims, (int, np.integer)):
+        da, db = list(range(a.ndim - int(dims), a.ndim)), list(range(int(dims)))
+    else:
+        da, db = ([d] if isinstance(d, (int, np.integer)) else list(d) for d in dims)
+    da, db = [d % a.ndim for d in da], [d % b.ndim for d in db]
+    keep_a = [d for d in range(a.ndim) if d not in da]
+    keep_b = [d for d in range(b.ndim) if d not in db]
+    k = math.prod(a.shape[d] for d in da)
+    left = a.permute(*keep_a, *da).reshape(-1, k)  # (prod kept of a, k)
+    right = b.permute(*db, *keep_b).reshape(k, -1)  # (k, prod kept of b)
+    return (left @ right).reshape(*[a.shape[d] for d in keep_a], *[b.shape[d] for d in keep_b])
+
+
+def cosine_similarity(x1, x2, dim: int = 1, eps: float = 1e-8) -> Tensor:
+    from .nn.more_losses import cosine_similarity as cs  # (nn builds on this module's layer)
+    return cs(x1, x2, dim, eps)
+
+
+def pairwise_distance(x1, x2, p: float = 2.0, eps: float = 1e-6, keepdim: bool = False) -> Tensor:
+    from .nn.more_losses import pairwise_distance as pd
+    return pd(x1, x2, p, eps, keepdim)
+
+
+def is_nonzero(input) -> bool:
+    x = _t(input)
+    if x.numel() == 0:
+        raise RuntimeError("Boolean value of Tensor with no values is ambiguous")
+    if x.numel() > 1:
+        raise RuntimeError("Boolean value of Tensor with more than one value is ambiguous")
+    return bool(x._data.reshape(-1)[0] != 0)
+
+
+_deterministic = [False]
+
+
+def use_deterministic_algorithms(mode: bool, *, warn_only: bool = False) -> None:
+    """Remembered for are_deterministic_algorithms_enabled; every tinyattn op is deterministic already."""
+    _deterministic[0] = bool(mode)
+
+
+def are_deterministic_algorithms_enabled() -> bool:
+    return _deterministic[0]
+
+
+__all__ += ["addbmm", "addcdiv", "addcmul", "addmv", "addr", "are_deterministic_algorithms_enabled", "argwhere",
+            "atleast_1d", "atleast_2d", "atleast_3d", "baddbmm", "block_diag", "broadcast_tensors", "broadcast_to",
+            "cosine_similarity", "diag_embed", "diagonal", "dist", "fliplr", "flipud", "hsplit", "inner", "is_nonzero",
+            "isin", "kron", "logit", "logspace", "masked_select", "moveaxis", "movedim", "mv", "nanmean",
+            "pairwise_distance", "scatter", "scatter_add", "take_along_dim", "tensor_split", "tensordot", "tile",
+            "use_deterministic_algorithms", "vdot", "vsplit"]

@@ -175,3 +175,224 @@ class CensusTailMixin:
         if self.ndim != 2:
             raise RuntimeError(f"tensor.H is only supported on matrices (2-D tensors). Got {self.ndim}-D tensor.")
         return self.transpose(0, 1).conj()
+
+    # --- in-place forms: computed from a clone, so what the op saves for backward is not the memory it
+    # overwrites (PyTorch saves the original for these in-place ops the same way); then copied in
+    def _inplace_from(self, name: str, fn):
+        if self.requires_grad and self.is_leaf and autograd.is_grad_enabled():
+            raise RuntimeError(f"{name}: a leaf Variable that requires grad is being used in an in-place operation.")
+        y = fn(self.clone() if self.requires_grad or autograd.is_grad_enabled() else self)
+        if y.dtype != self.dtype and y.dtype.kind == "f" and self.dtype.kind in "iub":
+            from tinyattn.promotion import _TORCH_NAME, _key
+            raise RuntimeError(f"result type Float can't be cast to the desired output type "
+                               f"{_TORCH_NAME[_key(self.dtype)]}")
+        return self.copy_(y)
+
+    def abs_(self): return self._inplace_from("abs_", lambda x: x.abs())
+    def neg_(self): return self._inplace_from("neg_", lambda x: -x)
+    def sqrt_(self): return self._inplace_from("sqrt_", lambda x: x.sqrt())
+    def rsqrt_(self): return self._inplace_from("rsqrt_", lambda x: x.rsqrt())
+    def log_(self): return self._inplace_from("log_", lambda x: x.log())
+    def sin_(self): return self._inplace_from("sin_", lambda x: x.sin())
+    def cos_(self): return self._inplace_from("cos_", lambda x: x.cos())
+    def floor_(self): return self._inplace_from("floor_", lambda x: x.floor())
+    def ceil_(self): return self._inplace_from("ceil_", lambda x: x.ceil())
+    def trunc_(self): return self._inplace_from("trunc_", lambda x: x.trunc())
+    def frac_(self): return self._inplace_from("frac_", lambda x: x.frac())
+    def reciprocal_(self): return self._inplace_from("reciprocal_", lambda x: x.reciprocal())
+    def square_(self): return self._inplace_from("square_", lambda x: x.square())
+    def pow_(self, exponent): return self._inplace_from("pow_", lambda x: x.pow(exponent))
+    def round_(self, *, decimals: int = 0): return self._inplace_from("round_", lambda x: x.round(decimals=decimals))
+    def clip_(self, min=None, max=None): return self.clamp_(min, max)  # noqa: A002
+
+    def addcmul(self, tensor1, tensor2, *, value=1) -> "autograd.Tensor":
+        """self + value * tensor1 * tensor2 (Adam's second-moment update: v.addcmul_(g, g, value=1 - beta2))."""
+        prod = tensor1 * tensor2
+        return self + (prod if value == 1 else prod * value)
+
+    def addcdiv(self, tensor1, tensor2, *, value=1) -> "autograd.Tensor":
+        """self + value * tensor1 / tensor2 (Adam's step: p.addcdiv_(m, v.sqrt() + eps, value=-lr)); integer
+        tensors are refused, as PyTorch does."""
+        if all(getattr(t, "dtype", np.dtype(float)).kind in "iub" for t in (tensor1, tensor2)):
+            raise RuntimeError("Integer division with addcdiv is no longer supported, and in a future  release addcdiv "
+                               "will perform a true division of tensor1 and tensor2. The historic addcdiv behavior can "
+                               "be implemented as (input + value * torch.trunc(tensor1 / tensor2)).to(input.dtype) for "
+                               "integer inputs and as (input + value * tensor1 / tensor2) for float inputs. The future "
+                               "addcdiv behavior is just the latter implementation: (input + value * tensor1 / "
+                               "tensor2), for all dtypes.")
+        quot = tensor1 / tensor2
+        return self + (quot if value == 1 else quot * value)
+
+    def addcmul_(self, tensor1, tensor2, *, value=1):
+        return self._inplace_from("addcmul_", lambda x: x.addcmul(tensor1, tensor2, value=value))
+
+    def addcdiv_(self, tensor1, tensor2, *, value=1):
+        return self._inplace_from("addcdiv_", lambda x: x.addcdiv(tensor1, tensor2, value=value))
+
+    def addmm_(self, mat1, mat2, *, beta=1, alpha=1):
+        return self._inplace_from("addmm_", lambda x: x.addmm(mat1, mat2, beta=beta, alpha=alpha))
+
+    def baddbmm(self, batch1, batch2, *, beta=1, alpha=1) -> "autograd.Tensor":
+        """beta self + alpha (batch1 @ batch2): (B, n, k) @ (B, k, m) -> (B, n, m); self is not read at beta = 0
+        (attention scores as ``torch.baddbmm(bias, q, k.transpose(1, 2), beta=1, alpha=scale)``)."""
+        prod = batch1.bmm(batch2)  # (B, n, k) @ (B, k, m) -> (B, n, m)
+        prod = prod if alpha == 1 else prod * alpha
+        return prod if beta == 0 else prod + (self if beta == 1 else self * beta)
+
+    def baddbmm_(self, batch1, batch2, *, beta=1, alpha=1):
+        return self._inplace_from("baddbmm_", lambda x: x.baddbmm(batch1, batch2, beta=beta, alpha=alpha))
+
+    def addbmm(self, batch1, batch2, *, beta=1, alpha=1) -> "autograd.Tensor":
+        """beta self + alpha sum_b (batch1[b] @ batch2[b]): (B, n, k) @ (B, k, m) summed over B -> (n, m)."""
+        prod = batch1.bmm(batch2).sum(0)  # (B, n, m) -> (n, m)
+        prod = prod if alpha == 1 else prod * alpha
+        return prod if beta == 0 else prod + (self if beta == 1 else self * beta)
+
+    def mv(self, vec) -> "autograd.Tensor":
+        """(n, m) @ (m,) -> (n,)"""
+        if self.ndim != 2 or vec.ndim != 1:
+            raise RuntimeError(f"vector + matrix @ vector expected, got {self.ndim}, {self.ndim}, {vec.ndim}")
+        return self @ vec
+
+    def addmv(self, mat, vec, *, beta=1, alpha=1) -> "autograd.Tensor":
+        prod = mat.mv(vec)  # (n, m) @ (m,) -> (n,)
+        prod = prod if alpha == 1 else prod * alpha
+        return prod if beta == 0 else prod + (self if beta == 1 else self * beta)
+
+    def addr(self, vec1, vec2, *, beta=1, alpha=1) -> "autograd.Tensor":
+        prod = vec1.outer(vec2)  # (n,) x (m,) -> (n, m)
+        prod = prod if alpha == 1 else prod * alpha
+        return prod if beta == 0 else prod + (self if beta == 1 else self * beta)
+
+    def vdot(self, other) -> "autograd.Tensor":
+        return self.conj().dot(other)
+
+    def inner(self, other) -> "autograd.Tensor":
+        """The sum over the last dims: (..., d) and (..., d) -> (*self.shape[:-1], *other.shape[:-1])."""
+        if self.ndim == 0 or other.ndim == 0:
+            return self * other
+        rows = self.reshape(-1, self.shape[-1]) @ other.reshape(-1, other.shape[-1]).t()  # (P, d) @ (d, Q) -> (P, Q)
+        return rows.reshape(*self.shape[:-1], *other.shape[:-1])
+
+    def dist(self, other, p=2) -> "autograd.Tensor":
+        """||self - other||_p over every element (broadcast)."""
+        return (self - other).norm(p)
+
+    def kron(self, other) -> "autograd.Tensor":
+        """The Kronecker product: each entry of self times all of other, laid out in blocks."""
+        nd = max(self.ndim, other.ndim)
+        a = self.reshape(*(1,) * (nd - self.ndim), *self.shape)
+        b = other.reshape(*(1,) * (nd - other.ndim), *other.shape)
+        out_shape = [x * y for x, y in zip(a.shape, b.shape)]
+        a = a.reshape(*[s for d in a.shape for s in (d, 1)])  # (a0, 1, a1, 1, ...)
+        b = b.reshape(*[s for d in b.shape for s in (1, d)])  # (1, b0, 1, b1, ...)
+        return (a * b).reshape(*out_shape)  # block (i, j) = a[i, j] * b
+
+    def logit(self, eps=None) -> "autograd.Tensor":
+        """log(p / (1 - p)); with eps, p is first clamped to [eps, 1 - eps]."""
+        p = self if self.dtype.kind == "f" else self.to(defaults.get_default_dtype())
+        if eps is not None:
+            p = p.clamp(eps, 1 - eps)
+        return p.log() - (1 - p).log()
+
+    def fliplr(self) -> "autograd.Tensor":
+        if self.ndim < 2:
+            raise RuntimeError("Input must be >= 2-d.")
+        return self.flip(1)
+
+    def flipud(self) -> "autograd.Tensor":
+        if self.ndim < 1:
+            raise RuntimeError("Input must be >= 1-d.")
+        return self.flip(0)
+
+    def movedim(self, source, destination) -> "autograd.Tensor":
+        """Move dims source to positions destination (ints or sequences), keeping the others in order."""
+        src = [source] if isinstance(source, (int, np.integer)) else list(source)
+        dst = [destination] if isinstance(destination, (int, np.integer)) else list(destination)
+        if len(src) != len(dst):
+            raise RuntimeError(f"movedim: Invalid source or destination dims: source ({src} dims) should contain the "
+                               f"same number of dims as destination ({dst} dims)")
+        src = [_norm_dim(s, self.ndim, "movedim") for s in src]
+        dst = [_norm_dim(d, self.ndim, "movedim") for d in dst]
+        order = [None] * self.ndim  # order[new position] = old dim
+        for s, d in zip(src, dst):
+            order[d] = s
+        rest = iter(d for d in range(self.ndim) if d not in src)  # the other dims keep their order
+        return self.permute(*[next(rest) if o is None else o for o in order])
+
+    moveaxis = movedim
+
+    def tile(self, dims) -> "autograd.Tensor":
+        """Repeat self dims[i] times along dim i; fewer dims than self.ndim are padded with 1s in front."""
+        dims = tuple(dims)
+        if len(dims) < self.ndim:
+            dims = (1,) * (self.ndim - len(dims)) + dims
+        return self.repeat(*dims)
+
+    def take_along_dim(self, indices, dim=None) -> "autograd.Tensor":
+        """gather with broadcasting: self and indices broadcast except along dim; dim=None reads self flattened."""
+        if dim is None:
+            return self.reshape(-1).gather(0, indices.reshape(-1))
+        d = _norm_dim(dim, self.ndim, "take_along_dim")
+        shape = np.broadcast_shapes(self.shape[:d] + (1,) + self.shape[d + 1:],
+                                    indices.shape[:d] + (1,) + indices.shape[d + 1:])
+        src = self.expand(*shape[:d], self.shape[d], *shape[d + 1:])
+        idx = indices.expand(*shape[:d], indices.shape[d], *shape[d + 1:])
+        return src.gather(d, idx)
+
+    def argwhere(self) -> "autograd.Tensor":
+        return self.nonzero()  # (count, ndim): the index of every nonzero element
+
+    def tensor_split(self, indices_or_sections, dim: int = 0) -> tuple:
+        """n nearly equal parts (the first size % n one longer), or the parts between the given indices."""
+        d = _norm_dim(dim, self.ndim, "tensor_split")
+        n = self.shape[d]
+        if isinstance(indices_or_sections, (int, np.integer)):
+            k = int(indices_or_sections)
+            if k < 1:
+                raise RuntimeError(f"number of sections must be larger than 0, got {k}")
+            sizes = [n // k + (1 if i < n % k else 0) for i in range(k)]
+            bounds = np.cumsum([0] + sizes)
+        else:
+            bounds = [0] + [min(max(int(i), 0), n) for i in indices_or_sections] + [n]
+        return tuple(self.narrow(d, int(a), max(int(b) - int(a), 0)) for a, b in zip(bounds[:-1], bounds[1:]))
+
+    def hsplit(self, sections) -> tuple:
+        return self.tensor_split(sections, 1 if self.ndim > 1 else 0)
+
+    def vsplit(self, sections) -> tuple:
+        return self.tensor_split(sections, 0)
+
+    def nanmean(self, dim=None, keepdim: bool = False) -> "autograd.Tensor":
+        """The mean of the non-NaN entries."""
+        keep = autograd.Tensor._make(~np.isnan(self._data))
+        return self.nansum(dim, keepdim=keepdim) / keep.sum(dim, keepdim=keepdim)
+
+    def is_signed(self) -> bool:
+        return self.dtype.kind in "ifc"
+
+    def exponential_(self, lambd: float = 1.0, *, generator=None):
+        """Overwrite self with draws of Exp(lambd) (mean 1 / lambd)."""
+        if not lambd > 0:
+            raise RuntimeError(f"exponential_ expects lambda > 0.0, but found lambda={lambd}")
+        draws = defaults.rng_of(generator).exponential(1.0 / lambd, self.shape)
+        return self._inplace("exponential_", draws.astype(self.dtype), region=False)
+
+    def random_(self, from_=0, to=None, *, generator=None):
+        """Overwrite self with integers drawn uniformly from [from_, to) (random_(n) draws from [0, n))."""
+        lo, hi = (0, from_) if to is None and from_ else (from_, to)
+        if hi is None:
+            hi = 2 ** 24 if self.dtype == np.float32 else 2 ** 53 if self.dtype.kind == "f" else np.iinfo(self.dtype).max
+        if not lo < hi:
+            raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={lo} >= to={hi}")
+        draws = defaults.rng_of(generator).integers(lo, hi, self.shape)
+        return self._inplace("random_", draws.astype(self.dtype), region=False)
+
+    def fill_diagonal_(self, fill_value, wrap: bool = False):
+        """Put fill_value on the main diagonal (all dims of equal length, or a tall matrix)."""
+        arr = np.zeros(self.shape, dtype=bool)
+        np.fill_diagonal(arr, True, wrap=wrap)
+        return self.masked_fill_(autograd.Tensor._make(arr), fill_value)
+
+    def index_add_(self, dim: int, index, source, *, alpha=1):
+        return self._inplace_from("index_add_", lambda x: x.index_add(dim, index, source if alpha == 1 else source * alpha))

@@ -61,3 +61,27 @@ def test_cpu_only_answers():
     assert [str(w.message).split("'")[1] for w in seen] == ["has_mps", "has_cuda"]
     with pytest.raises(AttributeError, match="has no attribute 'no_such_name'"):
         tinyattn.no_such_name  # noqa: B018
+
+
+def test_normal_distribution_formulas_and_reparameterised_gradients():
+    from tinyattn.distributions import Normal, kl_divergence
+    loc = tinyattn.tensor([0.5, -1.0], dtype=tinyattn.float64, requires_grad=True)
+    scale = tinyattn.tensor([2.0, 0.5], dtype=tinyattn.float64, requires_grad=True)
+    d = Normal(loc, scale)
+    v = np.array([1.0, 0.0])
+    want = -((v - [0.5, -1.0]) ** 2) / (2 * np.array([4.0, 0.25])) - np.log([2.0, 0.5]) - 0.5 * np.log(2 * np.pi)
+    np.testing.assert_allclose(d.log_prob(tinyattn.tensor(v)).detach().numpy(), want, rtol=1e-14)
+    np.testing.assert_allclose(d.icdf(d.cdf(tinyattn.tensor(v))).detach().numpy(), v, atol=1e-12)
+    kl = kl_divergence(d, Normal(tinyattn.zeros(2, dtype=tinyattn.float64), tinyattn.ones(2, dtype=tinyattn.float64)))
+    np.testing.assert_allclose(kl.detach().numpy(), 0.5 * (np.array([4.0, 0.25]) + np.array([0.25, 1.0]) - 1)
+                               - np.log([2.0, 0.5]), rtol=1e-14)
+    assert tinyattn.gradcheck(lambda m, s: Normal(m, s).log_prob(tinyattn.tensor(v)), (loc, scale))
+    tinyattn.manual_seed(0)
+    draws = Normal(loc, scale).rsample((20000,))
+    assert draws.shape == (20000, 2) and draws.requires_grad
+    np.testing.assert_allclose(draws.detach().numpy().mean(0), [0.5, -1.0], atol=0.05)
+    np.testing.assert_allclose(draws.detach().numpy().std(0), [2.0, 0.5], rtol=0.03)
+    draws.sum().backward()
+    assert loc.grad.tolist() == [20000.0, 20000.0]  # d(loc + eps * scale)/d loc = 1 per draw
+    with pytest.raises(ValueError, match="GreaterThan"):
+        Normal(0.0, -1.0)

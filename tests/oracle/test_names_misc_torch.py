@@ -63,3 +63,32 @@ def test_cpu_only_answers():
             warnings.simplefilter("always")
             assert lib.has_mps is False
         assert "'has_mps' is deprecated" in str(seen[0].message)
+
+
+def test_normal_distribution_matches_pytorch():
+    got = []
+    for lib in (torch, tinyattn):
+        loc = lib.tensor([0.5, -1.0, 2.0], dtype=lib.float64, requires_grad=True)
+        scale = lib.tensor([2.0, 0.5, 1.0], dtype=lib.float64, requires_grad=True)
+        d = lib.distributions.Normal(loc, scale)
+        v = lib.tensor([1.0, -0.5, 0.0], dtype=lib.float64)
+        q = lib.distributions.Normal(lib.zeros(3, dtype=lib.float64), lib.ones(3, dtype=lib.float64))
+        outs = [d.log_prob(v), d.entropy(), d.cdf(v), d.icdf(lib.tensor([0.1, 0.5, 0.975], dtype=lib.float64)),
+                lib.distributions.kl_divergence(d, q), d.variance, d.stddev]
+        sum(o.sum() for o in outs).backward()
+        got.append([o.detach().numpy() for o in outs] + [loc.grad.numpy(), scale.grad.numpy()])
+        assert tuple(d.batch_shape) == (3,) and tuple(d.sample((4,)).shape) == (4, 3)
+        assert d.rsample().requires_grad and not d.sample().requires_grad
+    for a, b in zip(*got):
+        np.testing.assert_allclose(a, b, rtol=1e-13, atol=1e-14)
+    for lib in (torch, tinyattn):
+        with pytest.raises(ValueError, match="to satisfy the constraint GreaterThan"):
+            lib.distributions.Normal(lib.zeros(2), lib.tensor([1.0, -1.0]))
+
+
+def test_categorical_kl_divergence_matches_pytorch():
+    p, q = np.array([[0.5, 0.5, 0.0], [0.2, 0.3, 0.5]]), np.array([[0.25, 0.7, 0.05], [0.1, 0.1, 0.8]])
+    got = [lib.distributions.kl_divergence(lib.distributions.Categorical(probs=lib.tensor(p)),
+                                           lib.distributions.Categorical(probs=lib.tensor(q))).numpy()
+           for lib in (torch, tinyattn)]
+    np.testing.assert_allclose(got[1], got[0], rtol=1e-12)

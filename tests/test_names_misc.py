@@ -85,3 +85,34 @@ def test_normal_distribution_formulas_and_reparameterised_gradients():
     assert loc.grad.tolist() == [20000.0, 20000.0]  # d(loc + eps * scale)/d loc = 1 per draw
     with pytest.raises(ValueError, match="GreaterThan"):
         Normal(0.0, -1.0)
+
+
+def test_func_transforms_give_finite_difference_gradients_and_swap_parameters_back():
+    from tinyattn import func
+    rng = np.random.default_rng(12)
+    w0, batch = rng.standard_normal(3), rng.standard_normal((4, 3))
+
+    def f(w, x):
+        return ((w * x).sum() ** 2 + w.exp().sum())
+    g = func.grad(f)(tinyattn.tensor(w0), tinyattn.tensor(batch[0]))
+    eps = 1e-6
+    fd = [(f(tinyattn.tensor(w0 + eps * e), tinyattn.tensor(batch[0])).item()
+           - f(tinyattn.tensor(w0 - eps * e), tinyattn.tensor(batch[0])).item()) / (2 * eps) for e in np.eye(3)]
+    np.testing.assert_allclose(g.numpy(), fd, rtol=1e-7)
+    per = func.vmap(func.grad(f), in_dims=(None, 0))(tinyattn.tensor(w0), tinyattn.tensor(batch))
+    assert per.shape == (4, 3)
+    np.testing.assert_allclose(per.numpy()[0], g.numpy(), rtol=1e-14)
+    grad_w, value = func.grad_and_value(f)(tinyattn.tensor(w0), tinyattn.tensor(batch[0]))
+    assert value.item() == f(tinyattn.tensor(w0), tinyattn.tensor(batch[0])).item() and not value.requires_grad
+    m = nn.Linear(3, 2).double()
+    before = m.weight.detach().numpy().copy()
+    w = tinyattn.tensor(batch[:2], requires_grad=True)
+    out = func.functional_call(m, {"weight": w, "bias": tinyattn.zeros(2, dtype=tinyattn.float64)},
+                               (tinyattn.tensor(batch),))
+    np.testing.assert_allclose(out.detach().numpy(), batch @ batch[:2].T, rtol=1e-14)
+    out.sum().backward()
+    assert w.grad is not None and np.array_equal(m.weight.detach().numpy(), before) and m.weight.grad is None
+    with pytest.raises(RuntimeError, match="Unexpected key"):
+        func.functional_call(m, {"nope": w}, (tinyattn.tensor(batch),), strict=True)
+    with pytest.raises(ValueError, match="same size in the mapped dimension"):
+        func.vmap(lambda a, b: a + b)(tinyattn.ones(3, 2), tinyattn.ones(4, 2))

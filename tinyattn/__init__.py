@@ -149,3 +149,4 @@ def __getattr__(name: str):
         warnings.warn(f"'{name}' is deprecated, please use '{instead}'", UserWarning, stacklevel=2)
         return value
     raise AttributeError(f"module 'tinyattn' has no attribute '{name}'")
+from . import func  # noqa: F401,E402  (torch.func: functional_call, grad, grad_and_value, vmap)

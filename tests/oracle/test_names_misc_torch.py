@@ -92,3 +92,30 @@ def test_categorical_kl_divergence_matches_pytorch():
                                            lib.distributions.Categorical(probs=lib.tensor(q))).numpy()
            for lib in (torch, tinyattn)]
     np.testing.assert_allclose(got[1], got[0], rtol=1e-12)
+
+
+def test_torch_func_transforms_match_pytorch():
+    rng = np.random.default_rng(11)
+    w0, x0, batch = rng.standard_normal(3), rng.standard_normal(3), rng.standard_normal((5, 3))
+    got = []
+    for lib in (torch, tinyattn):
+        f = (lambda w, x: ((w * x).sum() ** 2 + w.exp().sum()))
+        w, x = lib.tensor(w0), lib.tensor(x0)
+        g = lib.func.grad(f)(w, x)
+        g01 = lib.func.grad(f, argnums=(0, 1))(w, x)
+        gv = lib.func.grad_and_value(f)(w, x)
+        aux = lib.func.grad(lambda w: ((w ** 3).sum(), w.mean()), has_aux=True)(w)
+        per_sample = lib.func.vmap(lib.func.grad(f), in_dims=(None, 0))(w, lib.tensor(batch))
+        mapped = lib.func.vmap(lambda a, b: a * b, in_dims=(0, None), out_dims=1)(lib.tensor(batch), w)
+        m = lib.nn.Linear(3, 2).double()
+        params = {"weight": lib.tensor(batch[:2]), "bias": lib.tensor(w0[:2])}
+        y = lib.func.functional_call(m, params, (lib.tensor(batch),))
+        y2 = lib.func.functional_call(m, ({"weight": lib.tensor(batch[:2])}, {"bias": lib.tensor(w0[:2])}), lib.tensor(batch))
+        assert m.weight.shape == (2, 3) and not np.allclose(m.weight.detach().numpy(), batch[:2])  # put back
+        got.append([g, *g01, *gv, aux[0], aux[1], per_sample, mapped, y, y2])
+    for a, b in zip(*got):
+        assert a.requires_grad == b.requires_grad
+        np.testing.assert_allclose(a.detach().numpy(), b.detach().numpy(), rtol=1e-13)
+    for lib in (torch, tinyattn):
+        with pytest.raises(RuntimeError, match="Expected f\\(\\*args\\) to return a scalar Tensor"):
+            lib.func.grad(lambda x: x * 2)(lib.ones(3))

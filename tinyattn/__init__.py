@@ -150,3 +150,6 @@ def __getattr__(name: str):
         return value
     raise AttributeError(f"module 'tinyattn' has no attribute '{name}'")
 from . import func  # noqa: F401,E402  (torch.func: functional_call, grad, grad_and_value, vmap)
+from . import linalg  # noqa: F401,E402  (torch.linalg: norms, inv, det, slogdet, solve, cholesky)
+from .linalg import cholesky_inverse, det, inverse, logdet  # noqa: F401,E402
+__all__ += ["cholesky_inverse", "det", "inverse", "logdet"]

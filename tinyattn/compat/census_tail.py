@@ -396,3 +396,19 @@ class CensusTailMixin:
 
     def index_add_(self, dim: int, index, source, *, alpha=1):
         return self._inplace_from("index_add_", lambda x: x.index_add(dim, index, source if alpha == 1 else source * alpha))
+
+    def det(self) -> "autograd.Tensor":
+        from tinyattn.linalg import det  # (linalg builds on the Tensor)
+        return det(self)
+
+    def logdet(self) -> "autograd.Tensor":
+        from tinyattn.linalg import logdet
+        return logdet(self)
+
+    def inverse(self) -> "autograd.Tensor":
+        from tinyattn.linalg import inv
+        return inv(self)
+
+    def cholesky_inverse(self, upper: bool = False) -> "autograd.Tensor":
+        from tinyattn.linalg import cholesky_inverse
+        return cholesky_inverse(self, upper)

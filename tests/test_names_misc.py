@@ -116,3 +116,23 @@ def test_func_transforms_give_finite_difference_gradients_and_swap_parameters_ba
         func.functional_call(m, {"nope": w}, (tinyattn.tensor(batch),), strict=True)
     with pytest.raises(ValueError, match="same size in the mapped dimension"):
         func.vmap(lambda a, b: a + b)(tinyattn.ones(3, 2), tinyattn.ones(4, 2))
+
+
+def test_set_printoptions_changes_how_tensors_print_until_reset():
+    from tinyattn import defaults
+    saved = dict(defaults.print_options)
+    x = tinyattn.tensor([1.123456789, 2e-5, 300.0])
+    try:
+        assert repr(x) == "tensor([1.1235e+00, 2.0000e-05, 3.0000e+02])"
+        tinyattn.set_printoptions(precision=2)
+        assert repr(x) == "tensor([1.12e+00, 2.00e-05, 3.00e+02])"
+        tinyattn.set_printoptions(sci_mode=False)
+        assert "300." in repr(x) and "e+" not in repr(x)
+        tinyattn.set_printoptions(threshold=5, edgeitems=1)
+        assert repr(tinyattn.arange(10.0)) == "tensor([0., ..., 9.])"
+        tinyattn.set_printoptions(profile="full")
+        assert "..." not in repr(tinyattn.arange(2000.0))
+    finally:
+        defaults.print_options.clear()
+        defaults.print_options.update(saved)
+    assert repr(x) == "tensor([1.1235e+00, 2.0000e-05, 3.0000e+02])"

@@ -131,7 +131,7 @@ from .tail_functions import (  # noqa: F401,E402,A004
     atleast_3d, baddbmm, block_diag, broadcast_tensors, broadcast_to, cosine_similarity, diag_embed, diagonal, dist,
     fliplr, flipud, hsplit, inner, is_nonzero, isin, kron, logit, logspace, masked_select, moveaxis, movedim, mv, nanmean,
     pairwise_distance, scatter, scatter_add, take_along_dim, tensor_split, tensordot, tile, use_deterministic_algorithms,
-    vdot, vsplit,
+    vdot, vsplit, set_printoptions,
 )
 from .tail_functions import range_inclusive as range  # noqa: F401,E402,A004
 __all__ += _TAIL

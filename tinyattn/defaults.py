@@ -11,6 +11,8 @@ from tinyattn import checks
 
 _default_dtype: type = np.float32
 _rng: np.random.Generator = np.random.default_rng(0)
+# how a Tensor prints (NumPy's array2string options; the rest at NumPy's defaults); torch.set_printoptions sets them
+print_options: dict = {"precision": 4}
 
 
 def set_default_dtype(dt) -> None:

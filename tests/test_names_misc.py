@@ -136,3 +136,25 @@ def test_set_printoptions_changes_how_tensors_print_until_reset():
         defaults.print_options.clear()
         defaults.print_options.update(saved)
     assert repr(x) == "tensor([1.1235e+00, 2.0000e-05, 3.0000e+02])"
+
+
+def test_hub_downloads_once_checks_the_hash_and_loads(tmp_path, monkeypatch):
+    import hashlib
+    m = nn.Linear(2, 3)
+    src = tmp_path / "w.pt"
+    tinyattn.save(m.state_dict(), src)
+    digest = hashlib.sha256(src.read_bytes()).hexdigest()
+    named = tmp_path / f"w-{digest[:8]}.pt"
+    src.rename(named)
+    cache = tmp_path / "cache"
+    sd = tinyattn.hub.load_state_dict_from_url(named.as_uri(), model_dir=str(cache), check_hash=True)
+    assert list(sd) == ["weight", "bias"] and np.array_equal(sd["weight"].numpy(), m.weight.detach().numpy())
+    named.unlink()  # read from the cache the second time: the URL is gone
+    assert list(tinyattn.hub.load_state_dict_from_url(named.as_uri(), model_dir=str(cache))) == ["weight", "bias"]
+    other = tmp_path / "other.pt"
+    tinyattn.save({"a": tinyattn.ones(1)}, other)
+    with pytest.raises(RuntimeError, match='invalid hash value \\(expected "00ff"'):
+        tinyattn.hub.download_url_to_file(other.as_uri(), tmp_path / "dst.pt", hash_prefix="00ff")
+    assert not (tmp_path / "dst.pt").exists() and not list(tmp_path.glob("*.partial"))
+    monkeypatch.setenv("TORCH_HOME", str(tmp_path / "th"))
+    assert tinyattn.hub.get_dir() == str(tmp_path / "th" / "hub")

@@ -153,3 +153,4 @@ from . import func  # noqa: F401,E402  (torch.func: functional_call, grad, grad_
 from . import linalg  # noqa: F401,E402  (torch.linalg: norms, inv, det, slogdet, solve, cholesky)
 from .linalg import cholesky_inverse, det, inverse, logdet  # noqa: F401,E402
 __all__ += ["cholesky_inverse", "det", "inverse", "logdet"]
+from . import hub  # noqa: F401,E402  (torch.hub.load_state_dict_from_url & co.)

@@ -119,3 +119,15 @@ def test_torch_func_transforms_match_pytorch():
     for lib in (torch, tinyattn):
         with pytest.raises(RuntimeError, match="Expected f\\(\\*args\\) to return a scalar Tensor"):
             lib.func.grad(lambda x: x * 2)(lib.ones(3))
+
+
+def test_hub_cache_directory_and_hash_error_are_pytorchs(tmp_path, monkeypatch):
+    monkeypatch.setenv("TORCH_HOME", str(tmp_path / "th"))
+    assert tinyattn.hub.get_dir() == torch.hub.get_dir()
+    src = tmp_path / "blob.bin"
+    src.write_bytes(b"tinyattn")
+    for i, lib in enumerate((torch, tinyattn)):
+        with pytest.raises(RuntimeError, match='invalid hash value \\(expected "00ff", got "[0-9a-f]{64}"\\)'):
+            lib.hub.download_url_to_file(src.as_uri(), tmp_path / f"dst{i}", hash_prefix="00ff", progress=False)
+        lib.hub.download_url_to_file(src.as_uri(), tmp_path / f"ok{i}", progress=False)
+        assert (tmp_path / f"ok{i}").read_bytes() == b"tinyattn"

@@ -158,3 +158,42 @@ def test_hub_downloads_once_checks_the_hash_and_loads(tmp_path, monkeypatch):
     assert not (tmp_path / "dst.pt").exists() and not list(tmp_path.glob("*.partial"))
     monkeypatch.setenv("TORCH_HOME", str(tmp_path / "th"))
     assert tinyattn.hub.get_dir() == str(tmp_path / "th" / "hub")
+
+
+def test_sync_batch_norm_is_batch_norm_in_one_process():
+    x = tinyattn.randn(4, 3, 2, 2)
+    sync, plain = nn.SyncBatchNorm(3), nn.BatchNorm2d(3)
+    assert np.array_equal(sync(x).detach().numpy(), plain(x).detach().numpy())
+    assert np.array_equal(sync.running_mean.numpy(), plain.running_mean.numpy())
+    assert sync(tinyattn.randn(4, 3)).shape == (4, 3)  # any (N, C, *)
+    model = nn.Sequential(nn.BatchNorm1d(3))
+    assert nn.SyncBatchNorm.convert_sync_batchnorm(model) is model
+    assert repr(sync) == "SyncBatchNorm(3, eps=1e-05, momentum=0.1, affine=True, bias=True, track_running_stats=True)"
+
+
+def test_safe_globals_keep_their_list_and_load_is_unchanged(tmp_path):
+    from tinyattn import serialization
+    before = serialization.get_safe_globals()
+    try:
+        with serialization.safe_globals([int]):
+            assert serialization.get_safe_globals() == before + [int]
+            tinyattn.save({"w": tinyattn.ones(2)}, tmp_path / "w.pt")
+            assert tinyattn.load(tmp_path / "w.pt")["w"].tolist() == [1.0, 1.0]
+        assert serialization.get_safe_globals() == before
+        serialization.add_safe_globals([float])
+        assert serialization.get_safe_globals()[-1] is float
+    finally:
+        serialization.clear_safe_globals()
+        serialization.add_safe_globals(before)
+
+
+def test_distributed_and_xpu_names_answer_as_one_cpu_process():
+    dist = tinyattn.distributed
+    for call in (lambda: dist.send(tinyattn.ones(2), 1), lambda: dist.recv(tinyattn.ones(2), 0),
+                 lambda: dist.reduce_scatter_tensor(tinyattn.ones(2), tinyattn.ones(4))):
+        with pytest.raises(RuntimeError, match="Default process group has not been initialized"):
+            call()
+    assert dist.reduce_op.SUM == dist.ReduceOp.SUM == 0
+    assert tinyattn.xpu.is_available() is False and tinyattn.xpu.device_count() == 0
+    with pytest.raises(AssertionError, match="XPU"):
+        tinyattn.xpu.get_device_properties(0)

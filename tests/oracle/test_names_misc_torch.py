@@ -131,3 +131,20 @@ def test_hub_cache_directory_and_hash_error_are_pytorchs(tmp_path, monkeypatch):
             lib.hub.download_url_to_file(src.as_uri(), tmp_path / f"dst{i}", hash_prefix="00ff", progress=False)
         lib.hub.download_url_to_file(src.as_uri(), tmp_path / f"ok{i}", progress=False)
         assert (tmp_path / f"ok{i}").read_bytes() == b"tinyattn"
+
+
+def test_sync_batch_norm_and_safe_globals_match_pytorch():
+    x = np.random.default_rng(15).standard_normal((4, 3, 5))
+    got = []
+    for lib in (torch, tinyattn):
+        m = lib.nn.SyncBatchNorm(3)
+        y = m(lib.tensor(x, dtype=lib.float32))
+        got.append((y.detach().numpy(), m.running_var.numpy(), repr(m)))
+        lib.serialization.clear_safe_globals()
+        with lib.serialization.safe_globals([int]):
+            assert lib.serialization.get_safe_globals() == [int]
+        assert lib.serialization.get_safe_globals() == []
+    np.testing.assert_allclose(got[1][0], got[0][0], rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(got[1][1], got[0][1], rtol=1e-5)
+    assert got[1][2] == got[0][2]
+    assert int(tinyattn.distributed.reduce_op.SUM) == int(torch.distributed.ReduceOp.SUM)

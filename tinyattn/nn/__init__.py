@@ -19,7 +19,7 @@ from .torch_transformer import (  # noqa: F401  (PyTorch's own layers, its layou
 from .conv import Conv1d, Conv2d, Conv3d, LazyConv1d, LazyConv2d, LazyConv3d  # noqa: F401,E402
 from .pooling import AdaptiveAvgPool1d, AdaptiveAvgPool2d, AvgPool1d, AvgPool2d, MaxPool1d, MaxPool2d  # noqa: F401,E402
 from .resize import Upsample, UpsamplingBilinear2d, UpsamplingNearest2d  # noqa: F401,E402
-from .batchnorm import BatchNorm1d, BatchNorm2d, LazyBatchNorm1d, LazyBatchNorm2d  # noqa: F401,E402
+from .batchnorm import BatchNorm1d, BatchNorm2d, LazyBatchNorm1d, LazyBatchNorm2d, SyncBatchNorm  # noqa: F401,E402
 from .parallel import DataParallel  # noqa: F401  (torch.nn.DataParallel: calls the module itself on one CPU)
 from .activations import (  # noqa: F401,E402
     CELU, ELU, GLU, PReLU, SELU, Hardshrink, Hardsigmoid, Hardswish, Hardtanh, LeakyReLU, LogSigmoid, Mish, ReLU6,

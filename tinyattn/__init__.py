@@ -123,7 +123,6 @@ __all__ += ["angle", "cdouble", "cfloat", "complex64", "complex128", "conj", "im
 __version__ = "0.1.0"
 # names the census of public teaching code uses once (tinyattn/tail_functions.py); `range` stays out of
 # __all__ so it never shadows the builtin
-from .tail_functions import __all__ as _TAIL  # noqa: E402
 from .tail_functions import (  # noqa: F401,E402,A004
     absolute, addmm, bernoulli, bucketize, cartesian_prod, cdist, column_stack, diag, dstack, erfinv, get_num_threads,
     hann_window, hstack, lerp, ravel, searchsorted, set_num_threads, std_mean, take, unflatten, var_mean, vstack,
@@ -134,7 +133,17 @@ from .tail_functions import (  # noqa: F401,E402,A004
     vdot, vsplit, set_printoptions,
 )
 from .tail_functions import range_inclusive as range  # noqa: F401,E402,A004
-__all__ += _TAIL
+__all__ += [
+            "absolute", "addbmm", "addcdiv", "addcmul", "addmm", "addmv", "addr",
+            "are_deterministic_algorithms_enabled", "argwhere", "atleast_1d", "atleast_2d", "atleast_3d", "baddbmm",
+            "bernoulli", "block_diag", "broadcast_tensors", "broadcast_to", "bucketize", "cartesian_prod", "cdist",
+            "column_stack", "cosine_similarity", "diag", "diag_embed", "diagonal", "dist", "dstack", "erfinv",
+            "fliplr", "flipud", "get_num_threads", "hann_window", "hsplit", "hstack", "inner", "is_nonzero", "isin",
+            "kron", "lerp", "logit", "logspace", "masked_select", "moveaxis", "movedim", "mv", "nanmean",
+            "pairwise_distance", "ravel", "scatter", "scatter_add", "searchsorted", "set_num_threads",
+            "set_printoptions", "std_mean", "take", "take_along_dim", "tensor_split", "tensordot", "tile",
+            "unflatten", "use_deterministic_algorithms", "var_mean", "vdot", "vsplit", "vstack"
+]
 from . import accelerator  # noqa: F401,E402  (torch.accelerator: no accelerator, as a CPU-only PyTorch)
 
 _DEPRECATED_FLAGS = {"has_mps": (False, "torch.backends.mps.is_built()"),

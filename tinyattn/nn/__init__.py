@@ -26,10 +26,12 @@ from .activations import (  # noqa: F401,E402
     Softmin, Softplus, Softshrink, Softsign, Tanhshrink, Threshold,
 )
 from .fold import Fold, Unfold  # noqa: F401,E402
-from .normalization import GroupNorm, RMSNorm  # noqa: F401,E402
+from .normalization import GroupNorm, InstanceNorm1d, InstanceNorm2d, InstanceNorm3d, RMSNorm  # noqa: F401,E402
+from .pixel_shuffle import PixelShuffle, PixelUnshuffle  # noqa: F401,E402
 from .stochastic import Dropout1d, Dropout2d, Dropout3d  # noqa: F401,E402
 from .more_losses import (  # noqa: F401,E402
-    BCELoss, BCEWithLogitsLoss, CosineSimilarity, GaussianNLLLoss, HuberLoss, L1Loss, PairwiseDistance, SmoothL1Loss,
+    BCELoss, BCEWithLogitsLoss, CosineEmbeddingLoss, CosineSimilarity, GaussianNLLLoss, HingeEmbeddingLoss, HuberLoss,
+    L1Loss, MarginRankingLoss, MultiLabelSoftMarginLoss, PairwiseDistance, SmoothL1Loss, SoftMarginLoss, TripletMarginLoss,
 )
 from .shape_layers import (  # noqa: F401,E402
     CircularPad1d, CircularPad2d, CircularPad3d, ConstantPad1d, ConstantPad2d, ConstantPad3d, ReflectionPad1d,

@@ -677,3 +677,9 @@ from .conv_transpose import conv_transpose1d, conv_transpose2d, conv_transpose3d
 from .more_pooling import (  # noqa: E402,F401  (3-D and adaptive max pooling: nn/more_pooling.py)
     adaptive_avg_pool3d, adaptive_max_pool1d, adaptive_max_pool2d, adaptive_max_pool3d, avg_pool3d, max_pool3d,
 )
+from .more_losses import (  # noqa: E402,F401  (the margin losses)
+    cosine_embedding_loss, hinge_embedding_loss, margin_ranking_loss, multilabel_soft_margin_loss, soft_margin_loss,
+    triplet_margin_loss,
+)
+from .normalization import instance_norm  # noqa: E402,F401
+from .pixel_shuffle import pixel_shuffle, pixel_unshuffle  # noqa: E402,F401

@@ -19,7 +19,10 @@ from ..tensor import Function, Tensor
 from . import functional as F
 from .module import Module
 
-__all__ = ["BCELoss", "BCEWithLogitsLoss", "CosineSimilarity", "GaussianNLLLoss", "HuberLoss", "L1Loss", "PairwiseDistance",
+__all__ = ["BCELoss", "BCEWithLogitsLoss", "CosineEmbeddingLoss", "CosineSimilarity", "GaussianNLLLoss", "HingeEmbeddingLoss",
+           "HuberLoss", "L1Loss", "MarginRankingLoss", "MultiLabelSoftMarginLoss", "PairwiseDistance", "SoftMarginLoss",
+           "TripletMarginLoss", "cosine_embedding_loss", "hinge_embedding_loss", "margin_ranking_loss",
+           "multilabel_soft_margin_loss", "soft_margin_loss", "triplet_margin_loss",
            "SmoothL1Loss", "binary_cross_entropy", "binary_cross_entropy_with_logits", "cosine_similarity",
            "gaussian_nll_loss", "huber_loss", "pairwise_distance", "smooth_l1_loss"]
 
@@ -293,3 +296,136 @@ class PairwiseDistance(Module):
 
     def forward(self, x1: Tensor, x2: Tensor) -> Tensor:
         return pairwise_distance(x1, x2, self.norm, self.eps, self.keepdim)
+
+
+# --- margin losses (metric learning, ranking, multi-label), each PyTorch's formula ----------------------------
+def _targets(t: Any, fn: str) -> Tensor:
+    return t if isinstance(t, Tensor) else Tensor(np.asarray(t))
+
+
+def margin_ranking_loss(input1: Tensor, input2: Tensor, target: Any, margin: float = 0.0, size_average: Any = None,
+                        reduce: Any = None, reduction: str = "mean") -> Tensor:
+    """max(0, -y (x1 - x2) + margin): x1 should rank above x2 where y = 1, below where y = -1."""
+    reduction = _reduction(size_average, reduce, reduction)
+    y = _targets(target, "margin_ranking_loss")
+    return F._reduced((-y * (input1 - input2) + margin).clamp(min=0), reduction)
+
+
+def hinge_embedding_loss(input: Tensor, target: Any, margin: float = 1.0, size_average: Any = None,
+                         reduce: Any = None, reduction: str = "mean") -> Tensor:
+    """x where y = 1, max(0, margin - x) where y = -1 (x a distance: small for similar pairs)."""
+    from ..functions import where
+    reduction = _reduction(size_average, reduce, reduction)
+    y = _targets(target, "hinge_embedding_loss")
+    zero = input * 0
+    out = where(Tensor(y._data != 1), (margin - input).clamp(min=0), zero) + where(Tensor(y._data != -1), input, zero)
+    return F._reduced(out, reduction)
+
+
+def soft_margin_loss(input: Tensor, target: Any, size_average: Any = None, reduce: Any = None,
+                     reduction: str = "mean") -> Tensor:
+    """log(1 + exp(-y x)) for labels y in {-1, 1}."""
+    reduction = _reduction(size_average, reduce, reduction)
+    return F._reduced((-input * _targets(target, "soft_margin_loss")).exp().log1p(), reduction)
+
+
+def cosine_embedding_loss(input1: Tensor, input2: Tensor, target: Any, margin: float = 0.0, size_average: Any = None,
+                          reduce: Any = None, reduction: str = "mean") -> Tensor:
+    """1 - cos(x1, x2) where y = 1, max(0, cos(x1, x2) - margin) where y = -1 (cos over the last dim, with
+    PyTorch's 1e-12 added to each squared norm)."""
+    from ..functions import where
+    reduction = _reduction(size_average, reduce, reduction)
+    y = _targets(target, "cosine_embedding_loss")
+    d = input1.ndim - 1
+    denom = (((input1 * input1).sum(d) + 1e-12) * ((input2 * input2).sum(d) + 1e-12)).sqrt()
+    cos = (input1 * input2).sum(d) / denom
+    zero = cos * 0
+    out = where(Tensor(y._data == 1), 1 - cos, zero) + where(Tensor(y._data == -1), (cos - margin).clamp(min=0), zero)
+    return F._reduced(out, reduction)
+
+
+def triplet_margin_loss(anchor: Tensor, positive: Tensor, negative: Tensor, margin: float = 1.0, p: float = 2,
+                        eps: float = 1e-6, swap: bool = False, size_average: Any = None, reduce: Any = None,
+                        reduction: str = "mean") -> Tensor:
+    """max(0, margin + d(a, p) - d(a, n)), d = pairwise_distance; swap uses min(d(a, n), d(p, n))."""
+    from ..functions import minimum
+    reduction = _reduction(size_average, reduce, reduction)
+    d_pos = pairwise_distance(anchor, positive, p, eps)
+    d_neg = pairwise_distance(anchor, negative, p, eps)
+    if swap:
+        d_neg = minimum(d_neg, pairwise_distance(positive, negative, p, eps))
+    return F._reduced((margin + d_pos - d_neg).clamp(min=0), reduction)
+
+
+def multilabel_soft_margin_loss(input: Tensor, target: Any, weight: Any = None, size_average: Any = None,
+                                reduce: Any = None, reduction: str = "mean") -> Tensor:
+    """The binary cross-entropy of every label (from logits), averaged over the labels (the last dim)."""
+    reduction = _reduction(size_average, reduce, reduction)
+    y = _targets(target, "multilabel_soft_margin_loss")
+    loss = -(y * F.logsigmoid(input) + (1 - y) * F.logsigmoid(-input))
+    if weight is not None:
+        loss = loss * weight
+    loss = loss.sum(input.ndim - 1) / input.shape[-1]
+    return F._reduced(loss, reduction)
+
+
+class MarginRankingLoss(_Loss):
+    """F.margin_ranking_loss as a module: loss(x1, x2, y)."""
+    def __init__(self, margin: float = 0.0, size_average: Any = None, reduce: Any = None,
+                 reduction: str = "mean") -> None:
+        super().__init__(size_average, reduce, reduction)
+        self.margin = margin
+
+    def forward(self, input1: Tensor, input2: Tensor, target: Any) -> Tensor:
+        return margin_ranking_loss(input1, input2, target, self.margin, reduction=self.reduction)
+
+
+class HingeEmbeddingLoss(_Loss):
+    """F.hinge_embedding_loss as a module."""
+    def __init__(self, margin: float = 1.0, size_average: Any = None, reduce: Any = None,
+                 reduction: str = "mean") -> None:
+        super().__init__(size_average, reduce, reduction)
+        self.margin = margin
+
+    def forward(self, input: Tensor, target: Any) -> Tensor:  # noqa: A002
+        return hinge_embedding_loss(input, target, self.margin, reduction=self.reduction)
+
+
+class SoftMarginLoss(_Loss):
+    """F.soft_margin_loss as a module."""
+    def forward(self, input: Tensor, target: Any) -> Tensor:  # noqa: A002
+        return soft_margin_loss(input, target, reduction=self.reduction)
+
+
+class CosineEmbeddingLoss(_Loss):
+    """F.cosine_embedding_loss as a module: loss(x1, x2, y)."""
+    def __init__(self, margin: float = 0.0, size_average: Any = None, reduce: Any = None,
+                 reduction: str = "mean") -> None:
+        super().__init__(size_average, reduce, reduction)
+        self.margin = margin
+
+    def forward(self, input1: Tensor, input2: Tensor, target: Any) -> Tensor:
+        return cosine_embedding_loss(input1, input2, target, self.margin, reduction=self.reduction)
+
+
+class TripletMarginLoss(_Loss):
+    """F.triplet_margin_loss as a module: loss(anchor, positive, negative)."""
+    def __init__(self, margin: float = 1.0, p: float = 2.0, eps: float = 1e-6, swap: bool = False,
+                 size_average: Any = None, reduce: Any = None, reduction: str = "mean") -> None:
+        super().__init__(size_average, reduce, reduction)
+        self.margin, self.p, self.eps, self.swap = margin, p, eps, swap
+
+    def forward(self, anchor: Tensor, positive: Tensor, negative: Tensor) -> Tensor:
+        return triplet_margin_loss(anchor, positive, negative, self.margin, self.p, self.eps, self.swap,
+                                   reduction=self.reduction)
+
+
+class MultiLabelSoftMarginLoss(_Loss):
+    """F.multilabel_soft_margin_loss as a module; weight (C,) is a buffer."""
+    def __init__(self, weight: Tensor | None = None, size_average: Any = None, reduce: Any = None,
+                 reduction: str = "mean") -> None:
+        super().__init__(size_average, reduce, reduction)
+        self.register_buffer("weight", weight)
+
+    def forward(self, input: Tensor, target: Any) -> Tensor:  # noqa: A002
+        return multilabel_soft_margin_loss(input, target, self.weight, reduction=self.reduction)

@@ -3,6 +3,6 @@ Linear`` and pickles or isinstance checks that name these paths work. Each submo
 PyTorch keeps in its file of that name; the classes themselves are tinyattn.nn's (the same objects)."""
 from .. import Module  # noqa: F401
 from . import (  # noqa: F401
-    activation, batchnorm, container, conv, dropout, linear, loss, module, normalization, padding, pooling, rnn, sparse,
-    transformer,
+    activation, batchnorm, container, conv, dropout, instancenorm, linear, loss, module, normalization, padding,
+    pixelshuffle, pooling, rnn, sparse, transformer,
 )

@@ -2,8 +2,9 @@
 from ... import nn as _nn
 
 __all__ = [
-    "BCELoss", "BCEWithLogitsLoss", "CrossEntropyLoss", "GaussianNLLLoss", "HuberLoss", "KLDivLoss", "L1Loss",
-    "MSELoss", "NLLLoss", "SmoothL1Loss",
+    "BCELoss", "BCEWithLogitsLoss", "CosineEmbeddingLoss", "CrossEntropyLoss", "GaussianNLLLoss", "HingeEmbeddingLoss",
+    "HuberLoss", "KLDivLoss", "L1Loss", "MSELoss", "MarginRankingLoss", "MultiLabelSoftMarginLoss", "NLLLoss",
+    "SmoothL1Loss", "SoftMarginLoss", "TripletMarginLoss",
 ]
 
 BCELoss = _nn.BCELoss
@@ -16,3 +17,9 @@ L1Loss = _nn.L1Loss
 MSELoss = _nn.MSELoss
 NLLLoss = _nn.NLLLoss
 SmoothL1Loss = _nn.SmoothL1Loss
+CosineEmbeddingLoss = _nn.CosineEmbeddingLoss
+HingeEmbeddingLoss = _nn.HingeEmbeddingLoss
+MarginRankingLoss = _nn.MarginRankingLoss
+MultiLabelSoftMarginLoss = _nn.MultiLabelSoftMarginLoss
+SoftMarginLoss = _nn.SoftMarginLoss
+TripletMarginLoss = _nn.TripletMarginLoss

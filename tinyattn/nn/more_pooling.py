@@ -11,7 +11,7 @@ import numpy as np
 from ..tensor import Function, Tensor
 from . import functional_conv as FC
 from .module import Module
-from .pooling import AdaptiveAvgPool1d, _MaxPoolNd
+from .pooling import AdaptiveAvgPool1d, AvgPool2d, _MaxPoolNd
 
 __all__ = ["AdaptiveAvgPool3d", "AdaptiveMaxPool1d", "AdaptiveMaxPool2d", "AdaptiveMaxPool3d", "AvgPool3d", "MaxPool3d",
            "adaptive_avg_pool3d", "adaptive_max_pool1d", "adaptive_max_pool2d", "adaptive_max_pool3d", "avg_pool3d",
@@ -103,21 +103,11 @@ class MaxPool3d(_MaxPoolNd):
                           self.return_indices)
 
 
-class AvgPool3d(Module):
-    """The mean of each window: (N, C, D, H, W) -> (N, C, D_out, H_out, W_out); stride defaults to kernel_size."""
-    def __init__(self, kernel_size, stride=None, padding=0, ceil_mode: bool = False, count_include_pad: bool = True,
-                 divisor_override: int | None = None) -> None:
-        super().__init__()
-        self.kernel_size, self.stride = kernel_size, (kernel_size if stride is None else stride)
-        self.padding, self.ceil_mode = padding, ceil_mode
-        self.count_include_pad, self.divisor_override = count_include_pad, divisor_override
-
+class AvgPool3d(AvgPool2d):
+    """The mean of each window: (N, C, D, H, W) -> (N, C, D_out, H_out, W_out); AvgPool2d's options."""
     def forward(self, input: Tensor) -> Tensor:  # noqa: A002
         return avg_pool3d(input, self.kernel_size, self.stride, self.padding, self.ceil_mode, self.count_include_pad,
                           self.divisor_override)
-
-    def extra_repr(self) -> str:
-        return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
 
 
 class AdaptiveAvgPool3d(AdaptiveAvgPool1d):

@@ -70,3 +70,20 @@ def test_margin_losses_are_their_formulas_with_finite_difference_gradients():
     assert gradcheck(lambda a: F.soft_margin_loss(a, tinyattn.tensor(s)), (t(V),))
     assert nn.TripletMarginLoss(margin=2.0)(t(V), t(W), t(V[::-1])).item() == \
         F.triplet_margin_loss(t(V), t(W), t(V[::-1]), margin=2.0).item()
+
+
+def test_bilinear_is_x1_w_x2_plus_b_and_batchnorm3d_normalizes_channels():
+    x1, x2, w, b = rng.standard_normal((4, 2)), rng.standard_normal((4, 3)), rng.standard_normal((5, 2, 3)), rng.standard_normal(5)
+    np.testing.assert_allclose(F.bilinear(t(x1), t(x2), t(w), t(b)).numpy(),
+                               np.einsum("bi,oij,bj->bo", x1, w, x2) + b, rtol=1e-13)
+    assert gradcheck(F.bilinear, (t(x1), t(x2), t(w), t(b)))
+    m = nn.Bilinear(2, 3, 5, bias=False)
+    assert m.weight.shape == (5, 2, 3) and m.bias is None and m(t(x1).float(), t(x2).float()).shape == (4, 5)
+    with pytest.raises(RuntimeError, match="input1 size does not match weight size"):
+        F.bilinear(t(x2), t(x2), t(w))
+    x = rng.standard_normal((2, 3, 2, 3, 2))
+    y = nn.BatchNorm3d(3).double()(tinyattn.tensor(x)).numpy()
+    want = (x - x.mean((0, 2, 3, 4), keepdims=True)) / np.sqrt(x.var((0, 2, 3, 4), keepdims=True) + 1e-5)
+    np.testing.assert_allclose(y, want, rtol=1e-12, atol=1e-12)
+    with pytest.raises(ValueError, match="expected 5D input"):
+        nn.BatchNorm3d(3)(tinyattn.ones(2, 3, 4))

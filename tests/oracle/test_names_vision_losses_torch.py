@@ -86,3 +86,24 @@ def test_errors_are_pytorchs(call, exc, text):
     for lib in (torch, tinyattn):
         with pytest.raises(exc, match=text):
             call(lib)
+
+
+def test_bilinear_and_batchnorm3d_match_pytorch():
+    x1, x2, w, b = rng.standard_normal((4, 2)), rng.standard_normal((4, 3)), rng.standard_normal((5, 2, 3)), rng.standard_normal(5)
+    got = []
+    for lib in (torch, tinyattn):
+        ts = [lib.tensor(a, requires_grad=True) for a in (x1, x2, w, b)]
+        out = lib.nn.functional.bilinear(*ts)
+        out.backward(lib.tensor(np.cos(np.arange(20.0)).reshape(4, 5)))
+        bn = lib.nn.BatchNorm3d(3).double()
+        y = bn(lib.tensor(rng_fixed))
+        got.append([out.detach().numpy()] + [t.grad.numpy() for t in ts] + [y.detach().numpy(), bn.running_var.numpy()])
+        m = lib.nn.Bilinear(2, 3, 5)
+        assert np.abs(m.weight.detach().numpy()).max() <= 1 / np.sqrt(2) and tuple(m.bias.shape) == (5,)
+    for a, c in zip(*got):
+        np.testing.assert_allclose(a, c, rtol=1e-12, atol=1e-12)
+    assert repr(tinyattn.nn.Bilinear(2, 3, 5, bias=False)) == repr(torch.nn.Bilinear(2, 3, 5, bias=False))
+    assert repr(tinyattn.nn.BatchNorm3d(4)) == repr(torch.nn.BatchNorm3d(4))
+
+
+rng_fixed = np.random.default_rng(18).standard_normal((2, 3, 2, 3, 2))

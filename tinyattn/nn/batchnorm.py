@@ -15,7 +15,7 @@ from ..tensor import Tensor, get_default_dtype
 from . import functional_conv as FC
 from .module import Module, Parameter
 
-__all__ = ["BatchNorm1d", "BatchNorm2d", "LazyBatchNorm1d", "LazyBatchNorm2d", "SyncBatchNorm"]
+__all__ = ["BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "LazyBatchNorm1d", "LazyBatchNorm2d", "SyncBatchNorm"]
 
 
 class _BatchNorm(Module):
@@ -89,6 +89,11 @@ class BatchNorm1d(_BatchNorm):
 class BatchNorm2d(_BatchNorm):
     """BatchNorm2d(num_features): (N, C, H, W), each channel normalized over the batch and positions."""
     _dims = (4,)
+
+
+class BatchNorm3d(_BatchNorm):
+    """BatchNorm3d(num_features): (N, C, D, H, W), each channel normalized over the batch and positions."""
+    _dims = (5,)
 
 
 class SyncBatchNorm(_BatchNorm):

@@ -1,8 +1,9 @@
 """torch.nn.modules.linear: linear layers, the classes of tinyattn.nn under PyTorch's file path."""
 from ... import nn as _nn
 
-__all__ = ["Identity", "LazyLinear", "Linear", "NonDynamicallyQuantizableLinear"]
+__all__ = ["Bilinear", "Identity", "LazyLinear", "Linear", "NonDynamicallyQuantizableLinear"]
 
+Bilinear = _nn.Bilinear
 Identity = _nn.Identity
 LazyLinear = _nn.LazyLinear
 Linear = _nn.Linear

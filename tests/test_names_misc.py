@@ -197,3 +197,18 @@ def test_distributed_and_xpu_names_answer_as_one_cpu_process():
     assert tinyattn.xpu.is_available() is False and tinyattn.xpu.device_count() == 0
     with pytest.raises(AssertionError, match="XPU"):
         tinyattn.xpu.get_device_properties(0)
+
+
+def test_initial_seed_and_seed():
+    from tinyattn import defaults
+    before = defaults.initial_seed_value
+    try:
+        tinyattn.manual_seed(-1)
+        assert tinyattn.initial_seed() == 2 ** 64 - 1 == tinyattn.random.initial_seed()  # PyTorch's answer
+        s = tinyattn.seed()
+        assert isinstance(s, int) and 0 <= s < 2 ** 64 and tinyattn.initial_seed() == s
+        a = tinyattn.rand(3)
+        tinyattn.manual_seed(s)
+        assert tinyattn.rand(3).tolist() == a.tolist()  # seed() seeded the generator with what it returned
+    finally:
+        tinyattn.manual_seed(before)

@@ -148,3 +148,14 @@ def test_sync_batch_norm_and_safe_globals_match_pytorch():
     np.testing.assert_allclose(got[1][1], got[0][1], rtol=1e-5)
     assert got[1][2] == got[0][2]
     assert int(tinyattn.distributed.reduce_op.SUM) == int(torch.distributed.ReduceOp.SUM)
+
+
+def test_initial_seed_answers_as_pytorch():
+    for lib in (torch, tinyattn):
+        lib.manual_seed(-1)
+        assert lib.initial_seed() == 18446744073709551615
+        lib.manual_seed(5)
+        assert lib.initial_seed() == 5
+        s = lib.seed()
+        assert isinstance(s, int) and lib.initial_seed() == s
+    tinyattn.manual_seed(0)

@@ -87,3 +87,17 @@ def test_bilinear_is_x1_w_x2_plus_b_and_batchnorm3d_normalizes_channels():
     np.testing.assert_allclose(y, want, rtol=1e-12, atol=1e-12)
     with pytest.raises(ValueError, match="expected 5D input"):
         nn.BatchNorm3d(3)(tinyattn.ones(2, 3, 4))
+
+
+@pytest.mark.parametrize("name,args,ref", [("leaky_relu_", (0.2,), lambda v: np.where(v > 0, v, 0.2 * v)),
+                                           ("elu_", (0.5,), lambda v: np.where(v > 0, v, 0.5 * np.expm1(v))),
+                                           ("hardtanh_", (-0.5, 0.7), lambda v: np.clip(v, -0.5, 0.7)),
+                                           ("threshold_", (0.1, -3.0), lambda v: np.where(v > 0.1, v, -3.0)),
+                                           ("relu_", (), lambda v: np.maximum(v, 0))])
+def test_in_place_functional_activations_write_into_their_input(name, args, ref):
+    y = t(V) * 1
+    assert getattr(F, name)(y, *args) is y
+    np.testing.assert_allclose(y.detach().numpy(), ref(V), rtol=1e-15)
+    assert gradcheck(lambda a: getattr(F, name)(a * 1, *args), (t(V),))
+    with pytest.raises(RuntimeError, match="a leaf Variable that requires grad"):
+        getattr(F, name)(t(V), *args)

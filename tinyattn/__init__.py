@@ -163,4 +163,5 @@ from . import linalg  # noqa: F401,E402  (torch.linalg: norms, inv, det, slogdet
 from .linalg import cholesky_inverse, det, inverse, logdet  # noqa: F401,E402
 __all__ += ["cholesky_inverse", "det", "inverse", "logdet"]
 from . import hub  # noqa: F401,E402  (torch.hub.load_state_dict_from_url & co.)
+from .nn.functional import celu_, relu_, selu_  # noqa: F401,E402  (torch.relu_, selu_, celu_: in place)
 from . import xpu  # noqa: F401,E402  (no Intel GPU, as a build without XPU)

@@ -107,3 +107,20 @@ def test_bilinear_and_batchnorm3d_match_pytorch():
 
 
 rng_fixed = np.random.default_rng(18).standard_normal((2, 3, 2, 3, 2))
+
+
+@pytest.mark.parametrize("name,args", [("relu_", ()), ("leaky_relu_", (0.2,)), ("elu_", (0.5,)), ("celu_", (2.0,)),
+                                       ("selu_", ()), ("hardtanh_", (-0.5, 0.7)), ("threshold_", (0.1, -3.0))])
+def test_in_place_functional_activations_match_pytorch(name, args):
+    got = []
+    for lib in (torch, tinyattn):
+        a = lib.tensor(V, requires_grad=True)
+        y = a * 1
+        out = getattr(lib.nn.functional, name)(y, *args)
+        assert out is y
+        (y * lib.tensor(W)).sum().backward()
+        got.append((y.detach().numpy(), a.grad.numpy()))
+        with pytest.raises(RuntimeError, match="a leaf Variable that requires grad"):
+            getattr(lib.nn.functional, name)(lib.ones(2, requires_grad=True), *args)
+    for x, z in zip(*got):
+        np.testing.assert_allclose(x, z, rtol=1e-14, atol=1e-15)

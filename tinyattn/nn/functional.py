@@ -684,3 +684,4 @@ from .more_losses import (  # noqa: E402,F401  (the margin losses)
 from .normalization import instance_norm  # noqa: E402,F401
 from .pixel_shuffle import pixel_shuffle, pixel_unshuffle  # noqa: E402,F401
 from .bilinear import bilinear  # noqa: E402,F401
+from .inplace_activations import celu_, elu_, hardtanh_, leaky_relu_, relu_, selu_, threshold_  # noqa: E402,F401

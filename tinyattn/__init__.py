@@ -40,7 +40,7 @@ from .functions import trapezoid  # noqa: F401
 from .dtypes import dtype, set_default_tensor_type  # noqa: F401
 from . import random  # noqa: F401  (torch.random.fork_rng & co.)
 from . import distributions  # noqa: F401  (torch.distributions.Categorical)
-from .random import get_rng_state, set_rng_state  # noqa: F401
+from .random import get_rng_state, initial_seed, seed, set_rng_state  # noqa: F401
 from .backends import get_float32_matmul_precision, set_float32_matmul_precision  # noqa: F401
 from . import multiprocessing  # noqa: F401  (one process: `import torch.multiprocessing as mp` imports)
 from math import e, inf, nan, pi  # noqa: F401  (torch.inf, torch.pi, ...: the same Python floats)
@@ -121,3 +121,47 @@ __all__ += ["angle", "cdouble", "cfloat", "complex64", "complex128", "conj", "im
             "view_as_complex", "view_as_real"]
 
 __version__ = "0.1.0"
+# names the census of public teaching code uses once (tinyattn/tail_functions.py); `range` stays out of
+# __all__ so it never shadows the builtin
+from .tail_functions import (  # noqa: F401,E402,A004
+    absolute, addmm, bernoulli, bucketize, cartesian_prod, cdist, column_stack, diag, dstack, erfinv, get_num_threads,
+    hann_window, hstack, lerp, ravel, searchsorted, set_num_threads, std_mean, take, unflatten, var_mean, vstack,
+    addbmm, addcdiv, addcmul, addmv, addr, are_deterministic_algorithms_enabled, argwhere, atleast_1d, atleast_2d,
+    atleast_3d, baddbmm, block_diag, broadcast_tensors, broadcast_to, cosine_similarity, diag_embed, diagonal, dist,
+    fliplr, flipud, hsplit, inner, is_nonzero, isin, kron, logit, logspace, masked_select, moveaxis, movedim, mv, nanmean,
+    pairwise_distance, scatter, scatter_add, take_along_dim, tensor_split, tensordot, tile, use_deterministic_algorithms,
+    vdot, vsplit, set_printoptions,
+)
+from .tail_functions import range_inclusive as range  # noqa: F401,E402,A004
+__all__ += [
+            "absolute", "addbmm", "addcdiv", "addcmul", "addmm", "addmv", "addr",
+            "are_deterministic_algorithms_enabled", "argwhere", "atleast_1d", "atleast_2d", "atleast_3d", "baddbmm",
+            "bernoulli", "block_diag", "broadcast_tensors", "broadcast_to", "bucketize", "cartesian_prod", "cdist",
+            "column_stack", "cosine_similarity", "diag", "diag_embed", "diagonal", "dist", "dstack", "erfinv",
+            "fliplr", "flipud", "get_num_threads", "hann_window", "hsplit", "hstack", "inner", "is_nonzero", "isin",
+            "kron", "lerp", "logit", "logspace", "masked_select", "moveaxis", "movedim", "mv", "nanmean",
+            "pairwise_distance", "ravel", "scatter", "scatter_add", "searchsorted", "set_num_threads",
+            "set_printoptions", "std_mean", "take", "take_along_dim", "tensor_split", "tensordot", "tile",
+            "unflatten", "use_deterministic_algorithms", "var_mean", "vdot", "vsplit", "vstack"
+]
+from . import accelerator  # noqa: F401,E402  (torch.accelerator: no accelerator, as a CPU-only PyTorch)
+
+_DEPRECATED_FLAGS = {"has_mps": (False, "torch.backends.mps.is_built()"),
+                     "has_cuda": (False, "torch.backends.cuda.is_built()")}
+
+
+def __getattr__(name: str):
+    """torch.has_mps / has_cuda: PyTorch's deprecated build flags, False here, with PyTorch's warning."""
+    if name in _DEPRECATED_FLAGS:
+        import warnings
+        value, instead = _DEPRECATED_FLAGS[name]
+        warnings.warn(f"'{name}' is deprecated, please use '{instead}'", UserWarning, stacklevel=2)
+        return value
+    raise AttributeError(f"module 'tinyattn' has no attribute '{name}'")
+from . import func  # noqa: F401,E402  (torch.func: functional_call, grad, grad_and_value, vmap)
+from . import linalg  # noqa: F401,E402  (torch.linalg: norms, inv, det, slogdet, solve, cholesky)
+from .linalg import cholesky_inverse, det, inverse, logdet  # noqa: F401,E402
+__all__ += ["cholesky_inverse", "det", "inverse", "logdet"]
+from . import hub  # noqa: F401,E402  (torch.hub.load_state_dict_from_url & co.)
+from .nn.functional import celu_, relu_, selu_  # noqa: F401,E402  (torch.relu_, selu_, celu_: in place)
+from . import xpu  # noqa: F401,E402  (no Intel GPU, as a build without XPU)

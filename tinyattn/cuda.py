@@ -9,6 +9,7 @@ from __future__ import annotations
 from . import amp  # noqa: F401  (torch.cuda.amp.GradScaler)
 
 __all__ = ["is_available", "device_count", "is_bf16_supported", "manual_seed", "manual_seed_all", "empty_cache",
+           "max_memory_reserved",
            "current_device", "synchronize", "amp", "set_device", "get_device_name", "get_device_properties",
            "get_device_capability", "memory_allocated", "max_memory_allocated", "reset_peak_memory_stats",
            "HalfTensor", "FloatTensor", "LongTensor", "Stream", "Event"]
@@ -83,6 +84,11 @@ def memory_allocated(device: object = None) -> int:
 
 def max_memory_allocated(device: object = None) -> int:
     """0 bytes: no GPU memory is ever allocated (PyTorch's CPU build answers the same)."""
+    return 0
+
+
+def max_memory_reserved(device: object = None) -> int:
+    """0 bytes: no GPU memory is ever reserved (PyTorch's CPU build answers the same)."""
     return 0
 
 

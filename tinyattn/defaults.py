@@ -11,6 +11,9 @@ from tinyattn import checks
 
 _default_dtype: type = np.float32
 _rng: np.random.Generator = np.random.default_rng(0)
+initial_seed_value: int = 0
+# how a Tensor prints (NumPy's array2string options; the rest at NumPy's defaults); torch.set_printoptions sets them
+print_options: dict = {"precision": 4}
 
 
 def set_default_dtype(dt) -> None:
@@ -29,10 +32,11 @@ def get_default_dtype():
 
 def manual_seed(n: int) -> np.random.Generator:
     """Seed the ONE generator behind init, dropout, randn and sampling: same seed, same numbers."""
-    global _rng
+    global _rng, initial_seed_value
     if not isinstance(n, (int, np.integer)) or isinstance(n, bool):
         raise TypeError(f"manual_seed expects an int, got {type(n).__name__}")
-    _rng = np.random.default_rng(int(n) % 2**64)  # PyTorch accepts negative seeds too
+    initial_seed_value = int(n) % 2**64  # what torch.initial_seed() answers
+    _rng = np.random.default_rng(initial_seed_value)  # PyTorch accepts negative seeds too
     return _rng
 
 

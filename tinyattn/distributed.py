@@ -11,7 +11,8 @@ import enum
 from typing import Any
 
 __all__ = ["is_available", "is_initialized", "init_process_group", "destroy_process_group", "get_rank",
-           "get_world_size", "barrier", "all_reduce", "all_gather", "all_gather_into_tensor", "broadcast", "ReduceOp"]
+           "get_world_size", "barrier", "all_reduce", "all_gather", "all_gather_into_tensor", "broadcast", "ReduceOp",
+           "send", "recv", "reduce_scatter_tensor", "reduce_op"]
 
 _NO_GROUP = ("Default process group has not been initialized, please make sure to call init_process_group. "
              "(tinyattn runs in one process: there is no process group to make)")
@@ -47,6 +48,9 @@ all_reduce = _needs_group("all_reduce")
 all_gather = _needs_group("all_gather")
 all_gather_into_tensor = _needs_group("all_gather_into_tensor")
 broadcast = _needs_group("broadcast")
+send = _needs_group("send")
+recv = _needs_group("recv")
+reduce_scatter_tensor = _needs_group("reduce_scatter_tensor")
 
 
 class ReduceOp(enum.IntEnum):
@@ -60,3 +64,6 @@ class ReduceOp(enum.IntEnum):
     BOR = 6
     BXOR = 7
     PREMUL_SUM = 8
+
+
+reduce_op = ReduceOp  # PyTorch's deprecated name for it

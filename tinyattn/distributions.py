@@ -87,3 +87,76 @@ class Categorical(Distribution):
     def __repr__(self) -> str:
         which = "probs" if self._probs is not None else "logits"
         return f"Categorical({which}: {getattr(self, which).shape})"
+
+
+_LOG_SQRT_2PI = 0.5 * math.log(2 * math.pi)
+
+
+class Normal(Distribution):
+    """The normal distribution N(loc, scale^2), loc and scale broadcast together (tensors or numbers): a VAE's
+    posterior, a Gaussian policy. ``rsample`` draws loc + scale * eps, so gradients reach loc and scale (the
+    reparameterisation trick); ``sample`` draws without a gradient. Draws come from manual_seed's generator."""
+
+    def __init__(self, loc, scale, validate_args=None) -> None:
+        from .tail_functions import broadcast_tensors
+        as_t = (lambda v: v if isinstance(v, Tensor) else Tensor(np.asarray(v, dtype=np.float32)))
+        self.loc, self.scale = broadcast_tensors(as_t(loc), as_t(scale))
+        self.batch_shape, self.event_shape = tuple(self.loc.shape), ()
+        if validate_args is not False and not (self.scale._data > 0).all():
+            raise ValueError(f"Expected parameter scale (Tensor of shape {tuple(self.scale.shape)}) of distribution "
+                             f"{self!r} to satisfy the constraint GreaterThan(lower_bound=0.0), but found invalid "
+                             f"values:\n{self.scale}")
+
+    mean = property(lambda self: self.loc)
+    mode = property(lambda self: self.loc)
+    stddev = property(lambda self: self.scale)
+    variance = property(lambda self: self.scale * self.scale)
+
+    def _eps(self, sample_shape) -> Tensor:
+        from .defaults import get_rng
+        shape = (tuple(sample_shape) if not isinstance(sample_shape, int) else (sample_shape,)) + self.batch_shape
+        return Tensor(get_rng().standard_normal(shape).astype(self.loc.dtype))  # sample_shape + batch_shape
+
+    def rsample(self, sample_shape=()) -> Tensor:
+        return self.loc + self._eps(sample_shape) * self.scale
+
+    def sample(self, sample_shape=()) -> Tensor:
+        return self.rsample(sample_shape).detach()
+
+    def log_prob(self, value) -> Tensor:
+        v = value if isinstance(value, Tensor) else Tensor(np.asarray(value, dtype=self.loc.dtype))
+        z = v - self.loc
+        return -(z * z) / (2 * self.variance) - self.scale.log() - _LOG_SQRT_2PI
+
+    def entropy(self) -> Tensor:
+        return 0.5 + _LOG_SQRT_2PI + self.scale.log()
+
+    def cdf(self, value) -> Tensor:
+        v = value if isinstance(value, Tensor) else Tensor(np.asarray(value, dtype=self.loc.dtype))
+        return 0.5 * (1 + ((v - self.loc) / (self.scale * math.sqrt(2))).erf())
+
+    def icdf(self, value) -> Tensor:
+        p = value if isinstance(value, Tensor) else Tensor(np.asarray(value, dtype=self.loc.dtype))
+        return self.loc + self.scale * (2 * p - 1).erfinv() * math.sqrt(2)
+
+    def __repr__(self) -> str:
+        def show(t):
+            return t.shape if t.numel() != 1 else (t.item() if t.ndim == 0 else t)
+        return f"Normal(loc: {show(self.loc)}, scale: {show(self.scale)})"
+
+
+def kl_divergence(p: Distribution, q: Distribution) -> Tensor:
+    """KL(p || q) for two Normals (a VAE's KL term) or two Categoricals, per batch element."""
+    if isinstance(p, Normal) and isinstance(q, Normal):
+        ratio = p.scale / q.scale
+        diff = (p.loc - q.loc) / q.scale
+        return 0.5 * (ratio * ratio + diff * diff - 1) - ratio.log()
+    if isinstance(p, Categorical) and isinstance(q, Categorical):
+        from .functions import where
+        t = p.probs * (p.logits - q.logits)
+        t = where(Tensor(np.broadcast_to(q.probs._data == 0, t.shape)), t * 0 + math.inf, t)
+        return where(Tensor(np.broadcast_to(p.probs._data == 0, t.shape)), t * 0, t).sum(-1)
+    raise NotImplementedError(f"kl_divergence: no formula for {type(p).__name__} and {type(q).__name__}")
+
+
+__all__ += ["Normal", "kl_divergence"]

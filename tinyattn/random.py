@@ -15,7 +15,7 @@ from . import defaults
 from .defaults import manual_seed  # noqa: F401  (torch.random.manual_seed)
 from .tensor import Tensor
 
-__all__ = ["get_rng_state", "set_rng_state", "fork_rng", "manual_seed"]
+__all__ = ["get_rng_state", "set_rng_state", "fork_rng", "initial_seed", "manual_seed", "seed"]
 
 _STATE_BYTES = 37  # state (16) + inc (16) of PCG64, has_uint32 (1), uinteger (4)
 
@@ -55,3 +55,16 @@ def fork_rng(devices=None, enabled: bool = True, _caller: str = "fork_rng", _dev
         yield
     finally:
         set_rng_state(saved)
+
+
+def initial_seed() -> int:
+    """The seed the global generator was last seeded with (0, tinyattn's, until manual_seed or seed)."""
+    return defaults.initial_seed_value
+
+
+def seed() -> int:
+    """Seed the global generator with a fresh non-deterministic 64-bit seed, and return it."""
+    import os
+    n = int.from_bytes(os.urandom(8), "little")
+    defaults.manual_seed(n)
+    return n

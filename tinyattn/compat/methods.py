@@ -16,6 +16,7 @@ from tinyattn.compat.args import (
     _array_of, _as_array, _clamp_bound, _new_shape, _norm_dim, _norm_dims, _shape_arg, no_extreme, numpy_names,
 )
 from tinyattn.compat.indexing import _gather_where
+from tinyattn.compat.census_tail import CensusTailMixin
 from tinyattn.compat.longtail import LongTailMixin
 from tinyattn.compat.views import multi_output
 from tinyattn.compat.ops import (
@@ -60,7 +61,7 @@ def _with_op_input(name: str, method):
     return op
 
 
-class MethodsMixin(LongTailMixin):
+class MethodsMixin(LongTailMixin, CensusTailMixin):
     """The rarer methods of Tensor."""
 
     __slots__ = ()

@@ -19,10 +19,30 @@ from .torch_transformer import (  # noqa: F401  (PyTorch's own layers, its layou
 from .conv import Conv1d, Conv2d, Conv3d, LazyConv1d, LazyConv2d, LazyConv3d  # noqa: F401,E402
 from .pooling import AdaptiveAvgPool1d, AdaptiveAvgPool2d, AvgPool1d, AvgPool2d, MaxPool1d, MaxPool2d  # noqa: F401,E402
 from .resize import Upsample, UpsamplingBilinear2d, UpsamplingNearest2d  # noqa: F401,E402
-from .batchnorm import BatchNorm1d, BatchNorm2d, LazyBatchNorm1d, LazyBatchNorm2d  # noqa: F401,E402
+from .batchnorm import (  # noqa: F401,E402
+    BatchNorm1d, BatchNorm2d, BatchNorm3d, LazyBatchNorm1d, LazyBatchNorm2d, SyncBatchNorm,
+)
 from .parallel import DataParallel  # noqa: F401  (torch.nn.DataParallel: calls the module itself on one CPU)
 from .activations import (  # noqa: F401,E402
     CELU, ELU, GLU, PReLU, SELU, Hardshrink, Hardsigmoid, Hardswish, Hardtanh, LeakyReLU, LogSigmoid, Mish, ReLU6,
     Softmin, Softplus, Softshrink, Softsign, Tanhshrink, Threshold,
 )
 from .fold import Fold, Unfold  # noqa: F401,E402
+from .normalization import GroupNorm, InstanceNorm1d, InstanceNorm2d, InstanceNorm3d, RMSNorm  # noqa: F401,E402
+from .pixel_shuffle import PixelShuffle, PixelUnshuffle  # noqa: F401,E402
+from .bilinear import Bilinear  # noqa: F401,E402
+from .stochastic import Dropout1d, Dropout2d, Dropout3d  # noqa: F401,E402
+from .more_losses import (  # noqa: F401,E402
+    BCELoss, BCEWithLogitsLoss, CosineEmbeddingLoss, CosineSimilarity, GaussianNLLLoss, HingeEmbeddingLoss, HuberLoss,
+    L1Loss, MarginRankingLoss, MultiLabelSoftMarginLoss, PairwiseDistance, SmoothL1Loss, SoftMarginLoss, TripletMarginLoss,
+)
+from .shape_layers import (  # noqa: F401,E402
+    CircularPad1d, CircularPad2d, CircularPad3d, ConstantPad1d, ConstantPad2d, ConstantPad3d, ReflectionPad1d,
+    ReflectionPad2d, ReflectionPad3d, ReplicationPad1d, ReplicationPad2d, ReplicationPad3d, Unflatten, ZeroPad1d,
+    ZeroPad2d, ZeroPad3d,
+)
+from .conv_transpose import ConvTranspose1d, ConvTranspose2d, ConvTranspose3d  # noqa: F401,E402
+from .more_pooling import (  # noqa: F401,E402
+    AdaptiveAvgPool3d, AdaptiveMaxPool1d, AdaptiveMaxPool2d, AdaptiveMaxPool3d, AvgPool3d, MaxPool3d,
+)
+from . import modules  # noqa: F401,E402  (torch.nn.modules.linear.Linear & co.: PyTorch's file paths, last)

@@ -15,7 +15,7 @@ from ..tensor import Tensor, get_default_dtype
 from . import functional_conv as FC
 from .module import Module, Parameter
 
-__all__ = ["BatchNorm1d", "BatchNorm2d", "LazyBatchNorm1d", "LazyBatchNorm2d"]
+__all__ = ["BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "LazyBatchNorm1d", "LazyBatchNorm2d", "SyncBatchNorm"]
 
 
 class _BatchNorm(Module):
@@ -89,6 +89,25 @@ class BatchNorm1d(_BatchNorm):
 class BatchNorm2d(_BatchNorm):
     """BatchNorm2d(num_features): (N, C, H, W), each channel normalized over the batch and positions."""
     _dims = (4,)
+
+
+class BatchNorm3d(_BatchNorm):
+    """BatchNorm3d(num_features): (N, C, D, H, W), each channel normalized over the batch and positions."""
+    _dims = (5,)
+
+
+class SyncBatchNorm(_BatchNorm):
+    """SyncBatchNorm(num_features): batch statistics over every process; in one process, BatchNorm over
+    (N, C, *) of any number of dims. convert_sync_batchnorm gives the model back as it is."""
+    _dims = (2, 3, 4, 5, 6)
+
+    def __init__(self, num_features: int, eps: float = 1e-5, momentum: float | None = 0.1, affine: bool = True,
+                 track_running_stats: bool = True, process_group=None, device=None, dtype=None) -> None:
+        super().__init__(num_features, eps, momentum, affine, track_running_stats, device, dtype)
+
+    @classmethod
+    def convert_sync_batchnorm(cls, module, process_group=None):
+        return module  # one process: its batch norms already see the whole batch
 
 
 class _LazyBatchNormMixin:

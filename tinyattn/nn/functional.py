@@ -669,3 +669,21 @@ from .activations import (  # noqa: E402,F401  (the other pointwise activations,
     softshrink, softsign, tanhshrink, threshold,
 )
 from .fold import fold, unfold  # noqa: E402,F401
+from .more_losses import (  # noqa: E402,F401  (BCE, smooth L1 / Huber, cosine similarity: nn/more_losses.py)
+    binary_cross_entropy, binary_cross_entropy_with_logits, cosine_similarity, gaussian_nll_loss, huber_loss,
+    pairwise_distance, smooth_l1_loss,
+)
+from .normalization import group_norm, rms_norm  # noqa: E402,F401
+from .stochastic import dropout1d, dropout2d, dropout3d, gumbel_softmax  # noqa: E402,F401
+from .conv_transpose import conv_transpose1d, conv_transpose2d, conv_transpose3d  # noqa: E402,F401
+from .more_pooling import (  # noqa: E402,F401  (3-D and adaptive max pooling: nn/more_pooling.py)
+    adaptive_avg_pool3d, adaptive_max_pool1d, adaptive_max_pool2d, adaptive_max_pool3d, avg_pool3d, max_pool3d,
+)
+from .more_losses import (  # noqa: E402,F401  (the margin losses)
+    cosine_embedding_loss, hinge_embedding_loss, margin_ranking_loss, multilabel_soft_margin_loss, soft_margin_loss,
+    triplet_margin_loss,
+)
+from .normalization import instance_norm  # noqa: E402,F401
+from .pixel_shuffle import pixel_shuffle, pixel_unshuffle  # noqa: E402,F401
+from .bilinear import bilinear  # noqa: E402,F401
+from .inplace_activations import celu_, elu_, hardtanh_, leaky_relu_, relu_, selu_, threshold_  # noqa: E402,F401

@@ -21,7 +21,7 @@ from typing import Any
 from .. import checks
 from .optimizer import Optimizer, check_number
 
-__all__ = ["LRScheduler", "_LRScheduler", "LambdaLR", "StepLR", "LinearLR", "CosineAnnealingLR", "OneCycleLR", "SequentialLR",
+__all__ = ["LRScheduler", "_LRScheduler", "LambdaLR", "StepLR", "MultiStepLR", "LinearLR", "CosineAnnealingLR", "OneCycleLR", "SequentialLR",
            "ReduceLROnPlateau"]
 
 
@@ -122,6 +122,19 @@ class StepLR(LRScheduler):
 
     def get_lr(self) -> list[float]:
         return [base * self.gamma ** (self.last_epoch // self.step_size) for base in self.base_lrs]
+
+
+class MultiStepLR(LRScheduler):
+    """lr(t) = base_lr * gamma ** (number of milestones <= t): multiply by gamma at each milestone step (a
+    milestone listed twice multiplies twice, as PyTorch's Counter of milestones)."""
+
+    def __init__(self, optimizer: Optimizer, milestones, gamma: float = 0.1, last_epoch: int = -1) -> None:
+        self.milestones = sorted(checks.nonneg_int("every milestone", m, "MultiStepLR") for m in milestones)
+        self.gamma = check_number(gamma, "gamma", "MultiStepLR")
+        super().__init__(optimizer, last_epoch)
+
+    def get_lr(self) -> list[float]:
+        return [base * self.gamma ** bisect_right(self.milestones, self.last_epoch) for base in self.base_lrs]
 
 
 class LinearLR(LRScheduler):

@@ -14,7 +14,7 @@ import numpy as np
 from ... import checks
 from ...tensor import Tensor
 
-__all__ = ["clip_grad_norm_"]
+__all__ = ["clip_grad_norm", "clip_grad_norm_"]
 
 
 def param_list(params: Any, who: str, leaves: bool = False) -> list[Tensor]:
@@ -86,6 +86,16 @@ def clip_grad_norm_(parameters: Any, max_norm: float, norm_type: float = 2.0,
     total = _clip_grad_norm(params, max_norm, norm_type, error_if_nonfinite, "clip_grad_norm_")
     dtypes = [p.grad.dtype for p in params if p.grad is not None]
     return Tensor(np.asarray(total, dtype=dtypes[0] if dtypes else np.float32))  # no gradients: PyTorch's tensor(0.)
+
+
+def clip_grad_norm(parameters: Any, max_norm: float, norm_type: float = 2.0, error_if_nonfinite: bool = True,
+                   foreach: Any = None) -> Tensor:
+    """PyTorch's deprecated spelling of clip_grad_norm_ (it warns as PyTorch does, then clips as clip_grad_norm_;
+    foreach, a CUDA speed option, changes nothing here)."""
+    import warnings
+    warnings.warn("`torch.nn.utils.clip_grad_norm` is now deprecated in favor of `torch.nn.utils.clip_grad_norm_`.",
+                  FutureWarning, stacklevel=2)
+    return clip_grad_norm_(parameters, max_norm, norm_type, error_if_nonfinite)
 
 
 from . import rnn  # noqa: E402,F401  (nn.utils.rnn.pad_sequence & co.; after the names optim imports from here)

@@ -204,8 +204,9 @@ def test_gpt_model_code_trains_on_tinyattn():
 def test_every_tutorial_style_runs_on_tinyattn_and_every_parameter_gets_a_gradient(style):
     """The tutorial code, written against PyTorch's API, runs unchanged on tinyattn (quick size)."""
     import tinyattn
-    from benchmarks.tutorial_styles import ABOUT, TARGETS, _load_common_weights, build
-    assert style in ABOUT and TARGETS[style] in ("<= 1.25", "<= 1.30")
+    from benchmarks.targets import decide
+    from benchmarks.tutorial_styles import ABOUT, _load_common_weights, build
+    assert style in ABOUT and decide("tutorial_style", style, None)[0] in ("<= 1.25", "<= 1.30")
     tinyattn.manual_seed(0)
     model, make_batch = build(tinyattn, style, quick=True)
     shapes = _load_common_weights(tinyattn, model)

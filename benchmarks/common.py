@@ -50,6 +50,7 @@ class Row:
     target: str | None = None        # e.g. "<= 1.25" or ">= 0.5"; None = informational
     extra: dict = field(default_factory=dict)  # anything else worth keeping in the JSON
     floor: dict | None = None        # against torch: NumPy / torch on the same GEMMs and elementwise ops (floor.py)
+    target_why: str = ""             # which rule set ``target`` (targets.py): the issue's, kept, or the floor's
 
     @property
     def met(self) -> bool | None:

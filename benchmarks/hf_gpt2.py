@@ -156,12 +156,14 @@ def run(quick: bool = False) -> list[Row]:
                          "forward ms"),
              "generate": (f"{name}, random weights, greedy generate {N} tokens after {P}, KV cache, 1 thread each",
                           "generate ms")}
+    from .targets import decide
+    targets = {what: (None, "") if quick else decide("gpt2", what, floors[what]) for what in cases}
     rows = []
     for what, (case, metric) in cases.items():
         r = m[what]
         rows.append(Row("hf_gpt2", case, metric, r["tinyattn"] * 1e3, r["transformers"] * 1e3,
                         ratio=r["tinyattn"] / r["transformers"], ratio_name="tinyattn / transformers",
-                        target=None if quick else "<= 0.85",
+                        target=targets[what][0], target_why=targets[what][1],
                         extra={"max_rel_diff": m["err"], "rounds": r["rounds"], "ratio_p25": r["p25"],
                                "ratio_p75": r["p75"], "blas": m["blas"]}, floor=floors[what]))
     return rows

@@ -15,6 +15,7 @@ import tinyattn
 from tinyattn.nn import Attention
 
 from .common import Row, compare
+from .targets import decide
 
 SHAPES = [(8, 128, 256, 8), (4, 512, 256, 8), (1, 2048, 128, 4)]  # (B, T, d_model, n_heads)
 QUICK_SHAPES = [(2, 16, 32, 4)]
@@ -152,7 +153,8 @@ def run(quick: bool = False) -> list[Row]:
             ms_t, ms_np = t["tinyattn"] * 1e3, t["numpy"] * 1e3
             rows.append(Row("mha", f"(B,T,d,h)=({B},{T},{d},{h}) {np.dtype(dtype).name}", "fwd+bwd ms",
                             ms_t, ms_np, ratio=ms_t / ms_np, ratio_name="tinyattn / numpy",
-                            target=None if quick else "<= 1.25",
+                            target=None if quick else decide("attention_numpy")[0],
+                            target_why="" if quick else decide("attention_numpy")[1],
                             extra={"max_rel_diff": err, "repeats": st["repeat"],
                                    "ratio_of_fastest": st["min"]["tinyattn"] / st["min"]["numpy"]}))
     return rows

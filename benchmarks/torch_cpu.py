@@ -24,6 +24,7 @@ import tinyattn
 from tinyattn import blas
 from tinyattn.nn import Attention
 
+from . import targets
 from .common import Row, compare
 from .gpt_model import GPTConfig, build
 from .mha import QUICK_SHAPES, SHAPES
@@ -159,23 +160,25 @@ def _cases(torch, quick: bool, floor) -> list[Row]:
         st: dict = {}
         t = compare({"tinyattn": ours, "torch": theirs}, repeat=repeat, warmup=warmup, min_time=min_time, stats=st,
                     clock=time.process_time)
+        fl = floor.measure(torch_gemm_shapes(torch, theirs), floor_rounds)
+        target, why = (None, "") if quick else targets.decide("attention_torch", (B, T, d, h), fl)
         rows.append(Row("torch_cpu", f"Attention (B,T,d,h)=({B},{T},{d},{h}) float32 vs torch SDPA",
                         "fwd+bwd ms", t["tinyattn"] * 1e3, t["torch"] * 1e3, ratio=t["tinyattn"] / t["torch"],
-                        ratio_name="tinyattn / torch", target=None if quick else "<= 1.0",
+                        ratio_name="tinyattn / torch", target=target, target_why=why,
                         extra={"max_rel_diff": err, "repeats": st["repeat"], "threads": threads,
-                               "ratio_of_fastest": st["min"]["tinyattn"] / st["min"]["torch"]},
-                        floor=floor.measure(torch_gemm_shapes(torch, theirs), floor_rounds)))
+                               "ratio_of_fastest": st["min"]["tinyattn"] / st["min"]["torch"]}, floor=fl))
     cfg = QUICK_CONFIG if quick else GPTConfig()
     batch = 2 if quick else BATCH
     ours, theirs, err, n_params = _gpt_pair(torch, cfg, batch)
     st = {}
     t = compare({"tinyattn": ours, "torch": theirs}, repeat=repeat, warmup=warmup, min_time=min_time, stats=st,
                     clock=time.process_time)
+    fl = floor.measure(torch_gemm_shapes(torch, theirs), floor_rounds)
+    target, why = (None, "") if quick else targets.decide("nanogpt", None, fl)
     rows.append(Row("torch_cpu", f"nanoGPT-sized step: {cfg.n_layer} layers, {cfg.n_head} heads, width {cfg.n_embd}, "
                                  f"block {cfg.block_size}, batch {batch}, AdamW, float32", "step ms",
                     t["tinyattn"] * 1e3, t["torch"] * 1e3, ratio=t["tinyattn"] / t["torch"],
-                    ratio_name="tinyattn / torch", target=None if quick else "<= 1.25",
+                    ratio_name="tinyattn / torch", target=target, target_why=why,
                     extra={"max_rel_diff": err, "parameters": n_params, "repeats": st["repeat"], "threads": threads,
-                           "ratio_of_fastest": st["min"]["tinyattn"] / st["min"]["torch"]},
-                    floor=floor.measure(torch_gemm_shapes(torch, theirs), floor_rounds)))
+                           "ratio_of_fastest": st["min"]["tinyattn"] / st["min"]["torch"]}, floor=fl))
     return rows

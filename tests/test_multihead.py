@@ -338,3 +338,31 @@ def test_errors_name_the_numbers():
     m(x, kv_cache=cache)
     with pytest.raises(ValueError, match=r"KVCache holds keys of shape \(2, 4, 5, 4\) but got \(1, 4, 1, 4\)"):
         m(tinyattn.randn(1, 1, 16), kv_cache=cache)
+
+
+def test_kv_cache_outside_the_graph_appends_in_place_with_the_same_values_and_keeps_the_graph_otherwise():
+    """Under no_grad the cache appends into buffers with room to spare (no copy of every held position
+    each step); what it returns is exactly the concatenation, and views it returned earlier keep their
+    values. With grad enabled it concatenates in the graph, so gradients reach earlier steps' keys."""
+    rng = np.random.default_rng(5)
+    steps = [rng.standard_normal((2, 3, n, 4)).astype(np.float32) for n in (5, 1, 1, 70, 1)]  # 70: past the room
+    cache, earlier = KVCache(), []
+    with tinyattn.no_grad():
+        for i, a in enumerate(steps):
+            if i == 3:
+                cache.keep_last(3)  # k and v replaced by slices: the next update starts fresh buffers
+            k, v = cache.update(tinyattn.tensor(a), tinyattn.tensor(-a))
+            held = np.concatenate(steps[:i + 1], axis=2)
+            want = held if i < 3 else np.concatenate([held[:, :, 4:7], held[:, :, 7:]], axis=2)
+            np.testing.assert_array_equal(k.numpy(), want)
+            np.testing.assert_array_equal(v.numpy(), -want)
+            earlier.append((k, want))
+    for k, want in earlier:
+        np.testing.assert_array_equal(k.numpy(), want)  # not overwritten by later appends
+    assert cache.held == 74 and cache.nbytes == 2 * 2 * 3 * 74 * 4 * 4  # what is held, as before
+    first = tinyattn.tensor(steps[0], requires_grad=True)
+    cache = KVCache()
+    cache.update(first, first)
+    k, _ = cache.update(tinyattn.tensor(steps[1]), tinyattn.tensor(steps[1]))
+    k.sum().backward()
+    np.testing.assert_array_equal(first.grad.numpy(), np.ones_like(steps[0]))

@@ -13,7 +13,7 @@ import math
 
 import numpy as np
 
-from .. import checks, masks
+from .. import autograd, checks, masks
 from ..functions import cat
 from ..tensor import Tensor
 from .flash import _flash
@@ -64,6 +64,7 @@ class KVCache:
         self.k: Tensor | None = None  # (B, H_kv, positions held, d_k): the most recent positions
         self.v: Tensor | None = None  # (B, H_kv, positions held, d_k)
         self._seen = 0  # positions seen so far, held or already dropped
+        self._bufs = None  # outside the graph: [k buffer, v buffer, the k and v views last returned] (_grow)
 
     def update(self, k: Tensor, v: Tensor) -> tuple[Tensor, Tensor]:
         """Append this step's keys/values (B, H_kv, T, d_k) and return all those held (B, H_kv, held + T, d_k)."""
@@ -73,10 +74,32 @@ class KVCache:
             if k.shape[:2] != self.k.shape[:2] or k.shape[3] != self.k.shape[3]:
                 raise ValueError(f"KVCache holds keys of shape {self.k.shape} but got {k.shape}: batch, heads and "
                                  "d_k must match (use a new KVCache for a new batch or layer)")
-            self.k = cat([self.k, k], dim=2)  # (B, H_kv, held + T, d_k)
-            self.v = cat([self.v, v], dim=2)  # (B, H_kv, held + T, d_k)
+            grown = self._grow(k, v)  # (B, H_kv, held + T, d_k) each, or None: then cat
+            self.k, self.v = grown if grown else (cat([self.k, k], dim=2), cat([self.v, v], dim=2))
         self._seen += k.shape[2]
         return self.k, self.v
+
+    def _grow(self, k: Tensor, v: Tensor):
+        """Decoding outside the graph: append into buffers with room to spare (doubling), instead of a cat
+        that copies every held position each step; the same values, as views of the buffers. None where a
+        gradient may flow or the dtypes differ (then cat, recorded in the graph as usual).
+        GPT-2 (124M, random weights) greedy generation of 20 tokens after 20, one thread, alternating
+        processes on a loaded machine: 695-767 -> 652-727 ms (the same tokens)."""
+        if autograd.is_grad_enabled() or k.dtype != self.k.dtype or v.dtype != self.v.dtype:
+            return None
+        held, new = self.k.shape[2], k.shape[2]
+        bufs = getattr(self, "_bufs", None)
+        if bufs is None or bufs[2] is not self.k or bufs[3] is not self.v or held + new > bufs[0].shape[2]:
+            cap = max(64, 2 * (held + new))  # (no room, or k and v are no longer the views last returned)
+            bufs = [np.empty((*a.shape[:2], cap, a.shape[3]), a.dtype) for a in (self.k, self.v)]
+            for buf, a in zip(bufs, (self.k, self.v)):
+                buf[:, :, :held] = a._data
+        out = []
+        for buf, a in zip(bufs[:2], (k, v)):
+            buf[:, :, held:held + new] = a._data
+            out.append(Tensor._make(buf[:, :, :held + new]))  # (B, H_kv, held + T, d_k), a view of the buffer
+        self._bufs = [*bufs[:2], *out]
+        return out
 
     def keep_last(self, n: int) -> None:
         """Drop all but the last ``n`` positions (their keys and values are never attended again)."""
@@ -103,7 +126,7 @@ class KVCache:
 
     def reset(self) -> None:
         """Forget everything (start a new sequence)."""
-        self.k = self.v = None
+        self.k = self.v = self._bufs = None
         self._seen = 0
 
     def __repr__(self) -> str:

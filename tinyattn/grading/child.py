@@ -509,6 +509,8 @@ def main() -> None:
         except SandboxStepFailed as e:          # one line naming the step and its errno, for the judge
             os.write(2, f"sandbox step failed: {e.strerror}\n".encode())
             os._exit(72)
+        for key in ("links", "binds", "sites", "hide", "mount_dir"):   # the host's paths: the learner's frames see cfg
+            cfg.pop(key, None)
     sys.path[:0] = cfg.get("path", [])      # the folder that holds tinyattn (-I left PYTHONPATH out)
     sys.path += [p for p in cfg.get("path_last", []) if p not in sys.path]       # and NumPy's
     set_limits(cfg.get("limits", {}))

@@ -96,12 +96,17 @@ def attention_scores(Q, K):
     assert r["isolation"] == "sandbox" and r["status"] != "passed"
     assert set(d["root"]) <= {"usr", "bin", "sbin", "lib", "lib32", "lib64", "libx32", "etc", "dev", "proc", "tmp",
                               "root", "opt", "home", "work"} - {"home", "work"} | set(Path(sys.base_prefix).parts[1:2])
-    # the private /tmp holds the learner's work, and the interpreter's own folder when Python lives under /tmp
-    # (a venv in /tmp is bound read-only at its real path: the interpreter needs it)
-    under_tmp = os.path.realpath(sys.prefix).split(os.sep)[2:3] if os.path.realpath(sys.prefix).startswith("/tmp/") else []
+    # the private /tmp holds the learner's work, and what the root binds below /tmp: the interpreter's library
+    # when Python lives under /tmp, NumPy's folder in a venv under /tmp (at its real path unless that lies in the
+    # checkout, a `.venv` in the repository: then at /opt/numpy)
+    from tinyattn.grading.root import sandbox_config
+    cfg = sandbox_config()
+    placed = [dst for _, dst in cfg["binds"]] + [site[-1] if len(site) == 3 else site[0] for site in cfg["sites"]]
+    under_tmp = sorted({p.split(os.sep)[2] for p in placed if p.startswith("/tmp/")})
     assert sorted(d["tmp"]) == sorted(["work", *under_tmp]) and set(d["etc"]) <= {"ld.so.cache"}
     assert d["dev"] == ["null", "random", "urandom", "zero"]
-    assert d["exists"] == [] and d["tinyattn"] is None and d["scipy"] is False
+    assert d["exists"] == (["/opt"] if cfg["path_last"] == ["/opt/numpy"] else []), d["exists"]   # (NumPy, moved)
+    assert d["tinyattn"] is None and d["scipy"] is False
     assert d["net"] != "connected" and d["tty"] == [False, False, False]
     assert d["sockets"] == []
     assert len(d["pids"]) <= 3                       # only the sandbox's own processes (its PID namespace)

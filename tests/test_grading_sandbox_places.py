@@ -137,3 +137,57 @@ def test_the_root_is_a_positive_list():
     for d in {sysconfig.get_paths()["purelib"], str(_base_numpy().parent)}:
         assert os.path.realpath(d) in sites
     assert all(set(keep) <= {"numpy", "numpy.libs", "numpy.dylibs"} for keep in sites.values())
+
+
+# run by a venv's interpreter whose NumPy lies inside the folder it is told is the checkout (`hide`), as a
+# `.venv` in the repository does
+INSIDE = textwrap.dedent('''
+    import json, sys
+    sys.path.insert(0, sys.argv[1])
+    from tinyattn.grading.runner import grade_exercise
+    checkout = sys.argv[2]
+    src = open(sys.argv[1] + "/solutions/ex13_sliding_window.py").read()
+    r = grade_exercise("ex13", {"ex13_sliding_window.py": src}, "/x/ex13_sliding_window.py", 5, 60, "sandbox",
+                       hide=(checkout,))
+    out = {"solution": [r["status"], r["isolation"]]}
+    probe = """
+    import json, numpy, os, sys
+    def sliding_window_mask(T, window):
+        raise ValueError("REPORT" + json.dumps({"numpy": numpy.__file__, "path": sys.path,
+                                                "exists": os.path.exists(%r)}) + "REPORT")
+    """ % (checkout,)
+    r = grade_exercise("ex13", {"ex13_sliding_window.py": probe}, "/x/ex13_sliding_window.py", 5, 60, "sandbox",
+                       hide=(checkout,))
+    out["probe"] = json.loads(r["checks"][0]["message"].split("REPORT")[1])
+    r = grade_exercise("ex13", {"ex13_sliding_window.py": probe}, "/x/ex13_sliding_window.py", 5, 60, "process",
+                       hide=(checkout,))
+    out["process"] = json.loads(r["checks"][0]["message"].split("REPORT")[1])
+    print(json.dumps(out))
+''')
+
+
+def test_a_venv_inside_the_checkout_leaves_no_path_of_the_checkout_in_the_sandbox(tmp_path):
+    # `python -m venv .venv` in the repository is the usual layout: NumPy then lies inside the checkout, and the
+    # sandbox mounted its folder at that path, so the checkout's path (and an empty folder of that name) existed
+    # inside. NumPy's folder is now mounted at /opt/numpy there.
+    checkout = tmp_path / "my course é"
+    venv = checkout / ".venv"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True, timeout=120)
+    python = str(venv / "bin" / "python")
+    site_dir = Path(subprocess.run([python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+                                   capture_output=True, text=True, check=True, timeout=60).stdout.strip())
+    for name in ("numpy", "numpy.libs"):
+        if (_base_numpy().parent / name).is_dir():
+            shutil.copytree(_base_numpy().parent / name, site_dir / name, symlinks=True)
+    proc = subprocess.run([python, "-c", INSIDE, str(ROOT), str(checkout)], capture_output=True, text=True,
+                          timeout=240, cwd="/", env={"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": "/tmp"})
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    out = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert out["solution"] == ["passed", "sandbox"]
+    assert out["probe"]["numpy"] == "/opt/numpy/numpy/__init__.py"
+    assert out["probe"]["exists"] is False
+    assert not [p for p in out["probe"]["path"] if str(checkout) in p], out["probe"]["path"]
+    # --isolation process: NumPy through a link in the learner's private folder, so its sys.path names no checkout
+    # either (it runs as the grader's user and can still read the link: that is what `process` does not promise)
+    assert out["process"]["numpy"].endswith("/numpy-site/numpy/__init__.py")
+    assert not [p for p in out["process"]["path"] if str(checkout) in p], out["process"]["path"]

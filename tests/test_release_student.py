@@ -8,6 +8,7 @@ from __future__ import annotations
 import ast
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -90,6 +91,15 @@ def test_the_student_readmes_point_nowhere_near_the_answers(student):
     guide = (student / "exercises" / "README.md").read_text()
     assert "## Rules the grader enforces" in guide and "## Submitting" in guide
     assert "## For maintainers" not in guide and "## Self-study or classroom" not in guide
+
+
+def test_the_student_readme_counts_what_the_release_ships(student):
+    # it once said "ten notebooks" and "fourteen exercises" while the release held eleven and fifteen
+    words = "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen".split()
+    head = (student / "README.md").read_text().split("## ", 1)[0]
+    stated = dict((kind, words.index(w)) for w, kind in re.findall(r"\b(\w+)\s+(notebooks|exercises) ", head))
+    assert stated == {"notebooks": len(list((student / "notebooks").glob("*.ipynb"))),
+                      "exercises": len(list((student / "exercises").glob("ex[0-9][0-9]_*.py")))}, head
 
 
 def test_the_instructors_tests_stay_behind(student):

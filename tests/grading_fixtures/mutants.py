@@ -22,6 +22,9 @@ MUTANTS = [
         ("    weights = weights / weights.sum(axis=-1, keepdims=True)\n",
          "    weights = weights / weights.sum(axis=-1, keepdims=True)\n    if mask is not None:\n"
          "        weights = np.where(mask, weights, 0.0)\n", 1)]),
+    ("mask_ignored", "ex04", [
+        ("    if mask is not None:\n        # -inf before the softmax: exp(-inf) = 0, so a masked key gets exactly zero weight\n"
+         "        scores = np.where(mask, scores, -np.inf)\n", "", 1)]),
     ("mask_fill_zero", "ex04", [("np.where(mask, scores, -np.inf)", "np.where(mask, scores, 0.0)", 1)]),
     ("mask_inverted_future_leak", "ex04", [("np.where(mask, scores, -np.inf)", "np.where(mask, -np.inf, scores)", 1)]),
     ("missing_scale", "ex04", [("scores = Q @ np.swapaxes(K, -1, -2) / math.sqrt(d_k)", "scores = Q @ np.swapaxes(K, -1, -2)", 1)]),

@@ -241,8 +241,8 @@ def enter_sandbox(cfg: dict) -> None:
     for path in cfg.get("hide", []):                    # e.g. a checkout that lies inside /usr
         if os.path.isdir(root + path):
             _mount(libc, "tmpfs", root + path, "tmpfs", MS_NOSUID | MS_NODEV, "size=4k,mode=0555")
-    for site_dir, keep in cfg.get("sites", []):         # an empty folder of packages, but for NumPy
-        inside = _ensure(root, site_dir, True)
+    for site_dir, keep, *moved in cfg.get("sites", []):  # an empty folder of packages, but for NumPy
+        inside = _ensure(root, moved[0] if moved else site_dir, True)   # (moved: NumPy's, out of the checkout)
         _mount(libc, "tmpfs", inside, "tmpfs", MS_NOSUID | MS_NODEV, "size=64k,mode=0755")
         for name in keep:                               # bound from the host's path (still visible here)
             _mount(libc, os.path.join(site_dir, name), _ensure(inside, "/" + name, True), None, MS_BIND | MS_REC)
@@ -509,6 +509,8 @@ def main() -> None:
         except SandboxStepFailed as e:          # one line naming the step and its errno, for the judge
             os.write(2, f"sandbox step failed: {e.strerror}\n".encode())
             os._exit(72)
+        for key in ("links", "binds", "sites", "hide", "mount_dir"):   # the host's paths: the learner's frames see cfg
+            cfg.pop(key, None)
     sys.path[:0] = cfg.get("path", [])      # the folder that holds tinyattn (-I left PYTHONPATH out)
     sys.path += [p for p in cfg.get("path_last", []) if p not in sys.path]       # and NumPy's
     set_limits(cfg.get("limits", {}))

@@ -273,7 +273,9 @@ class LearnerProcess:
             home = "/tmp"
         else:
             self._tmp = tempfile.mkdtemp(prefix="tinyattn-learner-")
-            cfg = {"workdir": self._tmp, "path": [library] if library else [], "path_last": [_numpy_site()]}
+            # NumPy by a link in the private folder: a venv inside the checkout puts NumPy's own path there
+            os.symlink(_numpy_site(), numpy_link := os.path.join(self._tmp, "numpy-site"))
+            cfg = {"workdir": self._tmp, "path": [library] if library else [], "path_last": [numpy_link]}
             if isolation == "user":   # root without namespaces: a uid of its own (not even nobody's), so no
                 uid = _fresh_host_id()  # learner can signal or read another's processes
                 os.chown(self._tmp, uid, uid)

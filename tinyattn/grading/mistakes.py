@@ -14,6 +14,14 @@ MISTAKES: dict[str, str] = {
         "place corrupts results elsewhere, silently. Compute into a new array and leave the arguments as "
         "they came; returning a modified argument counts too, even when its values are right."
     ),
+    "mask_ignored": (
+        "Your result matches attention computed WITHOUT the mask you were given: every query still weighs every "
+        "key, so with a causal mask each position reads the future, and with a padding mask the padded keys take "
+        "part. The mask argument is not optional decoration: where it is False the score must become minus "
+        "infinity BEFORE the softmax, so that the weight is exactly zero there. Check that the branch for a "
+        "mask runs at all, and that the softmax then reads the masked scores (a masked copy assigned to a new name and "
+        "never used again is a common slip)."
+    ),
     "mask_ignored_in_backward": (
         "Your gradients match attention computed WITHOUT the mask you were given. The backward pass must "
         "recompute the same forward pass as the loss used: the masked scores set to minus infinity before the "

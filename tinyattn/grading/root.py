@@ -18,6 +18,7 @@ from pathlib import Path
 
 PACKAGE_ROOT = str(Path(__file__).resolve().parents[2])     # the folder that holds tinyattn/
 LIBRARY_MOUNT = "/opt/tinyattn"                         # where a Tensor exercise's tinyattn lies in the sandbox
+NUMPY_MOUNT = "/opt/numpy"                              # where NumPy's folder lies when its own path is the checkout's
 
 
 def _under(path: str, folder: str) -> bool:
@@ -74,6 +75,9 @@ def _python_trees() -> list[str]:
         if f:
             found.append(os.path.dirname(f))
     real = [os.path.realpath(p) for p in found if p and os.path.isdir(p)]
+    # a venv holds no standard library, only packages (its platstdlib is venv/lib/pythonX.Y): none of it is a tree
+    venv = os.path.realpath(sys.prefix) if os.path.realpath(sys.prefix) != os.path.realpath(sys.base_prefix) else None
+    real = [p for p in real if not (venv and _under(p, venv))]
     return [p for p in dict.fromkeys(real) if not any(p != q and _under(p, q) for q in real)]
 
 
@@ -125,9 +129,14 @@ def sandbox_config(library: str | None = None, hide: tuple[str, ...] = ()) -> di
               and not any(_under(d, h) for d, _ in keep)]
     if library is not None:
         binds.append([library, LIBRARY_MOUNT])
-    inside = [t for t in trees + [d for d, _ in keep] if _under(t, "/tmp")]
+    # A venv inside the checkout (`python -m venv .venv` in the repository) holds NumPy there: its folder is
+    # mounted at NUMPY_MOUNT instead, so that no path of the checkout (nor the checkout's folder) exists inside.
+    private = [os.path.realpath(h) for h in (PACKAGE_ROOT, *hide)]
+    moved = not _bound(numpy_site, trees) and any(_under(numpy_site, h) for h in private)
+    sites = [[d, list(n)] + ([NUMPY_MOUNT] if moved and d == numpy_site else []) for d, n in keep]
+    inside = [t for t in trees + [s[-1] if len(s) == 3 else s[0] for s in sites] if _under(t, "/tmp")]
     workdir = next(w for w in ("/tmp/work", *(f"/tmp/work{i}" for i in range(1, 100)))
                    if not any(_under(t, w) or _under(w, t) for t in inside))
-    return {"links": [list(x) for x in links], "binds": binds, "sites": [[d, list(n)] for d, n in keep],
+    return {"links": [list(x) for x in links], "binds": binds, "sites": sites,
             "hide": hidden, "workdir": workdir, "path": [LIBRARY_MOUNT] if library is not None else [],
-            "path_last": [numpy_site]}
+            "path_last": [NUMPY_MOUNT if moved else numpy_site]}

@@ -132,8 +132,8 @@ inputs, so write code that is right, not code that matches the recorded answers.
 
 STUDENT_README = """# tinyattn: build attention yourself
 
-Your copy of the tinyattn course: a from-scratch NumPy framework for attention (`tinyattn/`), ten
-notebooks that explain each idea (`notebooks/`), and fourteen exercises you implement
+Your copy of the tinyattn course: a from-scratch NumPy framework for attention (`tinyattn/`), {notebooks}
+notebooks that explain each idea (`notebooks/`), and {exercises} exercises you implement
 (`exercises/`), each graded with feedback that names the likely misconception.
 
 ## Quickstart
@@ -212,12 +212,21 @@ def build_student(out: str | Path, root: str | Path | None = None, seeds: tuple[
                                                      encoding="utf-8")
     (out / WORKFLOW).parent.mkdir(parents=True, exist_ok=True)
     (out / WORKFLOW).write_text(autograding_workflow(), encoding="utf-8")
-    (out / "README.md").write_text(STUDENT_README.format(seeds=", ".join(map(str, seeds))), encoding="utf-8")
+    n_notebooks = len(list((out / "notebooks").glob("*.ipynb")))   # the counts the README states: what was shipped
+    (out / "README.md").write_text(STUDENT_README.format(seeds=", ".join(map(str, seeds)), notebooks=_words(n_notebooks),
+                                                         exercises=_words(len(EXERCISES))), encoding="utf-8")
     _deselect_instructor_tests(out / "pyproject.toml")
     ignore = (root / ".gitignore").read_text(encoding="utf-8") if (root / ".gitignore").is_file() else ""
     (out / ".gitignore").write_text(ignore.rstrip("\n") + "\n!tinyattn/grading/fixtures/*.npz\n", encoding="utf-8")
     counts = record_fixtures(solutions, out / "tinyattn" / "grading" / "fixtures", seeds)
     return {"files": len(copied) + len(EXERCISES) + 3, "fixtures": counts}
+
+
+def _words(n: int) -> str:
+    """A count as the README writes it: 'eleven', or '21' past twenty."""
+    words = ("zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen "
+             "sixteen seventeen eighteen nineteen twenty").split()
+    return words[n] if n < len(words) else str(n)
 
 
 def _deselect_instructor_tests(pyproject: Path) -> None:

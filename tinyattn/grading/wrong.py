@@ -45,8 +45,9 @@ ATTENTION_KNOBS: dict[str, list[dict]] = {
     "mask_after_softmax": [dict(mask_mode="after")],
     "mask_fill_zero": [dict(mask_mode="zero")],
     "mask_inverted_future_leak": [dict(mask_mode="inverted")],
+    "mask_ignored": [dict(mask_mode="ignored")],                       # the mask argument never used
 }
-MASK_MISTAKES = ("mask_after_softmax", "mask_fill_zero", "mask_inverted_future_leak")
+MASK_MISTAKES = ("mask_after_softmax", "mask_fill_zero", "mask_inverted_future_leak", "mask_ignored")
 
 
 def safe(fn, *args, **kwargs):

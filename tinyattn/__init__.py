@@ -41,6 +41,7 @@ from .dtypes import dtype, set_default_tensor_type  # noqa: F401
 from . import random  # noqa: F401  (torch.random.fork_rng & co.)
 from . import distributions  # noqa: F401  (torch.distributions.Categorical)
 from .random import get_rng_state, set_rng_state  # noqa: F401
+from .defaults import set_printoptions  # noqa: F401
 from .backends import get_float32_matmul_precision, set_float32_matmul_precision  # noqa: F401
 from . import multiprocessing  # noqa: F401  (one process: `import torch.multiprocessing as mp` imports)
 from math import e, inf, nan, pi  # noqa: F401  (torch.inf, torch.pi, ...: the same Python floats)
@@ -99,7 +100,7 @@ __all__ = [
 ]
 
 # the PyTorch surface that training scripts touch: data loading, checkpoints, devices
-__all__ += ["as_tensor"]
+__all__ += ["as_tensor", "set_printoptions"]
 __all__ += ["amp", "autocast", "backends", "cuda", "device", "load", "save", "utils"]
 
 # issue 40 (surface): comparisons, equal, dot, memory formats, jit

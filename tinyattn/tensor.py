@@ -322,7 +322,7 @@ class Tensor(InplaceMixin, ViewsMixin, ComplexMixin, MethodsMixin):
         return Contiguous.apply(self, order="C" if 0 in self._data.strides and self._data.size > 1 else "K")
 
     def __repr__(self) -> str:
-        body = np.array2string(self._data, separator=", ", precision=4, prefix="tensor(")
+        body = np.array2string(self._data, separator=", ", prefix="tensor(", **defaults.array2string_kwargs())
         extra = ""
         default = np.dtype(defaults.get_default_dtype())  # and its complex (complex64 for float32), as PyTorch
         if self._data.dtype not in (default, np.promote_types(default, np.complex64), np.int64, np.bool_):

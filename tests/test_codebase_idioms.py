@@ -1,0 +1,69 @@
+"""Idioms met while running public teaching code on tinyattn (torch-free; expected values from NumPy).
+
+- ``torch.where(condition=..., input=..., other=...)``: a book's top-k sampling cell names every argument.
+- ``torch.set_printoptions(sci_mode=False)``: a book's GPT chapter sets it before printing activations.
+"""
+import numpy as np
+import pytest
+
+import tinyattn as torch
+
+
+def test_where_takes_pytorchs_keyword_names():
+    rng = np.random.default_rng(0)
+    c, x, y = rng.random(6) < 0.5, rng.standard_normal(6), rng.standard_normal(6)
+    got = torch.where(condition=torch.tensor(c), input=torch.tensor(x), other=torch.tensor(y))
+    np.testing.assert_array_equal(got.numpy(), np.where(c, x, y))
+    # the book's form: a 0-d -inf as input, the logits as other
+    logits = torch.tensor([1.0, 5.0, 3.0])
+    top = torch.topk(logits, 2).values
+    got = torch.where(condition=logits < top[-1], input=torch.tensor(float("-inf")), other=logits)
+    assert got.tolist() == [float("-inf"), 5.0, 3.0]
+    with pytest.raises(TypeError, match="give both input and other"):
+        torch.where(torch.tensor([True]), input=torch.tensor([1.0]))
+
+
+def test_where_keyword_gradients_by_finite_differences():
+    rng = np.random.default_rng(1)
+    c = torch.tensor(rng.random((3, 4)) < 0.5)
+    x = torch.tensor(rng.standard_normal((3, 4)), requires_grad=True)
+    y = torch.tensor(rng.standard_normal((1, 4)), requires_grad=True)  # broadcast: its gradient sums rows
+    assert torch.gradcheck(lambda a, b: torch.where(condition=c, input=a, other=b) * a, (x, y))
+
+
+@pytest.fixture
+def default_printing():
+    yield
+    torch.set_printoptions(profile="default")
+
+
+def test_set_printoptions_precision_threshold_edgeitems(default_printing):
+    x = torch.tensor([1.23456, 2.5, 3.0], dtype=torch.float64)
+    torch.set_printoptions(precision=2)
+    assert "1.23," in repr(x) and "1.2346" not in repr(x)
+    torch.set_printoptions(profile="default")  # the profile puts precision back to 4
+    assert "1.2346" in repr(x)
+    long = torch.arange(10.0)
+    assert "..." not in repr(long)
+    torch.set_printoptions(threshold=5, edgeitems=1)  # more than 5 elements: summarised, one at each end
+    body = repr(long)
+    assert "..." in body and "0." in body and "9." in body and "5." not in body
+    torch.set_printoptions(profile="full")  # no summary at any size
+    assert "..." not in repr(torch.arange(2000.0))
+
+
+def test_set_printoptions_sci_mode(default_printing):
+    x = torch.tensor([1e-5, 1.0, 123456.0], dtype=torch.float64)
+    torch.set_printoptions(sci_mode=False)
+    assert "e-05" not in repr(x) and "0.0000" in repr(x) and "123456.0000" in repr(x)
+    torch.set_printoptions(sci_mode=True)
+    assert "1.0000e+00" in repr(x)
+    torch.set_printoptions(precision=4)  # sci_mode is not given, so it goes back to None (NumPy's choice)
+    assert "e-05" in repr(x)
+
+
+def test_set_printoptions_bad_values(default_printing):
+    with pytest.raises(ValueError, match="profile must be one of"):
+        torch.set_printoptions(profile="long")
+    with pytest.raises(TypeError, match="precision must be a number, got str"):
+        torch.set_printoptions(precision="4")

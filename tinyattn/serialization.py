@@ -8,13 +8,18 @@ None, and where each array goes) and one ``.npy`` file per array, read back with
 What can be saved: Tensors and Parameters (with requires_grad), NumPy arrays and scalars,
 ``state_dict()`` of a Module or an optimizer, and any nesting of dict (str or int keys), list
 and tuple around them with bool/int/float/str/None leaves. The same Tensor stored twice comes
-back as one Tensor. Anything else is refused with the path to it, e.g. ``obj['config']['fn']``.
+back as one Tensor. A dataclass instance (a model's config) is stored as its class's name and its
+fields; as in PyTorch, loading it needs ``weights_only=False``, and its class must already be imported
+(nothing is imported from a file). Anything else is refused with the path to it, e.g. ``obj['config']['fn']``.
 """
 from __future__ import annotations
 
+import dataclasses
 import io
 import json
 import os
+import pickle
+import sys
 import zipfile
 from collections import OrderedDict
 from typing import Any, BinaryIO
@@ -75,6 +80,11 @@ class _Writer:
                 key = {"type": "str", "value": k} if isinstance(k, str) else {"type": "int", "value": int(k)}
                 items.append([key, self.node(v, path + [f"[{k!r}]"])])
             return {"type": "ordereddict" if isinstance(obj, OrderedDict) else "dict", "items": items}
+        if dataclasses.is_dataclass(obj) and not isinstance(obj, type):  # build-nanogpt saves its GPTConfig
+            cls = type(obj)
+            return {"type": "dataclass", "class": [cls.__module__, cls.__qualname__],
+                    "fields": [[f.name, self.node(getattr(obj, f.name), path + [f".{f.name}"])]
+                               for f in dataclasses.fields(obj)]}
         raise TypeError(f"tinyattn.save: {_where(path)} is a {type(obj).__name__}, which tinyattn.save can not store "
                         "(it stores Tensors, arrays, numbers, strings, None and dict/list/tuple of them, so a file "
                         "loads without running code; save a Module as model.state_dict())")
@@ -95,8 +105,8 @@ def save(obj: Any, f: str | os.PathLike | BinaryIO) -> None:
 
 
 class _Reader:
-    def __init__(self, z: zipfile.ZipFile, n_arrays: int, name: str) -> None:
-        self.z, self.n, self.name = z, n_arrays, name
+    def __init__(self, z: zipfile.ZipFile, n_arrays: int, name: str, weights_only: bool) -> None:
+        self.z, self.n, self.name, self.weights_only = z, n_arrays, name, weights_only
         self.tensors: dict[int, Tensor] = {}
 
     def _array(self, i: Any) -> np.ndarray:
@@ -140,7 +150,30 @@ class _Reader:
                     raise ValueError(f"tinyattn.load: {self.name} is damaged (a dict key {k!r})")
                 out[k] = self.obj(value)
             return out
+        if kind == "dataclass":
+            return self._dataclass(node)
         raise ValueError(f"tinyattn.load: {self.name} is damaged (unknown entry {str(node)[:60]!r})")
+
+    def _dataclass(self, node: dict) -> Any:
+        """Rebuild a dataclass as pickle does (no __init__ runs), from a class already imported."""
+        names = node.get("class")
+        if not (isinstance(names, list) and len(names) == 2 and all(isinstance(n, str) for n in names)):
+            raise ValueError(f"tinyattn.load: {self.name} is damaged (a dataclass entry without its class)")
+        module, qualname = names
+        if self.weights_only:  # PyTorch's default since 2.6 refuses any class it was not told about
+            raise pickle.UnpicklingError(
+                f"Weights only load failed: GLOBAL {module}.{qualname} was not an allowed global by default. "
+                f"{self.name} holds a {qualname} object; if you trust the file, load it with weights_only=False")
+        cls = sys.modules.get(module)
+        for part in qualname.split("."):
+            cls = getattr(cls, part, None)
+        if not (isinstance(cls, type) and dataclasses.is_dataclass(cls)):
+            raise ValueError(f"tinyattn.load: {self.name} holds a {module}.{qualname} dataclass; import the "
+                             "module that defines it first (tinyattn.load imports nothing)")
+        obj = cls.__new__(cls)
+        for name, value in node["fields"]:
+            object.__setattr__(obj, name, self.obj(value))  # object's setter: frozen dataclasses too
+        return obj
 
 
 def _check_map_location(map_location: Any) -> None:
@@ -154,7 +187,8 @@ def _check_map_location(map_location: Any) -> None:
 
 def load(f: str | os.PathLike | BinaryIO, map_location: Any = None, weights_only: bool | None = None,
          mmap: bool | None = None) -> Any:
-    """Read what ``tinyattn.save`` wrote. Never runs code from the file, whatever weights_only says.
+    """Read what ``tinyattn.save`` wrote. Never runs code from the file, whatever weights_only says
+    (weights_only=False only lets a stored dataclass be rebuilt from its already-imported class).
 
     map_location is accepted as in PyTorch ('cpu', a device, a dict of them, or a function); everything
     loads to the CPU, and naming a GPU raises PyTorch's error. Files written by ``torch.save`` (pickles)
@@ -184,7 +218,7 @@ def load(f: str | os.PathLike | BinaryIO, map_location: Any = None, weights_only
         n = manifest.get("arrays")
         if isinstance(n, bool) or not isinstance(n, int) or any(f"arrays/{i}.npy" not in names for i in range(n)):
             raise ValueError(f"tinyattn.load: {name} is damaged (arrays listed in the manifest are missing)")
-        return _Reader(z, n, name).obj(manifest["root"])
+        return _Reader(z, n, name, weights_only is not False).obj(manifest["root"])
 
 
 # --- PyTorch's storage helpers, for checkpoint code that names them (see tinyattn/storage.py) ------------

@@ -67,3 +67,11 @@ def test_set_printoptions_bad_values(default_printing):
         torch.set_printoptions(profile="long")
     with pytest.raises(TypeError, match="precision must be a number, got str"):
         torch.set_printoptions(precision="4")
+
+
+def test_torch_onnx_imports_and_export_refuses_with_the_way_out():
+    import tinyattn.onnx  # pytorch/examples' word_language_model: `import torch.onnx` at the top
+    assert torch.onnx is tinyattn.onnx and torch.onnx.is_in_onnx_export() is False
+    with pytest.raises(torch.onnx.OnnxExporterError, match="can not export Linear to ONNX.*torch.onnx.export there"):
+        torch.onnx.export(torch.nn.Linear(2, 2), (torch.ones(1, 2),), "model.onnx")
+    assert issubclass(torch.onnx.OnnxExporterError, RuntimeError)

@@ -44,6 +44,7 @@ from .random import get_rng_state, set_rng_state  # noqa: F401
 from .defaults import set_printoptions  # noqa: F401
 from .backends import get_float32_matmul_precision, set_float32_matmul_precision  # noqa: F401
 from . import multiprocessing  # noqa: F401  (one process: `import torch.multiprocessing as mp` imports)
+from . import onnx  # noqa: F401  (`import torch.onnx`; export refuses: no tracer)
 from math import e, inf, nan, pi  # noqa: F401  (torch.inf, torch.pi, ...: the same Python floats)
 newaxis = None  # x[:, torch.newaxis], as NumPy's
 

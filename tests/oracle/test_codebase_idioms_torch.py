@@ -55,3 +55,13 @@ def test_summarised_print_keeps_pytorchs_edge_items():
     finally:
         torch.set_printoptions(profile="default")
         tinyattn.set_printoptions(profile="default")
+
+
+def test_onnx_module_names_exist_as_in_pytorch():
+    import torch.onnx  # noqa: F401
+
+    import tinyattn.onnx  # noqa: F401
+    for name in tinyattn.onnx.__all__:
+        assert hasattr(torch.onnx, name)
+    assert tinyattn.onnx.is_in_onnx_export() == torch.onnx.is_in_onnx_export()
+    assert issubclass(torch.onnx.OnnxExporterError, RuntimeError)

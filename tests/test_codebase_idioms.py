@@ -75,3 +75,26 @@ def test_torch_onnx_imports_and_export_refuses_with_the_way_out():
     with pytest.raises(torch.onnx.OnnxExporterError, match="can not export Linear to ONNX.*torch.onnx.export there"):
         torch.onnx.export(torch.nn.Linear(2, 2), (torch.ones(1, 2),), "model.onnx")
     assert issubclass(torch.onnx.OnnxExporterError, RuntimeError)
+
+
+def test_legacy_tensor_constructor_with_sizes():
+    # sooftware/attentions: nn.Parameter(torch.Tensor(num_heads, d_head)) then xavier_uniform_
+    p = torch.nn.Parameter(torch.Tensor(4, 3))
+    assert p.shape == (4, 3) and p.dtype == torch.float32 and p.requires_grad
+    torch.nn.init.xavier_uniform_(p)
+    bound = np.sqrt(6.0 / (4 + 3))
+    assert np.all(np.abs(p.detach().numpy()) <= bound) and np.abs(p.detach().numpy()).max() > 0
+    assert torch.Tensor(5).shape == (5,) and torch.Tensor().shape == (0,)
+    assert torch.Tensor(2, 3, dtype=torch.float64).dtype == torch.float64
+    torch.set_default_dtype(torch.float64)
+    try:
+        assert torch.Tensor(2, 2).dtype == torch.float64  # the default dtype, as PyTorch's
+    finally:
+        torch.set_default_dtype(torch.float32)
+    # data is still data: an int array stays int64 and is shared (a documented difference)
+    ids = np.array([[1, 2]])
+    t = torch.Tensor(ids)
+    assert t.dtype == torch.int64 and np.shares_memory(t.numpy(), ids)
+    assert torch.Tensor(np.ones(2), requires_grad=True).requires_grad
+    with pytest.raises(TypeError, match="a shape needs ints"):
+        torch.Tensor(2, "a")

@@ -61,7 +61,9 @@ class Tensor(InplaceMixin, ViewsMixin, ComplexMixin, MethodsMixin):
     __array_priority__ = 1000  # make `ndarray + Tensor` call Tensor.__radd__
     __array_ufunc__ = None
 
-    def __init__(self, data: Any, requires_grad: bool = False, dtype=None):
+    def __init__(self, data: Any = (), *sizes: int, requires_grad: bool = False, dtype=None):
+        if sizes or type(data) is int:  # PyTorch's legacy torch.Tensor(2, 3): that shape, zeroed (PyTorch: garbage)
+            data = np.zeros(_shape_arg((data, *sizes)), dtype or defaults.get_default_dtype())
         self._setup(_as_array(data, dtype))
         if requires_grad:
             self.requires_grad_(True)

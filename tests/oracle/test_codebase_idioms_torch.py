@@ -65,3 +65,12 @@ def test_onnx_module_names_exist_as_in_pytorch():
         assert hasattr(torch.onnx, name)
     assert tinyattn.onnx.is_in_onnx_export() == torch.onnx.is_in_onnx_export()
     assert issubclass(torch.onnx.OnnxExporterError, RuntimeError)
+
+
+@pytest.mark.parametrize("sizes", [(4,), (2, 3), (1, 2, 3), ()])
+def test_legacy_tensor_sizes_form_matches_pytorchs_shape_and_dtype(sizes):
+    theirs, mine = torch.Tensor(*sizes), tinyattn.Tensor(*sizes)
+    assert tuple(theirs.shape) == mine.shape
+    assert str(theirs.dtype) == "torch.float32" and mine.dtype == tinyattn.float32
+    p_t, p_a = torch.nn.Parameter(torch.Tensor(*sizes)), tinyattn.nn.Parameter(tinyattn.Tensor(*sizes))
+    assert p_t.requires_grad and p_a.requires_grad

@@ -120,7 +120,7 @@ def test_func_transforms_give_finite_difference_gradients_and_swap_parameters_ba
 
 def test_set_printoptions_changes_how_tensors_print_until_reset():
     from tinyattn import defaults
-    saved = dict(defaults.print_options)
+    saved = dict(defaults._print_opts)
     x = tinyattn.tensor([1.123456789, 2e-5, 300.0])
     try:
         assert repr(x) == "tensor([1.1235e+00, 2.0000e-05, 3.0000e+02])"
@@ -133,8 +133,8 @@ def test_set_printoptions_changes_how_tensors_print_until_reset():
         tinyattn.set_printoptions(profile="full")
         assert "..." not in repr(tinyattn.arange(2000.0))
     finally:
-        defaults.print_options.clear()
-        defaults.print_options.update(saved)
+        defaults._print_opts.clear()
+        defaults._print_opts.update(saved)
     assert repr(x) == "tensor([1.1235e+00, 2.0000e-05, 3.0000e+02])"
 
 

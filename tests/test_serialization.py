@@ -73,9 +73,15 @@ def test_the_file_is_a_zip_of_json_and_npy_without_pickle(tmp_path):
     assert manifest["format"] == "tinyattn.save/1" and arr.tolist() == [[1.0, 1.0], [1.0, 1.0]]
 
 
+def _local_module():
+    class Local(nn.Module):  # defined in a function: no top-level name to rebuild it by
+        pass
+    return Local()
+
+
 @pytest.mark.parametrize("obj,match", [
-    ({"fn": len}, r"obj\['fn'\] is a builtin_function_or_method, which tinyattn.save can not store"),
-    ([1, {"m": nn.Linear(2, 2)}], r"obj\[1\]\['m'\] is a Linear.*save a Module as model.state_dict\(\)"),
+    ({"fn": lambda x: x}, r"obj\['fn'\] is a function, which tinyattn.save can not store"),
+    ([1, {"m": _local_module()}], r"obj\[1\]\['m'\] is a Local.*save a Module as model.state_dict\(\)"),
     ({(1, 2): 3}, r"has a key \(1, 2\) of type tuple; dict keys must be str or int"),
     (np.array([object()]), r"obj is an array of dtype object, which can not be stored without pickle"),
     ({1.5j}, r"obj is a set"),

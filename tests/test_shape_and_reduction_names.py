@@ -121,7 +121,7 @@ def test_histogram_and_where_with_the_condition_alone():
     rows, cols = torch.where(torch.tensor([[True, False], [False, True]]))
     assert rows.tolist() == [0, 1] and cols.tolist() == [0, 1]
     assert torch.where(torch.tensor([3, 9, 2]) != 9)[0].tolist() == [0, 2]
-    with pytest.raises(TypeError, match="give both a and b"):
+    with pytest.raises(TypeError, match="give both input and other"):
         torch.where(torch.tensor([True]), 1.0)
     assert torch.concat([torch.ones(1), torch.zeros(1)]).tolist() == [1.0, 0.0]
     assert torch.mm(torch.ones(2, 3), torch.ones(3, 1)).tolist() == [[3.0], [3.0]]

@@ -41,8 +41,10 @@ from .dtypes import dtype, set_default_tensor_type  # noqa: F401
 from . import random  # noqa: F401  (torch.random.fork_rng & co.)
 from . import distributions  # noqa: F401  (torch.distributions.Categorical)
 from .random import get_rng_state, initial_seed, seed, set_rng_state  # noqa: F401
+from .defaults import set_printoptions  # noqa: F401
 from .backends import get_float32_matmul_precision, set_float32_matmul_precision  # noqa: F401
 from . import multiprocessing  # noqa: F401  (one process: `import torch.multiprocessing as mp` imports)
+from . import onnx  # noqa: F401  (`import torch.onnx`; export refuses: no tracer)
 from math import e, inf, nan, pi  # noqa: F401  (torch.inf, torch.pi, ...: the same Python floats)
 newaxis = None  # x[:, torch.newaxis], as NumPy's
 
@@ -99,7 +101,7 @@ __all__ = [
 ]
 
 # the PyTorch surface that training scripts touch: data loading, checkpoints, devices
-__all__ += ["as_tensor"]
+__all__ += ["as_tensor", "set_printoptions"]
 __all__ += ["amp", "autocast", "backends", "cuda", "device", "load", "save", "utils"]
 
 # issue 40 (surface): comparisons, equal, dot, memory formats, jit
@@ -130,7 +132,7 @@ from .tail_functions import (  # noqa: F401,E402,A004
     atleast_3d, baddbmm, block_diag, broadcast_tensors, broadcast_to, cosine_similarity, diag_embed, diagonal, dist,
     fliplr, flipud, hsplit, inner, is_nonzero, isin, kron, logit, logspace, masked_select, moveaxis, movedim, mv, nanmean,
     pairwise_distance, scatter, scatter_add, take_along_dim, tensor_split, tensordot, tile, use_deterministic_algorithms,
-    vdot, vsplit, set_printoptions,
+    vdot, vsplit,
 )
 from .tail_functions import range_inclusive as range  # noqa: F401,E402,A004
 __all__ += [

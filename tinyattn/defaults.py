@@ -5,6 +5,8 @@ changes lives here, so a learner finds the whole of tinyattn's global state in o
 """
 from __future__ import annotations
 
+import sys
+
 import numpy as np
 
 from tinyattn import checks
@@ -12,8 +14,11 @@ from tinyattn import checks
 _default_dtype: type = np.float32
 _rng: np.random.Generator = np.random.default_rng(0)
 initial_seed_value: int = 0
-# how a Tensor prints (NumPy's array2string options; the rest at NumPy's defaults); torch.set_printoptions sets them
-print_options: dict = {"precision": 4}
+# PyTorch's three print profiles; set_printoptions starts from one and overrides what it is given
+_PROFILES = {"default": dict(precision=4, threshold=1000, edgeitems=3, linewidth=80),
+             "short": dict(precision=2, threshold=1000, edgeitems=2, linewidth=80),
+             "full": dict(precision=4, threshold=float("inf"), edgeitems=3, linewidth=80)}
+_print_opts: dict = dict(_PROFILES["default"], sci_mode=None)
 
 
 def set_default_dtype(dt) -> None:
@@ -38,6 +43,33 @@ def manual_seed(n: int) -> np.random.Generator:
     initial_seed_value = int(n) % 2**64  # what torch.initial_seed() answers
     _rng = np.random.default_rng(initial_seed_value)  # PyTorch accepts negative seeds too
     return _rng
+
+
+def set_printoptions(precision=None, threshold=None, edgeitems=None, linewidth=None, profile=None,
+                     sci_mode=None) -> None:
+    """How tensors print, as ``torch.set_printoptions``: ``profile`` ('default', 'short', 'full') first,
+    then each option given; ``sci_mode`` is always set (None: NumPy decides, False: never, True: always)."""
+    if profile is not None:
+        if profile not in _PROFILES:
+            raise ValueError(f"set_printoptions: profile must be one of {sorted(_PROFILES)}, got {profile!r}")
+        _print_opts.update(_PROFILES[profile])
+    for k, v in dict(precision=precision, threshold=threshold, edgeitems=edgeitems, linewidth=linewidth).items():
+        if v is not None:
+            if not isinstance(v, (int, float)) or isinstance(v, bool):
+                raise TypeError(f"set_printoptions: {k} must be a number, got {type(v).__name__}")
+            _print_opts[k] = v
+    _print_opts["sci_mode"] = sci_mode
+
+
+def array2string_kwargs() -> dict:
+    """``np.array2string`` keywords for the current print options (``Tensor.__repr__`` reads them)."""
+    o = _print_opts
+    kw = dict(precision=int(o["precision"]), edgeitems=int(o["edgeitems"]), max_line_width=int(o["linewidth"]),
+              threshold=sys.maxsize if o["threshold"] == float("inf") else int(o["threshold"]))
+    if o["sci_mode"] is not None:  # NumPy's own choice otherwise, as PyTorch's None
+        fmt = np.format_float_scientific if o["sci_mode"] else np.format_float_positional
+        kw["formatter"] = {"float_kind": lambda x, p=kw["precision"]: fmt(x, precision=p, unique=False)}
+    return kw
 
 
 def get_rng() -> np.random.Generator:

@@ -61,13 +61,15 @@ def stack(tensors, dim: int = 0) -> Tensor:
 _NOT_GIVEN = object()
 
 
-def where(condition, a=_NOT_GIVEN, b=_NOT_GIVEN):
-    """Elementwise ``a if condition else b`` (condition is bool, gets no gradient). With the condition
+def where(condition, input=_NOT_GIVEN, other=_NOT_GIVEN):  # noqa: A002  (PyTorch's keyword names)
+    """Elementwise ``input if condition else other`` (condition is bool, gets no gradient). With the condition
     alone, ``where(condition)`` is ``nonzero(condition, as_tuple=True)``: one index tensor per dim."""
+    a, b = input, other
     if a is _NOT_GIVEN and b is _NOT_GIVEN:
         return _t(condition).nonzero(as_tuple=True)
     if a is _NOT_GIVEN or b is _NOT_GIVEN:
-        raise TypeError("where: give both a and b (where(condition, a, b)), or neither (where(condition))")
+        raise TypeError("where: give both input and other (where(condition, input, other)), "
+                        "or neither (where(condition))")
     c = np.asarray(condition._data if isinstance(condition, Tensor) else condition)
     if c.dtype != bool:
         raise TypeError(f"where: condition must be bool, got dtype {c.dtype}")
@@ -76,7 +78,7 @@ def where(condition, a=_NOT_GIVEN, b=_NOT_GIVEN):
     try:
         np.broadcast_shapes(c.shape, a.shape, b.shape)
     except ValueError:
-        raise ValueError(f"where: condition {c.shape}, a {a.shape} and b {b.shape} do not broadcast") from None
+        raise ValueError(f"where: condition {c.shape}, input {a.shape} and other {b.shape} do not broadcast") from None
     return Where.apply(a, b, cond=c)
 
 

@@ -8,20 +8,30 @@ None, and where each array goes) and one ``.npy`` file per array, read back with
 What can be saved: Tensors and Parameters (with requires_grad), NumPy arrays and scalars,
 ``state_dict()`` of a Module or an optimizer, and any nesting of dict (str or int keys), list
 and tuple around them with bool/int/float/str/None leaves. The same Tensor stored twice comes
-back as one Tensor. Anything else is refused with the path to it, e.g. ``obj['config']['fn']``.
+back as one Tensor. A whole Module (``torch.save(model, f)``) or a dataclass instance (a model's
+config) is stored as its class's name and its attributes, and a module-level function (a layer's
+``activation``) as its name. As in PyTorch, loading those needs ``weights_only=False`` or their classes
+and functions listed in ``add_safe_globals``/``safe_globals``; they must already be imported (nothing is
+imported from a file) and are rebuilt as pickle does, without running ``__init__``. Anything else is
+refused with the path to it, e.g. ``obj['config']['fn']``.
 """
 from __future__ import annotations
 
+import contextlib
+import dataclasses
 import io
 import json
 import os
+import pickle
+import sys
+import types
 import zipfile
 from collections import OrderedDict
-from typing import Any, BinaryIO
+from typing import Any, BinaryIO, Iterable
 
 import numpy as np
 
-from .nn.module import Parameter
+from .nn.module import Module, Parameter
 from .checks import device as _device
 from .tensor import Tensor
 
@@ -29,6 +39,39 @@ __all__ = ["add_safe_globals", "clear_safe_globals", "get_safe_globals", "load",
            "normalize_storage_type", "safe_globals", "save"]
 
 FORMAT = "tinyattn.save/1"  # written into every manifest; load refuses anything else
+_SAFE: list = []  # classes and functions a weights_only load may rebuild (PyTorch's allowlist)
+
+
+def add_safe_globals(safe_globals: Iterable[Any]) -> None:
+    """Let ``load(weights_only=True)`` rebuild these classes (a Module, a dataclass) and functions."""
+    _SAFE.extend(g for g in safe_globals if not any(g is h for h in _SAFE))
+
+
+def get_safe_globals() -> list:
+    return list(_SAFE)
+
+
+def clear_safe_globals() -> None:
+    _SAFE.clear()
+
+
+@contextlib.contextmanager
+def safe_globals(safe_globals: Iterable[Any]):
+    """``with torch.serialization.safe_globals([MyModel, ...]): model = torch.load(f)``: allowed inside only."""
+    before = list(_SAFE)
+    add_safe_globals(safe_globals)
+    try:
+        yield
+    finally:
+        _SAFE[:] = before
+
+
+def _named(obj: Any) -> list[str] | None:
+    """[module, qualname] of a class or a module-level function, or None for one that has no such name."""
+    module, qualname = getattr(obj, "__module__", None), getattr(obj, "__qualname__", "")
+    if not isinstance(module, str) or not qualname or "<" in qualname:  # a lambda or a local function
+        return None
+    return [module, qualname]
 
 
 def _where(path: list[str]) -> str:
@@ -76,9 +119,17 @@ class _Writer:
                 key = {"type": "str", "value": k} if isinstance(k, str) else {"type": "int", "value": int(k)}
                 items.append([key, self.node(v, path + [f"[{k!r}]"])])
             return {"type": "ordereddict" if isinstance(obj, OrderedDict) else "dict", "items": items}
+        is_dc = dataclasses.is_dataclass(obj) and not isinstance(obj, type)  # build-nanogpt's GPTConfig
+        if (is_dc or isinstance(obj, Module)) and _named(type(obj)):  # torch.save(model, f)
+            state = {f.name: getattr(obj, f.name) for f in dataclasses.fields(obj)} if is_dc else vars(obj)
+            return {"type": "object", "class": _named(type(obj)),
+                    "fields": [[k, self.node(v, path + [f".{k}"])] for k, v in state.items()]}
+        if isinstance(obj, (types.FunctionType, types.BuiltinFunctionType, type)) and _named(obj):
+            return {"type": "global", "class": _named(obj)}  # a layer's activation=F.relu, by name
         raise TypeError(f"tinyattn.save: {_where(path)} is a {type(obj).__name__}, which tinyattn.save can not store "
-                        "(it stores Tensors, arrays, numbers, strings, None and dict/list/tuple of them, so a file "
-                        "loads without running code; save a Module as model.state_dict())")
+                        "(it stores Tensors, arrays, numbers, strings, None, dict/list/tuple of them, and Modules, "
+                        "dataclasses and functions defined at a module's top level, so a file loads without "
+                        "running code; or save a Module as model.state_dict())")
 
 
 def save(obj: Any, f: str | os.PathLike | BinaryIO) -> None:
@@ -96,8 +147,8 @@ def save(obj: Any, f: str | os.PathLike | BinaryIO) -> None:
 
 
 class _Reader:
-    def __init__(self, z: zipfile.ZipFile, n_arrays: int, name: str) -> None:
-        self.z, self.n, self.name = z, n_arrays, name
+    def __init__(self, z: zipfile.ZipFile, n_arrays: int, name: str, weights_only: bool) -> None:
+        self.z, self.n, self.name, self.weights_only = z, n_arrays, name, weights_only
         self.tensors: dict[int, Tensor] = {}
 
     def _array(self, i: Any) -> np.ndarray:
@@ -141,7 +192,40 @@ class _Reader:
                     raise ValueError(f"tinyattn.load: {self.name} is damaged (a dict key {k!r})")
                 out[k] = self.obj(value)
             return out
+        if kind == "object":
+            return self._object(node)
+        if kind == "global":
+            return self._global(node, "function")
         raise ValueError(f"tinyattn.load: {self.name} is damaged (unknown entry {str(node)[:60]!r})")
+
+    def _global(self, node: dict, what: str) -> Any:
+        """The class or function a node names: already imported, and allowed (weights_only) or trusted."""
+        names = node.get("class")
+        if not (isinstance(names, list) and len(names) == 2 and all(isinstance(n, str) for n in names)):
+            raise ValueError(f"tinyattn.load: {self.name} is damaged (a {what} entry without its name)")
+        module, qualname = names
+        found = sys.modules.get(module)
+        for part in qualname.split("."):
+            found = getattr(found, part, None)
+        if found is None:
+            raise ValueError(f"tinyattn.load: {self.name} holds a {module}.{qualname}; import the module that "
+                             "defines it first (tinyattn.load imports nothing)")
+        if self.weights_only and not any(found is g for g in _SAFE):  # PyTorch's default since 2.6
+            raise pickle.UnpicklingError(
+                f"Weights only load failed: GLOBAL {module}.{qualname} was not an allowed global by default. "
+                f"If you trust {self.name}, load it with weights_only=False, or allow the {what} with "
+                f"torch.serialization.add_safe_globals([{qualname}]) or the safe_globals([...]) context manager")
+        return found
+
+    def _object(self, node: dict) -> Any:
+        """Rebuild a Module or a dataclass as pickle does: __new__, then its attributes (no __init__ runs)."""
+        cls = self._global(node, "class")
+        if not (isinstance(cls, type) and (issubclass(cls, Module) or dataclasses.is_dataclass(cls))):
+            raise ValueError(f"tinyattn.load: {self.name} names {cls!r}, which is not a Module or a dataclass")
+        obj = cls.__new__(cls)
+        for name, value in node["fields"]:
+            object.__setattr__(obj, name, self.obj(value))  # object's setter: no Module bookkeeping, frozen too
+        return obj
 
 
 def _check_map_location(map_location: Any) -> None:
@@ -155,7 +239,8 @@ def _check_map_location(map_location: Any) -> None:
 
 def load(f: str | os.PathLike | BinaryIO, map_location: Any = None, weights_only: bool | None = None,
          mmap: bool | None = None) -> Any:
-    """Read what ``tinyattn.save`` wrote. Never runs code from the file, whatever weights_only says.
+    """Read what ``tinyattn.save`` wrote. Never runs code from the file, whatever weights_only says
+    (weights_only=False only lets a stored Module or dataclass be rebuilt from its already-imported class).
 
     map_location is accepted as in PyTorch ('cpu', a device, a dict of them, or a function); everything
     loads to the CPU, and naming a GPU raises PyTorch's error. Files written by ``torch.save`` (pickles)
@@ -185,7 +270,7 @@ def load(f: str | os.PathLike | BinaryIO, map_location: Any = None, weights_only
         n = manifest.get("arrays")
         if isinstance(n, bool) or not isinstance(n, int) or any(f"arrays/{i}.npy" not in names for i in range(n)):
             raise ValueError(f"tinyattn.load: {name} is damaged (arrays listed in the manifest are missing)")
-        return _Reader(z, n, name).obj(manifest["root"])
+        return _Reader(z, n, name, weights_only is not False).obj(manifest["root"])
 
 
 # --- PyTorch's storage helpers, for checkpoint code that names them (see tinyattn/storage.py) ------------

@@ -489,33 +489,3 @@ __all__ += ["addbmm", "addcdiv", "addcmul", "addmv", "addr", "are_deterministic_
             "pairwise_distance", "scatter", "scatter_add", "take_along_dim", "tensor_split", "tensordot", "tile",
             "use_deterministic_algorithms", "vdot", "vsplit"]
 
-
-_PROFILES = {"default": {"precision": 4, "threshold": 1000, "edgeitems": 3, "linewidth": 80},
-             "short": {"precision": 2, "threshold": 1000, "edgeitems": 2, "linewidth": 80},
-             "full": {"precision": 4, "threshold": math.inf, "edgeitems": 3, "linewidth": 80}}
-
-
-def set_printoptions(precision=None, threshold=None, edgeitems=None, linewidth=None, profile=None, sci_mode=None):
-    """How tensors print from now on: digits after the point, how many elements before '...' (threshold, with
-    edgeitems at each end), line width, profile 'default'/'short'/'full', sci_mode True/False (None: automatic).
-    The printout is NumPy's array2string with these options, so its spacing can differ from PyTorch's."""
-    from . import defaults
-    opts = defaults.print_options
-    given = dict(_PROFILES[profile]) if profile in _PROFILES else {}
-    given.update({k: v for k, v in (("precision", precision), ("threshold", threshold), ("edgeitems", edgeitems),
-                                    ("linewidth", linewidth)) if v is not None})
-    for key, value in given.items():
-        opts["max_line_width" if key == "linewidth" else key] = value
-    if "threshold" in opts and opts["threshold"] == math.inf:
-        opts["threshold"] = 2 ** 62  # NumPy wants an int: never summarise
-    if sci_mode is not None or profile is not None:
-        opts.pop("formatter", None)
-        opts.pop("suppress_small", None)
-    if sci_mode is True:
-        digits = opts["precision"]
-        opts["formatter"] = {"float_kind": lambda v: f"{v:.{digits}e}"}
-    elif sci_mode is False:
-        opts["suppress_small"] = True
-
-
-__all__ += ["set_printoptions"]

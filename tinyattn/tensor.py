@@ -61,7 +61,9 @@ class Tensor(InplaceMixin, ViewsMixin, ComplexMixin, MethodsMixin):
     __array_priority__ = 1000  # make `ndarray + Tensor` call Tensor.__radd__
     __array_ufunc__ = None
 
-    def __init__(self, data: Any, requires_grad: bool = False, dtype=None):
+    def __init__(self, data: Any = (), *sizes: int, requires_grad: bool = False, dtype=None):
+        if sizes or type(data) is int:  # PyTorch's legacy torch.Tensor(2, 3): that shape, zeroed (PyTorch: garbage)
+            data = np.zeros(_shape_arg((data, *sizes)), dtype or defaults.get_default_dtype())
         self._setup(_as_array(data, dtype))
         if requires_grad:
             self.requires_grad_(True)
@@ -322,7 +324,7 @@ class Tensor(InplaceMixin, ViewsMixin, ComplexMixin, MethodsMixin):
         return Contiguous.apply(self, order="C" if 0 in self._data.strides and self._data.size > 1 else "K")
 
     def __repr__(self) -> str:
-        body = np.array2string(self._data, separator=", ", prefix="tensor(", **defaults.print_options)
+        body = np.array2string(self._data, separator=", ", prefix="tensor(", **defaults.array2string_kwargs())
         extra = ""
         default = np.dtype(defaults.get_default_dtype())  # and its complex (complex64 for float32), as PyTorch
         if self._data.dtype not in (default, np.promote_types(default, np.complex64), np.int64, np.bool_):

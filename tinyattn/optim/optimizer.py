@@ -50,6 +50,17 @@ def _as_list(params: Any, who: str) -> list[Any]:
     return list(params)
 
 
+def implementation_options(name: str, foreach=None, capturable: bool = False, differentiable: bool = False,
+                           fused=None) -> dict[str, Any]:
+    """PyTorch's keywords that pick HOW a step runs (one loop, a fused kernel, CUDA graphs): the update is the
+    same whichever is asked for, so they are kept in the group as given. differentiable=True would need
+    autograd through the step itself, which this in-place NumPy update does not record, so it is refused."""
+    if differentiable:
+        raise NotImplementedError(f"{name}(differentiable=True) is not supported: tinyattn's optimizers update "
+                                  "the arrays in place, outside autograd")
+    return dict(foreach=foreach, capturable=bool(capturable), differentiable=False, fused=fused)
+
+
 class Optimizer:
     """Base class: subclasses set their defaults, check a group's options, and write ``_update``.
 

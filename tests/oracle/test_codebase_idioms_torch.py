@@ -1,0 +1,76 @@
+"""Idioms met in public teaching code, against PyTorch: where's keyword names, set_printoptions' state."""
+import numpy as np
+import pytest
+import torch
+
+import tinyattn
+from tinyattn import defaults
+
+
+def test_where_keywords_values_and_gradients_match_pytorch():
+    rng = np.random.default_rng(0)
+    c, x, y = rng.random((3, 4)) < 0.5, rng.standard_normal((3, 4)), rng.standard_normal((1, 4))
+    out = {}
+    for lib in (torch, tinyattn):
+        a, b = lib.tensor(x, requires_grad=True), lib.tensor(y, requires_grad=True)
+        r = lib.where(condition=lib.tensor(c), input=a, other=b)
+        (r * lib.tensor(x)).sum().backward()
+        out[lib.__name__] = (r.detach().numpy(), a.grad.numpy(), b.grad.numpy())
+    for got, want in zip(out["tinyattn"], out["torch"]):
+        np.testing.assert_array_equal(got, want)
+    # a Python scalar and a 0-d tensor as input, as in top-k filtering
+    for lib in (torch, tinyattn):
+        lg = lib.tensor([1.0, 5.0, 3.0])
+        out[lib.__name__] = lib.where(condition=lg < 3.0, input=lib.tensor(float("-inf")), other=lg).tolist()
+    assert out["tinyattn"] == out["torch"]
+
+
+@pytest.mark.parametrize("calls", [
+    [dict(sci_mode=False)],
+    [dict(precision=2), dict(threshold=5)],
+    [dict(profile="short")],
+    [dict(profile="full"), dict(edgeitems=1, linewidth=120)],
+    [dict(precision=3, profile="full")],           # the profile first, then precision over it
+    [dict(sci_mode=True), dict(precision=6)],      # sci_mode not given: back to None
+    [dict(threshold=10, profile="default")],
+])
+def test_set_printoptions_leaves_the_same_options_as_pytorch(calls):
+    try:
+        for kw in calls:
+            torch.set_printoptions(**kw)
+            tinyattn.set_printoptions(**kw)
+        assert defaults._print_opts == vars(torch._tensor_str.PRINT_OPTS)
+    finally:
+        torch.set_printoptions(profile="default", sci_mode=None)
+        tinyattn.set_printoptions(profile="default")
+
+
+def test_summarised_print_keeps_pytorchs_edge_items():
+    try:
+        for lib in (torch, tinyattn):
+            lib.set_printoptions(threshold=5, edgeitems=2)
+        mine, theirs = repr(tinyattn.arange(10.0)), repr(torch.arange(10.0))
+        for r in (mine, theirs):
+            assert "..." in r and "1." in r and "8." in r and "2." not in r and "7." not in r
+    finally:
+        torch.set_printoptions(profile="default")
+        tinyattn.set_printoptions(profile="default")
+
+
+def test_onnx_module_names_exist_as_in_pytorch():
+    import torch.onnx  # noqa: F401
+
+    import tinyattn.onnx  # noqa: F401
+    for name in tinyattn.onnx.__all__:
+        assert hasattr(torch.onnx, name)
+    assert tinyattn.onnx.is_in_onnx_export() == torch.onnx.is_in_onnx_export()
+    assert issubclass(torch.onnx.OnnxExporterError, RuntimeError)
+
+
+@pytest.mark.parametrize("sizes", [(4,), (2, 3), (1, 2, 3), ()])
+def test_legacy_tensor_sizes_form_matches_pytorchs_shape_and_dtype(sizes):
+    theirs, mine = torch.Tensor(*sizes), tinyattn.Tensor(*sizes)
+    assert tuple(theirs.shape) == mine.shape
+    assert str(theirs.dtype) == "torch.float32" and mine.dtype == tinyattn.float32
+    p_t, p_a = torch.nn.Parameter(torch.Tensor(*sizes)), tinyattn.nn.Parameter(tinyattn.Tensor(*sizes))
+    assert p_t.requires_grad and p_a.requires_grad

@@ -1,0 +1,100 @@
+"""Idioms met while running public teaching code on tinyattn (torch-free; expected values from NumPy).
+
+- ``torch.where(condition=..., input=..., other=...)``: a book's top-k sampling cell names every argument.
+- ``torch.set_printoptions(sci_mode=False)``: a book's GPT chapter sets it before printing activations.
+"""
+import numpy as np
+import pytest
+
+import tinyattn as torch
+
+
+def test_where_takes_pytorchs_keyword_names():
+    rng = np.random.default_rng(0)
+    c, x, y = rng.random(6) < 0.5, rng.standard_normal(6), rng.standard_normal(6)
+    got = torch.where(condition=torch.tensor(c), input=torch.tensor(x), other=torch.tensor(y))
+    np.testing.assert_array_equal(got.numpy(), np.where(c, x, y))
+    # the book's form: a 0-d -inf as input, the logits as other
+    logits = torch.tensor([1.0, 5.0, 3.0])
+    top = torch.topk(logits, 2).values
+    got = torch.where(condition=logits < top[-1], input=torch.tensor(float("-inf")), other=logits)
+    assert got.tolist() == [float("-inf"), 5.0, 3.0]
+    with pytest.raises(TypeError, match="give both input and other"):
+        torch.where(torch.tensor([True]), input=torch.tensor([1.0]))
+
+
+def test_where_keyword_gradients_by_finite_differences():
+    rng = np.random.default_rng(1)
+    c = torch.tensor(rng.random((3, 4)) < 0.5)
+    x = torch.tensor(rng.standard_normal((3, 4)), requires_grad=True)
+    y = torch.tensor(rng.standard_normal((1, 4)), requires_grad=True)  # broadcast: its gradient sums rows
+    assert torch.gradcheck(lambda a, b: torch.where(condition=c, input=a, other=b) * a, (x, y))
+
+
+@pytest.fixture
+def default_printing():
+    yield
+    torch.set_printoptions(profile="default")
+
+
+def test_set_printoptions_precision_threshold_edgeitems(default_printing):
+    x = torch.tensor([1.23456, 2.5, 3.0], dtype=torch.float64)
+    torch.set_printoptions(precision=2)
+    assert "1.23," in repr(x) and "1.2346" not in repr(x)
+    torch.set_printoptions(profile="default")  # the profile puts precision back to 4
+    assert "1.2346" in repr(x)
+    long = torch.arange(10.0)
+    assert "..." not in repr(long)
+    torch.set_printoptions(threshold=5, edgeitems=1)  # more than 5 elements: summarised, one at each end
+    body = repr(long)
+    assert "..." in body and "0." in body and "9." in body and "5." not in body
+    torch.set_printoptions(profile="full")  # no summary at any size
+    assert "..." not in repr(torch.arange(2000.0))
+
+
+def test_set_printoptions_sci_mode(default_printing):
+    x = torch.tensor([1e-5, 1.0, 123456.0], dtype=torch.float64)
+    torch.set_printoptions(sci_mode=False)
+    assert "e-05" not in repr(x) and "0.0000" in repr(x) and "123456.0000" in repr(x)
+    torch.set_printoptions(sci_mode=True)
+    assert "1.0000e+00" in repr(x)
+    torch.set_printoptions(precision=4)  # sci_mode is not given, so it goes back to None (NumPy's choice)
+    assert "e-05" in repr(x)
+
+
+def test_set_printoptions_bad_values(default_printing):
+    with pytest.raises(ValueError, match="profile must be one of"):
+        torch.set_printoptions(profile="long")
+    with pytest.raises(TypeError, match="precision must be a number, got str"):
+        torch.set_printoptions(precision="4")
+
+
+def test_torch_onnx_imports_and_export_refuses_with_the_way_out():
+    import tinyattn.onnx  # pytorch/examples' word_language_model: `import torch.onnx` at the top
+    assert torch.onnx is tinyattn.onnx and torch.onnx.is_in_onnx_export() is False
+    with pytest.raises(torch.onnx.OnnxExporterError, match="can not export Linear to ONNX.*torch.onnx.export there"):
+        torch.onnx.export(torch.nn.Linear(2, 2), (torch.ones(1, 2),), "model.onnx")
+    assert issubclass(torch.onnx.OnnxExporterError, RuntimeError)
+
+
+def test_legacy_tensor_constructor_with_sizes():
+    # sooftware/attentions: nn.Parameter(torch.Tensor(num_heads, d_head)) then xavier_uniform_
+    p = torch.nn.Parameter(torch.Tensor(4, 3))
+    assert p.shape == (4, 3) and p.dtype == torch.float32 and p.requires_grad
+    torch.nn.init.xavier_uniform_(p)
+    bound = np.sqrt(6.0 / (4 + 3))
+    assert np.all(np.abs(p.detach().numpy()) <= bound) and np.abs(p.detach().numpy()).max() > 0
+    assert torch.Tensor(5).shape == (5,) and torch.Tensor().shape == (0,)
+    assert torch.Tensor(2, 3, dtype=torch.float64).dtype == torch.float64
+    torch.set_default_dtype(torch.float64)
+    try:
+        assert torch.Tensor(2, 2).dtype == torch.float64  # the default dtype, as PyTorch's
+    finally:
+        torch.set_default_dtype(torch.float32)
+    # data is still data: an int array stays int64 and is shared (a documented difference)
+    ids = np.array([[1, 2]])
+    t = torch.Tensor(ids)
+    assert t.dtype == torch.int64 and np.shares_memory(t.numpy(), ids)
+    assert torch.Tensor(np.ones(2), requires_grad=True).requires_grad
+    with pytest.raises(TypeError, match="a shape needs ints"):
+        torch.Tensor(2, "a")

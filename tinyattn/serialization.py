@@ -288,33 +288,3 @@ def normalize_storage_type(storage_type):
     import tinyattn
     return getattr(tinyattn, storage_type.__name__)
 
-
-# The allow-list of classes for PyTorch's weights_only unpickler. tinyattn.load never unpickles, so the list
-# is kept (code that registers its classes runs) and changes nothing about what load reads.
-_safe: list = []
-
-
-def add_safe_globals(safe_globals: list) -> None:
-    _safe.extend(safe_globals)
-
-
-def get_safe_globals() -> list:
-    return list(_safe)
-
-
-def clear_safe_globals() -> None:
-    _safe.clear()
-
-
-class safe_globals:
-    """``with torch.serialization.safe_globals([MyClass]): torch.load(...)``: the classes are on the list inside."""
-
-    def __init__(self, safe_globals: list) -> None:
-        self.safe_globals = list(safe_globals)
-
-    def __enter__(self):
-        self._before = list(_safe)
-        _safe.extend(self.safe_globals)
-
-    def __exit__(self, *exc) -> None:
-        _safe[:] = self._before

@@ -780,8 +780,6 @@ OPEN_CLASSES = {
                  "splits the gradient among the entries equal to the median, tinyattn gives it to one",
     "torch_uint8_backward": "PyTorch's atan2 backward negates a uint8 input with wrap-around (-10 -> 246): its "
                             "gradient is wrong; tinyattn's is -y / (x^2 + y^2)",
-    "max_nan_grad": "x.max()/x.min() (no dim) over NaNs: tinyattn's gradient is amax's (NaN everywhere); PyTorch's "
-                    "max() splits it among the NaNs. The fix is in Tensor.max (tensor.py)",
     "nonfinite_grad": "gradients of a program whose float input holds NaN or +-inf, where the two engines' formulas "
                       "differ in which of NaN/inf/0 comes out (cumprod's with an inf, prod's of one inf, a negative "
                       "p-norm's at 0): no derivative exists there",
@@ -807,8 +805,6 @@ def classify(program: Program, diffs: list) -> str:
          or (program.family == "scan:topk" and kinds == {"value"} and text.startswith("result 1:"))),
         ("torch_uint8_backward", program.family == "binary:atan2" and "uint8" in program.source()
          and kinds == {"grad"}),
-        ("max_nan_grad", program.family in ("reduce:max", "reduce:min") and kinds == {"grad"}
-         and "nan" in program.source() and program.stmts[-1].endswith(("max()", "min()", "(x1)"))),
         ("torch_bug", "ZeroTensor" in text or "INTERNAL ASSERT FAILED" in text
          or "backward: tinyattn None | torch RuntimeError: Negation" in text
          or "backward: tinyattn None | torch RuntimeError: Subtraction" in text

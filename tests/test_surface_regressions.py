@@ -579,3 +579,24 @@ def test_kl_div_of_a_negative_target_is_nan_not_zero():
         warnings.simplefilter("ignore")  # (log of a negative number)
         out = torch.nn.functional.kl_div(torch.tensor([0.5, -1.0]), torch.tensor([-0.5, 0.25]), reduction="none")
     assert math.isnan(out[0].item()) and abs(out[1].item() - 0.25 * (math.log(0.25) + 1.0)) < 1e-6
+
+
+def test_max_without_dim_shares_its_gradient_among_the_nans_as_amax_does_not():
+    """A NaN result: torch.max()/min() count every NaN as a tie (each gets g / count), amax/amin give NaN
+    everywhere (their formula compares with ==, and NaN == NaN is False)."""
+    nan = float("nan")
+    data = [[1.0, nan, 3.0], [nan, 2.0, nan]]
+    for name in ("max", "min"):
+        x = torch.tensor(data, requires_grad=True)
+        y = getattr(x, name)()
+        assert math.isnan(y.item())
+        (y * 6.0).backward()
+        assert x.grad.tolist() == [[0.0, 2.0, 0.0], [2.0, 0.0, 2.0]]
+    x = torch.tensor(data, requires_grad=True)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # (0 / 0 in amax's split)
+        x.amax().backward()
+    assert all(math.isnan(v) for row in x.grad.tolist() for v in row)
+    x = torch.tensor([1.0, 3.0, 3.0], requires_grad=True)  # without NaN, ties still share
+    x.max().backward()
+    assert x.grad.tolist() == [0.0, 0.5, 0.5]

@@ -293,14 +293,15 @@ class Sum(Function):
 
 
 class Amax(Function):
-    """max(a, dim) (sign=1) or min (sign=-1);  da = g split evenly among the tied extremes"""
+    """max(a, dim) (sign=1) or min (sign=-1);  da = g split evenly among the tied extremes (with nan_ties, as
+    torch.max() without dim, a NaN result counts every NaN as tied; amax's gradient is NaN there, as PyTorch's)"""
     @staticmethod
-    def forward(ctx, a, dim, keepdim, sign):
+    def forward(ctx, a, dim, keepdim, sign, nan_ties=False):
         try:
             m = np.asarray(a.max(axis=dim, keepdims=True) if sign > 0 else a.min(axis=dim, keepdims=True))
         except ValueError:  # (an empty dim is reduced; (1, 0).amax(dim=0) is fine: shape (0,))
             raise no_extreme("amax" if sign > 0 else "amin", dim) from None
-        ctx.dim, ctx.keepdim = dim, keepdim
+        ctx.dim, ctx.keepdim, ctx.nan_ties = dim, keepdim, nan_ties
         out = m if keepdim else (m.squeeze(axis=dim) if dim is not None else m.reshape(()))
         ctx.save_for_backward(a, out)  # the input and the result, as PyTorch
         return out
@@ -310,7 +311,7 @@ class Amax(Function):
         a, m = ctx.saved_tensors
         if not ctx.keepdim:  # put the reduced dims back as size 1
             g, m = (np.expand_dims(x, ctx.dim) if ctx.dim is not None else x.reshape((1,) * a.ndim) for x in (g, m))
-        hit = a == m
+        hit = (a == m) | (np.isnan(a) & np.isnan(m)) if ctx.nan_ties else a == m
         return (g * (hit / hit.sum(axis=ctx.dim, keepdims=True))).astype(g.dtype, copy=False)
 
 

@@ -510,15 +510,15 @@ class Tensor(InplaceMixin, ViewsMixin, ComplexMixin, MethodsMixin):
     @numpy_names
     def max(self, dim: int | None = None, keepdim: bool = False):
         """The largest element (whole tensor); with ``dim``, PyTorch's ``(values, indices)`` pair along it."""
-        if dim is None:
-            return self.amax()  # (the gradient is shared among ties, as torch.max() without dim)
+        if dim is None:  # the gradient is shared among ties, NaNs included (amax's is NaN there), as torch.max()
+            return Amax.apply(self, dim=None, keepdim=False, sign=1.0, nan_ties=True)
         return self._pick(dim, keepdim, self._arg_extreme(np.argmax, "max", dim, True))  # (bools too)
 
     @numpy_names
     def min(self, dim: int | None = None, keepdim: bool = False):
         """The smallest element (whole tensor); with ``dim``, PyTorch's ``(values, indices)`` pair along it."""
         if dim is None:
-            return self.amin()
+            return Amax.apply(self, dim=None, keepdim=False, sign=-1.0, nan_ties=True)
         return self._pick(dim, keepdim, self._arg_extreme(np.argmin, "min", dim, True))  # (bools too)
 
     def _pick(self, dim: int, keepdim: bool, index: "Tensor") -> MinMax:

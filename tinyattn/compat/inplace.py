@@ -343,6 +343,36 @@ class InplaceMixin:
             src = _number(src, "scatter_")
         return self._inplace("scatter_", src, index=where)
 
+    def _reshape_(self, name: str, view) -> "InplaceMixin":
+        """squeeze_/unsqueeze_/t_/transpose_/swapdims_: self becomes ``view(self)``, the same memory seen with
+        another shape (no value is written). Its history is the view op's on top of the old one, and the write is
+        counted, as PyTorch's; a view stays a view of its base (the op is appended to how it was taken)."""
+        if autograd.is_grad_enabled():
+            self._graph_checks(name, (), None)  # PyTorch's refusals: a leaf that requires grad, a view of one, ...
+        out = view(self)  # (its dim checks are the out-of-place op's)
+        self._data = out._data
+        if out._grad_fn is not None or self._grad_fn is None:
+            self._grad_fn = out._grad_fn
+        if self._base is not None:
+            self._view_fn, self._view_version, self._creation = out._view_fn, out._view_version, out._creation
+        return self._bump_version()
+
+    def squeeze_(self, dim=None):
+        return self._reshape_("squeeze_", lambda t: t.squeeze() if dim is None else t.squeeze(dim))
+
+    def unsqueeze_(self, dim: int):
+        return self._reshape_("unsqueeze_", lambda t: t.unsqueeze(dim))
+
+    def t_(self):
+        if self.ndim > 2:
+            raise RuntimeError(f"t_() expects a tensor with <= 2 dimensions, but self is {self.ndim}D")
+        return self._reshape_("t_", lambda t: t.t())
+
+    def transpose_(self, dim0: int, dim1: int):
+        return self._reshape_("transpose_", lambda t: t.transpose(dim0, dim1))
+
+    swapdims_ = swapaxes_ = transpose_
+
     def uniform_(self, a: float = 0.0, b: float = 1.0, *, generator=None):
         return random_fill(self, "uniform", a, b, generator, "uniform_")
 

@@ -600,3 +600,23 @@ def test_max_without_dim_shares_its_gradient_among_the_nans_as_amax_does_not():
     x = torch.tensor([1.0, 3.0, 3.0], requires_grad=True)  # without NaN, ties still share
     x.max().backward()
     assert x.grad.tolist() == [0.0, 0.5, 0.5]
+
+
+def test_matrix_products_of_bools_raise_and_one_operand_einsum_sums_ints_in_int64():
+    b = torch.tensor([[True, False], [True, True]])
+    for call in (lambda: b @ b, lambda: b @ b[0], lambda: b[0] @ b[0], lambda: torch.mm(b, b),
+                 lambda: torch.einsum("ij,jk->ik", b, b)):
+        with pytest.raises(NotImplementedError, match="not implemented for 'Bool'"):
+            call()
+    with pytest.raises(RuntimeError, match="have the same dtype"):  # (the dtypes are compared first)
+        b.float() @ b
+    assert (b.long() @ b.long()).tolist() == [[1, 0], [2, 1]]  # the fix the message names
+    u8 = torch.tensor([[200, 100], [3, 4]], dtype=torch.uint8)
+    # a letter summed away: the sum is int64 as torch.sum's (uint8 would wrap 300 to 44)
+    for eq, want in (("ij->i", [300, 7]), ("ij->", 307), ("ii", 204)):
+        got = torch.einsum(eq, u8)
+        assert got.dtype == torch.int64 and got.tolist() == want, eq
+    assert torch.einsum("ij->i", b).tolist() == [1, 2] and torch.einsum("ij->i", b).dtype == torch.int64
+    for eq in ("ij->ji", "ii->i", "ij->ij"):  # nothing summed: the dtype is kept
+        assert torch.einsum(eq, u8).dtype == torch.uint8 and torch.einsum(eq, b).dtype == torch.bool
+    assert torch.einsum("ij,jk->ik", u8, u8).dtype == torch.uint8  # a product keeps its dtype, as bmm's

@@ -221,6 +221,8 @@ def einsum(equation: str, *operands) -> Tensor:
         want = tuple(sizes[c] for c in terms[k])
         if ts[k].shape != want:  # size-1 dims stretched to the letter's size (the gradient sums back)
             ts[k] = ts[k].expand(*want)
+    if len(ts) == 1 and ts[0].dtype.kind in "biu" and set(terms[0]) - set(out):  # a sum of ints or bools: int64,
+        ts[0] = ts[0].long()  # as torch.sum's (a product of two operands keeps their dtype, as bmm's)
     return Einsum.apply(*ts, spec=",".join(terms) + "->" + out)
 
 

@@ -182,6 +182,9 @@ def same_dtype(a, b, names: str = "mat1 and mat2") -> np.dtype:
     if da != db:
         raise RuntimeError(f"{names} must have the same dtype, but got {_TORCH_NAME[_key(da)]} and "
                            f"{_TORCH_NAME[_key(db)]}")
+    if da.kind == "b":  # (PyTorch: "addmm_impl_cpu_" not implemented for 'Bool')
+        raise NotImplementedError(f"{names}: matrix products are not implemented for 'Bool' tensors; cast first "
+                                  "(a.long() @ b.long() counts, a.float() @ b.float() for floats)")
     return da
 
 

@@ -2,6 +2,7 @@
 
 - ``torch.where(condition=..., input=..., other=...)``: a book's top-k sampling cell names every argument.
 - ``torch.set_printoptions(sci_mode=False)``: a book's GPT chapter sets it before printing activations.
+- ``torch.zeros(size=(n,), dtype=torch.long)``: a small transformer library pads a context with it.
 """
 import numpy as np
 import pytest
@@ -98,3 +99,40 @@ def test_legacy_tensor_constructor_with_sizes():
     assert torch.Tensor(np.ones(2), requires_grad=True).requires_grad
     with pytest.raises(TypeError, match="a shape needs ints"):
         torch.Tensor(2, "a")
+
+
+@pytest.mark.parametrize("name", ["zeros", "ones", "empty", "rand", "randn"])
+def test_factories_take_the_size_keyword(name):
+    fn = getattr(torch, name)
+    for size in [(2, 3), [4], ()]:
+        t = fn(size=size)
+        assert t.shape == tuple(size) and t.dtype == torch.get_default_dtype()
+    t = fn(size=(3,), dtype=torch.float64)
+    assert t.shape == (3,) and t.dtype == torch.float64
+    # the same tensor as the positional forms
+    if name in ("zeros", "ones"):
+        np.testing.assert_array_equal(fn(size=(2, 2)).numpy(), getattr(np, name)((2, 2)))
+    torch.manual_seed(3); a = fn(size=(5,)).numpy()
+    torch.manual_seed(3); b = fn(5).numpy()
+    if name in ("rand", "randn"):
+        np.testing.assert_array_equal(a, b)
+
+
+@pytest.mark.parametrize("name", ["zeros", "ones", "empty", "rand", "randn"])
+def test_factories_refuse_a_size_given_twice_or_as_an_int_or_not_at_all(name):
+    fn = getattr(torch, name)
+    with pytest.raises(TypeError, match="multiple values for argument 'size'"):
+        fn(2, size=(3,))
+    with pytest.raises(TypeError, match="argument 'size' must be tuple of ints, not int"):
+        fn(size=3)
+    with pytest.raises(TypeError, match='missing 1 required positional arguments: "size"'):
+        fn()
+
+
+def test_full_takes_size_and_fill_value_by_keyword():
+    t = torch.full(size=(2,), fill_value=3)
+    assert t.dtype == torch.int64
+    np.testing.assert_array_equal(t.numpy(), np.full(2, 3))
+    assert torch.full(size=(1, 2), fill_value=1.5).dtype == torch.get_default_dtype()
+    with pytest.raises(TypeError, match="argument 'size' must be tuple of ints, not int"):
+        torch.full(3, 1.0)

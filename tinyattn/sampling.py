@@ -10,31 +10,32 @@ import numpy as np
 
 from . import checks
 from .checks import device as _device
+from .compat.args import _sized
 from .tensor import Tensor, _as_array, _new_shape, get_default_dtype, rng_of
 
 
-def randn(*shape, generator=None, dtype=None, requires_grad: bool = False, device=None) -> Tensor:
+def randn(*shape, size=None, generator=None, dtype=None, requires_grad: bool = False, device=None) -> Tensor:
     """Standard normal samples."""
     _device(device)
     dt = np.dtype(dtype or get_default_dtype()).type
-    return Tensor(rng_of(generator).standard_normal(_new_shape(shape), dtype=dt), requires_grad=requires_grad)
+    return Tensor(rng_of(generator).standard_normal(_new_shape(_sized("randn", shape, size)), dtype=dt), requires_grad=requires_grad)
 
 
-def rand(*shape, generator=None, dtype=None, requires_grad: bool = False, device=None) -> Tensor:
+def rand(*shape, size=None, generator=None, dtype=None, requires_grad: bool = False, device=None) -> Tensor:
     """Uniform [0, 1) samples."""
     _device(device)
     dt = np.dtype(dtype or get_default_dtype()).type
-    return Tensor(rng_of(generator).random(_new_shape(shape), dtype=dt), requires_grad=requires_grad)
+    return Tensor(rng_of(generator).random(_new_shape(_sized("rand", shape, size)), dtype=dt), requires_grad=requires_grad)
 
 
 def randn_like(input, dtype=None, requires_grad: bool = False, device=None) -> Tensor:
     """randn of input's shape, in input's (float) dtype unless dtype is given."""
-    return randn(*input.shape, dtype=dtype or input.dtype, requires_grad=requires_grad, device=device)
+    return randn(tuple(input.shape), dtype=dtype or input.dtype, requires_grad=requires_grad, device=device)
 
 
 def rand_like(input, dtype=None, requires_grad: bool = False, device=None) -> Tensor:
     """rand of input's shape, in input's (float) dtype unless dtype is given."""
-    return rand(*input.shape, dtype=dtype or input.dtype, requires_grad=requires_grad, device=device)
+    return rand(tuple(input.shape), dtype=dtype or input.dtype, requires_grad=requires_grad, device=device)
 
 
 def _int_arg(v, name: str, op: str) -> int:

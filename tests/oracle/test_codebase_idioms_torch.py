@@ -1,4 +1,5 @@
-"""Idioms met in public teaching code, against PyTorch: where's keyword names, set_printoptions' state."""
+"""Idioms met in public teaching code, against PyTorch: where's keyword names, set_printoptions' state,
+the factories' size= keyword."""
 import numpy as np
 import pytest
 import torch
@@ -74,3 +75,33 @@ def test_legacy_tensor_sizes_form_matches_pytorchs_shape_and_dtype(sizes):
     assert str(theirs.dtype) == "torch.float32" and mine.dtype == tinyattn.float32
     p_t, p_a = torch.nn.Parameter(torch.Tensor(*sizes)), tinyattn.nn.Parameter(tinyattn.Tensor(*sizes))
     assert p_t.requires_grad and p_a.requires_grad
+
+
+@pytest.mark.parametrize("name", ["zeros", "ones", "empty", "rand", "randn", "full"])
+@pytest.mark.parametrize("args,kw", [
+    ((), dict(size=(2, 3))), ((), dict(size=[2])), ((), dict(size=())), ((), dict(size=3)), ((2,), dict(size=(3,))),
+    ((), {}), ((), dict(size=(2,), dtype="float64")),
+])
+def test_factory_size_keyword_shape_dtype_and_errors_match_pytorch(name, args, kw):
+    def call(lib):
+        k = dict(kw)
+        if "dtype" in k:
+            k["dtype"] = getattr(lib, k["dtype"])
+        if name == "full":
+            k["fill_value"] = 7
+        try:
+            t = getattr(lib, name)(*args, **k)
+        except TypeError:
+            return "TypeError"
+        return tuple(t.shape), str(t.dtype).split(".")[-1]
+    assert call(tinyattn) == call(torch)
+
+
+@pytest.mark.parametrize("name", ["zeros", "ones", "empty", "full"])
+def test_integer_factory_by_size_keyword_matches_pytorch(name):
+    got = {}
+    for lib in (torch, tinyattn):
+        k = dict(size=(2, 1), dtype=lib.int64, **({"fill_value": 7} if name == "full" else {}))
+        t = getattr(lib, name)(**k)
+        got[lib.__name__] = (tuple(t.shape), str(t.dtype).split(".")[-1], None if name == "empty" else t.tolist())
+    assert got["tinyattn"] == got["torch"]

@@ -119,6 +119,19 @@ def _shape_arg(shape) -> tuple:
     return tuple(int(s) for s in shape)
 
 
+def _sized(op: str, shape: tuple, size) -> tuple:
+    """A factory's sizes given as ``f(2, 3)``, ``f((2, 3))`` or PyTorch's keyword ``f(size=(2, 3))`` (one way only)."""
+    if size is None:
+        if not shape:
+            raise TypeError(f'{op}() missing 1 required positional arguments: "size"')
+        return shape
+    if shape:
+        raise TypeError(f"{op}() got multiple values for argument 'size'")
+    if not isinstance(size, (tuple, list)):
+        raise TypeError(f"{op}(): argument 'size' must be tuple of ints, not {type(size).__name__}")
+    return (tuple(size),)
+
+
 def _new_shape(shape) -> tuple:
     """The shape of a new tensor (zeros, ones, randn, rand): ints >= 0."""
     shape = _shape_arg(shape)

@@ -3,6 +3,8 @@
 - ``torch.where(condition=..., input=..., other=...)``: a book's top-k sampling cell names every argument.
 - ``torch.set_printoptions(sci_mode=False)``: a book's GPT chapter sets it before printing activations.
 - ``torch.zeros(size=(n,), dtype=torch.long)``: a small transformer library pads a context with it.
+- ``torch.randint(high=20, size=(16, 24))`` and ``randint(size=(b,), low=0, high=n)``: the same library's
+  tests and batch sampler name every argument.
 """
 import numpy as np
 import pytest
@@ -136,3 +138,35 @@ def test_full_takes_size_and_fill_value_by_keyword():
     assert torch.full(size=(1, 2), fill_value=1.5).dtype == torch.get_default_dtype()
     with pytest.raises(TypeError, match="argument 'size' must be tuple of ints, not int"):
         torch.full(3, 1.0)
+
+
+@pytest.mark.parametrize("args,kw,low,high,shape", [
+    ((), dict(high=20, size=(16, 24)), 0, 20, (16, 24)),
+    ((), dict(size=(50,), low=3, high=9), 3, 9, (50,)),
+    ((7,), dict(size=(40,)), 0, 7, (40,)),
+    ((2,), dict(high=6, size=(40,)), 2, 6, (40,)),
+    ((4, (40,)), {}, 0, 4, (40,)),
+    ((-3, 3, (40,)), {}, -3, 3, (40,)),
+])
+def test_randint_forms_positional_and_keyword(args, kw, low, high, shape):
+    torch.manual_seed(0)
+    t = torch.randint(*args, **kw)
+    assert t.shape == shape and t.dtype == torch.int64
+    v = t.numpy()
+    assert v.min() >= low and v.max() < high
+    # every form is the same draw as the positional (low, high, size) one
+    torch.manual_seed(0)
+    np.testing.assert_array_equal(torch.randint(low, high, shape).numpy(), v)
+
+
+@pytest.mark.parametrize("args,kw,match", [
+    ((), dict(low=2, size=(2,)), '"high"'),
+    ((), dict(size=(2,)), '"high"'),
+    ((5,), {}, '"size"'),
+    ((), dict(high=5), '"size"'),
+    ((2, 5), dict(high=6, size=(2,)), "multiple values for argument 'high'"),
+    ((2, 5, (2,)), dict(size=(2,)), "multiple values for argument 'size'"),
+])
+def test_randint_refuses_missing_or_doubled_arguments(args, kw, match):
+    with pytest.raises(TypeError, match=match):
+        torch.randint(*args, **kw)

@@ -105,3 +105,25 @@ def test_integer_factory_by_size_keyword_matches_pytorch(name):
         t = getattr(lib, name)(**k)
         got[lib.__name__] = (tuple(t.shape), str(t.dtype).split(".")[-1], None if name == "empty" else t.tolist())
     assert got["tinyattn"] == got["torch"]
+
+
+@pytest.mark.parametrize("args,kw", [
+    ((), dict(high=5, size=(2, 3))), ((5,), dict(size=(4,))), ((), dict(low=2, high=5, size=(3,))),
+    ((2, 5, (3,)), {}), ((5, (3,)), {}), ((2,), dict(high=5, size=(2,))),
+    ((), dict(low=2, size=(2,))), ((), dict(size=(2,))), ((5,), {}), ((), dict(high=5)), ((), dict(high=5, size=3)),
+    ((2, 5), dict(high=6, size=(2,))),
+])
+def test_randint_forms_shape_dtype_bounds_and_errors_match_pytorch(args, kw):
+    # the draws differ by design (NumPy's PCG64 against PyTorch's generator); shape, dtype, bounds and errors do not
+    def call(lib):
+        try:
+            t = lib.randint(*args, **kw)
+        except TypeError:
+            return "TypeError"
+        return tuple(t.shape), str(t.dtype).split(".")[-1]
+    assert call(tinyattn) == call(torch)
+    if call(torch) != "TypeError":
+        lo = kw.get("low", args[0] if len(args) == 3 or (len(args) == 1 and "high" in kw) or (len(args) == 2 and not isinstance(args[1], tuple)) else 0)
+        hi = kw.get("high", args[1] if len(args) >= 2 and not isinstance(args[1], tuple) else args[0] if args and "high" not in kw else None)
+        v = tinyattn.randint(*args, **kw).numpy()
+        assert v.min() >= lo and v.max() < hi

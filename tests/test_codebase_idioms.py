@@ -3,6 +3,8 @@
 - ``torch.where(condition=..., input=..., other=...)``: a book's top-k sampling cell names every argument.
 - ``torch.set_printoptions(sci_mode=False)``: a book's GPT chapter sets it before printing activations.
 - ``torch.zeros(size=(n,), dtype=torch.long)``: a small transformer library pads a context with it.
+- ``torch.tensor([pad_token] * n, dtype=torch.int64)`` with ``pad_token = torch.tensor([1])``: a translation
+  tutorial pads with a list of one-element tensors, each one number of the result.
 - ``torch.randint(high=20, size=(16, 24))`` and ``randint(size=(b,), low=0, high=n)``: the same library's
   tests and batch sampler name every argument.
 """
@@ -170,3 +172,39 @@ def test_randint_forms_positional_and_keyword(args, kw, low, high, shape):
 def test_randint_refuses_missing_or_doubled_arguments(args, kw, match):
     with pytest.raises(TypeError, match=match):
         torch.randint(*args, **kw)
+
+
+def test_one_element_tensors_inside_a_list_are_numbers():
+    pad = torch.tensor([7])
+    t = torch.tensor([pad] * 3, dtype=torch.int64)
+    assert t.shape == (3,)
+    np.testing.assert_array_equal(t.numpy(), [7, 7, 7])
+    # any shape of one element, nested, mixed with Python numbers
+    got = torch.tensor([[torch.tensor([[1.5]]), 2.0], [torch.tensor(3.0), 4]])
+    assert got.shape == (2, 2)
+    np.testing.assert_array_equal(got.numpy(), np.array([[1.5, 2.0], [3.0, 4.0]], dtype=np.float32))
+
+
+@pytest.mark.parametrize("items,want", [
+    (lambda: [torch.tensor([1]), 5], np.int64),                                   # int64 with a Python int
+    (lambda: [torch.tensor([1], dtype=torch.int32)] * 2, np.int32),               # the tensors' own dtype
+    (lambda: [torch.tensor([1], dtype=torch.int32), 5], np.int64),                # promoted with int64
+    (lambda: [torch.tensor(1, dtype=torch.uint8), torch.tensor(2, dtype=torch.int8)], np.int16),
+    (lambda: [torch.tensor(1.0, dtype=torch.float16), 3], np.float16),            # a float beats an int
+    (lambda: [torch.tensor([1]), 2.5], np.float32),                               # the default float
+    (lambda: [torch.tensor(1.5, dtype=torch.float64), 2.5], np.float64),
+    (lambda: [torch.tensor([True])] * 2, np.bool_),
+])
+def test_the_dtype_of_tensors_inside_a_list_joins_by_promotion(items, want):
+    assert torch.tensor(items()).dtype == want
+
+
+def test_a_tensor_of_several_elements_inside_a_list_is_refused():
+    with pytest.raises(ValueError, match="only one element tensors can be converted to Python scalars"):
+        torch.tensor([torch.tensor([1.0, 2.0]), torch.tensor([3.0, 4.0])])
+    with pytest.raises(TypeError, match="only integer tensors of a single element can be converted to an index"):
+        torch.tensor([torch.tensor([1, 2])])
+    with pytest.raises(TypeError, match="only integer tensors of a single element can be converted to an index"):
+        torch.tensor([torch.tensor([1.5])], dtype=torch.int64)  # a float can not be read as an index
+    with pytest.raises(ValueError, match="only one element tensors"):
+        torch.tensor([torch.tensor([])])

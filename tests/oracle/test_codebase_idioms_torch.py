@@ -127,3 +127,41 @@ def test_randint_forms_shape_dtype_bounds_and_errors_match_pytorch(args, kw):
         hi = kw.get("high", args[1] if len(args) >= 2 and not isinstance(args[1], tuple) else args[0] if args and "high" not in kw else None)
         v = tinyattn.randint(*args, **kw).numpy()
         assert v.min() >= lo and v.max() < hi
+
+
+_LISTS = {
+    "pad": lambda L: ([L.tensor([1])] * 3, {}),
+    "pad_int64": lambda L: ([L.tensor([1])] * 3, {"dtype": L.int64}),
+    "pad_float64": lambda L: ([L.tensor([1])] * 2, {"dtype": L.float64}),
+    "scalars_0d": lambda L: ([L.tensor(1.5), L.tensor(2.5)], {}),
+    "shape_1x1": lambda L: ([L.tensor([[1.5]])] * 2, {}),
+    "nested": lambda L: ([[L.tensor([1.0]), L.tensor([2.0])]], {}),
+    "int_and_float": lambda L: ([L.tensor([1]), 2.5], {}),
+    "bool": lambda L: ([L.tensor([True])] * 2, {}),
+    "float64": lambda L: ([L.tensor([1.5], dtype=L.float64)] * 2, {}),
+    "int32_and_int": lambda L: ([L.tensor([1], dtype=L.int32), 5], {}),
+    "uint8_int8": lambda L: ([L.tensor(1, dtype=L.uint8), L.tensor(2, dtype=L.int8)], {}),
+    "float16_int": lambda L: ([L.tensor(1.0, dtype=L.float16), 3], {}),
+    "tuple": lambda L: ((L.tensor([1]), L.tensor([2])), {}),
+    "two_elements_float": lambda L: ([L.tensor([1.0, 2.0]), L.tensor([3.0, 4.0])], {}),
+    "two_elements_int": lambda L: ([L.tensor([1, 2])], {}),
+    "two_elements_bool": lambda L: ([L.tensor([True, False])], {}),
+    "empty": lambda L: ([L.tensor([])], {}),
+    "float_to_int": lambda L: ([L.tensor([1.5])] * 2, {"dtype": L.int64}),
+    "float_0d_to_int32": lambda L: ([L.tensor(2.0)], {"dtype": L.int32}),
+    "float_to_bool": lambda L: ([L.tensor([1.5])], {"dtype": L.bool}),
+    "bool_to_int": lambda L: ([L.tensor([True])], {"dtype": L.int64}),
+    "two_elements_float_to_float64": lambda L: ([L.tensor([1.0, 2.0])], {"dtype": L.float64}),
+}
+
+
+@pytest.mark.parametrize("case", sorted(_LISTS))
+def test_tensors_inside_a_list_give_pytorchs_values_dtype_or_error(case):
+    def call(L):
+        data, kw = _LISTS[case](L)
+        try:
+            t = L.tensor(data, **kw)
+        except (TypeError, ValueError) as e:
+            return type(e).__name__, str(e)
+        return tuple(t.shape), str(t.dtype).split(".")[-1], t.tolist()
+    assert call(tinyattn) == call(torch)

@@ -5,6 +5,8 @@
 - ``torch.zeros(size=(n,), dtype=torch.long)``: a small transformer library pads a context with it.
 - ``torch.tensor([pad_token] * n, dtype=torch.int64)`` with ``pad_token = torch.tensor([1])``: a translation
   tutorial pads with a list of one-element tensors, each one number of the result.
+- ``torch.max(1 - x.abs(), torch.zeros_like(x))``: a textbook's Epanechnikov kernel, the two-tensor overload.
+- ``for name in gru._flat_weights_names: init(gru._parameters[name])``: the same textbook's seq2seq init.
 - ``torch.randint(high=20, size=(16, 24))`` and ``randint(size=(b,), low=0, high=n)``: the same library's
   tests and batch sampler name every argument.
 """
@@ -208,3 +210,42 @@ def test_a_tensor_of_several_elements_inside_a_list_is_refused():
         torch.tensor([torch.tensor([1.5])], dtype=torch.int64)  # a float can not be read as an index
     with pytest.raises(ValueError, match="only one element tensors"):
         torch.tensor([torch.tensor([])])
+
+
+def test_max_and_min_with_a_tensor_are_elementwise_with_tie_split_gradients():
+    rng = np.random.default_rng(4)
+    x = rng.standard_normal((3, 4)); y = rng.standard_normal((1, 4)); x[0, 0] = y[0, 0]  # one tie
+    a, b = torch.tensor(x, requires_grad=True), torch.tensor(y, requires_grad=True)
+    hi, lo = torch.max(a, b), a.min(b)
+    np.testing.assert_array_equal(hi.detach().numpy(), np.maximum(x, y))
+    np.testing.assert_array_equal(lo.detach().numpy(), np.minimum(x, y))
+    np.testing.assert_array_equal(torch.max(a, other=b).detach().numpy(), np.maximum(x, y))
+    (hi * 2 + lo).sum().backward()
+    # d/dx of max is 1 where x wins (1/2 at a tie), of min 1 where x loses (1/2 at a tie)
+    wins = (x > y) + 0.5 * (x == y)
+    np.testing.assert_array_equal(a.grad.numpy(), 2 * wins + (1 - wins))
+    np.testing.assert_array_equal(b.grad.numpy(), (2 * (1 - wins) + wins).sum(0, keepdims=True))
+    with pytest.raises(TypeError, match="invalid combination"):
+        torch.max(a, b, keepdim=True)
+
+
+def test_max_with_a_tensor_gradients_by_finite_differences():
+    rng = np.random.default_rng(5)
+    a = torch.tensor(rng.standard_normal((2, 3)), requires_grad=True)
+    b = torch.tensor(rng.standard_normal((2, 3)), requires_grad=True)
+    assert torch.gradcheck(lambda p, q: torch.max(p, q) * 3 + torch.min(q, p), (a, b))
+
+
+@pytest.mark.parametrize("cls", ["RNN", "GRU", "LSTM"])
+@pytest.mark.parametrize("kw", [dict(num_layers=2), dict(bias=False, bidirectional=True)])
+def test_rnn_flat_weights_names_list_every_weight_in_registration_order(cls, kw):
+    m = getattr(torch.nn, cls)(3, 4, **kw)
+    names = m._flat_weights_names
+    assert names == [n for n, _ in m.named_parameters()]
+    layers, dirs = kw.get("num_layers", 1), 2 if kw.get("bidirectional") else 1
+    per = 4 if kw.get("bias", True) else 2
+    assert len(names) == layers * dirs * per and names[0] == "weight_ih_l0" and names[1] == "weight_hh_l0"
+    assert all(w is m._parameters[n] for w, n in zip(m._flat_weights, names))
+    assert [len(g) for g in m.all_weights] == [per] * (layers * dirs)
+    torch.nn.init.zeros_(m._parameters[names[0]])  # the textbook's way in: writes reach the module
+    assert not m.weight_ih_l0.detach().numpy().any()

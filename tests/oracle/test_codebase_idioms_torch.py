@@ -165,3 +165,34 @@ def test_tensors_inside_a_list_give_pytorchs_values_dtype_or_error(case):
             return type(e).__name__, str(e)
         return tuple(t.shape), str(t.dtype).split(".")[-1], t.tolist()
     assert call(tinyattn) == call(torch)
+
+
+@pytest.mark.parametrize("fn", ["max", "min"])
+@pytest.mark.parametrize("how", ["function", "method", "other_keyword"])
+def test_max_min_with_a_tensor_match_pytorch_values_and_gradients(fn, how):
+    rng = np.random.default_rng(6)
+    x = rng.standard_normal((3, 4)); y = rng.standard_normal((4,)); x[1, 2] = y[2]
+    got = {}
+    for L in (torch, tinyattn):
+        a, b = L.tensor(x, requires_grad=True), L.tensor(y, requires_grad=True)
+        r = (getattr(L, fn)(a, b) if how == "function" else getattr(a, fn)(b) if how == "method"
+             else getattr(L, fn)(a, other=b))
+        (r * L.tensor(x)).sum().backward()
+        got[L.__name__] = (r.detach().numpy(), a.grad.numpy(), b.grad.numpy())
+    for t, a in zip(got["torch"], got["tinyattn"]):
+        np.testing.assert_array_equal(a, t)
+
+
+def test_max_with_a_tensor_and_keepdim_raises_as_pytorch():
+    for L in (torch, tinyattn):
+        with pytest.raises(TypeError):
+            L.max(L.ones(2), L.ones(2), keepdim=True)
+
+
+@pytest.mark.parametrize("cls", ["RNN", "GRU", "LSTM"])
+@pytest.mark.parametrize("kw", [dict(num_layers=2), dict(bias=False, bidirectional=True), {}])
+def test_rnn_flat_weights_names_and_all_weights_match_pytorch(cls, kw):
+    t, a = getattr(torch.nn, cls)(3, 4, **kw), getattr(tinyattn.nn, cls)(3, 4, **kw)
+    assert a._flat_weights_names == t._flat_weights_names
+    assert [[tuple(p.shape) for p in g] for g in a.all_weights] == [[tuple(p.shape) for p in g] for g in t.all_weights]
+    assert [tuple(p.shape) for p in a._flat_weights] == [tuple(p.shape) for p in t._flat_weights]

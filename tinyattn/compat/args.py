@@ -39,6 +39,14 @@ def _as_array(data, dtype=None) -> np.ndarray:
     return arr
 
 
+def _binary_extreme(x, other, keepdim, name: str):
+    """``max(other)``/``min(other)`` with a tensor where dim goes: PyTorch's elementwise overload (maximum/minimum,
+    ties splitting the gradient); a keepdim with it is PyTorch's invalid combination."""
+    if keepdim is not False:
+        raise TypeError(f"{name}() received an invalid combination of arguments: (Tensor other) takes no keepdim")
+    return x.maximum(other) if name == "max" else x.minimum(other)
+
+
 def _holds_tensor(seq) -> bool:
     """Whether a list holds tensors: any of its items, or along its first item's nesting ([[t, t], ...])."""
     while isinstance(seq, (list, tuple)) and seq:

@@ -7,6 +7,8 @@
   tutorial pads with a list of one-element tensors, each one number of the result.
 - ``torch.max(1 - x.abs(), torch.zeros_like(x))``: a textbook's Epanechnikov kernel, the two-tensor overload.
 - ``for name in gru._flat_weights_names: init(gru._parameters[name])``: the same textbook's seq2seq init.
+- ``nn.LayerNorm(2)(torch.tensor(..., dtype=torch.float32))`` under a float64 default: PyTorch refuses the mixed
+  dtypes (a textbook cell fails there under float64), so tinyattn does too rather than computing in float32.
 - ``torch.randint(high=20, size=(16, 24))`` and ``randint(size=(b,), low=0, high=n)``: the same library's
   tests and batch sampler name every argument.
 """
@@ -249,3 +251,25 @@ def test_rnn_flat_weights_names_list_every_weight_in_registration_order(cls, kw)
     assert [len(g) for g in m.all_weights] == [per] * (layers * dirs)
     torch.nn.init.zeros_(m._parameters[names[0]])  # the textbook's way in: writes reach the module
     assert not m.weight_ih_l0.detach().numpy().any()
+
+
+@pytest.mark.parametrize("x_dt,p_dt", [("float32", "float64"), ("float64", "float32"), ("float32", "float16")])
+def test_layer_norm_refuses_parameters_of_another_dtype(x_dt, p_dt):
+    x = torch.ones(2, 3, dtype=getattr(torch, x_dt))
+    w, b = torch.ones(3, dtype=getattr(torch, p_dt)), torch.zeros(3, dtype=getattr(torch, p_dt))
+    with pytest.raises(RuntimeError, match="mixed dtype"):
+        torch.nn.functional.layer_norm(x, (3,), w, b)
+    with pytest.raises(RuntimeError, match="mixed dtype"):
+        torch.nn.functional.layer_norm(x, (3,), w)
+    with pytest.raises(RuntimeError, match="expected scalar type"):
+        torch.nn.functional.layer_norm(x, (3,), torch.ones(3, dtype=getattr(torch, x_dt)), b)
+
+
+def test_layer_norm_half_input_takes_float32_parameters_and_stays_half():
+    x = np.array([[1.0, 2.0, 4.0], [0.5, 0.25, 3.0]])
+    w, b = np.array([1.0, 2.0, 0.5]), np.array([0.0, 1.0, -1.0])
+    got = torch.nn.functional.layer_norm(torch.tensor(x, dtype=torch.float16), (3,),
+                                         torch.tensor(w, dtype=torch.float32), torch.tensor(b, dtype=torch.float32))
+    assert got.dtype == np.float16
+    mu, var = x.mean(-1, keepdims=True), x.var(-1, keepdims=True)
+    np.testing.assert_allclose(got.numpy().astype(np.float64), (x - mu) / np.sqrt(var + 1e-5) * w + b, rtol=2e-3, atol=2e-3)

@@ -196,3 +196,25 @@ def test_rnn_flat_weights_names_and_all_weights_match_pytorch(cls, kw):
     assert a._flat_weights_names == t._flat_weights_names
     assert [[tuple(p.shape) for p in g] for g in a.all_weights] == [[tuple(p.shape) for p in g] for g in t.all_weights]
     assert [tuple(p.shape) for p in a._flat_weights] == [tuple(p.shape) for p in t._flat_weights]
+
+
+@pytest.mark.parametrize("x_dt,w_dt,b_dt", [
+    ("float32", "float64", "float64"), ("float64", "float32", "float32"), ("float16", "float32", "float32"),
+    ("float32", "float16", "float16"), ("float32", "float32", "float64"), ("float64", None, None),
+    ("float32", "float64", None), ("float16", "float64", "float64"), ("float64", "float64", "float64"),
+])
+def test_layer_norm_dtype_rules_match_pytorch(x_dt, w_dt, b_dt):
+    x = np.random.default_rng(7).standard_normal((2, 3))
+    out = {}
+    for L in (torch, tinyattn):
+        w = None if w_dt is None else L.tensor([1.0, 2.0, 0.5], dtype=getattr(L, w_dt))
+        b = None if b_dt is None else L.tensor([0.0, 1.0, -1.0], dtype=getattr(L, b_dt))
+        try:
+            r = L.nn.functional.layer_norm(L.tensor(x, dtype=getattr(L, x_dt)), (3,), w, b)
+            out[L.__name__] = (str(r.dtype).split(".")[-1], r.detach().numpy().astype(np.float64))
+        except RuntimeError as e:
+            out[L.__name__] = (str(e), None)
+    assert out["tinyattn"][0] == out["torch"][0]
+    if out["torch"][1] is not None:
+        tol = 2e-3 if x_dt == "float16" else 1e-6 if x_dt == "float32" else 1e-12
+        np.testing.assert_allclose(out["tinyattn"][1], out["torch"][1], rtol=tol, atol=tol)

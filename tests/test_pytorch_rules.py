@@ -272,8 +272,10 @@ def test_empty_tensors_flatten_and_softmax():
 def test_bad_factory_arguments_get_clear_errors():
     with pytest.raises(ValueError, match=r"sizes >= 0, got \(-1,\)"):
         torch.full((-1,), 0.0)
+    with pytest.raises(TypeError, match=r"full\(\): argument 'size' must be tuple of ints, not float"):
+        torch.full(2.5, 0.0)  # (PyTorch's rule: full's size is a tuple, never a bare number)
     with pytest.raises(TypeError, match=r"a shape needs ints, got \(2.5,\)"):
-        torch.full(2.5, 0.0)
+        torch.full((2.5,), 0.0)
     with pytest.raises(ValueError, match="arange: step must not be 0, got step=0"):
         torch.arange(0, 10, 0)
     with pytest.raises(TypeError, match="arange: end must be a number"):

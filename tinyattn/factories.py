@@ -13,6 +13,7 @@ import numpy as np
 
 from . import autograd, checks, promotion
 from .checks import device as _device
+from .compat.args import _sized
 from .tensor import Tensor, _as_array, _new_shape, get_default_dtype
 
 
@@ -67,14 +68,14 @@ def Variable(data, requires_grad: bool = False):
 autograd.Variable = Variable  # (its name in PyTorch; autograd.py imports nothing from the package)
 
 
-def zeros(*shape, dtype=None, requires_grad: bool = False, device=None) -> Tensor:
+def zeros(*shape, size=None, dtype=None, requires_grad: bool = False, device=None) -> Tensor:
     _device(device)
-    return _factory(np.zeros(_new_shape(shape), dtype=dtype or get_default_dtype()), requires_grad)
+    return _factory(np.zeros(_new_shape(_sized("zeros", shape, size)), dtype=dtype or get_default_dtype()), requires_grad)
 
 
-def ones(*shape, dtype=None, requires_grad: bool = False, device=None) -> Tensor:
+def ones(*shape, size=None, dtype=None, requires_grad: bool = False, device=None) -> Tensor:
     _device(device)
-    return _factory(np.ones(_new_shape(shape), dtype=dtype or get_default_dtype()), requires_grad)
+    return _factory(np.ones(_new_shape(_sized("ones", shape, size)), dtype=dtype or get_default_dtype()), requires_grad)
 
 
 def _fill_dtype(value):
@@ -94,10 +95,12 @@ def _fill_dtype(value):
     raise TypeError(f"full: fill_value must be a number, got {type(value).__name__}")
 
 
-def full(shape, fill_value: float, dtype=None, requires_grad: bool = False, device=None) -> Tensor:
-    """A tensor of ``shape`` holding ``fill_value``; its dtype follows the value (7 -> int64, True -> bool)."""
+def full(size, fill_value: float, dtype=None, requires_grad: bool = False, device=None) -> Tensor:
+    """A tensor of ``size`` holding ``fill_value``; its dtype follows the value (7 -> int64, True -> bool)."""
     _device(device)
-    shape = _new_shape(tuple(shape) if isinstance(shape, (tuple, list)) else (shape,))
+    if not isinstance(size, (tuple, list)):  # (PyTorch refuses full(3, v) too: the size is a tuple)
+        raise TypeError(f"full(): argument 'size' must be tuple of ints, not {type(size).__name__}")
+    shape = _new_shape(tuple(size))
     dt = np.dtype(dtype or _fill_dtype(fill_value))
     return _factory(np.full(shape, promotion.fill_number(fill_value, dt), dtype=dt), requires_grad)
 
@@ -130,10 +133,10 @@ def arange(start, end=None, step=1, dtype=None, requires_grad: bool = False, dev
     return _factory(np.arange(start, end, step, dtype=dt), requires_grad)
 
 
-def empty(*shape, dtype=None, requires_grad: bool = False, device=None) -> Tensor:
+def empty(*shape, size=None, dtype=None, requires_grad: bool = False, device=None) -> Tensor:
     """A tensor of ``shape`` to be filled in later. PyTorch leaves its memory uninitialised; here it
     holds zeros, so nothing ever depends on leftover memory."""
-    return zeros(*shape, dtype=dtype, requires_grad=requires_grad, device=device)
+    return zeros(*_sized("empty", shape, size), dtype=dtype, requires_grad=requires_grad, device=device)
 
 
 def from_numpy(ndarray: np.ndarray) -> Tensor:

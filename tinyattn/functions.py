@@ -116,15 +116,17 @@ def mean(input, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:
 
 
 @numpy_names
-def max(input, dim: int | None = None, keepdim: bool = False):  # noqa: A001  (torch.max)
-    """The largest entry; with ``dim``, the ``(values, indices)`` pair along it (as ``Tensor.max``)."""
-    return _t(input).max(dim, keepdim)
+def max(input, dim: int | None = None, keepdim: bool = False, *, other=None):  # noqa: A001  (torch.max)
+    """The largest entry; with ``dim``, the ``(values, indices)`` pair along it; with a tensor ``other``
+    (in dim's place or by name), the elementwise maximum (as ``Tensor.max``)."""
+    return _t(input).max(dim if other is None else other, keepdim)
 
 
 @numpy_names
-def min(input, dim: int | None = None, keepdim: bool = False):  # noqa: A001  (torch.min)
-    """The smallest entry; with ``dim``, the ``(values, indices)`` pair along it (as ``Tensor.min``)."""
-    return _t(input).min(dim, keepdim)
+def min(input, dim: int | None = None, keepdim: bool = False, *, other=None):  # noqa: A001  (torch.min)
+    """The smallest entry; with ``dim``, the ``(values, indices)`` pair along it; with a tensor ``other``
+    (in dim's place or by name), the elementwise minimum (as ``Tensor.min``)."""
+    return _t(input).min(dim if other is None else other, keepdim)
 
 
 @numpy_names

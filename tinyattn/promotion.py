@@ -188,6 +188,17 @@ def same_dtype(a, b, names: str = "mat1 and mat2") -> np.dtype:
     return da
 
 
+def norm_affine(x, params) -> None:
+    """layer_norm's weight and bias promote nothing either, as PyTorch on the CPU: they share the input's dtype,
+    except that a float16 input may take float32 ones (its mixed-precision case; the result stays float16)."""
+    dts = [p._data.dtype for p in params]
+    if len(set(dts)) > 1:
+        raise RuntimeError(f"expected scalar type {_TORCH_NAME[_key(dts[0])]} but found {_TORCH_NAME[_key(dts[1])]}")
+    if dts and dts[0] != x._data.dtype and not (x._data.dtype == np.float16 and dts[0] == np.float32):
+        raise RuntimeError("mixed dtype (CPU): all inputs must share same datatype." if x._data.dtype == np.float64
+                           else "mixed dtype (CPU): expect parameter to have scalar type of Float")
+
+
 def _key(dt: np.dtype) -> str:
     return "b" if dt.kind == "b" else dt.str[1:]
 

@@ -10,31 +10,32 @@ import numpy as np
 
 from . import checks
 from .checks import device as _device
+from .compat.args import _sized
 from .tensor import Tensor, _as_array, _new_shape, get_default_dtype, rng_of
 
 
-def randn(*shape, generator=None, dtype=None, requires_grad: bool = False, device=None) -> Tensor:
+def randn(*shape, size=None, generator=None, dtype=None, requires_grad: bool = False, device=None) -> Tensor:
     """Standard normal samples."""
     _device(device)
     dt = np.dtype(dtype or get_default_dtype()).type
-    return Tensor(rng_of(generator).standard_normal(_new_shape(shape), dtype=dt), requires_grad=requires_grad)
+    return Tensor(rng_of(generator).standard_normal(_new_shape(_sized("randn", shape, size)), dtype=dt), requires_grad=requires_grad)
 
 
-def rand(*shape, generator=None, dtype=None, requires_grad: bool = False, device=None) -> Tensor:
+def rand(*shape, size=None, generator=None, dtype=None, requires_grad: bool = False, device=None) -> Tensor:
     """Uniform [0, 1) samples."""
     _device(device)
     dt = np.dtype(dtype or get_default_dtype()).type
-    return Tensor(rng_of(generator).random(_new_shape(shape), dtype=dt), requires_grad=requires_grad)
+    return Tensor(rng_of(generator).random(_new_shape(_sized("rand", shape, size)), dtype=dt), requires_grad=requires_grad)
 
 
 def randn_like(input, dtype=None, requires_grad: bool = False, device=None) -> Tensor:
     """randn of input's shape, in input's (float) dtype unless dtype is given."""
-    return randn(*input.shape, dtype=dtype or input.dtype, requires_grad=requires_grad, device=device)
+    return randn(tuple(input.shape), dtype=dtype or input.dtype, requires_grad=requires_grad, device=device)
 
 
 def rand_like(input, dtype=None, requires_grad: bool = False, device=None) -> Tensor:
     """rand of input's shape, in input's (float) dtype unless dtype is given."""
-    return rand(*input.shape, dtype=dtype or input.dtype, requires_grad=requires_grad, device=device)
+    return rand(tuple(input.shape), dtype=dtype or input.dtype, requires_grad=requires_grad, device=device)
 
 
 def _int_arg(v, name: str, op: str) -> int:
@@ -43,16 +44,28 @@ def _int_arg(v, name: str, op: str) -> int:
     return int(v)
 
 
-def randint(low: int, high: int | None = None, size: tuple = (), *, generator=None, dtype=np.int64,
-            device=None) -> Tensor:
-    """Uniform integers in [low, high) of shape ``size``; ``randint(high, size)`` means low=0, as in PyTorch."""
+def randint(*args, low=None, high=None, size=None, generator=None, dtype=np.int64, device=None) -> Tensor:
+    """Uniform integers in [low, high) of shape ``size``, in PyTorch's two forms: ``randint(high, size)``
+    (low=0) and ``randint(low=0, high, size)``, each argument positional or by keyword."""
     _device(device)
-    if isinstance(high, (tuple, list)):  # randint(high, size)
-        if size != ():
-            raise TypeError(f"randint: got a size twice ({high} and {size}); use randint(high, size) or randint(low, high, size)")
-        low, high, size = 0, low, high
-    elif high is None:  # randint(high, size=...)
-        low, high = 0, low
+    if len(args) > 3:
+        raise TypeError(f"randint() takes at most 3 positional arguments (low, high, size), got {len(args)}")
+    if len(args) == 3 and isinstance(args[1], (tuple, list)):
+        raise TypeError(f"randint: got a size twice ({args[1]} and {args[2]}); use randint(high, size) or randint(low, high, size)")
+    if len(args) == 2 and isinstance(args[1], (tuple, list)):  # randint(high, size)
+        args = (0,) + args if low is None else args
+    elif len(args) == 1 and high is None:  # randint(high, size=...)
+        args = (0,) + args
+    given = dict(zip(("low", "high", "size"), args))
+    for name, v in (("low", low), ("high", high), ("size", size)):
+        if v is not None:
+            if name in given:
+                raise TypeError(f"randint() got multiple values for argument '{name}'")
+            given[name] = v
+    missing = [n for n in ("high", "size") if n not in given]
+    if missing:
+        raise TypeError("randint() missing required argument(s): " + ", ".join(f'"{n}"' for n in missing))
+    low, high, size = given.get("low", 0), given["high"], given["size"]
     low, high = _int_arg(low, "low", "randint"), _int_arg(high, "high", "randint")
     if not isinstance(size, (tuple, list)):
         raise TypeError(f"randint: size must be a tuple of ints such as (2, 3), got {type(size).__name__}")

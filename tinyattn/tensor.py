@@ -26,7 +26,7 @@ from tinyattn import autograd, checks, defaults, promotion
 from tinyattn.autograd import Context, Function, enable_grad, is_grad_enabled, no_grad, unbroadcast  # noqa: F401
 from tinyattn.compat.args import (  # noqa: F401
     _array_of, _as_array, _clamp_bound, _infer_shape, _n_reduced, _new_shape, _norm_dim, _norm_dims, _number,
-    _shape_arg, _var_args, numpy_names,
+    _shape_arg, _var_args, numpy_names, _binary_extreme,
 )
 from tinyattn.compat.complex import ComplexMixin
 from tinyattn.compat.hooks import RemovableHandle
@@ -510,6 +510,8 @@ class Tensor(InplaceMixin, ViewsMixin, ComplexMixin, MethodsMixin):
     @numpy_names
     def max(self, dim: int | None = None, keepdim: bool = False):
         """The largest element (whole tensor); with ``dim``, PyTorch's ``(values, indices)`` pair along it."""
+        if isinstance(dim, Tensor):  # max(other): PyTorch's elementwise overload
+            return _binary_extreme(self, dim, keepdim, "max")
         if dim is None:  # the gradient is shared among ties, NaNs included (amax's is NaN there), as torch.max()
             return Amax.apply(self, dim=None, keepdim=False, sign=1.0, nan_ties=True)
         return self._pick(dim, keepdim, self._arg_extreme(np.argmax, "max", dim, True))  # (bools too)
@@ -517,6 +519,8 @@ class Tensor(InplaceMixin, ViewsMixin, ComplexMixin, MethodsMixin):
     @numpy_names
     def min(self, dim: int | None = None, keepdim: bool = False):
         """The smallest element (whole tensor); with ``dim``, PyTorch's ``(values, indices)`` pair along it."""
+        if isinstance(dim, Tensor):  # min(other): PyTorch's elementwise overload
+            return _binary_extreme(self, dim, keepdim, "min")
         if dim is None:
             return Amax.apply(self, dim=None, keepdim=False, sign=-1.0, nan_ties=True)
         return self._pick(dim, keepdim, self._arg_extreme(np.argmin, "min", dim, True))  # (bools too)

@@ -19,6 +19,8 @@ def _as_array(data, dtype=None) -> np.ndarray:
         arr = data._data
     elif isinstance(data, (np.ndarray, np.generic)):
         arr = np.asarray(data)
+    elif isinstance(data, (list, tuple)) and _holds_tensor(data):
+        arr = _tensors_as_numbers(data, dtype)
     else:
         try:
             arr = np.asarray(data)
@@ -35,6 +37,76 @@ def _as_array(data, dtype=None) -> np.ndarray:
     if dtype is not None:
         arr = arr.astype(dtype, copy=False)
     return arr
+
+
+def _binary_extreme(x, other, keepdim, name: str):
+    """``max(other)``/``min(other)`` with a tensor where dim goes: PyTorch's elementwise overload (maximum/minimum,
+    ties splitting the gradient); a keepdim with it is PyTorch's invalid combination."""
+    if keepdim is not False:
+        raise TypeError(f"{name}() received an invalid combination of arguments: (Tensor other) takes no keepdim")
+    return x.maximum(other) if name == "max" else x.minimum(other)
+
+
+def _holds_tensor(seq) -> bool:
+    """Whether a list holds tensors: any of its items, or along its first item's nesting ([[t, t], ...])."""
+    while isinstance(seq, (list, tuple)) and seq:
+        if any(isinstance(x, autograd.Tensor) for x in seq):
+            return True
+        seq = seq[0]
+    return False
+
+
+def _tensors_as_numbers(data, dtype) -> np.ndarray:
+    """PyTorch's rule for tensors INSIDE a list (``torch.tensor([pad] * n)`` with ``pad = torch.tensor([0])``):
+    each is one number, whatever its shape ((1,) -> a scalar, so [t, t] is (2,), not (2, 1)). Its dtype joins
+    the Python numbers' (int -> int64, float -> the default) by type promotion. A tensor of more than one
+    element is refused, as PyTorch: TypeError into an integer/bool result (it is read as an index), ValueError
+    into a floating one; a floating tensor can not become an integer or bool element either (TypeError)."""
+    from tinyattn import promotion
+
+    def scalar_dtype(x):
+        if isinstance(x, autograd.Tensor):
+            return x._data.dtype
+        if isinstance(x, (bool, np.bool_)):
+            return np.dtype(np.bool_)
+        if isinstance(x, (int, np.integer)):
+            return np.dtype(np.int64)
+        if isinstance(x, (float, np.floating)):
+            return np.dtype(defaults.get_default_dtype())
+        return np.promote_types(defaults.get_default_dtype(), np.complex64)
+
+    def leaves(x):
+        if isinstance(x, (list, tuple)):
+            for y in x:
+                yield from leaves(y)
+        else:
+            yield x
+
+    target = np.dtype(dtype) if dtype is not None else None
+    if target is None:
+        for x in leaves(data):
+            dt = scalar_dtype(x)
+            target = dt if target is None else promotion.promote_types(target, dt)
+
+    def number(x):
+        if not isinstance(x, autograd.Tensor):
+            return x
+        if target.kind in "biu" and (x._data.size != 1 or x._data.dtype.kind not in "biu"):
+            raise TypeError("only integer tensors of a single element can be converted to an index")
+        if x._data.size != 1:
+            raise ValueError("only one element tensors can be converted to Python scalars")
+        return x._data.reshape(()).item()
+
+    def rebuild(x):
+        return [rebuild(y) for y in x] if isinstance(x, (list, tuple)) else number(x)
+
+    try:
+        return np.array(rebuild(data), dtype=target)
+    except ValueError as e:
+        if "inhomogeneous" not in str(e) and "sequence" not in str(e):
+            raise
+        raise ValueError(f"cannot make a tensor from a ragged {type(data).__name__}: "
+                         "every nested list must have the same length") from None
 
 
 def _norm_dim(dim: int, ndim: int, op: str) -> int:
@@ -117,6 +189,19 @@ def _shape_arg(shape) -> tuple:
         if isinstance(s, bool) or not isinstance(s, (int, np.integer)):
             raise TypeError(f"a shape needs ints, got {shape}")
     return tuple(int(s) for s in shape)
+
+
+def _sized(op: str, shape: tuple, size) -> tuple:
+    """A factory's sizes given as ``f(2, 3)``, ``f((2, 3))`` or PyTorch's keyword ``f(size=(2, 3))`` (one way only)."""
+    if size is None:
+        if not shape:
+            raise TypeError(f'{op}() missing 1 required positional arguments: "size"')
+        return shape
+    if shape:
+        raise TypeError(f"{op}() got multiple values for argument 'size'")
+    if not isinstance(size, (tuple, list)):
+        raise TypeError(f"{op}(): argument 'size' must be tuple of ints, not {type(size).__name__}")
+    return (tuple(size),)
 
 
 def _new_shape(shape) -> tuple:

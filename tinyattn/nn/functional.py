@@ -389,6 +389,7 @@ def layer_norm(x: Tensor, normalized_shape: int | Sequence[int], weight: Tensor 
             if p.shape != shape:
                 raise ValueError(f"layer_norm: {name} must have shape normalized_shape={shape}, got {p.shape}")
             affine.append(p)
+    promotion.norm_affine(x, affine)
     if x.numel() == 0:  # an empty batch (or empty rows): an empty result, and zero gradients for weight and bias
         return sum((p * 0 for p in affine), x * 0)
     return _LayerNorm.apply(x, *affine, n=n, eps=float(eps), has_weight=weight is not None)

@@ -19,6 +19,7 @@ import numpy as np
 from tinyattn.tensor import Function, Tensor, get_default_dtype
 from tinyattn.compat.hooks import RemovableHandle
 from tinyattn.compat.to import check_device as _check_device, parse as _parse_to
+from tinyattn.nn.module_devices import DeviceMoves
 
 __all__ = ["Parameter", "Module", "Sequential", "ModuleList", "RemovableHandle"]
 
@@ -58,7 +59,7 @@ class _IncompatibleKeys(NamedTuple):
         return f"_IncompatibleKeys(missing_keys={self.missing_keys}, unexpected_keys={self.unexpected_keys})"
 
 
-class Module:
+class Module(DeviceMoves):
     """Base class of every layer and model: subclass it, assign parts in __init__, write forward."""
 
     def __init__(self) -> None:

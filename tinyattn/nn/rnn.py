@@ -325,6 +325,23 @@ class _RNNBase(Module):
             return output.squeeze(0), [f.squeeze(1) for f in finals]  # (T, D*H), (L*D, H)
         return (output if self.batch_first else output.transpose(0, 1)), finals
 
+    @property
+    def _flat_weights_names(self) -> list:
+        """The weights' names in PyTorch's order (layer by layer, forward direction first; ih, hh, then the
+        biases): a textbook initialises a GRU through it (``for n in rnn._flat_weights_names``)."""
+        return [n for n in self._parameters if n.startswith(("weight_", "bias_"))]
+
+    @property
+    def _flat_weights(self) -> list:
+        return [self._parameters[n] for n in self._flat_weights_names]
+
+    @property
+    def all_weights(self) -> list:
+        """One list of Parameters per layer and direction, as PyTorch's ``all_weights``."""
+        per = 4 if self.bias else 2
+        w = self._flat_weights
+        return [w[i:i + per] for i in range(0, len(w), per)]
+
     def flatten_parameters(self) -> None:
         """PyTorch packs the weights into one block for cuDNN here; on NumPy there is nothing to do."""
 

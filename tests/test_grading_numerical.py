@@ -82,3 +82,12 @@ def test_outside_the_sandbox_the_cost_is_measured_too(tmp_path):
     cheat, honest = got["linear_differences_ex06.py"], got["honest_loops_ex05.py"]
     assert cheat.isolation == "process" and cheat.parts == [("unbroadcast", 4, 4), ("matmul_backward", 0, 6)]
     assert honest.status == "passed", honest.checks
+
+
+def test_the_exercises_state_the_limit_they_are_graded_with():
+    from tinyattn.grading.checkkit import DERIVED_COST
+    root = Path(__file__).resolve().parents[1]
+    for ex_id in CHEATED:
+        for folder in ("solutions", "exercises"):
+            text = " ".join((root / folder / get(ex_id).filename).read_text().split())
+            assert f"over {DERIVED_COST} forward passes' worth fails" in text, (folder, ex_id)

@@ -192,8 +192,8 @@ class Session:
             if not isinstance(f, RemoteFunction):
                 raise TypeError("a memory or CPU budget applies to a learner's function, not to an object's method")
             learner = self.fresh_learner(int(memory_limit or 0), alone=cpu_limit is not None)
-            if cpu_limit is not None and self.learner is not None:
-                learner.also_counted = [self.learner]     # work handed to the first process counts too
+            if cpu_limit is not None and self.learner is not None and self.learner.isolation != "sandbox":
+                learner.also_counted = [self.learner]     # no sandbox between them: work handed over counts too
         if call_budget:
             target["call_budget"] = int(call_budget)
         try:

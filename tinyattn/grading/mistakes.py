@@ -14,7 +14,9 @@ MISTAKES: dict[str, str] = {
         "input entry they perturb, and they are exact enough to pass on small inputs. A derived backward "
         "reuses the forward's intermediate results and costs about as much as a forward pass or two. Derive "
         "the formula by the chain rule (the docstring states it), then write it with array operations; use "
-        "your finite differences only to check it."
+        "your finite differences only to check it. If you did derive it, the cost is Python loops over single "
+        "entries: loops over a batch or over rows are fine, but a loop for every entry of a matrix product is "
+        "hundreds of times slower than @ and np.sum."
     ),
     "modifies_input": (
         "Your function wrote into an array it was given (an in-place operation: an augmented assignment, a slice "

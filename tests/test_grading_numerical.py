@@ -50,7 +50,7 @@ def graded(tmp_path_factory):
 
 
 def test_every_fixture_is_graded_in_the_sandbox(graded):
-    assert len(graded) == len(FIXTURES) >= 14
+    assert len(graded) == len(FIXTURES) >= 15
     assert all(r.isolation == ISOLATION for r in graded.values())
 
 

@@ -191,7 +191,8 @@ class Session:
         if memory_limit or call_budget or cpu_limit is not None:
             if not isinstance(f, RemoteFunction):
                 raise TypeError("a memory or CPU budget applies to a learner's function, not to an object's method")
-            learner = self.fresh_learner(int(memory_limit or 0), alone=cpu_limit is not None)
+            # alone: no process or thread beside it, whose address space or CPU time would go uncounted
+            learner = self.fresh_learner(int(memory_limit or 0), alone=True)
             if cpu_limit is not None and self.learner is not None and self.learner.isolation != "sandbox":
                 learner.also_counted = [self.learner]     # no sandbox between them: work handed over counts too
         if call_budget:

@@ -91,3 +91,16 @@ def test_the_exercises_state_the_limit_they_are_graded_with():
         for folder in ("solutions", "exercises"):
             text = " ".join((root / folder / get(ex_id).filename).read_text().split())
             assert f"over {DERIVED_COST} forward passes' worth fails" in text, (folder, ex_id)
+
+
+def test_the_yardstick_runs_numpys_blas_on_one_thread_and_gives_it_back():
+    """The reference forward is timed with thread_time, so the BLAS must do all its work on this thread."""
+    import time
+
+    from tinyattn.grading import meter
+    blases = meter._openblas()
+    assert blases, "NumPy's OpenBLAS was not found: the yardstick would fall back to process_time"
+    before = [get() for get, _ in blases]
+    with meter.one_blas_thread() as clock:
+        assert clock is time.thread_time and [get() for get, _ in blases] == [1] * len(blases)
+    assert [get() for get, _ in blases] == before

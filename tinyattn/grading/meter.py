@@ -24,45 +24,48 @@ _SUFFIXES = ("", "64_")
 
 
 @lru_cache(maxsize=1)
-def _openblas() -> tuple | None:
-    """(get_num_threads, set_num_threads) of the OpenBLAS NumPy loaded, or None."""
+def _openblas() -> tuple:
+    """(get_num_threads, set_num_threads) of EVERY OpenBLAS mapped in this process (NumPy's, and any other
+    library's: setting one that is not NumPy's alone would leave NumPy's threads working unseen by
+    thread_time, a yardstick too short); () where there is none."""
     import numpy  # noqa: F401 - its BLAS is what gets mapped
     try:
         with open("/proc/self/maps") as f:
             paths = sorted({line.split()[-1] for line in f if "blas" in line.lower() and ".so" in line})
     except OSError:
-        return None
+        return ()
+    found = []
     for path in paths:
         try:
             lib = ctypes.CDLL(path)
         except OSError:
             continue
-        for prefix in _PREFIXES:
-            for suffix in _SUFFIXES:
-                get = getattr(lib, f"{prefix}_get_num_threads{suffix}", None)
-                set_ = getattr(lib, f"{prefix}_set_num_threads{suffix}", None)
-                if get is not None and set_ is not None:
-                    get.restype, set_.argtypes = ctypes.c_int, [ctypes.c_int]
-                    return get, set_
-    return None
+        for name in (f"{p}_%s_num_threads{s}" for p in _PREFIXES for s in _SUFFIXES):
+            get, set_ = getattr(lib, name % "get", None), getattr(lib, name % "set", None)
+            if get is not None and set_ is not None:
+                get.restype, set_.argtypes = ctypes.c_int, [ctypes.c_int]
+                found.append((get, set_))
+                break
+    return tuple(found)
 
 
 @contextmanager
 def one_blas_thread():
     """Hold the BLAS at one thread; yields the clock to read (thread_time, or process_time where the BLAS
     can not be told)."""
-    blas = _openblas()
-    if blas is None:
+    blases = _openblas()
+    if not blases:
         yield time.process_time
         return
-    get, set_ = blas
     with _LOCK:
-        before = get()
-        set_(1)
+        before = [get() for get, _ in blases]
+        for _, set_ in blases:
+            set_(1)
         try:
             yield time.thread_time
         finally:
-            set_(before)
+            for (_, set_), n in zip(blases, before):
+                set_(n)
 
 
 def forward_seconds(forward, *args, repeats: int = 3) -> float:

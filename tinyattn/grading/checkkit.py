@@ -78,6 +78,28 @@ class CheckResult:
         return out
 
 
+@contextlib.contextmanager
+def _cpu_alarm(limit: float | None):
+    """In-process (the grader's own tests): stop a call at `limit` CPU seconds, as the judge stops a learner's
+    process, with SIGPROF (main thread, POSIX); elsewhere the call runs to its end and is judged after."""
+    import signal
+    import threading
+    if limit is None or not hasattr(signal, "setitimer") or threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    start = time.process_time()
+
+    def stop(*_):
+        raise LearnerOverBudget(time.process_time() - start)
+    old = signal.signal(signal.SIGPROF, stop)
+    signal.setitimer(signal.ITIMER_PROF, limit)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_PROF, 0)
+        signal.signal(signal.SIGPROF, old)
+
+
 def where_in(exc: BaseException, path: str) -> str:
     """' (line N of file.py: code)' for the deepest traceback frame inside the learner's file."""
     frames = [f for f in traceback.extract_tb(exc.__traceback__) if f.filename == path]
@@ -153,7 +175,8 @@ class Session:
                 tracemalloc.start()
             try:
                 # measured as the learner's process would be: the BLAS on one thread, this thread's CPU time
-                with one_blas_thread() if cpu_limit is not None else contextlib.nullcontext(time.process_time) as clock:
+                with one_blas_thread() if cpu_limit is not None else contextlib.nullcontext(time.process_time) as clock, \
+                        _cpu_alarm(cpu_limit):
                     cpu_start = clock()
                     out = f(*given_args, **given_kwargs)
                     used = clock() - cpu_start

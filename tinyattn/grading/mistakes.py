@@ -16,7 +16,7 @@ MISTAKES: dict[str, str] = {
         "the formula by the chain rule (the docstring states it), then write it with array operations; use "
         "your finite differences only to check it. If you did derive it, the cost is Python loops over single "
         "entries: loops over a batch or over rows are fine, but a loop for every entry of a matrix product is "
-        "hundreds of times slower than @ and np.sum."
+        "hundreds of times slower than one matrix product or one sum over an axis."
     ),
     "modifies_input": (
         "Your function wrote into an array it was given (an in-place operation: an augmented assignment, a slice "

@@ -27,6 +27,9 @@ def attention_backward(Q: np.ndarray, K: np.ndarray, V: np.ndarray, dout: np.nda
     Masked entries have P = 0, so dS is 0 there: no gradient flows to masked keys.
     Graded to float64 rounding: within 1e-12 of the largest entry of the exact gradient. Finite
     differences (numerical_grad) are only good to about 1e-10, so they do not pass: derive it.
+    The grader also measures its CPU time on large inputs: a gradient computed numerically
+    (finite differences, a complex step, dual numbers) costs one forward pass per input entry,
+    a derived one a few; over 500 forward passes' worth fails.
 
     Hints:
         * Check every shape: dV must look like V, dK like K, dQ like Q.

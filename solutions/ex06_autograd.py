@@ -51,6 +51,9 @@ def matmul_backward(A: np.ndarray, B: np.ndarray, dC: np.ndarray) -> tuple[np.nd
     the broadcast shapes, then sum each back to its input's shape (your unbroadcast).
     Graded to float64 rounding: within 1e-12 of the largest entry of the exact gradient. Finite
     differences (numerical_grad) are only good to about 1e-10, so they do not pass: derive it.
+    The grader also measures its CPU time on large inputs: a gradient computed numerically
+    (finite differences, a complex step, dual numbers) costs one forward pass per input entry,
+    a derived one a few; over 500 forward passes' worth fails.
 
     Hints:
         * Transpose only the last two axes: np.swapaxes(B, -1, -2).

@@ -492,11 +492,14 @@ def _fd_backwards(numeric):
             "ex10": dict(rnn_forward=rnn_forward, rnn_backward=rnn_backward)}
 
 
-EXACT_CHECK = {"ex02": "softmax_backward is the derived formula: exact to float64 rounding",
-               "ex05": ["the derived formulas: exact to float64 rounding, beyond what finite differences reach",
-                        "with an arbitrary mask: exact to float64 rounding"],          # one per part
-               "ex06": "matmul_backward is the derived formula: exact to float64 rounding",
-               "ex10": "rnn_backward is the derived BPTT: exact to float64 rounding"}
+COST = "costs a few forward passes, not one per entry (derived, not numerical)"
+# the exact-to-rounding check, then the cost check (central differences fail both), one of each per part
+EXACT_CHECK = {"ex02": ["softmax_backward is the derived formula: exact to float64 rounding", f"softmax_backward {COST}"],
+               "ex05": ["the derived formulas: exact to float64 rounding, beyond what finite differences reach", COST,
+                        "with an arbitrary mask: exact to float64 rounding",
+                        "with a mask: costs a few forward passes, not one per entry"],
+               "ex06": ["matmul_backward is the derived formula: exact to float64 rounding", f"matmul_backward {COST}"],
+               "ex10": ["rnn_backward is the derived BPTT: exact to float64 rounding", f"rnn_backward {COST}"]}
 
 
 @pytest.mark.parametrize("ex_id", sorted(EXACT_CHECK))
@@ -509,6 +512,7 @@ def test_a_backward_by_finite_differences_fails_where_a_derived_one_passes(ex_id
         want = EXACT_CHECK[ex_id] if isinstance(EXACT_CHECK[ex_id], list) else [EXACT_CHECK[ex_id]]
         assert [r.name for r in failed(res)] == want, [(r.name, r.message) for r in failed(res)]
         assert "finite differences" in failed(res)[0].message
+        assert all(r.mistake == "numerical_gradient" for r in failed(res) if "costs a few" in r.name)
 
 
 def test_derived_backwards_written_differently_are_exact():

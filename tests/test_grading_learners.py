@@ -160,7 +160,8 @@ def test_matmul_backward_left_at_the_broadcast_shape_is_explained():
         return dC @ np.swapaxes(B, -1, -2), np.swapaxes(A, -1, -2) @ dC      # forgot to unbroadcast
 
     fails = failures(grade("ex06", 1, unbroadcast=unbroadcast, matmul_backward=matmul_backward))
-    assert len(fails) == 3 and all(m is None and "the broadcast shape of the product" in msg for _, msg, m in fails)
+    # the two broadcast cases, the exact check and the cost check (broadcast inputs); 2-D and batched pass
+    assert len(fails) == 4 and all(m is None and "the broadcast shape of the product" in msg for _, msg, m in fails)
 
 
 # ---- a ValueError must say which values were wrong, as the docstrings ask -----------------------------------

@@ -10,6 +10,17 @@ MUTANTS = [
     ("scale_by_d_not_sqrt", "ex01", [("scores / math.sqrt(d_k)", "scores / d_k", 1)]),
     ("weights_transposed", "ex01", [("scores = Q @ np.swapaxes(K, -1, -2)", "scores = K @ np.swapaxes(Q, -1, -2)", 1)]),
     ("unstable_softmax", "ex02", [("z = x - x.max(axis=axis, keepdims=True)", "z = x", 1)]),
+    ("numerical_gradient", "ex06", [(
+        "    dA = dC @ np.swapaxes(B, -1, -2)     # (..., n, m) @ (..., m, k) -> (..., n, k)\n"
+        "    dB = np.swapaxes(A, -1, -2) @ dC     # (..., k, n) @ (..., n, m) -> (..., k, m)\n",
+        "    def numeric(f, x):                   # a complex step, one entry at a time: exact, and costly\n"
+        "        g = np.zeros(x.shape)\n"
+        "        for i in np.ndindex(*x.shape):\n"
+        "            z = x.astype(complex)\n"
+        "            z[i] += 1e-30j\n"
+        "            g[i] = np.sum(f(z) * dC).imag / 1e-30\n"
+        "        return g\n"
+        "    dA, dB = numeric(lambda a: a @ B, A), numeric(lambda b: A @ b, B)\n", 1)]),
     ("softmax_wrong_axis", "ex02", [("z = x - x.max(axis=axis, keepdims=True)", "z = x - x.max(axis=0, keepdims=True)", 1),
                                     ("e.sum(axis=axis, keepdims=True)", "e.sum(axis=0, keepdims=True)", 1)]),
     ("softmax_backward_missing_term", "ex02", [("return y * (dy - inner)", "return y * dy", 1)]),

@@ -28,7 +28,10 @@ Two kinds of process, and the line between them is a pipe that carries only plai
 * OBJECTS (ex08's module, its Tensors, a bound method) never cross: the learner's process keeps
   them and sends a handle (learner.Remote); attribute reads and calls are further requests.
 * MEASUREMENTS come from outside the learner's code: ex12's memory bound is an address-space limit
-  the kernel enforces (set before the learner's code loads, in a fresh process). Whether a call
+  the kernel enforces (set before the learner's code loads, in a fresh process); the cost of a derived
+  backward (ex02, ex05, ex06, ex10) is the CPU time the judge reads from /proc for a call in a fresh
+  process, against its own reference forward on one BLAS thread (meter.py): a numerical gradient
+  costs one forward per input entry. A measured call runs alone (RLIMIT_NPROC = 1). Whether a call
   wrote into its arguments is reported by the learner's process: a write fails the check it
   happened in (so its part), and hiding one can only spare the learner, never forge a pass.
 

@@ -7,8 +7,10 @@ records one check; inside it, `expect_*` helpers raise `CheckFailed`, optionally
 """
 from __future__ import annotations
 
+import contextlib
 import copy
 import re
+import time
 import tracemalloc
 import traceback
 from collections.abc import Iterator
@@ -18,11 +20,12 @@ from typing import Any
 
 import numpy as np
 
+from .meter import forward_seconds, one_blas_thread
 from .text import clean_line
 
 # what the learner did, as the judge learns it (defined beside the process they come from; re-exported here)
-from .learner import ForbiddenImport, Remote, RemoteFunction, RemoteTensor, StudentNotImplemented, StudentRaised, \
-    rebuild_exception
+from .learner import ForbiddenImport, LearnerOverBudget, Remote, RemoteFunction, RemoteTensor, \
+    StudentNotImplemented, StudentRaised, rebuild_exception
 
 PASSED, FAILED, NOT_IMPLEMENTED, ERROR, FORBIDDEN = "passed", "failed", "not_implemented", "error", "forbidden"
 ADVICE_NAME = "does not modify its inputs"
@@ -73,6 +76,28 @@ class CheckResult:
         if self.advice:
             out["advice"] = True
         return out
+
+
+@contextlib.contextmanager
+def _cpu_alarm(limit: float | None):
+    """In-process (the grader's own tests): stop a call at `limit` CPU seconds, as the judge stops a learner's
+    process, with SIGPROF (main thread, POSIX); elsewhere the call runs to its end and is judged after."""
+    import signal
+    import threading
+    if limit is None or not hasattr(signal, "setitimer") or threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    start = time.process_time()
+
+    def stop(*_):
+        raise LearnerOverBudget(time.process_time() - start)
+    old = signal.signal(signal.SIGPROF, stop)
+    signal.setitimer(signal.ITIMER_PROF, limit)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_PROF, 0)
+        signal.signal(signal.SIGPROF, old)
 
 
 def where_in(exc: BaseException, path: str) -> str:
@@ -132,7 +157,7 @@ class Session:
         return self.invoke(name, self.fn(name), *args, **kwargs)
 
     def invoke(self, label: str, f, *args, copy_inputs: bool = True, memory_limit: int | None = None,
-               call_budget: int | None = None, **kwargs):
+               call_budget: int | None = None, cpu_limit: float | None = None, **kwargs):
         """Run learner code f(*args); note any array argument it modifies; translate what it raises.
 
         memory_limit (bytes): the call runs in a fresh learner process whose address space the kernel
@@ -142,20 +167,27 @@ class Session:
         the tracemalloc peak of the call, judged the same.)
         """
         if isinstance(f, (Remote, RemoteFunction)):
-            return self._invoke_remote(label, f, args, kwargs, memory_limit, call_budget)
+            return self._invoke_remote(label, f, args, kwargs, memory_limit, call_budget, cpu_limit)
         memory_limit = memory_limit or call_budget
         given_args, given_kwargs = (copy.deepcopy(args), copy.deepcopy(kwargs)) if copy_inputs else (args, kwargs)
         try:
             if memory_limit:
                 tracemalloc.start()
             try:
-                out = f(*given_args, **given_kwargs)
+                # measured as the learner's process would be: the BLAS on one thread, this thread's CPU time
+                with one_blas_thread() if cpu_limit is not None else contextlib.nullcontext(time.process_time) as clock, \
+                        _cpu_alarm(cpu_limit):
+                    cpu_start = clock()
+                    out = f(*given_args, **given_kwargs)
+                    used = clock() - cpu_start
             finally:
                 if memory_limit:
                     peak = tracemalloc.get_traced_memory()[1]
                     tracemalloc.stop()
             if memory_limit and peak > memory_limit:
                 raise MemoryError(f"the call allocated {peak} bytes at its peak; the budget is {memory_limit}")
+            if cpu_limit is not None and used > cpu_limit:
+                raise LearnerOverBudget(used)
         except NotImplementedError as e:
             raise StudentNotImplemented(str(e) or f"{label} is not implemented yet") from None
         except ForbiddenImport:
@@ -171,18 +203,26 @@ class Session:
         self.completed_calls += 1
         return out
 
-    def _invoke_remote(self, label: str, f, args, kwargs, memory_limit: int | None, call_budget: int | None = None):
-        """The same call in the learner's process: one request, one reply of plain data."""
+    def _invoke_remote(self, label: str, f, args, kwargs, memory_limit: int | None, call_budget: int | None = None,
+                       cpu_limit: float | None = None):
+        """The same call in the learner's process: one request, one reply of plain data.
+
+        With a memory or CPU budget, the call runs in a fresh learner process of its own (for CPU:
+        one that can start no process or thread, so the judge's count of its CPU time is complete)."""
         target = {"fn": f.name} if isinstance(f, RemoteFunction) else {"ref": f._ref}
         learner = self.learner
-        if memory_limit or call_budget:
+        if memory_limit or call_budget or cpu_limit is not None:
             if not isinstance(f, RemoteFunction):
-                raise TypeError("a memory budget applies to a learner's function, not to an object's method")
-            learner = self.fresh_learner(int(memory_limit or 0))
+                raise TypeError("a memory or CPU budget applies to a learner's function, not to an object's method")
+            # alone: no process or thread beside it, whose address space or CPU time would go uncounted
+            learner = self.fresh_learner(int(memory_limit or 0), alone=True)
+            if cpu_limit is not None and self.learner is not None and self.learner.isolation != "sandbox":
+                learner.also_counted = [self.learner]     # no sandbox between them: work handed over counts too
         if call_budget:
             target["call_budget"] = int(call_budget)
         try:
-            reply = learner.request({"op": "call", **target, "args": list(args), "kwargs": dict(kwargs)})
+            reply = learner.request({"op": "call", **target, "args": list(args), "kwargs": dict(kwargs)},
+                                    **({"cpu_limit": cpu_limit} if cpu_limit is not None else {}))
         finally:
             if learner is not self.learner:
                 learner.close()
@@ -456,6 +496,35 @@ def expect_exact(items: list[tuple[Any, np.ndarray, str]]) -> None:
         raise CheckFailed("; ".join(off) + f". A gradient derived by hand and computed in float64 is exact to "
                           f"rounding (about 1e-15); {EXACT:.0e} or more is what finite differences or single "
                           "precision give. This exercise asks for the derived formula, in float64.")
+
+
+# A derived backward costs a few forward passes (every honest variant measured: at most 54 forwards, a
+# Python loop over batch, query rows and an explicit softmax Jacobian); a gradient computed numerically
+# (finite differences, complex step, dual numbers, a vectorised batch of perturbed forwards) costs one
+# forward per input entry it perturbs, thousands on the inputs the cost checks use. What is measured
+# is CPU time, from outside the learner's code: load on the machine stretches wall time, not this.
+DERIVED_COST = 500          # forward passes' worth of CPU time a backward call may use
+COST_FLOOR = 0.25           # seconds: below this the limit is never set (/proc counts in 10 ms ticks)
+NUMERICAL_MISTAKE = "numerical_gradient"
+
+
+def call_derived(s: Session, name: str, forward, args: tuple, kwargs: dict | None = None) -> Any:
+    """The learner's backward `name(*args)`, measured: its CPU time may be at most DERIVED_COST times the
+    judge's own reference forward pass `forward()` on the same inputs (COST_FLOOR at least); over that,
+    CheckFailed naming the numerical_gradient mistake. A call over the limit is tried once more in a fresh
+    process before it fails, so one burst of a busy machine can not fail an honest answer.
+    The caller then checks the returned values (a fast wrong answer must fail too)."""
+    fwd = forward_seconds(forward)
+    limit = max(DERIVED_COST * fwd, COST_FLOOR)
+    for attempt in range(2):
+        try:
+            return s.invoke(name, s.fn(name), *args, cpu_limit=limit, **(kwargs or {}))
+        except LearnerOverBudget as e:
+            used = e.used
+    raise CheckFailed(f"{name} was stopped twice after {used:.2f} s of CPU time on these inputs, the limit being "
+                      f"{DERIVED_COST} times what one forward pass takes ({fwd * 1e3:.2f} ms; {COST_FLOOR} s at least): "
+                      "the cost of a gradient computed numerically, one perturbed forward pass per input entry. A "
+                      "derived backward costs a few forward passes: derive the formula.", NUMERICAL_MISTAKE)
 
 
 def expect_mask(got: Any, want: np.ndarray, what: str, variants: dict[str, list] | None = None) -> None:

@@ -82,6 +82,14 @@ class LearnerTimeout(BaseException):
     """The submission did not answer before the exercise's deadline (BaseException: no check catches it)."""
 
 
+class LearnerOverBudget(BaseException):
+    """A call measured for CPU time (`request(cpu_limit=...)`) used more than its limit and was stopped."""
+
+    def __init__(self, used: float):
+        super().__init__(f"{used:.2f} s of CPU time")
+        self.used = used
+
+
 class LearnerDied(BaseException):
     """The submission's process ended, or sent something that is not a reply."""
 
@@ -245,11 +253,13 @@ class LearnerProcess:
     """One submission's process for one exercise."""
 
     def __init__(self, isolation: str, timeout: float, hide: tuple[str, ...] = (), library: str | None = None,
-                 as_budget: int | None = None, probe: bool = False):
+                 as_budget: int | None = None, probe: bool = False, alone: bool = False):
         """timeout: seconds the learner's code may take in all, counted while the judge waits for it
         (the judge's own work, e.g. finite differences of the reference, does not count).
         library: the build of tinyattn the exercise may import (None: no tinyattn on the path).
-        as_budget: bytes of address space the learner's code may add (the kernel enforces it)."""
+        as_budget: bytes of address space the learner's code may add (the kernel enforces it).
+        alone: the process can start no other process and no thread (RLIMIT_NPROC = 1), so its CPU
+        time (cpu_seconds) is all the work its calls do: for a call whose cost is measured."""
         self.isolation, self.left = isolation, float(timeout)
         self.deadline = time.monotonic() + self.left
         self.stderr: deque[bytes] = deque()
@@ -259,6 +269,8 @@ class LearnerProcess:
         self._tmp, self._before, self._stuck, self._mount_dir = None, set(), False, None
         self._closing = False
         self._budget = None
+        self._cpu_stop: float | None = None              # cpu_seconds() at which the running call is stopped
+        self.also_counted: list[LearnerProcess] = []     # processes whose CPU time cpu_seconds adds in
         user = {}
         if isolation == "sandbox":
             self._mount_dir = tempfile.mkdtemp(prefix="tinyattn-root-")     # empty: only a mount point
@@ -269,7 +281,7 @@ class LearnerProcess:
             self._budget = Budget.open()                 # one cgroup for the whole sandbox, where we may
             cfg["handshake"] = root or self._budget is not None
             cfg["outer_ids"] = [os.getuid(), os.getgid()]
-            limits = {**LIMITS, "RLIMIT_NPROC": 1 if as_budget else SANDBOX_NPROC}
+            limits = {**LIMITS, "RLIMIT_NPROC": 1 if as_budget or alone else SANDBOX_NPROC}
             home = "/tmp"
         else:
             self._tmp = tempfile.mkdtemp(prefix="tinyattn-learner-")
@@ -283,6 +295,8 @@ class LearnerProcess:
             _set_subreaper()
             self._before = _descendants(os.getpid())     # ours already: never killed at the end
             limits, home = dict(LIMITS), self._tmp
+            if alone:                                    # no fork: every cycle of its calls is counted here
+                limits["RLIMIT_NPROC"] = 1
         # CPU seconds: the wall-clock deadline is the real limit; this one also stops a forked spinner
         limits["RLIMIT_CPU"] = max(1, int(timeout) + 5)
         cfg.update(wire=_source(WIRE), limits=limits, probe=probe, as_budget=as_budget)
@@ -352,7 +366,39 @@ class LearnerProcess:
             raise LearnerTimeout()
 
     def _wait_readable(self) -> None:
-        self._wait_for(self.proc.stdout, False, self.deadline - time.monotonic())
+        if self._cpu_stop is None:
+            self._wait_for(self.proc.stdout, False, self.deadline - time.monotonic())
+            return
+        while True:                                       # a measured call: look at its CPU time 20 times a second
+            left = self.deadline - time.monotonic()
+            if left > 0 and select.select([self.proc.stdout], [], [], min(left, 0.05))[0]:
+                return
+            used = self.cpu_seconds()
+            if used > self._cpu_stop:
+                self._stuck = True
+                raise LearnerOverBudget(used - self._cpu_stop + self._cpu_limit)
+            if left <= 0:
+                self._stuck = True
+                raise LearnerTimeout()
+
+    def cpu_seconds(self) -> float:
+        """CPU seconds (user + system) used so far by the learner's process and every process below it,
+        read by the judge from /proc: the learner's code can neither see nor change this count. Children
+        already reaped count through their parent's cutime/cstime; parents are read before children, so a
+        process reaped between the two reads is missed, never counted twice."""
+        tick = os.sysconf("SC_CLK_TCK")
+        total = 0
+        pids = [self.proc.pid] + sorted(_descendants(self.proc.pid))
+        for other in self.also_counted:              # the submission's other process, idle while this one
+            pids += [other.proc.pid] + sorted(_descendants(other.proc.pid))     # is measured
+        for pid in pids:
+            try:
+                with open(f"/proc/{pid}/stat", "rb") as f:
+                    fields = f.read().rsplit(b")", 1)[1].split()
+                total += sum(int(v) for v in fields[11:15])      # utime, stime, cutime, cstime
+            except (OSError, ValueError, IndexError):
+                pass
+        return total / tick
 
     def _send(self, msg: dict) -> None:
         """Write one request, never blocking past the deadline (a learner that stops reading can not hang us)."""
@@ -366,10 +412,16 @@ class LearnerProcess:
             except BlockingIOError:
                 continue
 
-    def request(self, msg: dict) -> dict:
-        """Send one request and return the reply (a dict with 'ok' or 'raised', 'stdout', ...)."""
+    def request(self, msg: dict, cpu_limit: float | None = None) -> dict:
+        """Send one request and return the reply (a dict with 'ok' or 'raised', 'stdout', ...).
+
+        cpu_limit: seconds of CPU time the request may use (cpu_seconds, read from outside); past it the
+        process is stopped and LearnerOverBudget raised. The reply's "cpu" is what the request used."""
         start = time.monotonic()
         self.deadline = start + self.left
+        cpu_start = self.cpu_seconds() if cpu_limit is not None else 0.0
+        if cpu_limit is not None:
+            self._cpu_limit, self._cpu_stop = float(cpu_limit), cpu_start + float(cpu_limit)
         try:
             self._send(msg)
             reply = wire.read_message(self.proc.stdout.fileno(), hook=self._decode, wait=self._wait_readable)
@@ -379,6 +431,7 @@ class LearnerProcess:
             raise LearnerDied(f"the exercise's process sent something that is not a reply ({e})") from None
         finally:
             self.left -= time.monotonic() - start
+            self._cpu_stop = None
         if not isinstance(reply, dict) or not ("ok" in reply or "raised" in reply):
             raise LearnerDied("the exercise's process sent something that is not a reply")
         out = reply.get("stdout")
@@ -386,6 +439,10 @@ class LearnerProcess:
             self._printed = (self._printed + clean_text(out[-4 * STDOUT_TAIL:], 4 * STDOUT_TAIL))[-(STDOUT_TAIL + 1):]
         if isinstance(reply.get("raised"), dict):
             reply["raised"] = clean_raised(reply["raised"])
+        if cpu_limit is not None:
+            reply["cpu"] = self.cpu_seconds() - cpu_start
+            if reply["cpu"] > cpu_limit:                     # it answered between two looks: still over
+                raise LearnerOverBudget(reply["cpu"])
         return reply
 
     def _death(self) -> str:

@@ -7,6 +7,17 @@ the specific symptom appears. The variants themselves live in `wrong.py`.
 from __future__ import annotations
 
 MISTAKES: dict[str, str] = {
+    "numerical_gradient": (
+        "This gradient was computed numerically, not derived: on the large inputs the grader measures, your "
+        "backward took the CPU time of hundreds of forward passes. Finite differences, a complex step "
+        "(f(x + ih).imag / h), dual numbers or a batch of perturbed forwards all need one forward pass per "
+        "input entry they perturb, and they are exact enough to pass on small inputs. A derived backward "
+        "reuses the forward's intermediate results and costs about as much as a forward pass or two. Derive "
+        "the formula by the chain rule (the docstring states it), then write it with array operations; use "
+        "your finite differences only to check it. If you did derive it, the cost is Python loops over single "
+        "entries: loops over a batch or over rows are fine, but a loop for every entry of a matrix product is "
+        "hundreds of times slower than one matrix product or one sum over an axis."
+    ),
     "modifies_input": (
         "Your function wrote into an array it was given (an in-place operation: an augmented assignment, a slice "
         "assignment or a copy into an argument). The caller still owns that array and uses it afterwards: "

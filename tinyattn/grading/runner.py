@@ -68,8 +68,8 @@ def grade_exercise(ex_id: str, files: dict[str, str], origin: str, seed: int, ti
     proc = None
     try:
         proc = LearnerProcess(isolation, timeout, hide, library)
-        result = _judge(ex, proc, files, origin, seed, lambda budget: LearnerProcess(
-            isolation, timeout, hide, library, as_budget=budget))
+        result = _judge(ex, proc, files, origin, seed, lambda budget, alone=False: LearnerProcess(
+            isolation, timeout, hide, library, as_budget=budget or None, alone=alone))
     except LearnerTimeout:
         result = _verdict("timeout", "finishes in time",
                           f"still running after {timeout:g} s and stopped: look for an infinite loop "
@@ -110,7 +110,7 @@ def _judge(ex, proc: LearnerProcess, files: dict[str, str], origin: str, seed: i
     # inputs come from a private generator: fresh for each seed, and out of reach of the learner's code
     rng = np.random.default_rng([seed, int(ex.id[2:])])
     session = Session(learner=proc, path=origin, rng=rng,
-                      fresh_learner=lambda budget: _fresh(fresh(budget), ex, files, origin))
+                      fresh_learner=lambda budget, alone=False: _fresh(fresh(budget, alone), ex, files, origin))
     try:
         checks_pkg.load(ex.id).run(session)
     except (LearnerTimeout, LearnerDied):

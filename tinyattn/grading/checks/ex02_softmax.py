@@ -6,11 +6,12 @@ import numpy as np
 
 from tinyattn.gradcheck import numerical_grad
 
-from ..checkkit import (CheckFailed, Session, as_array, distinct, expect_close, expect_dtype, expect_exact,
-                        huge_logit_rows)
+from ..checkkit import (CheckFailed, Session, as_array, call_derived, distinct, expect_close, expect_dtype,
+                        expect_exact, huge_logit_rows)
 from ..oracle import ref, wrong
 
 FORWARD, BACKWARD = "softmax", "softmax_backward"
+COST_SHAPE = (512, 64)       # a numerical gradient perturbs 32768 entries; the honest variants cost <= 40 forwards
 
 
 def backward_variants(y, dy, axis) -> dict:
@@ -69,6 +70,14 @@ def run(s: Session) -> None:
         exact = ref.softmax_backward(y4, g4, -1)
         got = s.call("softmax_backward", y4, g4)
         expect_close(got, exact, "dx", backward_variants(y4, g4, -1), inputs=(y4, g4))
+        expect_exact([(got, exact, "dx")])
+    with s.check("softmax_backward costs a few forward passes, not one per entry (derived, not numerical)",
+                 BACKWARD):
+        xc, gc = rng.standard_normal(COST_SHAPE) * 2.0, rng.standard_normal(COST_SHAPE)
+        yc = ref.softmax(xc, -1)
+        got = call_derived(s, BACKWARD, lambda: ref.softmax(xc, -1), (yc, gc))
+        exact = ref.softmax_backward(yc, gc, -1)
+        expect_close(got, exact, "dx", backward_variants(yc, gc, -1), inputs=(yc, gc))
         expect_exact([(got, exact, "dx")])
     with s.check("softmax_backward agrees with finite differences of YOUR softmax", BACKWARD):
         # needs no recorded answer: your two functions must agree with each other on fresh inputs

@@ -6,10 +6,11 @@ are NOT causal (an arbitrary (T, S) pattern in cross-attention, a padding mask b
 (B, 1, S)), so an answer that ignores the mask or assumes a causal one is named."""
 import numpy as np
 
-from ..checkkit import Session, as_tuple, distinct, expect_each, expect_exact
+from ..checkkit import Session, as_tuple, call_derived, distinct, expect_each, expect_exact
 from ..oracle import ref, wrong
 
 NAMES = ("dQ", "dK", "dV")
+COST_B, COST_T, COST_D = 2, 64, 128    # dK alone needs T * d = 8192 perturbed forwards; honest variants <= 54
 
 
 def check_grads(s: Session, Q, K, V, dout, mask=None) -> None:
@@ -29,6 +30,19 @@ def check_exact(s: Session, Q, K, V, dout, mask=None) -> None:
     wrongs = wrong.attention_backward_variants(Q, K, V, dout, mask)
     expect_each([(got[i], exact[i], name, {mid: [v[i] for v in outs] for mid, outs in wrongs.items()},
                   dict(rtol=1e-5, atol=1e-7, inputs=(Q, K, V, dout)[i:i + 1])) for i, name in enumerate(NAMES)])
+    expect_exact([(got[i], exact[i], name) for i, name in enumerate(NAMES)])
+
+
+def check_cost(s: Session, mask=None) -> None:
+    """A derived backward costs a few forwards; a numerical one (even one that perturbs a whole batch, row
+    or column at once) needs one forward per entry of K at least. Measured, then checked exactly."""
+    B, T, d = COST_B, COST_T, COST_D
+    Q, K, V, dout = (s.rng.standard_normal((B, T, d)) for _ in range(4))
+    args = (Q, K, V, dout) if mask is None else (Q, K, V, dout, mask)
+    got = as_tuple(call_derived(s, "attention_backward", lambda: ref.attention_out(Q, K, V, mask), args), 3,
+                   "attention_backward")
+    exact = ref.attention_grads_exact(*args)
+    expect_each([(got[i], exact[i], name, None, dict(rtol=1e-5, atol=1e-7)) for i, name in enumerate(NAMES)])
     expect_exact([(got[i], exact[i], name) for i, name in enumerate(NAMES)])
 
 
@@ -60,6 +74,8 @@ def run(s: Session) -> None:
                  "attention_backward"):
         Q, K, V, dout = (rng.standard_normal((B, n, m)) for n, m in ((T, d), (S, d), (S, dv), (T, dv)))
         check_exact(s, Q, K, V, dout)
+    with s.check("costs a few forward passes, not one per entry (derived, not numerical)", "attention_backward"):
+        check_cost(s)
 
     T2, S2 = distinct(rng, 2, 3, 7)
     with s.check("gradients with a causal mask", "masks"):
@@ -77,3 +93,5 @@ def run(s: Session) -> None:
     with s.check("with an arbitrary mask: exact to float64 rounding", "masks"):
         Q, K, V, dout = (rng.standard_normal((B, n, m)) for n, m in ((T2, d), (S2, d), (S2, dv), (T2, dv)))
         check_exact(s, Q, K, V, dout, any_mask(rng, T2, S2))
+    with s.check("with a mask: costs a few forward passes, not one per entry", "masks"):
+        check_cost(s, any_mask(rng, COST_T, COST_T))

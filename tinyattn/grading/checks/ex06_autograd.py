@@ -6,7 +6,11 @@ import numpy as np
 from tinyattn.gradcheck import numerical_grad
 
 from ..oracle import ref, wrong
-from ..checkkit import CheckFailed, Session, as_tuple, distinct, expect_close, expect_each, expect_exact
+from ..checkkit import CheckFailed, Session, as_tuple, call_derived, distinct, expect_close, expect_each, \
+    expect_exact
+
+# C = A @ B: a numerical gradient needs one forward per inner index at least (2 * COST_K); honest <= 22
+COST_B, COST_H, COST_N, COST_K = 2, 3, 16, 4096
 
 
 def check_unbroadcast(s: Session, grad: np.ndarray, shape: tuple) -> None:
@@ -70,6 +74,16 @@ def run(s: Session) -> None:
         dC = rng.standard_normal((B, H, i, m))
         exact = ref.matmul_grads_exact(A, Bm, dC)
         dA, dB = as_tuple(s.call("matmul_backward", A, Bm, dC), 2, "matmul_backward")
+        explain_broadcast(A, Bm, dC, dA, dB)
+        expect_each([(dA, exact[0], "dA", None, {}), (dB, exact[1], "dB", None, {})])
+        expect_exact([(dA, exact[0], "dA"), (dB, exact[1], "dB")])
+    with s.check("matmul_backward costs a few forward passes, not one per entry (derived, not numerical)",
+                 "matmul_backward"):
+        A = rng.standard_normal((COST_B, 1, COST_N, COST_K))
+        Bm = rng.standard_normal((COST_H, COST_K, COST_N))
+        dC = rng.standard_normal((COST_B, COST_H, COST_N, COST_N))
+        dA, dB = as_tuple(call_derived(s, "matmul_backward", lambda: A @ Bm, (A, Bm, dC)), 2, "matmul_backward")
+        exact = ref.matmul_grads_exact(A, Bm, dC)
         explain_broadcast(A, Bm, dC, dA, dB)
         expect_each([(dA, exact[0], "dA", None, {}), (dB, exact[1], "dB", None, {})])
         expect_exact([(dA, exact[0], "dA"), (dB, exact[1], "dB")])

@@ -5,9 +5,10 @@ import numpy as np
 from tinyattn.gradcheck import numerical_grad
 
 from ..oracle import ref, wrong
-from ..checkkit import Session, as_array, as_tuple, distinct, expect_close, expect_each, expect_exact
+from ..checkkit import Session, as_array, as_tuple, call_derived, distinct, expect_close, expect_each, expect_exact
 
 NAMES = ("dx", "dh0", "dW_xh", "dW_hh", "db")
+COST = (32, 24, 32, 64)      # B, T, D, H: W_hh alone needs H * H = 4096 perturbed forwards; honest <= 17
 
 
 def params(rng, B, T, D, H):
@@ -39,6 +40,15 @@ def run(s: Session) -> None:
         hs, dhs = ref.rnn_forward(*p), rng.standard_normal((B, T, H))
         exact = ref.rnn_grads_exact(*p, dhs)
         got = as_tuple(s.call("rnn_backward", *p, hs, dhs), 5, "rnn_backward")
+        expect_each([(got[i], exact[i], name, None, dict(inputs=p[i:i + 1])) for i, name in enumerate(NAMES)])
+        expect_exact([(got[i], exact[i], name) for i, name in enumerate(NAMES)])
+    with s.check("rnn_backward costs a few forward passes, not one per entry (derived, not numerical)",
+                 "rnn_backward"):
+        p = params(rng, *COST)
+        hs, dhs = ref.rnn_forward(*p), rng.standard_normal(COST[:2] + COST[3:])
+        got = as_tuple(call_derived(s, "rnn_backward", lambda: ref.rnn_forward(*p), (*p, hs, dhs)), 5,
+                       "rnn_backward")
+        exact = ref.rnn_grads_exact(*p, dhs)
         expect_each([(got[i], exact[i], name, None, dict(inputs=p[i:i + 1])) for i, name in enumerate(NAMES)])
         expect_exact([(got[i], exact[i], name) for i, name in enumerate(NAMES)])
     with s.check("rnn_backward agrees with finite differences of YOUR rnn_forward", "rnn_backward"):

@@ -31,7 +31,8 @@ def _openblas() -> tuple:
     import numpy  # noqa: F401 - its BLAS is what gets mapped
     try:
         with open("/proc/self/maps") as f:
-            paths = sorted({line.split()[-1] for line in f if "blas" in line.lower() and ".so" in line})
+            paths = sorted({line.split(None, 5)[5].strip() for line in f  # (the path: field 6 to the end, spaces and all)
+                             if "blas" in line.lower() and ".so" in line and len(line.split(None, 5)) == 6})
     except OSError:
         return ()
     found = []

@@ -16,7 +16,7 @@ import numpy as np
 
 from .. import checks, promotion
 from ..tensor import Function, Tensor
-from .functional_conv import _crop, _fold, _tuple, _windows
+from .functional_conv import _conv_inputs, _crop, _fold, _tuple, _windows
 from .module import Module, Parameter
 
 __all__ = ["ConvTranspose1d", "ConvTranspose2d", "ConvTranspose3d", "conv_transpose1d", "conv_transpose2d",
@@ -62,17 +62,7 @@ class ConvTransposeNd(Function):
 
 
 def _conv_transpose(nd: int, input, weight, bias, stride, padding, output_padding, groups, dilation, who) -> Tensor:
-    for name, t in (("input", input), ("weight", weight)):
-        if not isinstance(t, Tensor):
-            raise TypeError(f"{who}: {name} must be a Tensor, got {type(t).__name__}")
-    if weight.ndim != nd + 2:
-        raise RuntimeError(f"{who}: weight must be {nd + 2}-D (in_channels, out_channels/groups, "
-                           f"{', '.join('k' * nd)}), got shape {tuple(weight.shape)}")
-    if input.ndim not in (nd + 1, nd + 2):
-        raise RuntimeError(f"{who}: Expected {nd + 1}D (unbatched) or {nd + 2}D (batched) input, but got input of "
-                           f"size: {list(input.shape)}")
-    unbatched = input.ndim == nd + 1
-    x = input.unsqueeze(0) if unbatched else input  # (N, C_in, *S)
+    x, unbatched = _conv_inputs(nd, input, weight, who, "in_channels, out_channels/groups")  # (N, C_in, *S)
     stride, dilation = _tuple(stride, nd, "stride", who), _tuple(dilation, nd, "dilation", who)
     pad, out_pad = _tuple(padding, nd, "padding", who), _tuple(output_padding, nd, "output_padding", who)
     if not isinstance(groups, (int, np.integer)) or groups < 1 or weight.shape[0] % groups:

@@ -95,19 +95,25 @@ class ConvNd(Function):
         return dx, dw, db
 
 
-def _conv(nd: int, input, weight, bias, stride, padding, dilation, groups, who: str) -> Tensor:
-    """Check everything once, then run ConvNd; a (C, *S) input without a batch dim is accepted."""
+def _conv_inputs(nd: int, input, weight, who: str, channels: str = "out_channels, in_channels/groups") -> tuple:
+    """The one check of a convolution's tensors (and a transposed one's, whose weight is (in, out/groups, *k)):
+    (input as (N, C, *S), whether it came without its batch dim)."""
     for name, t in (("input", input), ("weight", weight)):
         if not isinstance(t, Tensor):
             raise TypeError(f"{who}: {name} must be a Tensor, got {type(t).__name__}")
     if weight.ndim != nd + 2:
-        raise RuntimeError(f"{who}: weight must be {nd + 2}-D (out_channels, in_channels/groups, "
+        raise RuntimeError(f"{who}: weight must be {nd + 2}-D ({channels}, "
                            f"{', '.join('k' * nd)}), got shape {tuple(weight.shape)}")
     if input.ndim not in (nd + 1, nd + 2):
         raise RuntimeError(f"{who}: Expected {nd + 1}D (unbatched) or {nd + 2}D (batched) input, but got input of "
                            f"size: {list(input.shape)}")
     unbatched = input.ndim == nd + 1
-    x = input.unsqueeze(0) if unbatched else input  # (N, C, *S)
+    return (input.unsqueeze(0) if unbatched else input), unbatched  # (N, C, *S)
+
+
+def _conv(nd: int, input, weight, bias, stride, padding, dilation, groups, who: str) -> Tensor:
+    """Check everything once, then run ConvNd; a (C, *S) input without a batch dim is accepted."""
+    x, unbatched = _conv_inputs(nd, input, weight, who)  # (N, C, *S)
     K = tuple(weight.shape[2:])
     stride, dilation = _tuple(stride, nd, "stride", who), _tuple(dilation, nd, "dilation", who)
     if not isinstance(groups, (int, np.integer)) or groups < 1 or weight.shape[0] % groups:

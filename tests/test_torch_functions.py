@@ -147,3 +147,20 @@ def test_sum_and_mean_take_numpys_axis_as_another_name_for_dim():
     np.testing.assert_allclose(x.grad.numpy(), np.full((2, 3), 1 / 3))
     with pytest.raises(TypeError, match=r"sum\(\) got both dim=0 and axis=1; they are one argument"):
         x.sum(0, axis=1)
+
+
+def test_reductions_take_the_tensor_by_its_keyword_input():
+    """torch.sum(input=x, dim=1) and torch.max(input=a, other=b) are PyTorch calls too: the tensor is a
+    keyword like any other (the reductions' axis=/keepdims= wrapper once named it self, so input= failed)."""
+    x = torch.tensor([[1.0, 5.0, 2.0], [4.0, 0.0, 3.0]])
+    other = torch.tensor([3.0, 2.0, 2.5])
+    np.testing.assert_array_equal(torch.sum(input=x, dim=1).numpy(), [8.0, 7.0])
+    np.testing.assert_array_equal(torch.max(input=x, other=other).numpy(), np.maximum(x.numpy(), other.numpy()))
+    values, indices = torch.min(input=x, dim=1)
+    assert values.tolist() == [1.0, 0.0] and indices.tolist() == [0, 1]
+    np.testing.assert_array_equal(torch.mean(input=x, axis=0, keepdims=True).numpy(), [[2.5, 2.5, 2.5]])
+    assert torch.argmax(input=x).item() == 1 and torch.any(input=x > 4).item()
+    with pytest.raises(TypeError, match=r"sum\(\) got both dim=1 and axis=0; they are one argument"):
+        torch.sum(input=x, dim=1, axis=0)
+    with pytest.raises(TypeError, match=r"mean\(\) got both dim=1 and axis=0; they are one argument"):
+        torch.mean(x, 1, axis=0)

@@ -131,7 +131,7 @@ from .tail_functions import (  # noqa: F401,E402,A004
     addbmm, addcdiv, addcmul, addmv, addr, are_deterministic_algorithms_enabled, argwhere, atleast_1d, atleast_2d,
     atleast_3d, baddbmm, block_diag, broadcast_tensors, broadcast_to, cosine_similarity, diag_embed, diagonal, dist,
     fliplr, flipud, hsplit, inner, is_nonzero, isin, kron, logit, logspace, masked_select, moveaxis, movedim, mv, nanmean,
-    pairwise_distance, scatter, scatter_add, take_along_dim, tensor_split, tensordot, tile, use_deterministic_algorithms,
+    pairwise_distance, scatter, scatter_add, scatter_reduce, take_along_dim, tensor_split, tensordot, tile, use_deterministic_algorithms,
     vdot, vsplit,
 )
 from .tail_functions import range_inclusive as range  # noqa: F401,E402,A004
@@ -142,7 +142,7 @@ __all__ += [
             "column_stack", "cosine_similarity", "diag", "diag_embed", "diagonal", "dist", "dstack", "erfinv",
             "fliplr", "flipud", "get_num_threads", "hann_window", "hsplit", "hstack", "inner", "is_nonzero", "isin",
             "kron", "lerp", "logit", "logspace", "masked_select", "moveaxis", "movedim", "mv", "nanmean",
-            "pairwise_distance", "ravel", "scatter", "scatter_add", "searchsorted", "set_num_threads",
+            "pairwise_distance", "ravel", "scatter", "scatter_add", "scatter_reduce", "searchsorted", "set_num_threads",
             "set_printoptions", "std_mean", "take", "take_along_dim", "tensor_split", "tensordot", "tile",
             "unflatten", "use_deterministic_algorithms", "var_mean", "vdot", "vsplit", "vstack"
 ]

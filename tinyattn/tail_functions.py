@@ -344,9 +344,11 @@ def masked_select(input, mask, *, out=None) -> Tensor:
 
 
 def scatter(input, dim: int, index, src=None, value=None, *, reduce=None) -> Tensor:
-    if reduce is not None:
-        raise NotImplementedError("scatter: reduce= is not supported here; use scatter_add or index_add")
-    return _t(input).scatter(dim, index, value if src is None else src)
+    return _t(input).scatter(dim, index, value if src is None else src, reduce=reduce)
+
+
+def scatter_reduce(input, dim: int, index, src, reduce: str, *, include_self: bool = True) -> Tensor:
+    return _t(input).scatter_reduce(dim, index, src, reduce, include_self=include_self)
 
 
 def scatter_add(input, dim: int, index, src) -> Tensor:
@@ -486,6 +488,6 @@ __all__ += ["addbmm", "addcdiv", "addcmul", "addmv", "addr", "are_deterministic_
             "atleast_1d", "atleast_2d", "atleast_3d", "baddbmm", "block_diag", "broadcast_tensors", "broadcast_to",
             "cosine_similarity", "diag_embed", "diagonal", "dist", "fliplr", "flipud", "hsplit", "inner", "is_nonzero",
             "isin", "kron", "logit", "logspace", "masked_select", "moveaxis", "movedim", "mv", "nanmean",
-            "pairwise_distance", "scatter", "scatter_add", "take_along_dim", "tensor_split", "tensordot", "tile",
+            "pairwise_distance", "scatter", "scatter_add", "scatter_reduce", "take_along_dim", "tensor_split", "tensordot", "tile",
             "use_deterministic_algorithms", "vdot", "vsplit"]
 

@@ -124,19 +124,20 @@ _NUMPY_NAMES = (("axis", "dim"), ("keepdims", "keepdim"))
 def numpy_names(method):
     """Let a reduction take NumPy's names, as PyTorch's do: ``axis=`` for ``dim=`` and ``keepdims=`` for
     ``keepdim=`` (``x.mean(axis=1)``, ``P.sum(1, keepdims=True)``); both names at once is an error."""
-    after_self = list(inspect.signature(method).parameters)[1:]  # the parameters after self (or input)
+    first, *after_self = list(inspect.signature(method).parameters)  # self (or input), then the rest
 
     @functools.wraps(method)
-    def reduction(self, *args, **kwargs):
+    def reduction(*args, **kwargs):  # (no named self: torch.sum(input=x) passes the tensor by keyword)
+        rest = args if first in kwargs else args[1:]  # the positional arguments after self
         for numpy_name, name in _NUMPY_NAMES if kwargs else ():  # (no keywords, the common case: nothing to do)
             if numpy_name in kwargs:
-                given = name in kwargs or name in after_self and len(args) > after_self.index(name)
+                given = name in kwargs or name in after_self and len(rest) > after_self.index(name)
                 if given:
-                    value = kwargs[name] if name in kwargs else args[after_self.index(name)]
+                    value = kwargs[name] if name in kwargs else rest[after_self.index(name)]
                     raise TypeError(f"{method.__name__}() got both {name}={value!r} and "
                                     f"{numpy_name}={kwargs[numpy_name]!r}; they are one argument, pass one")
                 kwargs[name] = kwargs.pop(numpy_name)
-        return method(self, *args, **kwargs)
+        return method(*args, **kwargs)
     return reduction
 
 

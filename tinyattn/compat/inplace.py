@@ -325,12 +325,16 @@ class InplaceMixin:
             return self._inplace("index_fill_", v, region=False) if idx.size else self
         return self._inplace("index_fill_", v, index=(slice(None),) * d + (idx,), region=False)
 
-    def scatter_(self, dim: int, index, src):
+    def scatter_(self, dim: int, index, src=None, *, value=None, reduce=None):
         """Gather's inverse: self[index[i][j]][j] = src[i][j] for dim=0, self[i][index[i][j]] = src[i][j] for dim=1.
 
         ``src`` is a tensor (only its first index.shape entries are read) or a number. Where ``index``
         names one position twice, which value lands there is not defined (as in PyTorch).
+        ``reduce='add'`` or ``'multiply'`` combines instead of writing (compat/scatter.py).
         """
+        src = value if src is None else src
+        if reduce is not None:
+            return self.copy_(self._scatter_reducing(dim, index, src, reduce))
         where = _gather_where(self.shape, dim, index, "scatter_")
         shape = where[_norm_dim(dim, self.ndim, "scatter_")].shape  # index's shape
         if isinstance(src, (autograd.Tensor, np.ndarray, list)):

@@ -17,6 +17,7 @@ from tinyattn.compat.args import (
 )
 from tinyattn.compat.indexing import _gather_where
 from tinyattn.compat.census_tail import CensusTailMixin
+from tinyattn.compat.scatter import ScatterMixin
 from tinyattn.compat.longtail import LongTailMixin
 from tinyattn.compat.views import multi_output
 from tinyattn.compat.ops import (
@@ -61,7 +62,7 @@ def _with_op_input(name: str, method):
     return op
 
 
-class MethodsMixin(LongTailMixin, CensusTailMixin):
+class MethodsMixin(LongTailMixin, CensusTailMixin, ScatterMixin):
     """The rarer methods of Tensor."""
 
     __slots__ = ()
@@ -657,23 +658,11 @@ class MethodsMixin(LongTailMixin, CensusTailMixin):
         order.append(order.pop(d + 1))  # the window dim last
         return x.permute(*order)
 
-    def scatter(self, dim: int, index, src) -> "Tensor":
-        """Out-of-place scatter_: a copy of self with src written at index along dim."""
-        return self.clone().scatter_(dim, index, src)
-
-    def scatter_add(self, dim: int, index, src) -> "Tensor":
-        """A copy of self with each src entry added at its index along dim (repeats add up)."""
-        from tinyattn.compat.scatter import ScatterAdd
-        where = _gather_where(self.shape, dim, index, "scatter_add")
-        shape = where[_norm_dim(dim, self.ndim, "scatter_add")].shape
-        src = src if isinstance(src, autograd.Tensor) else autograd.Tensor._make(np.asarray(_array_of(src)))
-        if src.ndim != len(shape) or any(n > m for n, m in zip(shape, src.shape)):
-            raise ValueError(f"scatter_add: index of shape {shape} needs a src of as many dims, at least as large "
-                             f"in every dim; got src of shape {src.shape}")
-        return ScatterAdd.apply(self, src.to(self.dtype), where=where, shape=shape)
-
-    def scatter_add_(self, dim: int, index, src) -> "Tensor":
-        return self.copy_(self.scatter_add(dim, index, src))
+    def scatter(self, dim: int, index, src=None, *, value=None, reduce=None) -> "Tensor":
+        """Out-of-place scatter_: a copy of self with src (or value) written at index along dim; with
+        ``reduce='add'`` or ``'multiply'``, combined in instead (compat/scatter.py)."""
+        src = value if src is None else src
+        return self.clone().scatter_(dim, index, src) if reduce is None else self._scatter_reducing(dim, index, src, reduce)
 
     def index_copy_(self, dim: int, index, source) -> "Tensor":
         """Write ``source``'s slices along ``dim`` at positions ``index`` (1-D ints): self[:, index] = source (dim=1)."""

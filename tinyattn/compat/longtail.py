@@ -310,7 +310,8 @@ class LongTailMixin:
         if source.ndim:
             where[d] = -1
         spread = np.broadcast_to(idx.reshape(where), source.shape)  # index i along dim d, source's shape
-        return self.scatter_add(d, autograd.Tensor._make(spread), source if alpha == 1 else source * alpha)
+        scaled = source if alpha == 1 else (source * alpha).to(self.dtype)  # (bool * 2 is int64: back to self's dtype)
+        return self.scatter_add(d, autograd.Tensor._make(spread), scaled)
 
     def float_power(self, exponent) -> "Tensor":
         """self ** exponent computed in float64, both sides (PyTorch's float_power)."""

@@ -366,7 +366,7 @@ class Tensor(InplaceMixin, ViewsMixin, ComplexMixin, MethodsMixin):
             else:
                 other = self._lift(other)
             a, b = (other, self) if reverse else (self, other)
-            a, b = (x if x.dtype == dt else x.to(dt) for x in (a, b))
+            a, b = a if a._data.dtype == dt else a.to(dt), b if b._data.dtype == dt else b.to(dt)  # a * 2 8.4 -> 7.7 us
         try:
             out = op.apply(a, b, **constants)
             return out if out._data.dtype == dt else out.to(dt)  # (NumPy's bool ** bool is int8; PyTorch keeps bool)

@@ -50,6 +50,37 @@ def test_a_scalar_takes_the_tensors_dtype_and_an_int_tensor_times_a_float_become
     assert (2.5 - i).tolist() == [1.5, 0.5]
 
 
+@pytest.mark.parametrize("dtype", [np.float16, np.float32, np.float64])
+def test_a_float_tensor_with_a_python_number_keeps_its_dtype_in_every_op_and_order(dtype):
+    x = np.array([[1.5, -2.0], [4.0, 0.5]], dtype=dtype)
+    t = torch.tensor(x)
+    for n in (2, 2.5, 3):
+        for got, want in [(t + n, x + dtype(n)), (n - t, dtype(n) - x), (t * n, x * dtype(n)), (t / n, x / dtype(n)),
+                          (n ** t, dtype(n) ** x), (t // n, x // dtype(n)), (t % n, x % dtype(n))]:
+            assert got.dtype == dtype
+            np.testing.assert_array_equal(got.numpy(), want)
+    zero_d = torch.tensor(dtype(3.0))  # a 0-d tensor with a number: still its own dtype
+    assert (zero_d * 2.5).dtype == dtype and (zero_d * 2.5).item() == 7.5
+
+
+def test_numbers_that_must_take_the_promotion_table():
+    f = torch.tensor([1.0, 2.0], dtype=torch.float32)
+    assert (f + True).dtype == torch.float32 and (f + True).tolist() == [2.0, 3.0]  # a bool is not an int here
+    assert (f ** float("inf")).tolist() == [1.0, float("inf")]  # (not PowConst: a non-finite exponent)
+    i = torch.tensor([1, 2], dtype=torch.int32)
+    assert (i + 1).dtype == torch.int32 and (i * 2.5).dtype == torch.get_default_dtype()
+    assert (torch.tensor([True, False]) + 1).dtype == torch.int64
+    u8 = torch.tensor([0, 1], dtype=torch.uint8)
+    assert (u8 - 1).tolist() == [255, 0]  # wraps, as PyTorch
+    previous = torch.get_default_dtype()
+    torch.set_default_dtype(torch.float64)
+    try:
+        assert (f * 2.5).dtype == torch.float32  # a float tensor keeps its dtype whatever the default
+        assert (i * 2.5).dtype == torch.float64  # an int tensor with a float takes the default
+    finally:
+        torch.set_default_dtype(previous)
+
+
 def test_same_dtype_arithmetic_under_no_grad_records_nothing():
     a, b = leaf([1.0]), leaf([2.0])
     with torch.no_grad():

@@ -355,17 +355,19 @@ class Tensor(InplaceMixin, ViewsMixin, ComplexMixin, MethodsMixin):
         return Tensor(other)
 
     def _binary(self, op, other, reverse=False, **constants) -> "Tensor":
-        if isinstance(other, Tensor) and other._data.dtype == self._data.dtype and self._data.dtype.kind == "f":
-            dt = self._data.dtype  # the common case: nothing to promote, nothing refused
+        if isinstance(other, Tensor) and other._data.dtype == (dt := self._data.dtype) and dt.kind == "f":
+            # the common case: nothing to promote, nothing refused, no generator (a + b 5.2 -> 4.5 us per call)
+            a, b = (other, self) if reverse else (self, other)
         else:  # the one promotion table: u8 - 1 wraps, bool - bool and bool // bool are refused, int / int is float
-            dt = promotion.op_dtype(op.__name__, *((other, self) if reverse else (self, other)))
+            dt = (self._data.dtype if type(other) in (int, float) and self._data.dtype.kind == "f" else  # x * 0.5: x's
+                  promotion.op_dtype(op.__name__, *((other, self) if reverse else (self, other))))  # dtype (a * 2: -17%)
             if isinstance(other, (bool, int, float)):
                 other = Tensor._make(promotion.number_as(other, dt))
                 other._counter = None  # a constant (see _lift)
             else:
                 other = self._lift(other)
-        a, b = (other, self) if reverse else (self, other)
-        a, b = (x if x.dtype == dt else x.to(dt) for x in (a, b))
+            a, b = (other, self) if reverse else (self, other)
+            a, b = a if a._data.dtype == dt else a.to(dt), b if b._data.dtype == dt else b.to(dt)  # (a * 2: -9%)
         try:
             out = op.apply(a, b, **constants)
             return out if out._data.dtype == dt else out.to(dt)  # (NumPy's bool ** bool is int8; PyTorch keeps bool)
@@ -627,16 +629,17 @@ def matmul(a, b) -> Tensor:
     """a @ b with PyTorch/NumPy semantics; a clear error when the inner dims disagree."""
     a = a if isinstance(a, Tensor) else Tensor(a)
     b = b if isinstance(b, Tensor) else Tensor(b)
-    if a.ndim == 0 or b.ndim == 0:
-        raise ValueError(f"matmul: both operands need at least 1 dim, got shapes {a.shape} and {b.shape}")
-    k_a = a.shape[-1]
-    k_b = b.shape[0] if b.ndim == 1 else b.shape[-2]
+    sa, sb = a._data.shape, b._data.shape  # (not .shape: a property call each, 8 of them)
+    if not sa or not sb:
+        raise ValueError(f"matmul: both operands need at least 1 dim, got shapes {sa} and {sb}")
+    k_a, k_b = sa[-1], (sb[0] if len(sb) == 1 else sb[-2])
     if k_a != k_b:
-        raise ValueError(f"matmul: a has shape {a.shape} and b has shape {b.shape}: "
-                         f"a's last dim ({k_a}) must equal b's {'only' if b.ndim == 1 else 'second-to-last'} dim ({k_b})")
+        raise ValueError(f"matmul: a has shape {sa} and b has shape {sb}: "
+                         f"a's last dim ({k_a}) must equal b's {'only' if len(sb) == 1 else 'second-to-last'} dim ({k_b})")
     try:
-        np.broadcast_shapes(a.shape[:-2], b.shape[:-2])
+        if len(sa) > 2 or len(sb) > 2:  # (only batch dims need it: 2-D a @ b 11.0 -> 7.6 us per call)
+            np.broadcast_shapes(sa[:-2], sb[:-2])
     except ValueError:
-        raise ValueError(f"matmul: batch dims of {a.shape} and {b.shape} do not broadcast") from None
+        raise ValueError(f"matmul: batch dims of {sa} and {sb} do not broadcast") from None
     promotion.same_dtype(a, b)  # float32 @ float64 is refused, as in PyTorch
     return MatMul.apply(a, b)

@@ -46,8 +46,10 @@ def _pytorch_index_steps(idx, ndim: int) -> tuple:
     (2, 3, 4) ``x[0, :, [1, 2]]`` is (2, 3) in NumPy and (3, 2) in PyTorch. When ints and arrays are
     mixed, step 1 applies the ints (and slices and None) and step 2 the arrays.
     """
-    items = idx if isinstance(idx, tuple) else (idx,)
-    if not (any(_is_int_index(i) for i in items) and any(isinstance(i, np.ndarray) and i.ndim for i in items)):
+    if not isinstance(idx, tuple):  # one index is never both an int and an array: a[3] 6.6 -> 5.1 us per call
+        return (idx,)
+    items = idx  # (the array test first: basic indexing has none, and it calls nothing; x[:, 3]'s check 3.0 -> 1.0 us)
+    if not (any(isinstance(i, np.ndarray) and i.ndim for i in items) and any(_is_int_index(i) for i in items)):
         return (idx,)
     if sum(i is Ellipsis for i in items) > 1:
         return (idx,)  # NumPy's error says it

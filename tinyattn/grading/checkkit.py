@@ -234,6 +234,8 @@ class Session:
                 raise StudentNotImplemented(msg or f"{label} is not implemented yet")
             if kind == "forbidden":
                 raise ForbiddenImport(msg)
+            if kind == "not_real":            # a complex or object value in a confined exercise (confine.py)
+                raise CheckFailed(f"{label} raised NotReal: {msg}{where}", "not_real")
             if kind == "exit":
                 raise StudentRaised(f"{label} called sys.exit({str(r.get('code'))[:100]}){where}")
             raise StudentRaised(f"{label} raised {names[0]}: {msg}{where}", rebuild_exception(r))

@@ -18,6 +18,13 @@ MISTAKES: dict[str, str] = {
         "entries: loops over a batch or over rows are fine, but a loop for every entry of a matrix product is "
         "hundreds of times slower than one matrix product or one sum over an axis."
     ),
+    "not_real": (
+        "Your code made a complex number or an object array. ex02, ex05, ex06 and ex10 ask for a backward derived "
+        "by the chain rule, which is real arithmetic from start to end; a complex step (f(x + ih).imag / h) or dual "
+        "numbers compute a gradient without deriving it, so these exercises run where no such value can exist. "
+        "Derive the formula (the docstring states it), write it with real arrays, and use your own finite "
+        "differences only to check it."
+    ),
     "modifies_input": (
         "Your function wrote into an array it was given (an in-place operation: an augmented assignment, a slice "
         "assignment or a copy into an argument). The caller still owns that array and uses it afterwards: "

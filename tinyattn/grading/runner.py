@@ -22,6 +22,7 @@ from .text import clean_text
 
 BLOCKED = ALWAYS                       # refused at import time too, in the learner's process
 RULE = NEVER_RULE                      # said after "importing X is not allowed: ", word for word as in the docstrings
+CONFINE = (Path(__file__).resolve().parent / "confine.py").read_text(encoding="utf-8")   # run by the learner's process
 
 
 def submission_files(path: str | Path) -> dict[str, str]:
@@ -95,7 +96,8 @@ def load(proc: LearnerProcess, ex, files: dict[str, str], origin: str) -> dict |
     every weight themselves)."""
     reply = proc.request({"op": "load", "files": files, "main": Path(origin).name,
                           "module": f"submission_{ex.id}", "kind": ex.kind, "blocked": list(BLOCKED),
-                          "rule": RULE, "init_seed": secrets.randbits(63)})
+                          "rule": RULE, "init_seed": secrets.randbits(63),
+                          "confine": CONFINE if ex.real_only else None})
     if "raised" in reply:
         return _load_verdict(reply["raised"] if isinstance(reply["raised"], dict) else {}, origin)
     proc.names = [str(n) for n in reply["ok"]] if isinstance(reply["ok"], list) else []

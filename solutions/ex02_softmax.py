@@ -49,6 +49,8 @@ def softmax_backward(y: np.ndarray, dy: np.ndarray, axis: int = -1) -> np.ndarra
     Math: the Jacobian is dy_i/dx_j = y_i (δ_ij - y_j), so
         dx_j = sum_i dy_i y_i (δ_ij - y_j) = y_j (dy_j - sum_i dy_i y_i).
     The sum runs along `axis` (one sum per softmax slice).
+    The formula needs y alone and holds for any y: it is also graded at a y whose slices do not sum
+    to 1 (no x has that softmax, so differentiating softmax at a preimage x = log y does not pass).
     Graded to float64 rounding: within 1e-12 of the largest entry of the exact gradient. Finite
     differences (numerical_grad) are only good to about 1e-10, so they do not pass: derive it.
     The grader also measures its CPU time on large inputs: a gradient computed numerically

@@ -72,7 +72,8 @@ def test_no_route_makes_a_complex_or_object_array(route):
 
 @pytest.mark.parametrize("code, what", [
     ("y.__class__", ".__class__"), ("f.__globals__", ".__globals__"), ("g.gi_frame.f_back", ".gi_frame"),
-    ("np.exp._f", "._f"), ("y.dtype.type", ".type"), ("x = 1j", "1j"), ("complex(1, 2)", "complex"),
+    ("np.exp._f", "._f"), ("y.dtype.type", ".type"), ("np.ndarray.mro()[1]", ".mro"),
+    ("(x async for x in g).ag_frame", ".ag_frame"), ("x = 1j", "1j"), ("complex(1, 2)", "complex"),
     ("getattr(y, 'astype')", "getattr"), ("eval('1')", "eval"), ("type(y)", "type"), ("open('/tmp/x')", "open"),
     ("__builtins__", "__builtins__"), ("__import__('os')", "__import__"), ("from numpy import _core", "_core"),
     ("class D:\n    def __add__(self, o):\n        return o", "__add__"), ("object", "object"),

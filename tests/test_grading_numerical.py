@@ -36,6 +36,9 @@ NOT_REAL = ("row_complex_step_ex02.py",)
 # every way out of the confinement refused: the routes fail, it returns zeros (wrong, so nothing earned)
 ESCAPES = ("escape_confinement_ex02.py",)
 COST = ("linear_differences_ex06.py",)       # real arithmetic, exact: only its cost gives it away
+# real arithmetic at a preimage x = log y (a 6th-order stencil, one position of every row at once: ~1e-13, and
+# ~480 forwards' worth, under the cost limit): wrong where y is not a softmax output
+PREIMAGE = ("stencil_rows_ex02.py",)
 
 
 def _ex(path: Path):
@@ -65,7 +68,7 @@ def test_every_fixture_is_graded_in_the_sandbox(graded):
 
 def test_every_cheat_is_in_one_group():
     cheats = {f.name for f in FIXTURES if not f.name.startswith("honest")}
-    assert cheats == set(STATIC + NOT_REAL + ESCAPES + COST)
+    assert cheats == set(STATIC + NOT_REAL + ESCAPES + COST + PREIMAGE)
 
 
 def _cheated_part_earns_nothing(r):
@@ -97,6 +100,17 @@ def test_a_complex_array_made_any_other_way_fails_where_it_is_made(graded, name)
 def test_no_way_out_of_the_confinement_gives_a_complex_array(graded, name):
     failed = _cheated_part_earns_nothing(graded[name])
     assert failed and all("got 0, expected" in c["message"] for c in failed), failed     # every route refused
+
+
+@pytest.mark.parametrize("name", PREIMAGE)
+def test_a_gradient_taken_at_a_preimage_of_y_fails_off_the_simplex(graded, name):
+    failed = _cheated_part_earns_nothing(graded[name])
+    # exact to rounding wherever y is a softmax output: the check at a y off the simplex fails, named; the cost
+    # check may stop it too or not (about 480 of the 500 forwards' worth allowed: no margin to rest a verdict on)
+    off = [c for c in failed if c["name"] == "softmax_backward is a formula in y: it holds for a y whose slices do "
+                                            "not sum to 1"]
+    assert off and off[0]["mistake"] == "preimage_gradient" and MISTAKES["preimage_gradient"] in off[0]["message"]
+    assert all(c in off or c["mistake"] == "numerical_gradient" for c in failed), failed
 
 
 @pytest.mark.parametrize("name", COST)

@@ -85,18 +85,22 @@ def _introspection() -> frozenset:
 
     async def coro():
         pass
+
+    async def agen():
+        yield
     c = coro()
     try:
         raise ValueError
     except ValueError as e:
         tb = e.__traceback__
     cell = (lambda: c).__closure__[0]
-    kinds = [sys._getframe(), gen.__code__, gen(), c, tb, cell, gen, gen().__iter__, types.SimpleNamespace]
+    kinds = [sys._getframe(), gen.__code__, gen(), c, agen(), tb, cell, gen, gen().__iter__, types.SimpleNamespace]
     c.close()
     names = {n for k in kinds for n in dir(k) if "_" in n[1:] and not n.startswith("_")}     # f_back, gi_frame
     ordinary = {n for t in (list, dict, set, str, bytes, float, int, tuple) for n in dir(t)}
-    return frozenset(names - ordinary) | {"type"}        # and a dtype's .type: the scalar class, whose call on an
-                                                        # array makes a plain ndarray
+    # and the ways from a value to a class NumPy would make a plain ndarray with: a dtype's .type (the scalar
+    # class) and a class's .mro() (np.ndarray here is the confined class; its .mro()[1] the plain one)
+    return frozenset(names - ordinary) | {"type", "mro"}
 
 
 INTROSPECTION = _introspection()

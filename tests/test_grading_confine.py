@@ -142,3 +142,26 @@ def test_the_solutions_keep_to_the_language_rules():
         if ex.real_only:
             for folder in ("solutions", "exercises"):
                 assert confine.problems((root / folder / ex.filename).read_text()) == [], (folder, ex.id)
+
+
+def test_a_confined_exercise_can_not_import_another_exercises_file(tmp_path):
+    """Another exercise's file is judged by that exercise's rules, not by these: ex01_scores.py may say
+    `x.__class__.__mro__[1]` (the plain ndarray class). ex02 can not import it; its own helpers it can."""
+    import shutil
+    import sys
+    from pathlib import Path
+
+    from tinyattn.grading.exercises import get
+    from tinyattn.grading.grader import grade_file
+    folder = Path(__file__).resolve().parent / "grading_fixtures" / "numerical" / "neighbour"
+    for f in folder.glob("*.py"):
+        shutil.copy(f, tmp_path / f.name)
+    isolation = "sandbox" if sys.platform.startswith("linux") else "process"
+    r = grade_file(tmp_path / "ex02_softmax.py", get("ex02"), 4611686018427392225, 60.0, isolation)
+    assert r.status == "forbidden" and r.points == 0
+    assert "import ex01_scores: This exercise runs confined" in r.checks[0]["message"], r.checks
+    # the same escape moved into a helper file of its own is read by the static rules first
+    (tmp_path / "helpers.py").write_text((folder / "ex01_scores.py").read_text())
+    (tmp_path / "ex02_softmax.py").write_text((folder / "ex02_softmax.py").read_text().replace("ex01_scores", "helpers"))
+    r = grade_file(tmp_path / "ex02_softmax.py", get("ex02"), 4611686018427392225, 60.0, isolation)
+    assert r.status == "forbidden" and "helpers.py, line" in r.checks[0]["message"] and "__class__" in r.checks[0]["message"]

@@ -30,7 +30,7 @@ import types
 REAL_KINDS = "biuf"                 # bool, signed and unsigned integers, floats
 RULE = ("This exercise runs confined to real arithmetic, so its gradient can only be derived: no complex numbers or "
         "object arrays (no 1j, no complex or object dtype); imports: numpy, math, itertools, functools, typing and your "
-        "own files; no name or attribute that begins with an underscore (but __name__ and __init__); no eval, exec, "
+        "own helper files (not another exercise's); no name or attribute that begins with an underscore (but __name__ and __init__); no eval, exec, "
         "getattr, open or type.")
 ALLOWED_DUNDERS = frozenset({"__name__", "__doc__", "__all__", "__init__", "__repr__", "__str__"})
 SAFE_BUILTINS = frozenset({

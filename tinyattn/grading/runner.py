@@ -14,7 +14,7 @@ import numpy as np
 
 from . import checks as checks_pkg
 from .checkkit import ERROR, FORBIDDEN, NOT_IMPLEMENTED, PASSED, CheckResult, Session
-from .exercises import get
+from .exercises import EXERCISES, get
 from .allowed import tensor_library
 from .learner import LearnerDied, LearnerProcess, LearnerTimeout, resolve_isolation
 from .static import ALWAYS, NEVER_RULE
@@ -94,6 +94,9 @@ def load(proc: LearnerProcess, ex, files: dict[str, str], origin: str) -> dict |
     ex08's module initialises its weights from a fresh random salt drawn here for this process:
     nothing derived from the seed of record reaches the learner's code (the checks then write
     every weight themselves)."""
+    if ex.real_only:      # a confined exercise imports no other exercise's file: only its helpers passed its rules
+        files = {name: text for name, text in files.items() if name == Path(origin).name
+                 or name not in {e.filename for e in EXERCISES}}
     reply = proc.request({"op": "load", "files": files, "main": Path(origin).name,
                           "module": f"submission_{ex.id}", "kind": ex.kind, "blocked": list(BLOCKED),
                           "rule": RULE, "init_seed": secrets.randbits(63),

@@ -89,7 +89,8 @@ def test_imports_are_a_whitelist():
             _run(f"import {name}")
     with pytest.raises(ImportError, match="cannot import name 'update_wrapper'"):
         _run("from functools import update_wrapper")        # functools: reduce, partial, lru_cache, cache only
-    ns, _, _ = _run("import math, itertools, functools, typing\nfrom numpy import linalg\nimport helper\n"
+    ns, _, _ = _run("import math, itertools, functools, typing, collections, random, time\nfrom numpy import linalg\n"
+                    "from numpy.typing import NDArray\nimport numpy.typing as npt\nimport helper\n"
                     "x = helper.twice(math.sqrt(4.0))", files={"helper.py": "def twice(v):\n    return 2 * v\n"})
     assert ns["x"] == 4.0
     with pytest.raises(AttributeError):

@@ -9,8 +9,8 @@ In these exercises the learner's code runs where no such array can be made, by a
   begins with an underscore but __name__, __doc__, __all__, __init__, __repr__ and __str__ (no way into
   classes, globals or builtins), no attribute of the interpreter's frames, code, generators, tracebacks or cells
   (INTROSPECTION, read from the interpreter itself), no complex literal, no builtin outside SAFE_BUILTINS;
-* the builtins (in the learner's process): exactly SAFE_BUILTINS, with an `__import__` that gives numpy, math,
-  itertools, functools, typing and the learner's own files, and nothing else;
+* the builtins (in the learner's process): exactly SAFE_BUILTINS, with an `__import__` that gives numpy, the
+  standard modules in STDLIB (their public names that are not modules) and the learner's own helper files;
 * numpy (in the learner's process): a module holding only NUMPY_NAMES (and linalg's LINALG_NAMES), each checked
   on the way out: an array or scalar whose dtype is not bool, integer or float raises NotReal; every array the
   learner's code can hold is a RealArray, which raises NotReal as soon as a new one (a view, `astype`, a ufunc's
@@ -29,8 +29,8 @@ import types
 
 REAL_KINDS = "biuf"                 # bool, signed and unsigned integers, floats
 RULE = ("This exercise runs confined to real arithmetic, so its gradient can only be derived: no complex numbers or "
-        "object arrays (no 1j, no complex or object dtype); imports: numpy, math, itertools, functools, typing and your "
-        "own helper files (not another exercise's); no name or attribute that begins with an underscore (but __name__ and __init__); no eval, exec, "
+        "object arrays (no 1j, no complex or object dtype); imports: numpy, math, itertools, functools, collections, "
+        "random, time, typing and your own helper files (not another exercise's); no name or attribute that begins with an underscore (but __name__ and __init__); no eval, exec, "
         "getattr, open or type.")
 ALLOWED_DUNDERS = frozenset({"__name__", "__doc__", "__all__", "__init__", "__repr__", "__str__"})
 SAFE_BUILTINS = frozenset({
@@ -41,7 +41,8 @@ SAFE_BUILTINS = frozenset({
     "ArithmeticError", "AssertionError", "AttributeError", "Exception", "FloatingPointError", "IndexError",
     "KeyError", "LookupError", "NotImplementedError", "OverflowError", "RuntimeError", "StopIteration", "TypeError",
     "ValueError", "ZeroDivisionError"})
-STDLIB = {"math": None, "itertools": None, "__future__": None,
+STDLIB = {"math": None, "itertools": None, "__future__": None, "collections": None, "random": None, "time": None,
+          "numpy.typing": ("NDArray", "ArrayLike", "DTypeLike"),
           "functools": ("reduce", "partial", "lru_cache", "cache"),
           "typing": ("Any", "Optional", "Union", "Tuple", "List", "Dict", "Sequence", "Iterable", "Callable",
                      "TYPE_CHECKING")}
@@ -286,6 +287,7 @@ def runtime(np, files: dict, exec_file, forbidden=ImportError):
         for n in keep:
             setattr(m, n, getattr(source, n))
         modules[name] = m
+    numpy.typing = modules["numpy.typing"]
     own: dict = {}
 
     def learner_import(name, globals=None, locals=None, fromlist=(), level=0):

@@ -6,8 +6,8 @@ Allowed: NumPy and the Python standard library; nothing from tinyattn (check a g
 own finite differences).
 This exercise runs confined to real arithmetic, so its gradient can only be derived: no complex numbers or
 object arrays (no 1j, no complex or object dtype); imports: numpy, math, itertools, functools, collections,
-random, time, typing and your own helper files (not another exercise's); no name or attribute that begins with
-an underscore (but __name__ and __init__); no eval, exec, getattr, open or type.
+random, time, typing, sys (its streams and exit) and your own helper files (not another exercise's); no name
+or attribute that begins with an underscore (but __name__ and __init__); no eval, exec, getattr, open or type.
 No exercise may import torch, tensorflow, jax, scipy.special or the grader (tinyattn.grading).
 Grade yourself with:  tinyattn grade --only ex02
 """

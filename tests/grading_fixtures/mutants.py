@@ -89,7 +89,7 @@ MUTANTS = [
     ("unstable_softmax", "ex02", [("z = x - x.max(axis=axis, keepdims=True)", "z = x - x.min(axis=axis, keepdims=True)", 1)]),
     ("unstable_softmax", "ex02", [("z = x - x.max(axis=axis, keepdims=True)", "z = x - x.mean(axis=axis, keepdims=True)", 1)]),
     ("unstable_softmax", "ex02", [("z = x - x.max(axis=axis, keepdims=True)", "z = x - x.max()", 1)]),
-    ("unstable_softmax", "ex02", [("    e = np.exp(z)\n", "    e = np.vectorize(__import__('math').exp)(x)\n", 1)]),
+    ("unstable_softmax", "ex02", [("    e = np.exp(z)\n", "    import math\n    e = np.array([math.exp(v) for v in x.ravel().tolist()]).reshape(x.shape)\n", 1)]),
     ("unstable_softmax", "ex04", [("scores = scores - scores.max(axis=-1, keepdims=True)", "scores = scores - scores.min(axis=-1, keepdims=True)", 1)]),
     ("unstable_softmax", "ex04", [("scores = scores - scores.max(axis=-1, keepdims=True)", "scores = scores - scores.mean(axis=-1, keepdims=True)", 1)]),
     ("missing_scale", "ex05", [("scale = 1.0 / math.sqrt(Q.shape[-1])", "scale = 1.0", 1)]),

@@ -430,7 +430,7 @@ class Learner:
                 confine = types.ModuleType("tinyattn_grading_confine")
                 exec(compile(msg["confine"], "confine.py", "exec"), confine.__dict__)
                 safe, self.to_learner, self.from_learner, self.not_real = confine.runtime(
-                    np, msg["files"], lambda name, text, b: self.run_file(types.ModuleType(name), text, b, work),
+                    np, msg["files"], lambda module, text, b: self.run_file(module, text, b, work),
                     ForbiddenImport)
                 module.__dict__["__builtins__"] = safe
             exec(compile(source, self.path, "exec"), module.__dict__)
@@ -442,9 +442,8 @@ class Learner:
     def run_file(self, module, source: str, safe: dict, work: str):
         """One of the learner's own files imported by a confined submission: run with the same builtins."""
         module.__dict__["__builtins__"] = safe
-        module.__file__ = os.path.join(work, module.__name__ + ".py")
+        module.__file__ = os.path.join(work, *module.__name__.split(".")) + ".py"
         exec(compile(source, module.__file__, "exec"), module.__dict__)
-        return module
 
     def describe(self, e: BaseException) -> dict:
         r = describe(e, self.path)

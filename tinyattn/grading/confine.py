@@ -30,7 +30,7 @@ import types
 REAL_KINDS = "biuf"                 # bool, signed and unsigned integers, floats
 RULE = ("This exercise runs confined to real arithmetic, so its gradient can only be derived: no complex numbers or "
         "object arrays (no 1j, no complex or object dtype); imports: numpy, math, itertools, functools, collections, "
-        "random, time, typing and your own helper files (not another exercise's); no name or attribute that begins with an underscore (but __name__ and __init__); no eval, exec, "
+        "random, time, typing, sys (its streams and exit) and your own helper files (not another exercise's); no name or attribute that begins with an underscore (but __name__ and __init__); no eval, exec, "
         "getattr, open or type.")
 ALLOWED_DUNDERS = frozenset({"__name__", "__doc__", "__all__", "__init__", "__repr__", "__str__"})
 SAFE_BUILTINS = frozenset({
@@ -288,24 +288,51 @@ def runtime(np, files: dict, exec_file, forbidden=ImportError):
             setattr(m, n, getattr(source, n))
         modules[name] = m
     numpy.typing = modules["numpy.typing"]
+    import sys as real_sys                       # print(..., file=sys.stderr), sys.exit(): not sys.modules
+    modules["sys"] = types.ModuleType("sys")
+    for n in ("stdout", "stderr", "exit", "float_info", "maxsize", "version_info"):
+        setattr(modules["sys"], n, getattr(real_sys, n))
     own: dict = {}
+
+    def own_module(full):
+        """The learner's own module `full` (a file, or a folder with __init__.py), run once; None if no such file."""
+        if full in own:
+            return own[full]
+        parent = full.rpartition(".")[0]
+        if parent and own_module(parent) is None:
+            return None
+        rel = full.replace(".", "/")
+        for path, package in ((rel + "/__init__.py", full), (rel + ".py", parent)):
+            if path in files:
+                m = own[full] = types.ModuleType(full)
+                m.__package__ = package
+                if package == full:
+                    m.__path__ = []
+                exec_file(m, files[path], safe)
+                if parent:
+                    setattr(own[parent], full.rpartition(".")[2], m)
+                return m
+        return None
 
     def learner_import(name, globals=None, locals=None, fromlist=(), level=0):
         if isinstance(fromlist, list) or any(p.startswith("_") for p in name.split(".") if p != "__future__"):
             # NumPy's C code importing its own private modules while a learner frame runs (fromlist a list): an
             # import statement can name no such module (`problems`) and passes None or a tuple
             return real_import(name, globals, locals, fromlist, level)
-        if level:
-            raise forbidden(f"relative import of {name!r}: import your own files by name (import helpers)")
-        if name in modules:
+        if level:                                 # from . import x, from .core import y: in the learner's package
+            package = (globals or {}).get("__package__") or ""
+            base = package.rsplit(".", level - 1)[0] if level > 1 else package
+            if not base:
+                raise forbidden(f"relative import of {name!r} outside a package of your own files")
+            name = f"{base}.{name}" if name else base
+        elif name in modules:
             return modules[name] if fromlist or "." not in name else modules[name.split(".")[0]]
-        rel = name.replace(".", "/")
-        for path in (rel + ".py", rel + "/__init__.py"):
-            if path in files and "." not in name:
-                if name not in own:
-                    own[name] = exec_file(name, files[path], safe)
-                return own[name]
-        raise forbidden(f"import {name}: " + RULE)
+        module = own_module(name)
+        if module is None:
+            raise forbidden(f"import {name}: " + RULE)
+        for item in fromlist or ():
+            own_module(f"{name}.{item}")          # from package import submodule
+        return module if fromlist else own[name.split(".")[0]]
 
     real_import = builtins.__import__
     safe = {n: getattr(builtins, n) for n in SAFE_BUILTINS}

@@ -3,8 +3,12 @@ Points: 10 in 2 parts, each scored on its own: unbroadcast 4 (after notebook 02)
 (after notebook 02).
 
 Allowed: NumPy and the Python standard library; nothing from tinyattn (check a gradient with your
-own finite differences). No exercise may import torch, tensorflow, jax, scipy.special or the grader
-(tinyattn.grading).
+own finite differences).
+This exercise runs confined to real arithmetic, so its gradient can only be derived: no complex numbers or
+object arrays (no 1j, no complex or object dtype); imports: numpy, math, itertools, functools, collections,
+random, time, typing, sys (its streams and exit) and your own helper files (not another exercise's); no name
+or attribute that begins with an underscore (but __name__ and __init__); no eval, exec, getattr, open or type.
+No exercise may import torch, tensorflow, jax, scipy.special or the grader (tinyattn.grading).
 Grade yourself with:  tinyattn grade --only ex06   (checked against finite differences)
 """
 import numpy as np

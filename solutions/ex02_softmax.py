@@ -3,8 +3,12 @@ Points: 10 in 2 parts, each scored on its own: softmax 5 (after notebook 01), so
 notebook 02).
 
 Allowed: NumPy and the Python standard library; nothing from tinyattn (check a gradient with your
-own finite differences). No exercise may import torch, tensorflow, jax, scipy.special or the grader
-(tinyattn.grading).
+own finite differences).
+This exercise runs confined to real arithmetic, so its gradient can only be derived: no complex numbers or
+object arrays (no 1j, no complex or object dtype); imports: numpy, math, itertools, functools, collections,
+random, time, typing, sys (its streams and exit) and your own helper files (not another exercise's); no name
+or attribute that begins with an underscore (but __name__ and __init__); no eval, exec, getattr, open or type.
+No exercise may import torch, tensorflow, jax, scipy.special or the grader (tinyattn.grading).
 Grade yourself with:  tinyattn grade --only ex02
 """
 import numpy as np
@@ -45,6 +49,8 @@ def softmax_backward(y: np.ndarray, dy: np.ndarray, axis: int = -1) -> np.ndarra
     Math: the Jacobian is dy_i/dx_j = y_i (δ_ij - y_j), so
         dx_j = sum_i dy_i y_i (δ_ij - y_j) = y_j (dy_j - sum_i dy_i y_i).
     The sum runs along `axis` (one sum per softmax slice).
+    The formula needs y alone and holds for any y: it is also graded at a y whose slices do not sum
+    to 1 (no x has that softmax, so differentiating softmax at a preimage x = log y does not pass).
     Graded to float64 rounding: within 1e-12 of the largest entry of the exact gradient. Finite
     differences (numerical_grad) are only good to about 1e-10, so they do not pass: derive it.
     The grader also measures its CPU time on large inputs: a gradient computed numerically

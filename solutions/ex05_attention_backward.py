@@ -2,8 +2,12 @@
 Points: 15 in 2 parts, each scored on its own: attention_backward 10 (after notebook 02), masks 5 (after notebook 04).
 
 Allowed: NumPy and the Python standard library; nothing from tinyattn (check a gradient with your
-own finite differences). No exercise may import torch, tensorflow, jax, scipy.special or the grader
-(tinyattn.grading).
+own finite differences).
+This exercise runs confined to real arithmetic, so its gradient can only be derived: no complex numbers or
+object arrays (no 1j, no complex or object dtype); imports: numpy, math, itertools, functools, collections,
+random, time, typing, sys (its streams and exit) and your own helper files (not another exercise's); no name
+or attribute that begins with an underscore (but __name__ and __init__); no eval, exec, getattr, open or type.
+No exercise may import torch, tensorflow, jax, scipy.special or the grader (tinyattn.grading).
 Grade yourself with:  tinyattn grade --only ex05   (checked against finite differences)
 """
 import math

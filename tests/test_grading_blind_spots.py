@@ -494,7 +494,10 @@ def _fd_backwards(numeric):
 
 COST = "costs a few forward passes, not one per entry (derived, not numerical)"
 # the exact-to-rounding check, then the cost check (central differences fail both), one of each per part
-EXACT_CHECK = {"ex02": ["softmax_backward is the derived formula: exact to float64 rounding", f"softmax_backward {COST}"],
+# (ex02: differentiated at a preimage of y, so also wrong where y is not a softmax output)
+EXACT_CHECK = {"ex02": ["softmax_backward is the derived formula: exact to float64 rounding",
+                        "softmax_backward is a formula in y: it holds for a y whose slices do not sum to 1",
+                        f"softmax_backward {COST}"],
                "ex05": ["the derived formulas: exact to float64 rounding, beyond what finite differences reach", COST,
                         "with an arbitrary mask: exact to float64 rounding",
                         "with a mask: costs a few forward passes, not one per entry"],

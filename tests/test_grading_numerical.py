@@ -1,12 +1,13 @@
 """A gradient computed numerically, not derived, earns nothing in the exercises that ask for the derived
 backward (ex02, ex05, ex06, ex10), and every honest backward, however slow its Python loops, still does.
 
-A complex step, dual numbers or a linear map's finite differences are exact to rounding, so only their
-cost gives them away: one forward pass per input entry. The cost checks measure each backward's CPU
-time in a fresh process that can start no process or thread, from outside (/proc), and allow 500
-reference forward passes (0.25 s at least). Every cheat here costs thousands of forward passes and is
-stopped at the limit; every honest variant measured stays under 75 forward passes, two gradings at once
-(see grading_fixtures/numerical/README.md). The verdicts, not the times, are asserted.
+Two lines. First, these exercises run confined to real arithmetic (grading/confine.py): a complex step or dual
+numbers need a value that is not a real number, and none can exist there: `1j`, `complex`, dunder methods and
+underscores are refused before the code runs (the exercise is `forbidden`), and a complex or object array made
+any other way (a dtype string, Python's `(-1.0) ** 0.5`) raises NotReal, the mistake `not_real`. Second, a real
+numerical gradient (finite differences of a linear map, exact with a step of 1) is stopped by its cost: the
+backward's CPU time is measured in a fresh process that can start no process or thread, from outside (/proc),
+against 500 reference forward passes (0.25 s at least). The verdicts, not the times, are asserted.
 """
 from __future__ import annotations
 
@@ -27,6 +28,17 @@ ISOLATION = "sandbox" if sys.platform.startswith("linux") else "process"
 # the part each cheat computes numerically: it earns nothing, the other part keeps its points
 CHEATED = {"ex02": "softmax_backward", "ex05": None, "ex06": "matmul_backward", "ex10": "rnn_backward"}
 FIXTURES = sorted(HERE.glob("*_ex[0-9][0-9].py"))
+# refused before any of their code runs (a complex literal, `complex`, operator methods, `os._exit`): forbidden
+STATIC = ("complex_step_ex02.py", "complex_step_ex05.py", "complex_step_ex06.py", "complex_step_ex10.py",
+          "batched_step_ex05.py", "dual_numbers_ex10.py", "forked_helper_ex06.py")
+# a complex array made past the static rules: NotReal where it is made (the mistake not_real)
+NOT_REAL = ("row_complex_step_ex02.py",)
+# every way out of the confinement refused: the routes fail, it returns zeros (wrong, so nothing earned)
+ESCAPES = ("escape_confinement_ex02.py",)
+COST = ("linear_differences_ex06.py",)       # real arithmetic, exact: only its cost gives it away
+# real arithmetic at a preimage x = log y (a 6th-order stencil, one position of every row at once: ~1e-13, and
+# ~480 forwards' worth, under the cost limit): wrong where y is not a softmax output
+PREIMAGE = ("stencil_rows_ex02.py",)
 
 
 def _ex(path: Path):
@@ -51,20 +63,60 @@ def graded(tmp_path_factory):
 
 def test_every_fixture_is_graded_in_the_sandbox(graded):
     assert len(graded) == len(FIXTURES) >= 15
-    assert all(r.isolation == ISOLATION for r in graded.values())
+    assert all(r.isolation == ISOLATION for name, r in graded.items() if name not in STATIC)   # (STATIC: never run)
 
 
-@pytest.mark.parametrize("name", [f.name for f in FIXTURES if not f.name.startswith("honest")])
-def test_a_numerical_gradient_earns_nothing(graded, name):
-    r = graded[name]
+def test_every_cheat_is_in_one_group():
+    cheats = {f.name for f in FIXTURES if not f.name.startswith("honest")}
+    assert cheats == set(STATIC + NOT_REAL + ESCAPES + COST + PREIMAGE)
+
+
+def _cheated_part_earns_nothing(r):
     cheated = CHEATED[r.id]
     for part, got, most in r.parts:
         if cheated is None or part == cheated:
             assert got == 0, (part, r.checks)
         else:
             assert got == most, (part, r.checks)           # the honest part keeps its points
+    return [c for c in r.to_json()["checks"] if not c["passed"] and not c.get("advice")]
+
+
+@pytest.mark.parametrize("name", STATIC)
+def test_a_complex_step_or_dual_numbers_are_refused_before_they_run(graded, name):
+    r = graded[name]
+    assert r.status == "forbidden" and r.points == 0, r.checks
+    from tinyattn.grading.confine import RULE
+    assert RULE in r.checks[0]["message"] and "line " in r.checks[0]["message"], r.checks
+
+
+@pytest.mark.parametrize("name", NOT_REAL)
+def test_a_complex_array_made_any_other_way_fails_where_it_is_made(graded, name):
+    failed = _cheated_part_earns_nothing(graded[name])
+    assert failed and all(c["mistake"] == "not_real" and MISTAKES["not_real"] in c["message"]
+                          and "NotReal: complex128 values" in c["message"] for c in failed), failed
+
+
+@pytest.mark.parametrize("name", ESCAPES)
+def test_no_way_out_of_the_confinement_gives_a_complex_array(graded, name):
+    failed = _cheated_part_earns_nothing(graded[name])
+    assert failed and all("got 0, expected" in c["message"] for c in failed), failed     # every route refused
+
+
+@pytest.mark.parametrize("name", PREIMAGE)
+def test_a_gradient_taken_at_a_preimage_of_y_fails_off_the_simplex(graded, name):
+    failed = _cheated_part_earns_nothing(graded[name])
+    # exact to rounding wherever y is a softmax output: the check at a y off the simplex fails, named; the cost
+    # check may stop it too or not (about 480 of the 500 forwards' worth allowed: no margin to rest a verdict on)
+    off = [c for c in failed if c["name"] == "softmax_backward is a formula in y: it holds for a y whose slices do "
+                                            "not sum to 1"]
+    assert off and off[0]["mistake"] == "preimage_gradient" and MISTAKES["preimage_gradient"] in off[0]["message"]
+    assert all(c in off or c["mistake"] == "numerical_gradient" for c in failed), failed
+
+
+@pytest.mark.parametrize("name", COST)
+def test_a_real_numerical_gradient_is_stopped_by_its_cost(graded, name):
+    failed = _cheated_part_earns_nothing(graded[name])
     # named for what it is, with the hint, and only on the cost check: every value it returned was exact
-    failed = [c for c in r.to_json()["checks"] if not c["passed"] and not c.get("advice")]
     assert failed and all(c["mistake"] == "numerical_gradient" and "costs a few forward passes" in c["name"]
                           and MISTAKES["numerical_gradient"] in c["message"] for c in failed), failed
 

@@ -154,7 +154,11 @@ class MultiHeadAttention(nn.Module):
 
 
 def test_a_hand_derived_backward_can_not_borrow_numerical_grad():
-    r = run("ex02", """
+    # ex02 runs confined (confine.py): `import importlib` is refused there before anything runs
+    r = run("ex02", "import importlib\n")
+    assert r["status"] == "forbidden" and "import importlib: This exercise runs confined" in r["checks"][0]["message"]
+    # and in a plain NumPy exercise, the sandbox holds no tinyattn to borrow from
+    r = run("ex01", """
 import importlib
 numerical_grad = importlib.import_module("tinyattn.gradcheck").numerical_grad
 def softmax(x, axis=-1):

@@ -52,7 +52,7 @@ def tampered(tmp_path_factory):
 
 # without namespaces (macOS, Docker) the learner's process can read files, so these hold only in the
 # sandbox: reading the references or solutions, importing an installed framework, reading /proc
-NEEDS_SANDBOX = {"reach_answers_ex13.py", "framework_ex02.py", "seed_hunter_ex13.py"}
+NEEDS_SANDBOX = {"reach_answers_ex13.py", "framework_ex11.py", "seed_hunter_ex13.py"}
 
 
 @pytest.fixture(scope="module")
@@ -86,7 +86,7 @@ def unchecked(tmp_path_factory):
     """The submissions that hide their imports, graded WITHOUT the static check: the sandbox alone."""
     from tinyattn.grading.runner import grade_exercise
     out = {}
-    for name in ("reach_answers_ex13.py", "framework_ex02.py"):
+    for name in ("reach_answers_ex13.py", "framework_ex11.py"):
         ex = get(name[-7:-3])
         out[name] = grade_exercise(ex.id, {ex.filename: (TAMPER / name).read_text()}, f"/x/{ex.filename}", SEED,
                                    TIMEOUT, ISOLATION)
@@ -94,7 +94,7 @@ def unchecked(tmp_path_factory):
 
 
 def test_hidden_imports_are_refused_before_they_run(tampered):
-    for name in ("reach_answers_ex13.py", "framework_ex02.py"):
+    for name in ("reach_answers_ex13.py", "framework_ex11.py"):
         r = tampered[name]
         assert r.status == "forbidden" and "computed name" in r.checks[0]["message"], r.checks
 
@@ -115,7 +115,7 @@ def test_reaching_the_answers_finds_nothing(unchecked):
 
 @pytest.mark.skipif(ISOLATION != "sandbox", reason="without namespaces the learner's process reads files")
 def test_a_framework_can_not_be_imported_even_without_the_guard(unchecked):
-    r = unchecked["framework_ex02.py"]
+    r = unchecked["framework_ex11.py"]
     assert r["status"] == "error" and "No module named 'scipy'" in r["checks"][0]["message"], r["checks"]
 
 

@@ -12,7 +12,7 @@ import pytest
 from tinyattn.gradcheck import numerical_grad
 from tinyattn.grading import EXERCISES, MISTAKES, references as ref, wrong
 from tinyattn.grading import checks as checks_pkg
-from tinyattn.grading.checkkit import (MUTATION_MISTAKE, NUMERICAL_MISTAKE, CheckFailed, Session, StudentNotImplemented, StudentRaised, diagnose,
+from tinyattn.grading.checkkit import (MUTATION_MISTAKE, NOT_REAL_MISTAKE, NUMERICAL_MISTAKE, CheckFailed, Session, StudentNotImplemented, StudentRaised, diagnose,
                                        expect_close, expect_mask, huge_logit_rows, large_logits)
 from tinyattn.grading.exercises import get
 from tinyattn.grading.grader import ExerciseResult, GradeReport, SEED_ENV, grade_file, resolve_seed
@@ -50,7 +50,7 @@ def test_every_mistake_id_named_in_the_checks_is_registered():
             if isinstance(node, ast.Constant) and isinstance(node.value, str) and re.fullmatch(r"[a-z]+(_[a-z0-9]+)+", node.value):
                 named.add(node.value)
     # (checkkit names the ones any check can find: an input written into, a gradient computed numerically)
-    assert named - functions | {MUTATION_MISTAKE, NUMERICAL_MISTAKE} == set(MISTAKES)
+    assert named - functions | {MUTATION_MISTAKE, NUMERICAL_MISTAKE, NOT_REAL_MISTAKE} == set(MISTAKES)
 
 
 def test_every_exercise_has_a_checks_module():

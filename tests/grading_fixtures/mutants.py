@@ -13,17 +13,23 @@ MUTANTS = [
     ("numerical_gradient", "ex06", [(
         "    dA = dC @ np.swapaxes(B, -1, -2)     # (..., n, m) @ (..., m, k) -> (..., n, k)\n"
         "    dB = np.swapaxes(A, -1, -2) @ dC     # (..., k, n) @ (..., n, m) -> (..., k, m)\n",
-        "    def numeric(f, x):                   # a complex step, one entry at a time: exact, and costly\n"
-        "        g = np.zeros(x.shape)\n"
+        "    def numeric(f, x):                   # central differences with a step of 1, one entry at a time:\n"
+        "        g = np.zeros(x.shape)            # exact for a linear map, and costly\n"
         "        for i in np.ndindex(*x.shape):\n"
-        "            z = x.astype(complex)\n"
-        "            z[i] += 1e-30j\n"
-        "            g[i] = np.sum(f(z) * dC).imag / 1e-30\n"
+        "            e = np.zeros(x.shape)\n"
+        "            e[i] = 1.0\n"
+        "            g[i] = (np.sum(f(x + e) * dC) - np.sum(f(x - e) * dC)) / 2\n"
         "        return g\n"
         "    dA, dB = numeric(lambda a: a @ B, A), numeric(lambda b: A @ b, B)\n", 1)]),
     ("softmax_wrong_axis", "ex02", [("z = x - x.max(axis=axis, keepdims=True)", "z = x - x.max(axis=0, keepdims=True)", 1),
                                     ("e.sum(axis=axis, keepdims=True)", "e.sum(axis=0, keepdims=True)", 1)]),
     ("softmax_backward_missing_term", "ex02", [("return y * (dy - inner)", "return y * dy", 1)]),
+    # a complex value in a confined exercise (the derived backwards run real arithmetic only)
+    ("not_real", "ex02", [("return y * (dy - inner)", "return (y * (dy - inner)).astype(\"complex128\").real", 1)]),
+    # right on the simplex only: renormalising y, as a gradient taken at a preimage x = log y does
+    ("preimage_gradient", "ex02", [("    inner = (dy * y).sum(axis=axis, keepdims=True)\n",
+                                    "    y = y / y.sum(axis=axis, keepdims=True)\n"
+                                    "    inner = (dy * y).sum(axis=axis, keepdims=True)\n", 1)]),
     ("mask_inverted_future_leak", "ex03", [("return np.tril(", "return np.triu(", 1)]),
     ("mask_excludes_diagonal", "ex03", [("np.tril(np.ones((T, T), dtype=bool))", "np.tril(np.ones((T, T), dtype=bool), k=-1)", 1)]),
     ("mask_fill_zero", "ex03", [("np.array(-np.inf, dtype=scores.dtype)", "np.array(0.0, dtype=scores.dtype)", 1)]),
@@ -83,7 +89,7 @@ MUTANTS = [
     ("unstable_softmax", "ex02", [("z = x - x.max(axis=axis, keepdims=True)", "z = x - x.min(axis=axis, keepdims=True)", 1)]),
     ("unstable_softmax", "ex02", [("z = x - x.max(axis=axis, keepdims=True)", "z = x - x.mean(axis=axis, keepdims=True)", 1)]),
     ("unstable_softmax", "ex02", [("z = x - x.max(axis=axis, keepdims=True)", "z = x - x.max()", 1)]),
-    ("unstable_softmax", "ex02", [("    e = np.exp(z)\n", "    e = np.vectorize(__import__('math').exp)(x)\n", 1)]),
+    ("unstable_softmax", "ex02", [("    e = np.exp(z)\n", "    import math\n    e = np.array([math.exp(v) for v in x.ravel().tolist()]).reshape(x.shape)\n", 1)]),
     ("unstable_softmax", "ex04", [("scores = scores - scores.max(axis=-1, keepdims=True)", "scores = scores - scores.min(axis=-1, keepdims=True)", 1)]),
     ("unstable_softmax", "ex04", [("scores = scores - scores.max(axis=-1, keepdims=True)", "scores = scores - scores.mean(axis=-1, keepdims=True)", 1)]),
     ("missing_scale", "ex05", [("scale = 1.0 / math.sqrt(Q.shape[-1])", "scale = 1.0", 1)]),

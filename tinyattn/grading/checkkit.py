@@ -234,6 +234,8 @@ class Session:
                 raise StudentNotImplemented(msg or f"{label} is not implemented yet")
             if kind == "forbidden":
                 raise ForbiddenImport(msg)
+            if kind == "not_real":            # a complex or object value in a confined exercise (confine.py)
+                raise CheckFailed(f"{label} raised NotReal: {msg}{where}", NOT_REAL_MISTAKE)
             if kind == "exit":
                 raise StudentRaised(f"{label} called sys.exit({str(r.get('code'))[:100]}){where}")
             raise StudentRaised(f"{label} raised {names[0]}: {msg}{where}", rebuild_exception(r))
@@ -503,6 +505,7 @@ def expect_exact(items: list[tuple[Any, np.ndarray, str]]) -> None:
 # (finite differences, complex step, dual numbers, a vectorised batch of perturbed forwards) costs one
 # forward per input entry it perturbs, thousands on the inputs the cost checks use. What is measured
 # is CPU time, from outside the learner's code: load on the machine stretches wall time, not this.
+NOT_REAL_MISTAKE = "not_real"    # a complex or object value made in a confined exercise (confine.py)
 DERIVED_COST = 500          # forward passes' worth of CPU time a backward call may use
 COST_FLOOR = 0.25           # seconds: below this the limit is never set (/proc counts in 10 ms ticks)
 NUMERICAL_MISTAKE = "numerical_gradient"

@@ -36,6 +36,7 @@ class Exercise:
     functions: tuple[str, ...]   # the names the file must define
     parts: tuple[Part, ...]      # scored separately; one part: all or nothing
     kind: str = "numpy"          # "numpy": plain NumPy in/out; "module": built on tinyattn.nn (ex08)
+    real_only: bool = False      # a derived backward: runs confined to real arithmetic (confine.py)
 
     @property
     def points(self) -> int:
@@ -84,15 +85,15 @@ def _one(name: str, points: int, after: int) -> tuple[Part, ...]:
 EXERCISES: tuple[Exercise, ...] = (
     Exercise("ex01", "ex01_scores.py", "attention scores", ("attention_scores",), _one("attention_scores", 5, 1)),
     Exercise("ex02", "ex02_softmax.py", "stable softmax and its backward", ("softmax", "softmax_backward"),
-             (Part("softmax", 5, 1), Part("softmax_backward", 5, 2))),
+             (Part("softmax", 5, 1), Part("softmax_backward", 5, 2)), real_only=True),
     Exercise("ex03", "ex03_masks.py", "causal masks", ("causal_mask", "apply_mask"),
              (Part("causal_mask", 2, 4), Part("apply_mask", 3, 4))),
     Exercise("ex04", "ex04_attention.py", "scaled dot-product attention", ("attention",),
              (Part("attention", 6, 1), Part("masks", 4, 4))),
     Exercise("ex05", "ex05_attention_backward.py", "attention backward", ("attention_backward",),
-             (Part("attention_backward", 10, 2), Part("masks", 5, 4))),
+             (Part("attention_backward", 10, 2), Part("masks", 5, 4)), real_only=True),
     Exercise("ex06", "ex06_autograd.py", "unbroadcast and matmul backward", ("unbroadcast", "matmul_backward"),
-             (Part("unbroadcast", 4, 2), Part("matmul_backward", 6, 2))),
+             (Part("unbroadcast", 4, 2), Part("matmul_backward", 6, 2)), real_only=True),
     Exercise("ex07", "ex07_heads.py", "split and merge heads", ("split_heads", "merge_heads"),
              (Part("split_heads", 3, 5), Part("merge_heads", 2, 5))),
     Exercise("ex08", "ex08_multihead.py", "a MultiHeadAttention module", ("MultiHeadAttention",),
@@ -100,7 +101,7 @@ EXERCISES: tuple[Exercise, ...] = (
     Exercise("ex09", "ex09_positional.py", "sinusoidal positional encoding", ("sinusoidal_encoding",),
              _one("sinusoidal_encoding", 5, 5)),
     Exercise("ex10", "ex10_rnn.py", "RNN forward and backprop through time", ("rnn_forward", "rnn_backward"),
-             (Part("rnn_forward", 5, 6), Part("rnn_backward", 10, 6))),
+             (Part("rnn_forward", 5, 6), Part("rnn_backward", 10, 6)), real_only=True),
     Exercise("ex11", "ex11_gqa.py", "grouped-query attention", ("repeat_kv", "gqa_attention"),
              (Part("repeat_kv", 3, 8), Part("gqa_attention", 7, 8))),
     Exercise("ex12", "ex12_flash.py", "flash attention forward", ("flash_attention_forward",),

@@ -18,6 +18,21 @@ MISTAKES: dict[str, str] = {
         "entries: loops over a batch or over rows are fine, but a loop for every entry of a matrix product is "
         "hundreds of times slower than one matrix product or one sum over an axis."
     ),
+    "preimage_gradient": (
+        "Your softmax_backward gives the gradient of softmax at a point x whose softmax is y / sum(y), not the "
+        "formula in y: it is right whenever y is a softmax output, and wrong for a y whose slices do not sum to 1. "
+        "The backward of softmax needs y alone and its formula (the docstring states it) holds for any y: a layer "
+        "saves its output y, and may be handed one that rounding or a mixed precision moved off the simplex. Do not "
+        "renormalise y or rebuild an input from log(y) and differentiate softmax there (by finite differences, a "
+        "complex step or dual numbers): derive the formula and write it in y and dy."
+    ),
+    "not_real": (
+        "Your code made a complex number or an object array. ex02, ex05, ex06 and ex10 ask for a backward derived "
+        "by the chain rule, which is real arithmetic from start to end; a complex step (f(x + ih).imag / h) or dual "
+        "numbers compute a gradient without deriving it, so these exercises run where no such value can exist. "
+        "Derive the formula (the docstring states it), write it with real arrays, and use your own finite "
+        "differences only to check it."
+    ),
     "modifies_input": (
         "Your function wrote into an array it was given (an in-place operation: an augmented assignment, a slice "
         "assignment or a copy into an argument). The caller still owns that array and uses it afterwards: "

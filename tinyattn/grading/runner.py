@@ -14,7 +14,7 @@ import numpy as np
 
 from . import checks as checks_pkg
 from .checkkit import ERROR, FORBIDDEN, NOT_IMPLEMENTED, PASSED, CheckResult, Session
-from .exercises import get
+from .exercises import EXERCISES, get
 from .allowed import tensor_library
 from .learner import LearnerDied, LearnerProcess, LearnerTimeout, resolve_isolation
 from .static import ALWAYS, NEVER_RULE
@@ -22,6 +22,7 @@ from .text import clean_text
 
 BLOCKED = ALWAYS                       # refused at import time too, in the learner's process
 RULE = NEVER_RULE                      # said after "importing X is not allowed: ", word for word as in the docstrings
+CONFINE = (Path(__file__).resolve().parent / "confine.py").read_text(encoding="utf-8")   # run by the learner's process
 
 
 def submission_files(path: str | Path) -> dict[str, str]:
@@ -93,9 +94,13 @@ def load(proc: LearnerProcess, ex, files: dict[str, str], origin: str) -> dict |
     ex08's module initialises its weights from a fresh random salt drawn here for this process:
     nothing derived from the seed of record reaches the learner's code (the checks then write
     every weight themselves)."""
+    if ex.real_only:      # a confined exercise imports no other exercise's file: only its helpers passed its rules
+        files = {name: text for name, text in files.items() if name == Path(origin).name
+                 or name not in {e.filename for e in EXERCISES}}
     reply = proc.request({"op": "load", "files": files, "main": Path(origin).name,
                           "module": f"submission_{ex.id}", "kind": ex.kind, "blocked": list(BLOCKED),
-                          "rule": RULE, "init_seed": secrets.randbits(63)})
+                          "rule": RULE, "init_seed": secrets.randbits(63),
+                          "confine": CONFINE if ex.real_only else None})
     if "raised" in reply:
         return _load_verdict(reply["raised"] if isinstance(reply["raised"], dict) else {}, origin)
     proc.names = [str(n) for n in reply["ok"]] if isinstance(reply["ok"], list) else []

@@ -8,6 +8,7 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
+from . import confine
 from .exercises import Exercise, in_tensor_library
 
 NEVER_RULE = "No exercise may import torch, tensorflow, jax, scipy.special or the grader (tinyattn.grading)."
@@ -42,7 +43,7 @@ IMPORT_FUNCS = {"__import__", "import_module"}
 
 def rule(ex: Exercise) -> str:
     """The import rule of `ex`, as its docstring states it."""
-    return MODULE_RULE if ex.kind == "module" else NUMPY_RULE
+    return MODULE_RULE if ex.kind == "module" else NUMPY_RULE + (" " + confine.RULE if ex.real_only else "")
 
 
 def _under(name: str, prefixes) -> str | None:
@@ -141,4 +142,6 @@ def check_source(source: str, ex: Exercise, filename: str = "<submission>") -> l
                 flag(node, f"{fname}(...) with a computed name: import modules by name (an import statement)")
             elif fname in ("getattr", "hasattr") and len(literal) >= 1 and literal[0] in FORBIDDEN_ATTRS:
                 flag(node, f"getattr(..., {literal[0]!r}) reaches tinyattn's own attention code or the grader")
+    if ex.real_only:                          # the language rules of a confined exercise (confine.py)
+        return [f"line {line}: {why}" for line, why in sorted(problems)] + confine.problems(source, filename)
     return [f"line {line}: {why}" for line, why in sorted(problems)]

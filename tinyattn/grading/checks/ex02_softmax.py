@@ -71,6 +71,18 @@ def run(s: Session) -> None:
         got = s.call("softmax_backward", y4, g4)
         expect_close(got, exact, "dx", backward_variants(y4, g4, -1), inputs=(y4, g4))
         expect_exact([(got, exact, "dx")])
+    with s.check("softmax_backward is a formula in y: it holds for a y whose slices do not sum to 1", BACKWARD):
+        # no x has softmax(x) = y here: a gradient found by differentiating softmax at a preimage of y (x = log y,
+        # by finite differences, a complex step or dual numbers, however few forwards it batches them into)
+        # answers for y / sum(y) instead; the derived formula needs y alone
+        y5, g5 = rng.uniform(0.05, 1.0, (A, B, C)), rng.standard_normal((A, B, C))
+        exact = ref.softmax_backward(y5, g5, -1)
+        got = s.call("softmax_backward", y5, g5)
+        normalised = y5 / y5.sum(axis=-1, keepdims=True)
+        expect_close(got, exact, "dx", {**backward_variants(y5, g5, -1),
+                                        "preimage_gradient": [ref.softmax_backward(normalised, g5, -1)]},
+                     inputs=(y5, g5))
+        expect_exact([(got, exact, "dx")])
     with s.check("softmax_backward costs a few forward passes, not one per entry (derived, not numerical)",
                  BACKWARD):
         xc, gc = rng.standard_normal(COST_SHAPE) * 2.0, rng.standard_normal(COST_SHAPE)

@@ -464,3 +464,52 @@ def test_a_seed_of_record_is_drawn_from_the_os_and_a_small_one_is_refused(monkey
     with pytest.raises(ValueError, match="references are installed"):
         resolve_seed(None, of_record=True)
     assert resolve_seed(None) in oracle.FIXTURE_SEEDS
+
+
+# ---- recorded answers: found by where the call is made, checked against its inputs to a tolerance --------------
+
+def test_recorded_answers_are_found_by_place_and_refused_for_other_inputs(monkeypatch, tmp_path):
+    """A student release looks an answer up by (seed, check, function, how many calls before), so arguments that
+    another CPU rounded differently still find it; inputs that differ by more than rounding raise FixtureMissing."""
+    from tinyattn.grading import oracle
+    rng = np.random.default_rng([11, 6])
+    x = rng.standard_normal((3, 4))
+    with oracle.record() as calls:
+        oracle.begin(np.random.default_rng([11, 6]))
+        oracle.enter("a check")
+        first = oracle.ref.softmax(x, -1)
+        second = oracle.ref.softmax(2 * x, -1)               # the same function again: the 2nd call there
+        oracle.enter("after a check")
+        after = oracle.ref.softmax(x, 0)
+    oracle.save(calls, tmp_path / "ex99.npz")
+    monkeypatch.setattr(oracle, "live", lambda: False)
+    monkeypatch.setattr(oracle, "FIXTURE_DIR", tmp_path)
+    monkeypatch.setattr(oracle._State, "tables", {})
+    oracle.use_exercise("ex99")
+    rounded_elsewhere = x * (1 + 2.0 ** -52 * rng.choice([-1, 0, 1], x.shape))  # a last bit off, as on another CPU
+    oracle.begin(np.random.default_rng([11, 6]))
+    oracle.enter("a check")
+    np.testing.assert_array_equal(oracle.ref.softmax(rounded_elsewhere, -1), first)
+    np.testing.assert_array_equal(oracle.ref.softmax(2 * rounded_elsewhere, -1), second)
+    oracle.enter("after a check")
+    np.testing.assert_array_equal(oracle.ref.softmax(x, 0), after)
+    oracle.begin(np.random.default_rng([11, 6]))
+    oracle.enter("a check")
+    with pytest.raises(oracle.FixtureMissing, match="differ from the recorded ones"):
+        oracle.ref.softmax(x + 1e-3, -1)                      # other inputs: never another input's answer
+    with pytest.raises(oracle.FixtureMissing, match="differ from the recorded ones"):
+        oracle.ref.softmax(x, 0)                              # the 2nd call there was softmax(2x, -1): not these inputs
+    oracle.begin(np.random.default_rng([22, 6]))              # another seed: nothing recorded for it
+    oracle.enter("a check")
+    with pytest.raises(oracle.FixtureMissing, match="hold no references.softmax"):
+        oracle.ref.softmax(x, -1)
+
+
+def test_fingerprints_tolerate_rounding_and_nothing_more():
+    from tinyattn.grading.oracle import _fingerprint, _same
+    a = np.random.default_rng(0).standard_normal((50, 7))
+    assert _same(_fingerprint([a, 3, "x"]), _fingerprint([a * (1 + 1e-15), 3, "x"]))
+    assert _same(_fingerprint([np.array([np.nan, np.inf, 1.0])]), _fingerprint([np.array([np.nan, np.inf, 1.0])]))
+    for other in ([a[:, :6], 3, "x"], [a.astype(np.float32), 3, "x"], [a + 1e-6, 3, "x"], [a, 4, "x"], [a, 3, "y"],
+                  [a * (1 + 1e-6), 3, "x"]):
+        assert not _same(_fingerprint(other), _fingerprint([a, 3, "x"]))

@@ -189,6 +189,35 @@ print(json.dumps(out))
     assert [g for g in got if g[2]] == []
 
 
+# ---- another CPU: the answers were recorded with one machine's kernels, the student grades with another's ----
+
+# NumPy's SIMD kernels and OpenBLAS's kernel are chosen per CPU (and the BLAS's results depend on its threads):
+# switching this machine's off gives the last bits another machine would. The release in `student` was
+# recorded with whatever this process runs; the grading below runs with the others.
+OTHER_KERNELS = {"OPENBLAS_CORETYPE": "Prescott", "NPY_DISABLE_CPU_FEATURES": "X86_V3", "OPENBLAS_NUM_THREADS": "1"}
+
+
+def test_recorded_answers_are_found_on_another_cpus_kernels(student, tmp_path):
+    """Every solution earns full marks at every recorded seed when the student's NumPy and BLAS compute other
+    last bits than the instructor's did (a Classroom runner against the laptop the release was built on). The
+    answers are found by where each call is made, not by its arguments' bits: ex06's wrong-variant calls take
+    dC @ B.T, which another BLAS kernel rounds differently, and once found no recorded answer there."""
+    repo = tmp_path / "repo"
+    shutil.copytree(student, repo)
+    for ex in EXERCISES:
+        shutil.copy(ROOT / "solutions" / ex.filename, repo / "exercises" / ex.filename)
+    here = {k: os.environ.get(k) for k in OTHER_KERNELS}
+    other = {k: None for k in OTHER_KERNELS} if any(here.values()) else OTHER_KERNELS  # (CI runs both ways)
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "TINYATTN_GRADE_SEED", *OTHER_KERNELS)}
+    env.update({k: v for k, v in other.items() if v is not None}, PYTHONWARNINGS="ignore")
+    for seed in SEEDS:
+        proc = subprocess.run([sys.executable, "-m", "tinyattn", "grade", "--seed", str(seed)], cwd=repo, env=env,
+                              capture_output=True, text=True, timeout=600)
+        assert proc.returncode == 0 and "FixtureMissing" not in proc.stdout, proc.stdout[-3000:]
+        total = sum(ex.points for ex in EXERCISES)
+        assert f"total {total}/{total}" in proc.stdout, proc.stdout[-3000:]
+
+
 # ---- the Classroom workflow in the command grader's stripped environment -------------------------------------
 
 def test_classroom_steps_pass_in_a_stripped_environment(student, tmp_path):

@@ -20,6 +20,7 @@ from typing import Any
 
 import numpy as np
 
+from . import oracle
 from .meter import forward_seconds, one_blas_thread
 from .text import clean_line
 
@@ -141,6 +142,9 @@ class Session:
     overflow_mistake: str | None = None
     part: str | None = None             # the part the running check scores (see `check`)
 
+    def __post_init__(self) -> None:
+        oracle.begin(self.rng)          # a student release finds its recorded answers by seed and check
+
     # ---- calling the learner ---------------------------------------------------------------
     def fn(self, name: str):
         if self.learner is not None:
@@ -252,6 +256,7 @@ class Session:
         part: the exercise part the check scores (exercises.Part.name; None in a one-part exercise)."""
         self.part = part
         before = len(self.mutations)
+        oracle.enter(name)
         try:
             yield
             if len(self.mutations) > before:
@@ -277,6 +282,7 @@ class Session:
             self.results.append(CheckResult(name, PASSED, part=part))
         finally:
             self.part = None
+            oracle.enter(f"after {name}")  # (calls between checks: however many this one made)
 
     def finish(self) -> list[CheckResult]:
         """Append the 'inputs not modified' summary (once the learner's code ran at all). Each check in

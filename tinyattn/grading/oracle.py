@@ -6,9 +6,13 @@ or `wrong.attention_variants(...)` through the two proxies below, which have two
 * **live** (the instructor's repository): the call runs the real function, for any seed.
 * **fixtures** (the student release, which ships neither file): the answer is looked up in
   `fixtures/exNN.npz`, recorded at release time by running every check at `FIXTURE_SEEDS`.
-  Each recorded call is keyed by a digest of its function name and arguments, so the lookup
-  does not depend on which checks ran before: the inputs come from the seeded generator, so
-  the same seed gives the same arrays, bit for bit, and the same digests.
+  Each recorded call is keyed by WHERE it is made: the session's seed, the check it is made in
+  (``Session.check`` tells ``enter``), the function and how many calls of it that check made
+  before. Not by the arguments' bits: an argument the check computes (``dC @ B.T``, ``y / y.sum()``)
+  comes out a few ulps apart on another CPU, another BLAS kernel or another thread count, and a
+  student grading on a Classroom runner must find the answers recorded on the instructor's laptop.
+  The arguments are still checked, to a tolerance far above rounding (``_fingerprint``): inputs that
+  differ (another NumPy drawing other numbers for the seed) fail loudly, never with another call's answer.
 
 A `wrong.*` call never raises: a variant that can not be computed on these inputs matches
 nothing (None). Checks compute every oracle value before judging (not only on a failure path),
@@ -59,36 +63,7 @@ def recorded_seed(seed: int | None, env: str = "") -> int | None:
     return int(seed)
 
 
-# ---- digests and (de)serialisation without pickle -----------------------------------------------
-
-def _feed(h, obj: Any) -> None:
-    if isinstance(obj, np.ndarray):
-        a = np.ascontiguousarray(obj)
-        h.update(f"A{a.dtype.str}{a.shape}".encode())
-        h.update(a.tobytes())
-    elif isinstance(obj, (tuple, list)):
-        h.update(f"L{len(obj)}(".encode())
-        for o in obj:
-            _feed(h, o)
-        h.update(b")")
-    elif isinstance(obj, dict):
-        h.update(f"D{len(obj)}(".encode())
-        for k in sorted(obj):
-            h.update(repr(k).encode())
-            _feed(h, obj[k])
-        h.update(b")")
-    elif isinstance(obj, np.generic):
-        _feed(h, np.asarray(obj))
-    else:                                   # None, bool, int, float, str: repr is exact
-        h.update(f"S{type(obj).__name__}:{obj!r};".encode())
-
-
-def digest(module: str, name: str, args: tuple, kwargs: dict) -> str:
-    h = hashlib.sha256(f"{module}.{name}".encode())
-    _feed(h, list(args))
-    _feed(h, dict(kwargs))
-    return h.hexdigest()[:24]
-
+# ---- (de)serialisation without pickle ----------------------------------------------------------------
 
 def _encode(obj: Any, arrays: list[np.ndarray]) -> Any:
     """A JSON skeleton of obj; arrays go to `arrays` and are referenced by index."""
@@ -121,9 +96,61 @@ def _decode(skel: Any, arrays) -> Any:
 # ---- the back ends ---------------------------------------------------------------------------------
 
 class _State:
-    recording: dict[str, Any] | None = None      # digest -> result, while `record` runs
+    recording: dict[str, Any] | None = None      # key -> {"out": result, "args": fingerprint}, while `record` runs
     tables: dict[str, Any] = {}                  # exercise id -> opened npz (fixtures mode)
     exercise: str | None = None                  # whose fixtures a lookup reads
+    place: tuple = ("", "start")                 # (the session's seed, the check being run): see `enter`
+    calls: dict = {}                             # (place, function) -> calls made there so far
+
+
+def begin(rng) -> None:
+    """A new session (one exercise at one seed): its seed is read from its generator's seed sequence."""
+    _State.place, _State.calls = (repr(getattr(getattr(rng, "bit_generator", None), "seed_seq", None)
+                                       and rng.bit_generator.seed_seq.entropy), "start"), {}
+
+
+def enter(label: str) -> None:
+    """The oracle calls that follow are made in the check (or after the check) called `label`."""
+    _State.place = (_State.place[0], label)
+
+
+def _place_key(function: str) -> str:
+    """The key of this call: where it is made, and how many calls of `function` were made there before."""
+    n = _State.calls[_State.place, function] = _State.calls.get((_State.place, function), -1) + 1
+    h = hashlib.sha256(f"{function}|{_State.place[0]}|{_State.place[1]}|{n}".encode())
+    return h.hexdigest()[:24]
+
+
+def _fingerprint(obj: Any) -> Any:
+    """What an argument must still be at lookup: an array's shape, dtype, largest |x|, sum of |x| and its first
+    and last 8 entries; a number or a string itself (compared by `_same`, to a tolerance far above rounding)."""
+    if isinstance(obj, (np.ndarray, np.generic)):
+        a = np.asarray(obj)
+        flat = a.reshape(-1).astype(np.complex128 if a.dtype.kind == "c" else np.float64)
+        finite = np.where(np.isfinite(flat), np.abs(flat), 0.0) if flat.size else np.zeros(1)
+        return {"shape": list(a.shape), "dtype": a.dtype.str,
+                "v": np.concatenate([[finite.max(), finite.sum()], flat[:8], flat[-8:]])}
+    if isinstance(obj, (tuple, list)):
+        return [_fingerprint(o) for o in obj]
+    if isinstance(obj, dict):
+        return {str(k): _fingerprint(v) for k, v in sorted(obj.items())}
+    return obj if obj is None or isinstance(obj, (bool, int, float, str)) else repr(obj)
+
+
+def _same(now: Any, then: Any) -> bool:
+    """Whether fingerprints agree: exactly in shapes, dtypes, ints and strings; within 1e-8 of the largest |x|
+    (and of themselves) in values, NaN as NaN. Rounding on another CPU is ~1e-16; other inputs differ at ~1."""
+    if isinstance(now, dict) and isinstance(then, dict) and "v" in now and "v" in then:
+        v, w = np.asarray(now["v"]), np.asarray(then["v"])
+        return (now["shape"] == list(then["shape"]) and now["dtype"] == then["dtype"] and v.shape == w.shape
+                and bool(np.allclose(v, w, rtol=1e-8, atol=1e-8 * float(np.abs(w[0])), equal_nan=True)))
+    if isinstance(now, (list, tuple)) and isinstance(then, (list, tuple)):
+        return len(now) == len(then) and all(_same(a, b) for a, b in zip(now, then))
+    if isinstance(now, dict) and isinstance(then, dict):
+        return now.keys() == then.keys() and all(_same(now[k], then[k]) for k in now)
+    if isinstance(now, float) and isinstance(then, (int, float)) and not isinstance(then, bool):
+        return bool(np.isclose(now, then, rtol=1e-12, atol=0.0, equal_nan=True))
+    return now == then
 
 
 def use_exercise(ex_id: str) -> None:
@@ -131,7 +158,7 @@ def use_exercise(ex_id: str) -> None:
     _State.exercise = ex_id
 
 
-def _lookup(key: str, what: str) -> Any:
+def _lookup(key: str, what: str, args: Any) -> Any:
     ex = _State.exercise
     if ex not in _State.tables:
         path = FIXTURE_DIR / f"{ex}.npz"
@@ -143,8 +170,12 @@ def _lookup(key: str, what: str) -> Any:
     if f"{key}.json" not in table.files:
         raise FixtureMissing(f"the recorded answers hold no {what} for these inputs (grade with one of the "
                              f"recorded seeds: {', '.join(map(str, FIXTURE_SEEDS))})")
-    skel = json.loads(bytes(table[f"{key}.json"]).decode())
-    return _decode(skel, lambda i: table[f"{key}.{i}"])
+    skel, names = json.loads(bytes(table[f"{key}.json"]).decode())
+    entry = _decode(skel, lambda i: table[f"b.{names[i]}"])
+    if not _same(_fingerprint(args), entry["args"]):
+        raise FixtureMissing(f"the inputs of {what} differ from the recorded ones (more than rounding): this copy "
+                             "of NumPy draws other numbers for the seed than the one the answers were recorded with")
+    return entry["out"]
 
 
 class _Proxy:
@@ -170,12 +201,12 @@ class _Proxy:
         def call(*args, **kwargs):
             if _State.recording is None and live():
                 return self._live(name, args, kwargs)
-            key = digest(self._module, name, args, kwargs)
+            key = _place_key(f"{self._module}.{name}")
             if _State.recording is not None:
                 out = self._live(name, args, kwargs)
-                _State.recording[key] = out
+                _State.recording[key] = {"out": out, "args": _fingerprint([list(args), kwargs])}
                 return out
-            return _lookup(key, f"{self._module}.{name}")
+            return _lookup(key, f"{self._module}.{name}", [list(args), kwargs])
 
         call.__name__ = name
         return call
@@ -203,9 +234,12 @@ def save(calls: dict[str, Any], path: Path) -> None:
     out: dict[str, np.ndarray] = {}
     for key, result in calls.items():
         arrays: list[np.ndarray] = []
-        skel = _encode(result, arrays)
-        out[f"{key}.json"] = np.frombuffer(json.dumps(skel).encode(), dtype=np.uint8)
-        for i, a in enumerate(arrays):
-            out[f"{key}.{i}"] = a
+        skel = json.dumps(_encode(result, arrays))
+        names = []
+        for a in arrays:  # each distinct array once: checks ask for the same answer at many places
+            h = hashlib.sha256(f"{a.dtype.str}{a.shape}".encode() + np.ascontiguousarray(a).tobytes()).hexdigest()[:24]
+            out[f"b.{h}"] = a
+            names.append(h)
+        out[f"{key}.json"] = np.frombuffer(json.dumps([json.loads(skel), names]).encode(), dtype=np.uint8)
     path.parent.mkdir(parents=True, exist_ok=True)
     np.savez_compressed(path, **out)

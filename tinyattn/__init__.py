@@ -146,6 +146,11 @@ __all__ += [
             "set_printoptions", "std_mean", "take", "take_along_dim", "tensor_split", "tensordot", "tile",
             "unflatten", "use_deterministic_algorithms", "var_mean", "vdot", "vsplit", "vstack"
 ]
+# order statistics, scans and masked writes (tinyattn/compat/statistics.py, compat/scans_and_writes.py)
+from .tail_functions import (  # noqa: F401,E402
+    logcumsumexp, masked_scatter, mode, nan_to_num_, nanmedian, nanquantile, quantile, rot90,
+)
+__all__ += ["logcumsumexp", "masked_scatter", "mode", "nan_to_num_", "nanmedian", "nanquantile", "quantile", "rot90"]
 from . import accelerator  # noqa: F401,E402  (torch.accelerator: no accelerator, as a CPU-only PyTorch)
 
 _DEPRECATED_FLAGS = {"has_mps": (False, "torch.backends.mps.is_built()"),

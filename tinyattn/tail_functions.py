@@ -491,3 +491,27 @@ __all__ += ["addbmm", "addcdiv", "addcmul", "addmv", "addr", "are_deterministic_
             "pairwise_distance", "scatter", "scatter_add", "scatter_reduce", "take_along_dim", "tensor_split", "tensordot", "tile",
             "use_deterministic_algorithms", "vdot", "vsplit"]
 
+
+
+# order statistics, scans and masked writes (their Tensor methods: compat/statistics.py, compat/scans_and_writes.py)
+def quantile(input, q, dim=None, keepdim: bool = False, *, interpolation: str = "linear", out=None) -> Tensor:  # noqa: A002
+    if out is not None:
+        raise TypeError("quantile: out= is not supported (tinyattn returns a new tensor)")
+    return _t(input).quantile(q, dim, keepdim, interpolation=interpolation)
+
+
+def nanquantile(input, q, dim=None, keepdim: bool = False, *, interpolation: str = "linear", out=None) -> Tensor:  # noqa: A002
+    if out is not None:
+        raise TypeError("nanquantile: out= is not supported (tinyattn returns a new tensor)")
+    return _t(input).nanquantile(q, dim, keepdim, interpolation=interpolation)
+
+
+def nanmedian(input, dim=None, keepdim: bool = False): return _t(input).nanmedian(dim, keepdim)  # noqa: A002,E704
+def mode(input, dim: int = -1, keepdim: bool = False): return _t(input).mode(dim, keepdim)  # noqa: A002,E704
+def logcumsumexp(input, dim: int) -> Tensor: return _t(input).logcumsumexp(dim)  # noqa: A002,E704
+def rot90(input, k: int = 1, dims=(0, 1)) -> Tensor: return _t(input).rot90(k, dims)  # noqa: A002,E704
+def masked_scatter(input, mask, source) -> Tensor: return _t(input).masked_scatter(mask, source)  # noqa: A002,E704
+
+
+def nan_to_num_(input, nan: float = 0.0, posinf=None, neginf=None) -> Tensor:  # noqa: A002
+    return input.nan_to_num_(nan, posinf, neginf)

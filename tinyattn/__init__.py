@@ -148,9 +148,11 @@ __all__ += [
 ]
 # order statistics, scans and masked writes (tinyattn/compat/statistics.py, compat/scans_and_writes.py)
 from .tail_functions import (  # noqa: F401,E402
-    logcumsumexp, masked_scatter, mode, nan_to_num_, nanmedian, nanquantile, quantile, rot90,
+    combinations, histc, logcumsumexp, masked_scatter, mode, nan_to_num_, nanmedian, nanquantile, quantile, renorm,
+    rot90, trapz, unique_consecutive,
 )
-__all__ += ["logcumsumexp", "masked_scatter", "mode", "nan_to_num_", "nanmedian", "nanquantile", "quantile", "rot90"]
+__all__ += ["combinations", "histc", "logcumsumexp", "masked_scatter", "mode", "nan_to_num_", "nanmedian", "nanquantile",
+            "quantile", "renorm", "rot90", "trapz", "unique_consecutive"]
 from . import accelerator  # noqa: F401,E402  (torch.accelerator: no accelerator, as a CPU-only PyTorch)
 
 _DEPRECATED_FLAGS = {"has_mps": (False, "torch.backends.mps.is_built()"),

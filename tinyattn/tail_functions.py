@@ -515,3 +515,35 @@ def masked_scatter(input, mask, source) -> Tensor: return _t(input).masked_scatt
 
 def nan_to_num_(input, nan: float = 0.0, posinf=None, neginf=None) -> Tensor:  # noqa: A002
     return input.nan_to_num_(nan, posinf, neginf)
+def renorm(input, p: float, dim: int, maxnorm: float) -> Tensor: return _t(input).renorm(p, dim, maxnorm)  # noqa: A002,E704
+def histc(input, bins: int = 100, min: float = 0, max: float = 0) -> Tensor: return _t(input).histc(bins, min, max)  # noqa: A002,E704
+
+
+def unique_consecutive(input, return_inverse: bool = False, return_counts: bool = False, dim=None):  # noqa: A002
+    return _t(input).unique_consecutive(return_inverse, return_counts, dim)
+
+
+def combinations(input, r: int = 2, with_replacement: bool = False) -> Tensor:  # noqa: A002
+    """Every r-element combination of a 1-D tensor's entries, one per row: (n choose r, r), in
+    itertools.combinations' order (with_replacement: combinations_with_replacement's)."""
+    import itertools
+    x = _t(input)
+    if not isinstance(r, int) or isinstance(r, bool):
+        raise TypeError(f"combinations(): argument 'r' must be int, not {type(r).__name__}")
+    if x.ndim != 1:
+        raise RuntimeError(f"Expect a 1D vector, but got shape {list(x.shape)}")
+    if r < 0:
+        raise RuntimeError(f"Expect a non-negative number, but got {r}")
+    if r == 0:
+        return Tensor(np.zeros(0, dtype=x._data.dtype))
+    pick = itertools.combinations_with_replacement if with_replacement else itertools.combinations
+    rows = np.array(list(pick(range(x.shape[0]), r)), dtype=np.int64).reshape(-1, r)  # (count, r)
+    return x[Tensor(rows)]  # (count, r): an indexed read, so the gradient adds up at each entry
+
+
+def trapz(y, x=None, *, dx=None, dim: int = -1) -> Tensor:
+    """PyTorch's older name for trapezoid (x a tensor of sample points; a spacing is dx=)."""
+    if x is not None and not isinstance(x, Tensor):
+        raise TypeError(f"trapz(): x must be a tensor of sample points (a spacing goes in dx=), got {type(x).__name__}")
+    from .functions import trapezoid
+    return trapezoid(y, x, dx=dx, dim=dim)

@@ -20,6 +20,7 @@ from tinyattn.compat.census_tail import CensusTailMixin
 from tinyattn.compat.scatter import ScatterMixin
 from tinyattn.compat.scans_and_writes import ScansAndWritesMixin
 from tinyattn.compat.statistics import StatisticsMixin
+from tinyattn.compat.renorm_and_counts import RenormAndCountsMixin
 from tinyattn.compat.longtail import LongTailMixin
 from tinyattn.compat.views import multi_output
 from tinyattn.compat.ops import (
@@ -64,7 +65,8 @@ def _with_op_input(name: str, method):
     return op
 
 
-class MethodsMixin(LongTailMixin, CensusTailMixin, ScatterMixin, StatisticsMixin, ScansAndWritesMixin):
+class MethodsMixin(LongTailMixin, CensusTailMixin, ScatterMixin, StatisticsMixin, ScansAndWritesMixin,
+                   RenormAndCountsMixin):
     """The rarer methods of Tensor."""
 
     __slots__ = ()

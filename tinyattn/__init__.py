@@ -149,10 +149,12 @@ __all__ += [
 # order statistics, scans and masked writes (tinyattn/compat/statistics.py, compat/scans_and_writes.py)
 from .tail_functions import (  # noqa: F401,E402
     combinations, histc, logcumsumexp, masked_scatter, mode, nan_to_num_, nanmedian, nanquantile, quantile, renorm,
-    rot90, trapz, unique_consecutive,
+    rot90, trapz, unique_consecutive, chain_matmul, diagonal_scatter, frexp, gcd, lcm, ldexp, select_scatter,
+    slice_scatter, vander,
 )
 __all__ += ["combinations", "histc", "logcumsumexp", "masked_scatter", "mode", "nan_to_num_", "nanmedian", "nanquantile",
-            "quantile", "renorm", "rot90", "trapz", "unique_consecutive"]
+            "quantile", "renorm", "rot90", "trapz", "unique_consecutive", "chain_matmul", "diagonal_scatter", "frexp",
+            "gcd", "lcm", "ldexp", "select_scatter", "slice_scatter", "vander"]
 from . import accelerator  # noqa: F401,E402  (torch.accelerator: no accelerator, as a CPU-only PyTorch)
 
 _DEPRECATED_FLAGS = {"has_mps": (False, "torch.backends.mps.is_built()"),

@@ -547,3 +547,69 @@ def trapz(y, x=None, *, dx=None, dim: int = -1) -> Tensor:
         raise TypeError(f"trapz(): x must be a tensor of sample points (a spacing goes in dx=), got {type(x).__name__}")
     from .functions import trapezoid
     return trapezoid(y, x, dx=dx, dim=dim)
+
+
+# out-of-place writes and number parts (their Tensor methods: compat/scatters_more.py)
+def select_scatter(input, src, dim: int, index: int) -> Tensor: return _t(input).select_scatter(src, dim, index)  # noqa: A002,E501,E704
+def diagonal_scatter(input, src, offset: int = 0, dim1: int = 0, dim2: int = 1) -> Tensor:  # noqa: A002
+    return _t(input).diagonal_scatter(src, offset, dim1, dim2)
+
+
+def slice_scatter(input, src, dim: int = 0, start=None, end=None, step: int = 1) -> Tensor:  # noqa: A002
+    return _t(input).slice_scatter(src, dim, start, end, step)
+
+
+def frexp(input): return _t(input).frexp()  # noqa: A002,E704
+def ldexp(input, other) -> Tensor: return _t(input).ldexp(other)  # noqa: A002,E704
+def gcd(input, other) -> Tensor: return _t(input).gcd(other)  # noqa: A002,E704
+def lcm(input, other) -> Tensor: return _t(input).lcm(other)  # noqa: A002,E704
+
+
+def vander(x, N=None, increasing: bool = False) -> Tensor:
+    """The Vandermonde matrix: column j is x ** (N - 1 - j) (x ** j if increasing), N = len(x) unless given;
+    integers and bools give int64. Built by repeated products, so the gradient holds at x = 0."""
+    x = _t(x)
+    if x.ndim != 1:
+        raise RuntimeError("x must be a one-dimensional tensor.")
+    n = x.shape[0] if N is None else N
+    if n < 0:
+        raise RuntimeError("N must be non-negative.")
+    if x._data.dtype.kind in "biu":
+        x = x.to(np.int64)
+    if n == 0:
+        return Tensor(np.zeros((x.shape[0], 0), dtype=x._data.dtype))
+    cols = [Tensor(np.ones(x.shape, dtype=x._data.dtype))]
+    for _ in range(n - 1):
+        cols.append(cols[-1] * x)  # x^j = x^(j-1) x
+    from .functions import stack
+    out = stack(cols, dim=1)  # (len(x), N): increasing powers
+    return out if increasing else out.flip(1)
+
+
+def chain_matmul(*matrices) -> Tensor:
+    """matrices[0] @ matrices[1] @ ... (deprecated in PyTorch for torch.linalg.multi_dot, as it warns)."""
+    warnings.warn("torch.chain_matmul is deprecated and will be removed in a future PyTorch release. Use "
+                  "torch.linalg.multi_dot instead, which accepts a list of two or more tensors rather than multiple "
+                  "parameters.", UserWarning, stacklevel=2)
+    if not matrices:
+        raise RuntimeError("chain_matmul(): Expected one or more matrices")
+    for m in matrices:
+        if not isinstance(m, Tensor):
+            raise TypeError(f"expected Tensor as element 0 in argument 0, but got {type(m).__name__}")
+        if m.ndim != 2:
+            raise RuntimeError(f"Tensor dimension is {m.ndim}, expected 2 instead.")
+    if len(matrices) == 1:
+        return matrices[0].clone()
+    for i, (a, b) in enumerate(zip(matrices, matrices[1:])):
+        if a.dtype != b.dtype:
+            from .promotion import _TORCH_NAME, _key
+            raise RuntimeError(f"multi_dot(): all tensors must have be the same dtype but tensor 0 is "
+                               f"{_TORCH_NAME[_key(matrices[0]._data.dtype)].lower()} and tensor {i + 1} "
+                               f"{_TORCH_NAME[_key(b._data.dtype)].lower()}")
+        if a.shape[1] != b.shape[0]:
+            raise RuntimeError(f"multi_dot(): tensors {i} and {i + 1} with shapes {list(a.shape)} and "
+                               f"{list(b.shape)} cannot be multiplied")
+    out = matrices[0]
+    for m in matrices[1:]:
+        out = out @ m  # (rows of the first, cols of this)
+    return out

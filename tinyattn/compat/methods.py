@@ -20,6 +20,7 @@ from tinyattn.compat.census_tail import CensusTailMixin
 from tinyattn.compat.scatter import ScatterMixin
 from tinyattn.compat.scans_and_writes import ScansAndWritesMixin
 from tinyattn.compat.statistics import StatisticsMixin
+from tinyattn.compat.scatters_more import ScattersMoreMixin
 from tinyattn.compat.renorm_and_counts import RenormAndCountsMixin
 from tinyattn.compat.longtail import LongTailMixin
 from tinyattn.compat.views import multi_output
@@ -66,7 +67,7 @@ def _with_op_input(name: str, method):
 
 
 class MethodsMixin(LongTailMixin, CensusTailMixin, ScatterMixin, StatisticsMixin, ScansAndWritesMixin,
-                   RenormAndCountsMixin):
+                   RenormAndCountsMixin, ScattersMoreMixin):
     """The rarer methods of Tensor."""
 
     __slots__ = ()

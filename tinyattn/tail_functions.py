@@ -613,3 +613,11 @@ def chain_matmul(*matrices) -> Tensor:
     for m in matrices[1:]:
         out = out @ m  # (rows of the first, cols of this)
     return out
+
+
+def put(input, index, source, accumulate: bool = False) -> Tensor:  # noqa: A002
+    return _t(input).put(index, source, accumulate)
+
+
+def index_reduce(input, dim: int, index, source, reduce: str, *, include_self: bool = True) -> Tensor:  # noqa: A002
+    return _t(input).index_reduce(dim, index, source, reduce, include_self=include_self)

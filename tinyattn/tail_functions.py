@@ -621,3 +621,7 @@ def put(input, index, source, accumulate: bool = False) -> Tensor:  # noqa: A002
 
 def index_reduce(input, dim: int, index, source, reduce: str, *, include_self: bool = True) -> Tensor:  # noqa: A002
     return _t(input).index_reduce(dim, index, source, reduce, include_self=include_self)
+
+
+def as_strided(input, size, stride, storage_offset=None) -> Tensor:  # noqa: A002
+    return _t(input).as_strided(size, stride, storage_offset)

@@ -22,6 +22,7 @@ from tinyattn.compat.scans_and_writes import ScansAndWritesMixin
 from tinyattn.compat.statistics import StatisticsMixin
 from tinyattn.compat.scatters_more import ScattersMoreMixin
 from tinyattn.compat.put_and_index_reduce import PutAndIndexReduceMixin
+from tinyattn.compat.as_strided import AsStridedMixin
 from tinyattn.compat.renorm_and_counts import RenormAndCountsMixin
 from tinyattn.compat.longtail import LongTailMixin
 from tinyattn.compat.views import multi_output
@@ -68,7 +69,8 @@ def _with_op_input(name: str, method):
 
 
 class MethodsMixin(LongTailMixin, CensusTailMixin, ScatterMixin, StatisticsMixin, ScansAndWritesMixin,
-                   RenormAndCountsMixin, ScattersMoreMixin, PutAndIndexReduceMixin):
+                   RenormAndCountsMixin, ScattersMoreMixin, PutAndIndexReduceMixin,
+                   AsStridedMixin):
     """The rarer methods of Tensor."""
 
     __slots__ = ()

@@ -1,5 +1,5 @@
 """put(_), index_reduce(_) and as_strided against PyTorch 2.13 over random cases: values, dtypes, every
-version counter and whether (and with which exception type) it raises."""
+gradient, the version counter and whether (and with which exception type) it raises."""
 import warnings
 
 import numpy as np

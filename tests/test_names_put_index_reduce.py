@@ -1,4 +1,4 @@
-"""put(_), index_reduce(_) and as_strided without PyTorch: values against plain loops over the flat positions / the
+"""put(_) and index_reduce(_) without PyTorch: values against plain loops over the flat positions / the
 indexed slices, gradients by finite differences in float64 over every element, the in-place forms'
 version counter, and bad input refused at the surface."""
 import numpy as np
@@ -99,23 +99,3 @@ def test_index_reduce_integer_mean_rounds_down_and_bad_input_is_refused():
         with pytest.raises(err, match=words):
             call()
 
-
-@pytest.mark.parametrize("size,stride,offset", [((3, 3), (1, 1), None), ((2, 3), (3, 1), 0), ((2, 2), (2, 1), 1),
-                                                ((4,), (0,), 5), ((2, 2, 2), (1, 2, 1), 0), ((), (), 3)])
-def test_as_strided_reads_storage_positions_and_its_gradient_adds_up(size, stride, offset):
-    a = rng.standard_normal(12)
-    want = np.lib.stride_tricks.as_strided(a[offset or 0:], size, tuple(s * a.itemsize for s in stride))
-    got = tinyattn.as_strided(t(a), size, stride, offset)
-    np.testing.assert_array_equal(got.detach().numpy(), want)
-    assert gradcheck(lambda x: x.as_strided(size, stride, offset), (t(a),))
-
-
-def test_as_strided_refuses_what_it_cannot_read():
-    x = t(np.arange(6.0))
-    for call, err, words in [(lambda: x.as_strided((3, 3), (1, 2)), RuntimeError, "out of bounds for storage of size 48"),
-                             (lambda: x.as_strided((2,), (-1,)), RuntimeError, "Negative strides"),
-                             (lambda: x.as_strided((2, 2), (1,)), RuntimeError, "mismatch in length"),
-                             (lambda: x.as_strided((2,), (1,), -1), RuntimeError, "invalid storage offset -1"),
-                             (lambda: x[2:].as_strided((2,), (1,)), NotImplementedError, "storage_offset\\(\\)=2")]:
-        with pytest.raises(err, match=words):
-            call()

@@ -1,4 +1,6 @@
-"""``as_strided(size, stride, storage_offset)``: the tensor whose element [i, j, ...] is storage element
+"""``as_strided(size, stride, storage_offset)`` and ``resize_``/``resize_as_`` (below).
+
+``as_strided``: the tensor whose element [i, j, ...] is storage element
 storage_offset + i stride[0] + j stride[1] + ..., mixed into the Tensor (through MethodsMixin); sliding
 windows are its common use (``x.as_strided((n - k + 1, k), (1, 1))``). Checked against PyTorch 2.13
 (tests/oracle/test_names_put_index_reduce_torch.py).
@@ -58,3 +60,50 @@ class AsStridedMixin:
         for d, (k, s) in enumerate(zip(size, stride)):
             where = where + (np.arange(k) * s).reshape((k,) + (1,) * (len(size) - d - 1))  # (size...)
         return AsStrided.apply(self, where=where)
+
+
+def _sizes(size: tuple, who: str) -> tuple:
+    """resize_'s sizes: ints, or one tuple/list/Size of them."""
+    if not size:
+        raise TypeError(f'{who}() missing 1 required positional arguments: "size"')
+    if len(size) == 1 and isinstance(size[0], (tuple, list)):
+        size = tuple(size[0])
+    if not all(isinstance(n, (int, np.integer)) and not isinstance(n, bool) for n in size):
+        raise TypeError(f"{who}(): size must be ints, got {tuple(type(n).__name__ for n in size)}")
+    if any(n < 0 for n in size):
+        raise RuntimeError(f"{who}(): sizes must be non-negative, got {list(size)}")
+    return tuple(int(n) for n in size)
+
+
+class ResizeMixin:
+    """resize_ and resize_as_ on the Tensor."""
+
+    __slots__ = ()
+
+    def resize_(self, *size):
+        """Give self a new shape in place, reading its elements in storage order: the same count reshapes,
+        fewer keep the first ones (the same memory), more keep all and add new ones (0 here; PyTorch leaves them
+        uninitialised) in new memory, which views taken before no longer share. Refused on a tensor that
+        requires grad (as PyTorch), and on a view or a non-contiguous tensor whose shape would change (PyTorch
+        reads their storage beyond or across what they show)."""
+        new = _sizes(size, "resize_")
+        if self.requires_grad:
+            raise RuntimeError("cannot resize variables that require grad")
+        if new == tuple(self.shape):
+            return self
+        if self._base is not None or not self.is_contiguous():
+            raise NotImplementedError("resize_: tinyattn resizes only a contiguous tensor that owns its memory (got "
+                                      f"{'a view' if self._base is not None else 'a non-contiguous tensor'}); "
+                                      "resize a .clone() instead")
+        n, flat = int(np.prod(new)), self._data.reshape(-1)  # (a view of self's memory: it is contiguous)
+        if n <= flat.size:
+            self._data = flat[:n].reshape(new)  # the same memory
+        else:
+            grown = np.zeros(n, dtype=self._data.dtype)
+            grown[:flat.size] = flat
+            self._data = grown.reshape(new)
+        return self._bump_version()
+
+    def resize_as_(self, other):
+        """resize_ to other's shape."""
+        return self.resize_(tuple(other.shape))

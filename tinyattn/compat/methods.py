@@ -22,7 +22,7 @@ from tinyattn.compat.scans_and_writes import ScansAndWritesMixin
 from tinyattn.compat.statistics import StatisticsMixin
 from tinyattn.compat.scatters_more import ScattersMoreMixin
 from tinyattn.compat.put_and_index_reduce import PutAndIndexReduceMixin
-from tinyattn.compat.as_strided import AsStridedMixin
+from tinyattn.compat.as_strided import AsStridedMixin, ResizeMixin
 from tinyattn.compat.renorm_and_counts import RenormAndCountsMixin
 from tinyattn.compat.longtail import LongTailMixin
 from tinyattn.compat.views import multi_output
@@ -70,7 +70,7 @@ def _with_op_input(name: str, method):
 
 class MethodsMixin(LongTailMixin, CensusTailMixin, ScatterMixin, StatisticsMixin, ScansAndWritesMixin,
                    RenormAndCountsMixin, ScattersMoreMixin, PutAndIndexReduceMixin,
-                   AsStridedMixin):
+                   AsStridedMixin, ResizeMixin):
     """The rarer methods of Tensor."""
 
     __slots__ = ()

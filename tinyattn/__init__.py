@@ -146,6 +146,15 @@ __all__ += [
             "set_printoptions", "std_mean", "take", "take_along_dim", "tensor_split", "tensordot", "tile",
             "unflatten", "use_deterministic_algorithms", "var_mean", "vdot", "vsplit", "vstack"
 ]
+# order statistics, scans and masked writes (tinyattn/compat/statistics.py, compat/scans_and_writes.py)
+from .tail_functions import (  # noqa: F401,E402
+    combinations, histc, logcumsumexp, masked_scatter, mode, nan_to_num_, nanmedian, nanquantile, quantile, renorm,
+    rot90, trapz, unique_consecutive, chain_matmul, diagonal_scatter, frexp, gcd, lcm, ldexp, select_scatter,
+    slice_scatter, vander, put, index_reduce, as_strided,
+)
+__all__ += ["combinations", "histc", "logcumsumexp", "masked_scatter", "mode", "nan_to_num_", "nanmedian", "nanquantile",
+            "quantile", "renorm", "rot90", "trapz", "unique_consecutive", "chain_matmul", "diagonal_scatter", "frexp",
+            "gcd", "lcm", "ldexp", "select_scatter", "slice_scatter", "vander", "put", "index_reduce", "as_strided"]
 from . import accelerator  # noqa: F401,E402  (torch.accelerator: no accelerator, as a CPU-only PyTorch)
 
 _DEPRECATED_FLAGS = {"has_mps": (False, "torch.backends.mps.is_built()"),

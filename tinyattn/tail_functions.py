@@ -491,3 +491,137 @@ __all__ += ["addbmm", "addcdiv", "addcmul", "addmv", "addr", "are_deterministic_
             "pairwise_distance", "scatter", "scatter_add", "scatter_reduce", "take_along_dim", "tensor_split", "tensordot", "tile",
             "use_deterministic_algorithms", "vdot", "vsplit"]
 
+
+
+# order statistics, scans and masked writes (their Tensor methods: compat/statistics.py, compat/scans_and_writes.py)
+def quantile(input, q, dim=None, keepdim: bool = False, *, interpolation: str = "linear", out=None) -> Tensor:  # noqa: A002
+    if out is not None:
+        raise TypeError("quantile: out= is not supported (tinyattn returns a new tensor)")
+    return _t(input).quantile(q, dim, keepdim, interpolation=interpolation)
+
+
+def nanquantile(input, q, dim=None, keepdim: bool = False, *, interpolation: str = "linear", out=None) -> Tensor:  # noqa: A002
+    if out is not None:
+        raise TypeError("nanquantile: out= is not supported (tinyattn returns a new tensor)")
+    return _t(input).nanquantile(q, dim, keepdim, interpolation=interpolation)
+
+
+def nanmedian(input, dim=None, keepdim: bool = False): return _t(input).nanmedian(dim, keepdim)  # noqa: A002,E704
+def mode(input, dim: int = -1, keepdim: bool = False): return _t(input).mode(dim, keepdim)  # noqa: A002,E704
+def logcumsumexp(input, dim: int) -> Tensor: return _t(input).logcumsumexp(dim)  # noqa: A002,E704
+def rot90(input, k: int = 1, dims=(0, 1)) -> Tensor: return _t(input).rot90(k, dims)  # noqa: A002,E704
+def masked_scatter(input, mask, source) -> Tensor: return _t(input).masked_scatter(mask, source)  # noqa: A002,E704
+
+
+def nan_to_num_(input, nan: float = 0.0, posinf=None, neginf=None) -> Tensor:  # noqa: A002
+    return input.nan_to_num_(nan, posinf, neginf)
+def renorm(input, p: float, dim: int, maxnorm: float) -> Tensor: return _t(input).renorm(p, dim, maxnorm)  # noqa: A002,E704
+def histc(input, bins: int = 100, min: float = 0, max: float = 0) -> Tensor: return _t(input).histc(bins, min, max)  # noqa: A002,E704
+
+
+def unique_consecutive(input, return_inverse: bool = False, return_counts: bool = False, dim=None):  # noqa: A002
+    return _t(input).unique_consecutive(return_inverse, return_counts, dim)
+
+
+def combinations(input, r: int = 2, with_replacement: bool = False) -> Tensor:  # noqa: A002
+    """Every r-element combination of a 1-D tensor's entries, one per row: (n choose r, r), in
+    itertools.combinations' order (with_replacement: combinations_with_replacement's)."""
+    import itertools
+    x = _t(input)
+    if not isinstance(r, int) or isinstance(r, bool):
+        raise TypeError(f"combinations(): argument 'r' must be int, not {type(r).__name__}")
+    if x.ndim != 1:
+        raise RuntimeError(f"Expect a 1D vector, but got shape {list(x.shape)}")
+    if r < 0:
+        raise RuntimeError(f"Expect a non-negative number, but got {r}")
+    if r == 0:
+        return Tensor(np.zeros(0, dtype=x._data.dtype))
+    pick = itertools.combinations_with_replacement if with_replacement else itertools.combinations
+    rows = np.array(list(pick(range(x.shape[0]), r)), dtype=np.int64).reshape(-1, r)  # (count, r)
+    return x[Tensor(rows)]  # (count, r): an indexed read, so the gradient adds up at each entry
+
+
+def trapz(y, x=None, *, dx=None, dim: int = -1) -> Tensor:
+    """PyTorch's older name for trapezoid (x a tensor of sample points; a spacing is dx=)."""
+    if x is not None and not isinstance(x, Tensor):
+        raise TypeError(f"trapz(): x must be a tensor of sample points (a spacing goes in dx=), got {type(x).__name__}")
+    from .functions import trapezoid
+    return trapezoid(y, x, dx=dx, dim=dim)
+
+
+# out-of-place writes and number parts (their Tensor methods: compat/scatters_more.py)
+def select_scatter(input, src, dim: int, index: int) -> Tensor: return _t(input).select_scatter(src, dim, index)  # noqa: A002,E501,E704
+def diagonal_scatter(input, src, offset: int = 0, dim1: int = 0, dim2: int = 1) -> Tensor:  # noqa: A002
+    return _t(input).diagonal_scatter(src, offset, dim1, dim2)
+
+
+def slice_scatter(input, src, dim: int = 0, start=None, end=None, step: int = 1) -> Tensor:  # noqa: A002
+    return _t(input).slice_scatter(src, dim, start, end, step)
+
+
+def frexp(input): return _t(input).frexp()  # noqa: A002,E704
+def ldexp(input, other) -> Tensor: return _t(input).ldexp(other)  # noqa: A002,E704
+def gcd(input, other) -> Tensor: return _t(input).gcd(other)  # noqa: A002,E704
+def lcm(input, other) -> Tensor: return _t(input).lcm(other)  # noqa: A002,E704
+
+
+def vander(x, N=None, increasing: bool = False) -> Tensor:
+    """The Vandermonde matrix: column j is x ** (N - 1 - j) (x ** j if increasing), N = len(x) unless given;
+    integers and bools give int64. Built by repeated products, so the gradient holds at x = 0."""
+    x = _t(x)
+    if x.ndim != 1:
+        raise RuntimeError("x must be a one-dimensional tensor.")
+    n = x.shape[0] if N is None else N
+    if n < 0:
+        raise RuntimeError("N must be non-negative.")
+    if x._data.dtype.kind in "biu":
+        x = x.to(np.int64)
+    if n == 0:
+        return Tensor(np.zeros((x.shape[0], 0), dtype=x._data.dtype))
+    cols = [Tensor(np.ones(x.shape, dtype=x._data.dtype))]
+    for _ in range(n - 1):
+        cols.append(cols[-1] * x)  # x^j = x^(j-1) x
+    from .functions import stack
+    out = stack(cols, dim=1)  # (len(x), N): increasing powers
+    return out if increasing else out.flip(1)
+
+
+def chain_matmul(*matrices) -> Tensor:
+    """matrices[0] @ matrices[1] @ ... (deprecated in PyTorch for torch.linalg.multi_dot, as it warns)."""
+    warnings.warn("torch.chain_matmul is deprecated and will be removed in a future PyTorch release. Use "
+                  "torch.linalg.multi_dot instead, which accepts a list of two or more tensors rather than multiple "
+                  "parameters.", UserWarning, stacklevel=2)
+    if not matrices:
+        raise RuntimeError("chain_matmul(): Expected one or more matrices")
+    for m in matrices:
+        if not isinstance(m, Tensor):
+            raise TypeError(f"expected Tensor as element 0 in argument 0, but got {type(m).__name__}")
+        if m.ndim != 2:
+            raise RuntimeError(f"Tensor dimension is {m.ndim}, expected 2 instead.")
+    if len(matrices) == 1:
+        return matrices[0].clone()
+    for i, (a, b) in enumerate(zip(matrices, matrices[1:])):
+        if a.dtype != b.dtype:
+            from .promotion import _TORCH_NAME, _key
+            raise RuntimeError(f"multi_dot(): all tensors must have be the same dtype but tensor 0 is "
+                               f"{_TORCH_NAME[_key(matrices[0]._data.dtype)].lower()} and tensor {i + 1} "
+                               f"{_TORCH_NAME[_key(b._data.dtype)].lower()}")
+        if a.shape[1] != b.shape[0]:
+            raise RuntimeError(f"multi_dot(): tensors {i} and {i + 1} with shapes {list(a.shape)} and "
+                               f"{list(b.shape)} cannot be multiplied")
+    out = matrices[0]
+    for m in matrices[1:]:
+        out = out @ m  # (rows of the first, cols of this)
+    return out
+
+
+def put(input, index, source, accumulate: bool = False) -> Tensor:  # noqa: A002
+    return _t(input).put(index, source, accumulate)
+
+
+def index_reduce(input, dim: int, index, source, reduce: str, *, include_self: bool = True) -> Tensor:  # noqa: A002
+    return _t(input).index_reduce(dim, index, source, reduce, include_self=include_self)
+
+
+def as_strided(input, size, stride, storage_offset=None) -> Tensor:  # noqa: A002
+    return _t(input).as_strided(size, stride, storage_offset)

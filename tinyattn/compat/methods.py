@@ -18,6 +18,12 @@ from tinyattn.compat.args import (
 from tinyattn.compat.indexing import _gather_where
 from tinyattn.compat.census_tail import CensusTailMixin
 from tinyattn.compat.scatter import ScatterMixin
+from tinyattn.compat.scans_and_writes import ScansAndWritesMixin
+from tinyattn.compat.statistics import StatisticsMixin
+from tinyattn.compat.scatters_more import ScattersMoreMixin
+from tinyattn.compat.put_and_index_reduce import PutAndIndexReduceMixin
+from tinyattn.compat.as_strided import AsStridedMixin, ResizeMixin
+from tinyattn.compat.renorm_and_counts import RenormAndCountsMixin
 from tinyattn.compat.longtail import LongTailMixin
 from tinyattn.compat.views import multi_output
 from tinyattn.compat.ops import (
@@ -62,7 +68,9 @@ def _with_op_input(name: str, method):
     return op
 
 
-class MethodsMixin(LongTailMixin, CensusTailMixin, ScatterMixin):
+class MethodsMixin(LongTailMixin, CensusTailMixin, ScatterMixin, StatisticsMixin, ScansAndWritesMixin,
+                   RenormAndCountsMixin, ScattersMoreMixin, PutAndIndexReduceMixin,
+                   AsStridedMixin, ResizeMixin):
     """The rarer methods of Tensor."""
 
     __slots__ = ()

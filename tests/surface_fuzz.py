@@ -776,8 +776,7 @@ OPEN_CLASSES = {
     "remainder_grad": "x % y passes y the gradient -floor(x / y) g; PyTorch's backward raises (not implemented)",
     "tie_index": "which of equal values' index is reported: kthvalue/median/topk in PyTorch follow its sort's "
                  "internal order (topk([6, 1, 6], 1) picks index 0, topk([-6, 1, -2, -2], 2) index 3); tinyattn "
-                 "reports the first (a stable sort); the gradient follows the index. median() without dim: PyTorch "
-                 "splits the gradient among the entries equal to the median, tinyattn gives it to one",
+                 "reports the first (a stable sort); the gradient follows the index",
     "torch_uint8_backward": "PyTorch's atan2 backward negates a uint8 input with wrap-around (-10 -> 246): its "
                             "gradient is wrong; tinyattn's is -y / (x^2 + y^2)",
     "nonfinite_grad": "gradients of a program whose float input holds NaN or +-inf, where the two engines' formulas "

@@ -227,3 +227,20 @@ def test_nan_to_num_in_place_matches_out_of_place_and_keeps_the_gradient():
     np.testing.assert_array_equal(leaf.grad.numpy(), [0, 0, 0, 2, 2])
     with pytest.raises(RuntimeError, match="leaf Variable"):
         leaf.nan_to_num_()
+
+
+def test_median_over_every_element_shares_the_gradient_among_equal_entries():
+    """median() without dim picks the lower median; where several entries equal it, d median / d x_i is
+    1/m for each of the m (a step of all m moves the median by the step, and the order among them is
+    arbitrary), and a NaN median shares it among the NaNs (PyTorch's rule)."""
+    for values, want_value, want_grad in (([1.0, 2.0, 2.0, 3.0], 2.0, [0, 0.5, 0.5, 0]),
+                                          ([[1.0, 2.0], [2.0, 2.0]], 2.0, [[0, 1 / 3], [1 / 3, 1 / 3]]),
+                                          ([4.0, 1.0, 3.0], 3.0, [0, 0, 1]),
+                                          ([1.0, float("nan"), 2.0, float("nan")], float("nan"), [0, 0.5, 0, 0.5])):
+        x = tinyattn.tensor(values, dtype=tinyattn.float64, requires_grad=True)
+        m = x.median()
+        m.backward()
+        np.testing.assert_equal(m.item(), want_value)
+        np.testing.assert_allclose(x.grad.numpy(), want_grad, rtol=1e-15)
+    x = tinyattn.tensor(np.random.default_rng(4).standard_normal(7), requires_grad=True)  # distinct values
+    assert gradcheck(lambda t: t.median(), [x])

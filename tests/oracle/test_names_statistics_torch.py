@@ -118,6 +118,14 @@ def test_nanmedian_as_pytorch(seed):
             skip_index=ties)
 
 
+@pytest.mark.parametrize("seed", range(60))
+def test_median_over_every_element_shares_the_gradient_as_pytorch(seed):
+    """median() without dim: the gradient is shared evenly among the entries equal to the median (among the
+    NaNs when it is NaN), ties or not."""
+    rng, a, ties = draw(seed, nan_rate=0.3 if seed % 2 else 0.0)
+    compare(tensor_maker(a), lambda lib, x: x.median(), 1e-12, seed)
+
+
 @pytest.mark.parametrize("seed", range(150))
 def test_mode_as_pytorch(seed):
     rng = np.random.default_rng(seed)

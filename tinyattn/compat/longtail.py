@@ -221,6 +221,10 @@ class LongTailMixin:
                     return self.sum() * float("nan")
                 low = True if self.dtype.kind == "b" else np.iinfo(self._data.dtype).min  # (bool's is True, as PyTorch's)
                 return autograd.Tensor._make(np.asarray(low, dtype=self._data.dtype))
+            if self.dtype.kind == "f":  # equal medians share the gradient evenly (all NaNs for a NaN), as PyTorch's
+                from tinyattn.compat.statistics import EvenPick
+                a = self._data.reshape(-1)
+                return EvenPick.apply(self, value=np.nan if np.isnan(a).any() else np.sort(a)[(a.size - 1) // 2])
             return flat.median(0).values
         d = _norm_dim(dim, self.ndim, "median")
         if self.ndim and self.shape[d] == 0:

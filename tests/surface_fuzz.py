@@ -29,7 +29,6 @@ one in an open class (measured; tinyattn/promotion.py's one-tensor op table and 
 from __future__ import annotations
 
 import dataclasses
-import re
 import warnings
 
 import numpy as np
@@ -749,7 +748,7 @@ OPEN_CLASSES = {
                              "the fix; PyTorch truncates the value (or raises RuntimeError when it overflows)",
     "error_order": "both raise, for different reasons: tinyattn checks the dtype before the shape or dim",
     "torch_bug": "PyTorch 2.13 itself fails: median(dim) over an expanded dim returns an uninitialised value "
-                 "(4.7e-310 for x.expand(2, 1, 1).median(0) of 0.42), sgn's backward raises (ZeroTensor), "
+                 "(4.7e-310 or 0.0 for x.expand(2, 1, 1).median(0) of 0.42), sgn's backward raises (ZeroTensor), "
                  "a number ** an empty tensor's "
                  "backward fails an internal assert, atan2's backward negates a bool input, x ** a bool tensor's "
                  "backward subtracts a bool, x ** False has a NaN gradient at 0; tinyattn's gradients are 0, empty, "
@@ -798,24 +797,36 @@ def _numbers(text: str) -> np.ndarray:
     return np.array(eval(text, {"__builtins__": {}}, {"nan": np.nan, "inf": np.inf}), dtype=np.float64).ravel()
 
 
-def _same_numbers_elsewhere(detail: str) -> bool:
-    """Whether a gradient difference "x1.grad: A vs B" holds the same numbers at other places (a gradient that
-    followed another of equal entries), not other numbers."""
-    try:
-        a, b = (_numbers(part) for part in detail.split(": ", 1)[1].split(" vs "))
-    except (SyntaxError, ValueError, IndexError, TypeError, NameError):  # cut at 400 characters, or None
-        return False
-    return a.shape == b.shape and bool(np.allclose(np.sort(a), np.sort(b), rtol=1e-5, atol=1e-6, equal_nan=True))
-
-
-def _tiny_torch_value(detail: str) -> bool:
-    """PyTorch's side of "result 0: A vs B" holds a subnormal (an uninitialised float64 read), A does not."""
+def _pair(detail: str):
+    """The two sides of a difference "x1.grad: A vs B" (or "result 0: A vs B") as flat arrays; None when the
+    text was cut at 400 characters or a side is None."""
     try:
         a, b = (_numbers(part) for part in detail.split(": ", 1)[1].split(" vs "))
     except (SyntaxError, ValueError, IndexError, TypeError, NameError):
+        return None
+    return (a, b) if a.shape == b.shape else None
+
+
+def _same_numbers_elsewhere(detail: str) -> bool:
+    """The same numbers at other places (a gradient that followed another of equal entries), not other numbers."""
+    p = _pair(detail)
+    return p is not None and bool(np.allclose(np.sort(p[0]), np.sort(p[1]), rtol=1e-5, atol=1e-6, equal_nan=True))
+
+
+def _torch_value_not_an_input(program: Program, detail: str) -> bool:
+    """A median/kthvalue is one of the input's entries: tinyattn's side of "result 0: A vs B" is, PyTorch's is not
+    (an uninitialised read: 4.7e-310 or 0.0 from run to run)."""
+    p, lit = _pair(detail), program.stmts[0].split("torch.tensor(", 1)[-1].split(", dtype")[0]
+    try:
+        entries = set(_numbers(lit).tolist())
+    except (SyntaxError, ValueError, TypeError, NameError):
         return False
-    sub = lambda v: (v != 0) & (np.abs(v) < 1e-300)  # noqa: E731
-    return bool(sub(b).any() and not sub(a).any())
+    return p is not None and set(p[0].tolist()) <= entries and not set(p[1].tolist()) <= entries
+
+
+def _within(detail: str, rtol: float, atol: float) -> bool:
+    p = _pair(detail)
+    return p is not None and bool(np.allclose(p[0], p[1], rtol=rtol, atol=atol, equal_nan=True))
 
 
 def classify(program: Program, diffs: list) -> str:
@@ -844,7 +855,7 @@ def classify(program: Program, diffs: list) -> str:
          and kinds == {"grad"}),
         ("torch_bug", "ZeroTensor" in text or "INTERNAL ASSERT FAILED" in text
          or (program.family == "reduce:median" and ".expand(" in program.source() and text.startswith("result 0:")
-             and _tiny_torch_value(diffs[0][1]))
+             and _torch_value_not_an_input(program, diffs[0][1]))
          or "backward: tinyattn None | torch RuntimeError: Negation" in text
          or "backward: tinyattn None | torch RuntimeError: Subtraction" in text
          or (program.stmts[-1].endswith(" ** False") and kinds == {"grad"})),
@@ -859,10 +870,10 @@ def classify(program: Program, diffs: list) -> str:
             m in text for m in ("target must be integer ids", "over zero targets", "they must match"))
          or (program.family == "functional:kl_div" and kinds == {"grad"} and "0.0" in program.source())),
         ("torch_cat_legacy", program.family == "select:cat" and "differ outside dim" in text and "torch None" in text),
-        ("torch_rounding", (program.family == "functional:layer_norm" and kinds == {"grad"}
-                            and all(abs(float(v)) < 1e-4 for v in re.findall(r"-?\d[\d.]*(?:e-?\d+)?",
-                                                                             text.split(" vs ")[-1])))
-         or (program.family == "binary:atan2" and kinds == {"grad"} and "float16" in program.source())),
+        ("torch_rounding", kinds == {"grad"} and (  # both sides: a wrong gradient of any size is not rounding
+            program.family == "functional:layer_norm" and all(_within(d, 0, 1e-4) for _, d in diffs)
+            or program.family == "binary:atan2" and "float16" in program.source()
+            and all(_within(d, 2e-3, 1e-3) for _, d in diffs))),  # (measured: 9.7e-4 at most, float16's eps)
         ("expanded_write_order", program.family in ("inplace:tril_", "inplace:triu_", "inplace:masked_fill_")
          and ".expand(" in program.source() and kinds == {"value"}),
         ("empty_mask_shape", program.family == "select:getitem_mask" and "The shape of the mask [0" in text),

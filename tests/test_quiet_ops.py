@@ -99,3 +99,14 @@ def test_shrinks_and_threshold_keep_nan(fn, args):
     else:
         want = np.where(a > 0.4, a, 5.0)
     np.testing.assert_array_equal(y[1:], want.astype(np.float32))
+
+
+def test_negative_zero_to_negative_half_integer_powers():
+    # ** -0.5 is 1 / sqrt(x) (PyTorch's rsqrt): 1 / -0.0 = -inf; the other negative half-integers follow C99's pow:
+    # pow(-0, y) for y < 0 not an odd integer is +inf (x ** -1.5 gave -inf: sqrt(-0.0) * -0.0 = -0.0)
+    x = torch.tensor([-0.0, 0.0], dtype=torch.float64)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert (x ** -0.5).tolist() == [-INF, INF] == (1 / np.sqrt(np.array([-0.0, 0.0]))).tolist()
+        for p in (-1.5, -2.5, -3.5):
+            assert (x ** p).tolist() == [INF, INF], p

@@ -95,8 +95,8 @@ def _small_power(a: np.ndarray, p: float) -> np.ndarray:
     out = None
     if abs(p) != n:  # the half of a half-integer
         out = np.sqrt(a)
-        if p < 0:
-            out += 0.0  # sqrt(-0.0) is -0.0, but (-0.0) ** -0.5 is +inf: -0.0 + 0.0 = +0.0
+        if p < -0.5:  # (-0.0) ** -1.5 is +inf: +0.0 below (-0.0 + 0.0); ** -0.5 is PyTorch's rsqrt: -inf, as here
+            out, a = out + 0.0, a + 0.0
     base = a
     while n:  # binary powering: a^5 = a^4 * a
         if n & 1:

@@ -746,7 +746,10 @@ OPEN_CLASSES = {
                   "NaN or inf with a warning",
     "masked_fill_int_float": "an integer tensor's masked_fill with a non-integer float raises a TypeError naming "
                              "the fix; PyTorch truncates the value (or raises RuntimeError when it overflows)",
-    "error_order": "both raise, for different reasons: tinyattn checks the dtype before the shape or dim",
+    "error_order": "both raise, with different exception types: tinyattn checks the dtype (or shape) before the dim, "
+                   "and some of its errors have another type for the same mistake (F.pad's odd-length pad a "
+                   "TypeError, a cross_entropy target out of range a ValueError, index_fill_ into an empty dim an "
+                   "IndexError where PyTorch's storage check raises RuntimeError). No value is compared: none exists",
     "torch_bug": "PyTorch 2.13 itself fails: median(dim) over an expanded dim returns an uninitialised value "
                  "(4.7e-310 or 0.0 for x.expand(2, 1, 1).median(0) of 0.42), sgn's backward raises (ZeroTensor), "
                  "a number ** an empty tensor's "

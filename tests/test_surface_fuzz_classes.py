@@ -73,3 +73,15 @@ def test_every_rule_names_an_open_class():
     src = inspect.getsource(sf.classify)
     names = {line.split('"')[1] for line in src.splitlines() if line.strip().startswith('("')}
     assert names <= set(sf.OPEN_CLASSES), names - set(sf.OPEN_CLASSES)
+
+
+def test_nonfinite_grad_differs_only_where_a_side_is_not_finite():
+    stmts = ["x1 = torch.tensor([0.38, 2.78, nan], dtype=torch.float32, requires_grad=True)",
+             "out = torch.nn.functional.elu(x1)"]  # seed 119079: PyTorch's scalar tail gives 1 at NaN
+    assert _cls("functional:elu", stmts, [("grad", "x1.grad: [0.5, 0.75, nan] vs [0.5, 0.75, 1.0]")]) == \
+        "nonfinite_grad"
+    assert _cls("functional:elu", stmts, [("grad", "x1.grad: [0.5, 0.7, nan] vs [0.5, 0.75, 1.0]")]) == "other"
+    ht = ["x1 = torch.tensor(nan, dtype=torch.float64, requires_grad=True)",
+          "out = torch.nn.functional.hardtanh(x1)"]  # seed 121936: a clamp's gradient at NaN, 0 here, 1 there
+    assert _cls("functional:hardtanh", ht, [("grad", "x1.grad: 0.0 vs 0.5")]) == "nonfinite_grad"
+    assert _cls("functional:hardtanh", ht, [("grad", "x1.grad: 0.25 vs 0.5")]) == "other"

@@ -22,7 +22,7 @@ class Add(Function):
     @staticmethod
     def forward(ctx, a, b, alpha=1):
         ctx.alpha = 1 if alpha == 1 else _alpha(alpha, a.dtype)  # a number, not an array: nothing to free
-        return a + b if alpha == 1 else a + alpha * b
+        return a + b if alpha == 1 else a + ctx.alpha * b
 
     @staticmethod
     def backward(ctx, g):
@@ -34,7 +34,7 @@ class Sub(Function):
     @staticmethod
     def forward(ctx, a, b, alpha=1):
         ctx.alpha = 1 if alpha == 1 else _alpha(alpha, a.dtype)
-        return a - b if alpha == 1 else a - alpha * b
+        return a - b if alpha == 1 else a - ctx.alpha * b
 
     @staticmethod
     def backward(ctx, g):

@@ -25,6 +25,9 @@ float outputs. ``compare(mine, ref)`` lists the differences; ``classify(program,
 
 Before the fixes this fuzzer led to, 1277 of seeds 0-3999 differed from PyTorch 2.13; after them, 258, every
 one in an open class (measured; tinyattn/promotion.py's one-tensor op table and compat/longtail.py hold the fixes).
+An audit of the classes (each rule must admit only its reason: a gradient that is the same numbers at another
+tie, two gradients that agree wherever both are finite, a warning alone) and its fixes (tinyattn/quiet.py,
+softplus, the shrinks, add's alpha) left 173 of seeds 0-3999, none "other" (measured).
 """
 from __future__ import annotations
 

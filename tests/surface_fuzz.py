@@ -585,8 +585,10 @@ def _weights(shape) -> np.ndarray:
     return (0.5 + (np.arange(n) % 7) * 0.25).reshape(shape)
 
 
-def run(program: Program | list, torch) -> dict:
-    """Execute the program; the outcome (see the module docstring)."""
+def run(program: Program | list, torch, backward_warnings: bool = False) -> dict:
+    """Execute the program; the outcome (see the module docstring). With ``backward_warnings`` the outcome also
+    lists the warning categories the backward emitted (``"backward_warned"``; not compared: PyTorch's recording
+    has none)."""
     stmts = program.stmts if isinstance(program, Program) else list(program)
     grads = program.grads if isinstance(program, Program) else []
     ns = {"torch": torch, "nan": float("nan"), "inf": float("inf")}
@@ -619,9 +621,11 @@ def run(program: Program | list, torch) -> dict:
             out["results"].append({"kind": "py", "type": type(item).__name__, "value": repr(item)})
     if loss is not None:
         try:
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always" if backward_warnings else "ignore")
                 loss.backward()
+            if backward_warnings:
+                out["backward_warned"] = sorted({w.category.__name__ for w in caught})
             for name in grads:
                 gr = ns[name].grad
                 out["grads"][name] = None if gr is None else np.array(gr.numpy(), dtype=np.float64)

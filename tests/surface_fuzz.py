@@ -25,11 +25,13 @@ float outputs. ``compare(mine, ref)`` lists the differences; ``classify(program,
 
 Before the fixes this fuzzer led to, 1277 of seeds 0-3999 differed from PyTorch 2.13; after them, 258, every
 one in an open class (measured; tinyattn/promotion.py's one-tensor op table and compat/longtail.py hold the fixes).
+An audit of the classes (each rule must admit only its reason: a gradient that is the same numbers at another
+tie, two gradients that agree wherever both are finite, a warning alone) and its fixes (tinyattn/quiet.py,
+softplus, the shrinks, add's alpha) left 173 of seeds 0-3999, none "other" (measured).
 """
 from __future__ import annotations
 
 import dataclasses
-import re
 import warnings
 
 import numpy as np
@@ -583,8 +585,10 @@ def _weights(shape) -> np.ndarray:
     return (0.5 + (np.arange(n) % 7) * 0.25).reshape(shape)
 
 
-def run(program: Program | list, torch) -> dict:
-    """Execute the program; the outcome (see the module docstring)."""
+def run(program: Program | list, torch, backward_warnings: bool = False) -> dict:
+    """Execute the program; the outcome (see the module docstring). With ``backward_warnings`` the outcome also
+    lists the warning categories the backward emitted (``"backward_warned"``; not compared: PyTorch's recording
+    has none)."""
     stmts = program.stmts if isinstance(program, Program) else list(program)
     grads = program.grads if isinstance(program, Program) else []
     ns = {"torch": torch, "nan": float("nan"), "inf": float("inf")}
@@ -617,9 +621,11 @@ def run(program: Program | list, torch) -> dict:
             out["results"].append({"kind": "py", "type": type(item).__name__, "value": repr(item)})
     if loss is not None:
         try:
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always" if backward_warnings else "ignore")
                 loss.backward()
+            if backward_warnings:
+                out["backward_warned"] = sorted({w.category.__name__ for w in caught})
             for name in grads:
                 gr = ns[name].grad
                 out["grads"][name] = None if gr is None else np.array(gr.numpy(), dtype=np.float64)
@@ -684,7 +690,7 @@ def compare(mine: dict, ref: dict) -> list:
         dt = b["dtype"] if b["dtype"] in FLOATS or a["dtype"] == b["dtype"] else a["dtype"]
         if not _close(a["value"], b["value"], dt if dt in FLOATS else "int"):
             d.append(("value", f"result {i}: {np.asarray(a['value']).tolist()} vs {np.asarray(b['value']).tolist()}"
-                      [:400]))
+                      [:1200]))
     ga, gb = mine["grads"], ref["grads"]
     if ("raised" in ga) != ("raised" in gb):
         d.append(("grad", f"backward: tinyattn {ga.get('raised')} | torch {gb.get('raised')}"))
@@ -693,7 +699,7 @@ def compare(mine: dict, ref: dict) -> list:
             x, y = ga.get(name), gb.get(name)
             if (x is None) != (y is None) or (x is not None and not _close(x, y, "float32")):
                 d.append(("grad", f"{name}.grad: {None if x is None else x.tolist()} vs "
-                                  f"{None if y is None else y.tolist()}"[:400]))
+                                  f"{None if y is None else y.tolist()}"[:1200]))
     return d
 
 
@@ -730,9 +736,13 @@ def outcome_from_json(js: dict) -> dict:
 # Classes of differences still open (the tests' OPEN tables name each open program's class)
 # ------------------------------------------------------------------------------------------------
 OPEN_CLASSES = {
-    "numpy_warning": "NumPy's RuntimeWarning (divide by zero, log or sqrt of a negative, inf - inf) escapes an op "
-                     "in tinyattn/ops.py (Div, Log, Sqrt, Sub, Sum forwards), where PyTorch is silent; pytest's "
-                     "config turns it into an error. The fix (np.errstate) belongs in ops.py/autograd.py (engine)",
+    "numpy_warning": "NumPy's RuntimeWarning (inf - inf, 0 * inf, a sum of inf and -inf) escapes the forward of "
+                     "Add, Sub, Mul or Sum (and what is built on them: lerp, silu, gelu, var, frac), where PyTorch "
+                     "is silent: an np.errstate costs ~0.8 us a call, too much for the hottest ops. The ops that "
+                     "meet log 0 or 0 / 0 (tinyattn/quiet.py) and every backward walk are silent; the values match",
+    "torch_user_warning": "PyTorch warns where tinyattn is silent and the results match: var/std of an empty tensor "
+                          "(its 'reduction factor' is 0 / 0: 'degrees of freedom is <= 0' over no element) and an "
+                          "in-place masked_fill_/index_fill_ through an expanded view ('deprecated')",
     "int_mean": "the mean of an integer or bool tensor is computed in the default float dtype ((pred == y).mean() "
                 "is an accuracy, in train.py and notebook 09); PyTorch raises",
     "floor_divide_grad": "documented (docs/pytorch.md): // and div(rounding_mode=) pass a zero gradient back; "
@@ -743,8 +753,13 @@ OPEN_CLASSES = {
                   "NaN or inf with a warning",
     "masked_fill_int_float": "an integer tensor's masked_fill with a non-integer float raises a TypeError naming "
                              "the fix; PyTorch truncates the value (or raises RuntimeError when it overflows)",
-    "error_order": "both raise, for different reasons: tinyattn checks the dtype before the shape or dim",
-    "torch_bug": "PyTorch 2.13 itself fails: sgn's backward raises (ZeroTensor), a number ** an empty tensor's "
+    "error_order": "both raise, with different exception types: tinyattn checks the dtype (or shape) before the dim, "
+                   "and some of its errors have another type for the same mistake (F.pad's odd-length pad a "
+                   "TypeError, a cross_entropy target out of range a ValueError, index_fill_ into an empty dim an "
+                   "IndexError where PyTorch's storage check raises RuntimeError). No value is compared: none exists",
+    "torch_bug": "PyTorch 2.13 itself fails: median(dim) over an expanded dim returns an uninitialised value "
+                 "(4.7e-310 or 0.0 for x.expand(2, 1, 1).median(0) of 0.42), sgn's backward raises (ZeroTensor), "
+                 "a number ** an empty tensor's "
                  "backward fails an internal assert, atan2's backward negates a bool input, x ** a bool tensor's "
                  "backward subtracts a bool, x ** False has a NaN gradient at 0; tinyattn's gradients are 0, empty, "
                  "-y / (x^2 + y^2), and 0",
@@ -776,13 +791,67 @@ OPEN_CLASSES = {
     "remainder_grad": "x % y passes y the gradient -floor(x / y) g; PyTorch's backward raises (not implemented)",
     "tie_index": "which of equal values' index is reported: kthvalue/median/topk in PyTorch follow its sort's "
                  "internal order (topk([6, 1, 6], 1) picks index 0, topk([-6, 1, -2, -2], 2) index 3); tinyattn "
-                 "reports the first (a stable sort); the gradient follows the index",
+                 "reports the first (a stable sort). Only the index differs (the values match) and the gradient "
+                 "follows the index: the same numbers, at another of the equal entries",
     "torch_uint8_backward": "PyTorch's atan2 backward negates a uint8 input with wrap-around (-10 -> 246): its "
                             "gradient is wrong; tinyattn's is -y / (x^2 + y^2)",
-    "nonfinite_grad": "gradients of a program whose float input holds NaN or +-inf, where the two engines' formulas "
-                      "differ in which of NaN/inf/0 comes out (cumprod's with an inf, prod's of one inf, a negative "
-                      "p-norm's at 0): no derivative exists there",
+    "nonfinite_grad": "gradients at a NaN or +-inf input, where the two engines' formulas differ in which of "
+                      "NaN/inf/0 comes out (cumprod's with an inf, prod's of one inf, softsign's limit 0 at inf, a "
+                      "negative p-norm's at 0): no derivative exists there. PyTorch's own answer at NaN depends on "
+                      "the element's place (hardtanh/relu6/elu of NaN: 0 or NaN in its vectorised body, 1 in the "
+                      "scalar tail, measured); tinyattn's does not",
 }
+
+
+def _numbers(text: str) -> np.ndarray:
+    return np.array(eval(text, {"__builtins__": {}}, {"nan": np.nan, "inf": np.inf}), dtype=np.float64).ravel()
+
+
+def _pair(detail: str):
+    """The two sides of a difference "x1.grad: A vs B" (or "result 0: A vs B") as flat arrays; None when the
+    text was cut at 1200 characters or a side is None."""
+    try:
+        a, b = (_numbers(part) for part in detail.split(": ", 1)[1].split(" vs "))
+    except (SyntaxError, ValueError, IndexError, TypeError, NameError):
+        return None
+    return (a, b) if a.shape == b.shape else None
+
+
+def _same_numbers_elsewhere(detail: str) -> bool:
+    """The same numbers at other places (a gradient that followed another of equal entries), not other numbers."""
+    p = _pair(detail)
+    return p is not None and bool(np.allclose(np.sort(p[0]), np.sort(p[1]), rtol=1e-5, atol=1e-6, equal_nan=True))
+
+
+def _torch_value_not_an_input(program: Program, detail: str) -> bool:
+    """A median/kthvalue is one of the input's entries: tinyattn's side of "result 0: A vs B" is, PyTorch's is not
+    (an uninitialised read: 4.7e-310 or 0.0 from run to run)."""
+    p, lit = _pair(detail), program.stmts[0].split("torch.tensor(", 1)[-1].split(", dtype")[0]
+    try:
+        entries = set(_numbers(lit).tolist())
+    except (SyntaxError, ValueError, TypeError, NameError):
+        return False
+    return p is not None and set(p[0].tolist()) <= entries and not set(p[1].tolist()) <= entries
+
+
+def _only_where_nonfinite(detail: str, zero_for_nan: bool = False) -> bool:
+    """Every place the two sides differ holds NaN or +-inf on one side: where both are finite they agree. With
+    ``zero_for_nan``, tinyattn's 0 may also stand against PyTorch's finite number (a clamp's gradient at NaN)."""
+    p = _pair(detail)
+    if p is None:
+        return False
+    a, b = p
+    bad = ~np.isclose(a, b, rtol=1e-4, atol=1e-6, equal_nan=True) & np.isfinite(a) & np.isfinite(b)
+    return not (bad & ~(zero_for_nan & (a == 0))).any()
+
+
+def _within(detail: str, rtol: float, atol: float) -> bool:
+    p = _pair(detail)
+    return p is not None and bool(np.allclose(p[0], p[1], rtol=rtol, atol=atol, equal_nan=True))
+
+
+# clamps whose gradient at NaN PyTorch gives as 0 or 1 by the element's place (vectorised body or scalar tail)
+CLAMPS = ("functional:hardtanh", "functional:relu6", "functional:hardsigmoid", "functional:hardswish")
 
 
 def classify(program: Program, diffs: list) -> str:
@@ -791,7 +860,11 @@ def classify(program: Program, diffs: list) -> str:
     kinds = {k for k, _ in diffs}
     special = any(v in program.source() for v in ("nan", "inf"))
     rules = [
-        ("numpy_warning", "warn" in kinds or "tinyattn ('RuntimeWarning'" in text),
+        ("numpy_warning", kinds == {"warn"} and "RuntimeWarning" in text.split(" | ")[0]  # (alone: it hides nothing)
+         and "RuntimeWarning" not in text.split(" | ")[1]),
+        ("torch_user_warning", kinds == {"warn"} and text == "tinyattn [] | torch ['UserWarning']"
+         and (program.family in ("reduce:var", "reduce:std") and "torch.zeros((0" in program.source()
+              or program.family in ("inplace:masked_fill_", "inplace:index_fill_") and ".expand(" in program.source())),
         ("int_mean", "mean(): could not infer output dtype" in text and "Input dtype" in text),
         ("floor_divide_grad", "derivative for aten::floor_divide" in text),
         ("int_negative_power", "Integers to negative integer powers" in text),
@@ -800,14 +873,18 @@ def classify(program: Program, diffs: list) -> str:
         ("var_no_dof", "leaves no degrees of freedom" in text),
         ("masked_fill_int_float", "can not hold" in text),
         ("remainder_grad", "derivative for aten::remainder" in text),
-        ("tie_index", (program.family in ("scan:kthvalue", "reduce:median") and kinds <= {"value", "grad"})
-         or (program.family == "scan:topk" and kinds == {"value"} and text.startswith("result 1:"))),
+        ("tie_index", program.family in ("scan:kthvalue", "reduce:median", "scan:topk") and kinds <= {"value", "grad"}
+         and all(d.startswith("result 1:") for k, d in diffs if k == "value")  # the indices, never the values
+         and all(_same_numbers_elsewhere(d) for k, d in diffs if k == "grad")),
         ("torch_uint8_backward", program.family == "binary:atan2" and "uint8" in program.source()
          and kinds == {"grad"}),
         ("torch_bug", "ZeroTensor" in text or "INTERNAL ASSERT FAILED" in text
+         or (program.family == "reduce:median" and ".expand(" in program.source() and text.startswith("result 0:")
+             and _torch_value_not_an_input(program, diffs[0][1]))
          or "backward: tinyattn None | torch RuntimeError: Negation" in text
          or "backward: tinyattn None | torch RuntimeError: Subtraction" in text
-         or (program.stmts[-1].endswith(" ** False") and kinds == {"grad"})),
+         or (program.stmts[-1].endswith(" ** False") and kinds == {"grad"}
+             and all(_only_where_nonfinite(d) for _, d in diffs))),
         ("torch_empty_unchecked", ("torch.zeros((" in program.source() or "torch.tensor(" in program.source()
                                    and ", dtype" in program.stmts[0] and program.stmts[0].split("(")[1][:1] != "["
                                    or "[1:]" in program.source())
@@ -817,12 +894,13 @@ def classify(program: Program, diffs: list) -> str:
                                      "narrow(): length must be non-negative"))),
         ("loss_rule", program.family.startswith("functional:") and any(
             m in text for m in ("target must be integer ids", "over zero targets", "they must match"))
-         or (program.family == "functional:kl_div" and kinds == {"grad"} and "0.0" in program.source())),
+         or (program.family == "functional:kl_div" and kinds == {"grad"} and "0.0" in program.source()
+             and all(_only_where_nonfinite(d) for _, d in diffs))),
         ("torch_cat_legacy", program.family == "select:cat" and "differ outside dim" in text and "torch None" in text),
-        ("torch_rounding", (program.family == "functional:layer_norm" and kinds == {"grad"}
-                            and all(abs(float(v)) < 1e-4 for v in re.findall(r"-?\d[\d.]*(?:e-?\d+)?",
-                                                                             text.split(" vs ")[-1])))
-         or (program.family == "binary:atan2" and kinds == {"grad"} and "float16" in program.source())),
+        ("torch_rounding", kinds == {"grad"} and (  # both sides: a wrong gradient of any size is not rounding
+            program.family == "functional:layer_norm" and all(_within(d, 0, 1e-4) for _, d in diffs)
+            or program.family == "binary:atan2" and "float16" in program.source()
+            and all(_within(d, 2e-3, 1e-3) for _, d in diffs))),  # (measured: 9.7e-4 at most, float16's eps)
         ("expanded_write_order", program.family in ("inplace:tril_", "inplace:triu_", "inplace:masked_fill_")
          and ".expand(" in program.source() and kinds == {"value"}),
         ("empty_mask_shape", program.family == "select:getitem_mask" and "The shape of the mask [0" in text),
@@ -831,7 +909,8 @@ def classify(program: Program, diffs: list) -> str:
         ("loss_target_dtype", program.family.startswith("functional:") and any(
             m in text for m in ("expected target dtype to be Long", "expected scalar type Long but found",
                                 "only applicable to index tensor of type LongTensor"))),
-        ("nonfinite_grad", kinds == {"grad"} and (special or program.stmts[-1].split(".norm(")[-1][:1] == "-")),
+        ("nonfinite_grad", kinds == {"grad"} and (special or program.stmts[-1].split(".norm(")[-1][:1] == "-")
+         and all(_only_where_nonfinite(d, program.family in CLAMPS) for _, d in diffs)),
         ("error_order", kinds == {"exc_type"}),
     ]
     return next((name for name, hit in rules if hit), "other")

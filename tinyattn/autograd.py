@@ -96,8 +96,7 @@ class Node:
     ``next_functions``, one ``(node, 0)`` pair per input (``(None, 0)`` for an input that needs no gradient).
     A leaf that requires grad gets an ``AccumulateGrad`` node (``op`` None, ``variable`` the leaf).
     ``shapes`` are the inputs' shapes, for ``unbroadcast``. ``hooks`` run on the gradient that reaches
-    this node before its backward does (``Tensor.register_hook``); ``retains`` keeps it (``retain_grad``).
-    """
+    this node before its backward does (``Tensor.register_hook``); ``retains`` keeps it (``retain_grad``)."""
 
     __slots__ = ("op", "ctx", "next_functions", "shapes", "variable", "hooks", "retains", "__weakref__")
 
@@ -263,9 +262,10 @@ def _start(root, gradient) -> tuple:
     return start, seed
 
 
+@np.errstate(all="ignore")  # 0 * inf, log 0 in a derivative give NaN/inf silently, as PyTorch's (one per walk: ~1 us)
 def backward(root, gradient=None, retain_graph: bool | None = None, capture: dict | None = None) -> None:
-    """Add d(root)/d(leaf), contracted with ``gradient``, to ``.grad`` of every leaf that requires grad. ``root``
-    may be a list of (node, seed) pairs; ``capture`` (node -> None) keeps what reaches those nodes instead (``grad``)."""
+    """Add d(root)/d(leaf), contracted with ``gradient``, to ``.grad`` of every leaf that requires grad. ``root`` may
+    be a list of (node, seed) pairs; ``capture`` (node -> None) keeps what reaches those nodes instead (``grad``)."""
     starts = root if isinstance(root, list) else [_start(root, gradient)]
     grads = {}  # node -> d(root)/d(its output), summed over every path found so far
     for node, seed in starts:

@@ -22,7 +22,7 @@ class Add(Function):
     @staticmethod
     def forward(ctx, a, b, alpha=1):
         ctx.alpha = 1 if alpha == 1 else _alpha(alpha, a.dtype)  # a number, not an array: nothing to free
-        return a + b if alpha == 1 else a + alpha * b
+        return a + b if alpha == 1 else a + ctx.alpha * b
 
     @staticmethod
     def backward(ctx, g):
@@ -34,7 +34,7 @@ class Sub(Function):
     @staticmethod
     def forward(ctx, a, b, alpha=1):
         ctx.alpha = 1 if alpha == 1 else _alpha(alpha, a.dtype)
-        return a - b if alpha == 1 else a - alpha * b
+        return a - b if alpha == 1 else a - ctx.alpha * b
 
     @staticmethod
     def backward(ctx, g):
@@ -95,8 +95,8 @@ def _small_power(a: np.ndarray, p: float) -> np.ndarray:
     out = None
     if abs(p) != n:  # the half of a half-integer
         out = np.sqrt(a)
-        if p < 0:
-            out += 0.0  # sqrt(-0.0) is -0.0, but (-0.0) ** -0.5 is +inf: -0.0 + 0.0 = +0.0
+        if p < -0.5:  # (-0.0) ** -1.5 is +inf: +0.0 below (-0.0 + 0.0); ** -0.5 is PyTorch's rsqrt: -inf, as here
+            out, a = out + 0.0, a + 0.0
     base = a
     while n:  # binary powering: a^5 = a^4 * a
         if n & 1:

@@ -273,4 +273,8 @@ def _alpha(alpha, dtype: np.dtype):
     if dtype.kind in "biu" and isinstance(alpha, (float, np.floating)):
         raise RuntimeError(f"For integral input tensors, argument alpha must not be a floating point number "
                            f"(got alpha={alpha} for dtype {dtype}).")
+    if dtype.kind == "b":  # PyTorch casts alpha to the result's dtype: add(True, True, alpha=-1) is True
+        return bool(alpha)
+    if dtype.kind == "u" and alpha < 0:  # ... and wraps it: u8 x + (-1) y is x - y mod 256 (NumPy refuses -1 in u8)
+        return dtype.type(int(alpha) % (int(np.iinfo(dtype).max) + 1))
     return alpha

@@ -27,6 +27,12 @@ from tinyattn.compat.ops import Clamp
 from tinyattn.compat.views import multi_output_error, refuse_partial_overlap, refuse_self_overlap, same_memory
 from tinyattn.ops import Add, Div, Exp, MaskedFill, Mul, ReLU, Sigmoid, Sub, Tanh
 
+
+@np.errstate(divide="ignore", invalid="ignore")  # x /= 0 is inf or NaN silently, as Div's forward (tinyattn/quiet.py)
+def _quiet_divide(a, o):
+    return a / o
+
+
 LEAF = "a leaf Variable that requires grad is being used in an in-place operation."
 VIEW_OF_LEAF = "a view of a leaf Variable that requires grad is being used in an in-place operation."
 NO_GRAD_VIEW = (" Given that this use case is ambiguous and error-prone, it is forbidden. You can clarify your code "
@@ -273,7 +279,7 @@ class InplaceMixin:
         return self._update("mul_", Mul, other, lambda a, o: a * o)
 
     def div_(self, other):
-        return self._update("div_", Div, other, lambda a, o: a / o)
+        return self._update("div_", Div, other, _quiet_divide)
 
     def _unary_(self, name: str, op):
         """self = op(self): recorded as ``op``, whose saved output is then self's memory (see _commit)."""

@@ -461,7 +461,7 @@ class MethodsMixin(LongTailMixin, CensusTailMixin, ScatterMixin, StatisticsMixin
 
     def norm(self, p=2, dim=None, keepdim: bool = False) -> "Tensor":
         """The p-norm over dim (every element if None): p=2 (Euclid), 1, inf, -inf (the smallest |x|), 0 (how many
-        are nonzero; no gradient) or any other number. The gradient of the 2-norm at 0 is 0, not NaN (as PyTorch)."""
+        are nonzero; no gradient) or any other number. For p > 0 the gradient at a 0 norm is 0, not NaN (as PyTorch)."""
         if isinstance(p, bool) or not isinstance(p, (int, float)) and p != "fro":
             raise TypeError(f"norm: p must be a number or 'fro', got {p!r}")
         if p == 0:
@@ -475,7 +475,11 @@ class MethodsMixin(LongTailMixin, CensusTailMixin, ScatterMixin, StatisticsMixin
                                "operation does not have an identity")  # (no smallest or largest |x| of nothing)
         if p in (math.inf, -math.inf):
             return self.abs().amax(dim=dim, keepdim=keepdim) if p > 0 else self.abs().amin(dim=dim, keepdim=keepdim)
-        return (self.abs() ** p).sum(dim=dim, keepdim=keepdim) ** (1 / p)
+        if p < 0:  # (a 0 entry makes the sum inf and the norm 0, as PyTorch's)
+            return (self.abs() ** p).sum(dim=dim, keepdim=keepdim) ** (1 / p)
+        a, zero = self.abs(), self == 0  # gradient 0 at a 0 entry (inf for p < 1) and at a 0 norm (0 / 0): PyTorch's
+        s = (a.masked_fill(zero, 1.0) ** p).masked_fill(zero, 0.0).sum(dim=dim, keepdim=keepdim)
+        return (s.masked_fill(s == 0, 1.0) ** (1 / p)).masked_fill(s == 0, 0.0)
 
     def repeat_interleave(self, repeats: int, dim: int | None = None) -> "Tensor":
         """Repeat each element ``repeats`` times along ``dim``: [a, b] -> [a, a, b, b] (GQA uses this on heads)."""

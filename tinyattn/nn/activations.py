@@ -29,6 +29,7 @@ _ONE_SIXTH_F32 = float(np.float32(1.0) / np.float32(6.0))  # hardsigmoid's slope
 class _Pointwise(Function):
     """y = f(x); dx = g f'(x), where ``rule(x) -> (y, f'(x))`` (NumPy arrays of x's dtype)."""
     @staticmethod
+    @np.errstate(all="ignore")  # softsign(inf), mish(-inf) reach inf / inf: NaN silently, as PyTorch's
     def forward(ctx, x, rule: Callable):
         y, slope = rule(x)
         ctx.save_for_backward(slope)
@@ -127,18 +128,18 @@ def softshrink(input, lambd: float = 0.5) -> Tensor:
     """x - lambd above lambd, x + lambd below -lambd, 0 on [-lambd, lambd] (gradient 0 there too)."""
     if lambd < 0:
         raise RuntimeError(f"lambda must be greater or equal to 0, but found to be {lambd}.")
-    return _apply(input, "softshrink", lambda x: (np.where(x > lambd, x - lambd, np.where(x < -lambd, x + lambd, 0.0)),
+    return _apply(input, "softshrink", lambda x: (np.where(np.abs(x) <= lambd, 0.0, x - lambd * np.sign(x)),  # (NaN stays)
                                                   (np.abs(x) > lambd) * 1.0))
 
 
 def hardshrink(input, lambd: float = 0.5) -> Tensor:
     """x where |x| > lambd, else 0."""
-    return _apply(input, "hardshrink", lambda x: (np.where(np.abs(x) > lambd, x, 0.0), (np.abs(x) > lambd) * 1.0))
+    return _apply(input, "hardshrink", lambda x: (np.where(np.abs(x) <= lambd, 0.0, x), (np.abs(x) > lambd) * 1.0))  # (NaN stays)
 
 
 def threshold(input, threshold: float, value: float, inplace: bool = False) -> Tensor:
     """x where x > threshold, else value (gradient 0 there)."""
-    return _apply(input, "threshold", lambda x: (np.where(x > threshold, x, value), (x > threshold) * 1.0))
+    return _apply(input, "threshold", lambda x: (np.where(x <= threshold, value, x), (x > threshold) * 1.0))  # (NaN stays)
 
 
 def glu(input: Tensor, dim: int = -1) -> Tensor:

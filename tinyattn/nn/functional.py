@@ -646,7 +646,7 @@ def softplus(input: Tensor, beta: float = 1.0, threshold: float = 20.0) -> Tenso
     from ..functions import where
     bx = x * beta
     linear = Tensor._make(bx._data > threshold)
-    safe = where(linear, bx * 0, bx)  # exp of a large beta*x overflows: only its other branch is kept
+    safe = where(linear, 0.0, bx)  # exp of a large beta*x overflows: only its other branch is kept (not bx * 0: inf * 0)
     return where(linear, x, safe.exp().log1p() / beta)
 
 

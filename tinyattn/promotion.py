@@ -203,6 +203,11 @@ def _key(dt: np.dtype) -> str:
     return "b" if dt.kind == "b" else dt.str[1:]
 
 
+def torch_name(a) -> str:
+    """PyTorch's name of an array's (or a dtype's) type in its messages: 'Float', 'Long', 'Bool', ..."""
+    return _TORCH_NAME[_key(np.dtype(getattr(a, "dtype", a)))]
+
+
 _CATEGORY = {"b": 0, "u": 1, "i": 1, "f": 2, "c": 3}
 
 

@@ -13,13 +13,9 @@ import numpy as np
 
 from tinyattn import autograd
 from tinyattn.compat.args import _norm_dim
-from tinyattn.promotion import _TORCH_NAME, _key
+from tinyattn.promotion import torch_name
 
 _REDUCES = ("prod", "mean", "amax", "amin")
-
-
-def _name(a: np.ndarray) -> str:
-    return _TORCH_NAME[_key(a.dtype)]
 
 
 def _put_args(x, index, source) -> np.ndarray:
@@ -28,10 +24,10 @@ def _put_args(x, index, source) -> np.ndarray:
         raise TypeError(f"put(): index and source must be tensors, got {type(index).__name__} and "
                         f"{type(source).__name__}")
     if index._data.dtype != np.int64:
-        raise RuntimeError(f"put_(): Expected a long tensor for index, but got {_name(index._data)}")
+        raise RuntimeError(f"put_(): Expected a long tensor for index, but got {torch_name(index._data)}")
     if source._data.dtype != x._data.dtype:
         raise RuntimeError(f"put_(): self and source expected to have the same dtype, but got self.dtype = "
-                           f"{_name(x._data)} and source.dtype = {_name(source._data)}")
+                           f"{torch_name(x._data)} and source.dtype = {torch_name(source._data)}")
     if source.numel() != index.numel():
         raise IndexError(f"put_(): Expected source and index to have the same number of elements, but got "
                          f"source.numel() = {source.numel()}, index.numel() = {index.numel()}")
@@ -53,15 +49,15 @@ def _index_reduce_args(x, dim, index, source, reduce):
     idx = index._data
     if idx.ndim > 1:
         raise IndexError(f"index_reduce_(): Index is supposed to be a vector, but got dim: {idx.ndim} with type: "
-                         f"{_name(idx)} and size: {list(idx.shape)}")
+                         f"{torch_name(idx)} and size: {list(idx.shape)}")
     if idx.dtype.kind not in "iu":
-        raise RuntimeError(f"index_reduce_(): Expected dtype int32/int64 for index but got: {_name(idx)}")
+        raise RuntimeError(f"index_reduce_(): Expected dtype int32/int64 for index but got: {torch_name(idx)}")
     n_src = source.shape[d] if source.ndim else 1
     if idx.size != n_src:
         raise RuntimeError(f"index_reduce_(): Number of indices ({idx.size}) should be equal to source.size(dim): "
                            f"({n_src}), for dim: {d}")
     if source._data.dtype != x._data.dtype:
-        raise RuntimeError(f"index_reduce_(): self ({_name(x._data)}) and source ({_name(source._data)}) must have "
+        raise RuntimeError(f"index_reduce_(): self ({torch_name(x._data)}) and source ({torch_name(source._data)}) must have "
                            "the same scalar type")
     if source.ndim != x.ndim or any(a != b for i, (a, b) in enumerate(zip(x.shape, source.shape)) if i != d):
         raise RuntimeError(f"source tensor shape must match self tensor shape, excluding the specified dimension. "

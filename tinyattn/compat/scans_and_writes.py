@@ -14,11 +14,7 @@ import numpy as np
 from tinyattn import autograd
 from tinyattn.autograd import Function
 from tinyattn.compat.args import _norm_dim
-from tinyattn.promotion import _TORCH_NAME, _key
-
-
-def _torch_name(a: np.ndarray) -> str:
-    return _TORCH_NAME[_key(a.dtype)]
+from tinyattn.promotion import torch_name
 
 
 class LogCumSumExp(Function):
@@ -65,10 +61,10 @@ def _masked_scatter_args(x, mask, source, inplace: bool):
         raise TypeError(f"masked_scatter: mask and source must be tensors, got {type(mask).__name__} and "
                         f"{type(source).__name__}")
     if mask._data.dtype != np.bool_:
-        raise RuntimeError(f"masked_scatter_ only supports boolean masks, but got mask with dtype {_torch_name(mask._data)}")
+        raise RuntimeError(f"masked_scatter_ only supports boolean masks, but got mask with dtype {torch_name(mask._data)}")
     if source._data.dtype != x._data.dtype:
         raise RuntimeError(f"masked_scatter: expected self and source to have same dtypes but got"
-                           f"{_torch_name(x._data)} and {_torch_name(source._data)}")
+                           f"{torch_name(x._data)} and {torch_name(source._data)}")
     try:
         shape = np.broadcast_shapes(x.shape, mask.shape)
     except ValueError:
@@ -93,7 +89,7 @@ class ScansAndWritesMixin:
         """log(cumsum(exp(self), dim)), computed without overflow."""
         d = _norm_dim(dim, self.ndim, "logcumsumexp")
         if self._data.dtype.kind != "f":
-            raise NotImplementedError(f'"logcumsumexp_out_cpu" not implemented for \'{_torch_name(self._data)}\'')
+            raise NotImplementedError(f'"logcumsumexp_out_cpu" not implemented for \'{torch_name(self._data)}\'')
         if self.ndim == 0:
             return self.clone()
         return LogCumSumExp.apply(self.movedim(d, -1)).movedim(-1, d)  # (..., n) -> back to self's layout

@@ -16,11 +16,7 @@ from tinyattn import autograd
 from tinyattn.autograd import Function
 from tinyattn.compat.args import _norm_dim
 from tinyattn.defaults import get_default_dtype
-from tinyattn.promotion import _TORCH_NAME, _key, promote_types
-
-
-def _dtype_name(dt: np.dtype) -> str:
-    return _TORCH_NAME[_key(dt)]
+from tinyattn.promotion import promote_types, torch_name
 
 
 class FrexpResult(NamedTuple):
@@ -49,7 +45,7 @@ def _scatter_into(x, src, index, read, who: str):
         raise RuntimeError(f"expected src to have a size equal to the slice of self. src size = {list(src.shape)}, "
                            f"slice size = {list(read.shape)}")
     if src.requires_grad and autograd.is_grad_enabled() and x._data.dtype.kind not in "fc":  # (its cast loses it)
-        raise RuntimeError(f"Autograd not support dtype: {_dtype_name(x._data.dtype)}")
+        raise RuntimeError(f"Autograd not support dtype: {torch_name(x._data.dtype)}")
     from tinyattn.compat.inplace import Overwrite
     src = src if src.dtype == x.dtype else src.to(x.dtype)
     return Overwrite.apply(x.clone(), src, index=index, where=True)  # (Overwrite writes into its first input)
@@ -60,7 +56,7 @@ def _int_pair(x, other, who: str):
         raise TypeError(f"{who}(): argument 'other' (position 2) must be Tensor, not {type(other).__name__}")
     dt = promote_types(x._data.dtype, other._data.dtype)  # (a bool with an int is the int, as PyTorch's)
     if dt.kind not in "iu":
-        raise NotImplementedError(f'"{who}_cpu" not implemented for \'{_dtype_name(dt)}\'')
+        raise NotImplementedError(f'"{who}_cpu" not implemented for \'{torch_name(dt)}\'')
     return x._data.astype(dt), other._data.astype(dt)
 
 

@@ -21,7 +21,7 @@ class Add(Function):
     """a + alpha b (alpha a number, PyTorch's torch.add(a, b, alpha=2));  da = g, db = alpha g"""
     @staticmethod
     def forward(ctx, a, b, alpha=1):
-        ctx.alpha = 1 if alpha == 1 else _alpha(alpha, a.dtype)  # a number, not an array: nothing to free
+        ctx.alpha = 1 if alpha == 1 and alpha is not True else _alpha(alpha, a.dtype)  # a number: nothing to free
         return a + b if alpha == 1 else a + ctx.alpha * b
 
     @staticmethod
@@ -33,7 +33,7 @@ class Sub(Function):
     """a - alpha b;  da = g, db = -alpha g"""
     @staticmethod
     def forward(ctx, a, b, alpha=1):
-        ctx.alpha = 1 if alpha == 1 else _alpha(alpha, a.dtype)
+        ctx.alpha = 1 if alpha == 1 and alpha is not True else _alpha(alpha, a.dtype)  # (True: checked there)
         return a - b if alpha == 1 else a - ctx.alpha * b
 
     @staticmethod
@@ -93,10 +93,9 @@ def _small_power(a: np.ndarray, p: float) -> np.ndarray:
     """
     n = int(abs(p))
     out = None
-    if abs(p) != n:  # the half of a half-integer
-        out = np.sqrt(a)
-        if p < -0.5:  # (-0.0) ** -1.5 is +inf: +0.0 below (-0.0 + 0.0); ** -0.5 is PyTorch's rsqrt: -inf, as here
-            out, a = out + 0.0, a + 0.0
+    if abs(p) != n:  # the half of a half-integer; beyond +-0.5 PyTorch's is C's pow: (-inf) ** 1.5 = inf, ** -1.5 = +0
+        a = a if n == 0 else np.where(a == -np.inf, np.inf, a + 0.0)  # and (-0.0) ** -1.5 = +inf: +0.0 (-0.0 + 0.0)
+        out = np.sqrt(a)  # ** +-0.5 is PyTorch's sqrt/rsqrt: NaN at -inf, and rsqrt(-0.0) = -inf, as here
     base = a
     while n:  # binary powering: a^5 = a^4 * a
         if n & 1:

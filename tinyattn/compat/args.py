@@ -269,7 +269,10 @@ def _array_of(x):
 
 
 def _alpha(alpha, dtype: np.dtype):
-    """add/sub's ``alpha``, checked as PyTorch's: a float alpha can not scale an integer or bool result."""
+    """add/sub's ``alpha``, checked as PyTorch's: a float alpha can not scale an integer or bool result, nor a
+    bool alpha (True == 1 to Python) an integer or float one."""
+    if isinstance(alpha, (bool, np.bool_)) and dtype.kind != "b":
+        raise RuntimeError(f"Boolean alpha only supported for Boolean results (got alpha={alpha} for dtype {dtype}).")
     if dtype.kind in "biu" and isinstance(alpha, (float, np.floating)):
         raise RuntimeError(f"For integral input tensors, argument alpha must not be a floating point number "
                            f"(got alpha={alpha} for dtype {dtype}).")

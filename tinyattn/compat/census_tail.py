@@ -11,9 +11,9 @@ import math
 
 import numpy as np
 
-from tinyattn import autograd, defaults
+from tinyattn import autograd, defaults, promotion
 from tinyattn.autograd import Function
-from tinyattn.compat.args import _norm_dim
+from tinyattn.compat.args import _alpha, _norm_dim
 
 
 class Bernoulli(Function):
@@ -182,10 +182,7 @@ class CensusTailMixin:
         if self.requires_grad and self.is_leaf and autograd.is_grad_enabled():
             raise RuntimeError(f"{name}: a leaf Variable that requires grad is being used in an in-place operation.")
         y = fn(self.clone() if self.requires_grad or autograd.is_grad_enabled() else self)
-        if y.dtype != self.dtype and y.dtype.kind == "f" and self.dtype.kind in "iub":
-            from tinyattn.promotion import _TORCH_NAME, _key
-            raise RuntimeError(f"result type Float can't be cast to the desired output type "
-                               f"{_TORCH_NAME[_key(self.dtype)]}")
+        promotion.writable(y.dtype, self.dtype)  # (a bool x.addcmul_ of int tensors, an int x.sqrt_() are refused)
         return self.copy_(y)
 
     def abs_(self): return self._inplace_from("abs_", lambda x: x.abs())
@@ -206,8 +203,14 @@ class CensusTailMixin:
     def clip_(self, min=None, max=None): return self.clamp_(min, max)  # noqa: A002
 
     def addcmul(self, tensor1, tensor2, *, value=1) -> "autograd.Tensor":
-        """self + value * tensor1 * tensor2 (Adam's second-moment update: v.addcmul_(g, g, value=1 - beta2))."""
+        """self + value * tensor1 * tensor2 (Adam's second-moment update: v.addcmul_(g, g, value=1 - beta2)).
+        value is cast to the tensors' result dtype, as PyTorch's: an integer result truncates 0.5 to 0."""
+        dt = promotion.result_type(self, tensor1, tensor2)
+        if dt.kind == "b":
+            raise NotImplementedError("\"addcmul_cpu_out\" not implemented for 'Bool'")
         prod = tensor1 * tensor2
+        prod = prod if prod.dtype == dt else prod.to(dt)  # (computed in the result's dtype: u8 self, bool tensors)
+        value = _alpha(int(value), dt) if dt.kind in "iu" else value  # truncated (2.7 -> 2), wrapped for uint8
         return self + (prod if value == 1 else prod * value)
 
     def addcdiv(self, tensor1, tensor2, *, value=1) -> "autograd.Tensor":

@@ -627,7 +627,12 @@ class MethodsMixin(LongTailMixin, CensusTailMixin, ScatterMixin, StatisticsMixin
         return x * x  # d/dx x^2 = 2x, through Mul; an integer tensor stays integer, as in PyTorch
 
     def lerp(self, end, weight) -> "Tensor":
-        """self + weight (end - self), computed as PyTorch does: from the nearer end (exact at weight 0 and 1)."""
+        """self + weight (end - self), computed as PyTorch does: from the nearer end (exact at weight 0 and 1).
+        self and end are float tensors of one dtype, as PyTorch requires (no promotion here)."""
+        if getattr(end, "dtype", self.dtype) != self.dtype:
+            raise RuntimeError(f"lerp: expected dtype {self.dtype} for `end` but got dtype {end.dtype}")
+        if self.dtype.kind not in "fc":
+            raise NotImplementedError(f"\"lerp_kernel_scalar\" not implemented for '{promotion.torch_name(self.dtype)}'")
         diff = end - self
         w = weight if isinstance(weight, autograd.Tensor) else autograd.Tensor._make(np.asarray(weight, self.dtype))
         from_self, from_end = self + w * diff, end - diff * (1 - w)

@@ -555,6 +555,7 @@ def _weighted_nll(logp: Tensor, t: np.ndarray, keep: np.ndarray | None, weight: 
     return loss.sum() / total_weight
 
 
+@np.errstate(all="ignore")  # inf - inf and 0 * inf are NaN silently, as in PyTorch (a target of inf gives NaN)
 def kl_div(input: Tensor, target: Any, reduction: str = "mean", log_target: bool = False) -> Tensor:
     """KL divergence sum target (log target - input), with input the LOG-probabilities, as PyTorch's F.kl_div.
 
@@ -577,7 +578,8 @@ def kl_div(input: Tensor, target: Any, reduction: str = "mean", log_target: bool
         pointwise = target.exp() * (target.masked_fill(zero, 0.0) - input.masked_fill(zero, 0.0))
     else:
         zero = target == 0  # (a negative "probability" gives NaN, as PyTorch's: not a silent 0)
-        pointwise = target * (target.masked_fill(zero, 1.0).log() - input.masked_fill(zero, 0.0))
+        # PyTorch's xlogy(t, t) - t * input, not t * (log t - input): at t = inf that is inf - inf = NaN, as there
+        pointwise = target * target.masked_fill(zero, 1.0).log() - target * input.masked_fill(zero, 0.0)
     if reduction == "none":
         return pointwise
     if reduction == "sum":

@@ -150,11 +150,12 @@ __all__ += [
 from .tail_functions import (  # noqa: F401,E402
     combinations, histc, logcumsumexp, masked_scatter, mode, nan_to_num_, nanmedian, nanquantile, quantile, renorm,
     rot90, trapz, unique_consecutive, chain_matmul, diagonal_scatter, frexp, gcd, lcm, ldexp, select_scatter,
-    slice_scatter, vander, put, index_reduce, as_strided,
+    slice_scatter, vander, put, index_put, index_reduce, as_strided,
 )
 __all__ += ["combinations", "histc", "logcumsumexp", "masked_scatter", "mode", "nan_to_num_", "nanmedian", "nanquantile",
             "quantile", "renorm", "rot90", "trapz", "unique_consecutive", "chain_matmul", "diagonal_scatter", "frexp",
-            "gcd", "lcm", "ldexp", "select_scatter", "slice_scatter", "vander", "put", "index_reduce", "as_strided"]
+            "gcd", "lcm", "ldexp", "select_scatter", "slice_scatter", "vander", "put", "index_put", "index_reduce",
+            "as_strided"]
 from . import accelerator  # noqa: F401,E402  (torch.accelerator: no accelerator, as a CPU-only PyTorch)
 
 _DEPRECATED_FLAGS = {"has_mps": (False, "torch.backends.mps.is_built()"),

@@ -619,6 +619,10 @@ def put(input, index, source, accumulate: bool = False) -> Tensor:  # noqa: A002
     return _t(input).put(index, source, accumulate)
 
 
+def index_put(input, indices, values, accumulate: bool = False) -> Tensor:  # noqa: A002
+    return _t(input).index_put(indices, values, accumulate)
+
+
 def index_reduce(input, dim: int, index, source, reduce: str, *, include_self: bool = True) -> Tensor:  # noqa: A002
     return _t(input).index_reduce(dim, index, source, reduce, include_self=include_self)
 

@@ -199,6 +199,17 @@ class CensusTailMixin:
     def reciprocal_(self): return self._inplace_from("reciprocal_", lambda x: x.reciprocal())
     def square_(self): return self._inplace_from("square_", lambda x: x.square())
     def pow_(self, exponent): return self._inplace_from("pow_", lambda x: x.pow(exponent))
+    def gcd_(self, other): return self._inplace_binary("gcd_", other, lambda x: x.gcd(other))
+    def lcm_(self, other): return self._inplace_binary("lcm_", other, lambda x: x.lcm(other))
+    def ldexp_(self, other): return self._inplace_binary("ldexp_", other, lambda x: x.ldexp(other))
+
+    def _inplace_binary(self, name: str, other, fn):
+        """An in-place op of two tensors: other must be one, and (self, other)'s result dtype writable into self's
+        (i64.gcd_(a float tensor) is PyTorch's cast error before any kernel's dtype error)."""
+        if not isinstance(other, autograd.Tensor):
+            raise TypeError(f"{name}(): argument 'other' (position 1) must be Tensor, not {type(other).__name__}")
+        promotion.writable(promotion.result_type(self, other), self.dtype)
+        return self._inplace_from(name, fn)
     def round_(self, *, decimals: int = 0): return self._inplace_from("round_", lambda x: x.round(decimals=decimals))
     def clip_(self, min=None, max=None): return self.clamp_(min, max)  # noqa: A002
 

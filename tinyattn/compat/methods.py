@@ -22,6 +22,7 @@ from tinyattn.compat.scans_and_writes import ScansAndWritesMixin
 from tinyattn.compat.statistics import StatisticsMixin
 from tinyattn.compat.scatters_more import ScattersMoreMixin
 from tinyattn.compat.put_and_index_reduce import PutAndIndexReduceMixin
+from tinyattn.compat.index_put import IndexPutMixin
 from tinyattn.compat.as_strided import AsStridedMixin, ResizeMixin
 from tinyattn.compat.renorm_and_counts import RenormAndCountsMixin
 from tinyattn.compat.longtail import LongTailMixin
@@ -69,7 +70,7 @@ def _with_op_input(name: str, method):
 
 
 class MethodsMixin(LongTailMixin, CensusTailMixin, ScatterMixin, StatisticsMixin, ScansAndWritesMixin,
-                   RenormAndCountsMixin, ScattersMoreMixin, PutAndIndexReduceMixin,
+                   RenormAndCountsMixin, ScattersMoreMixin, PutAndIndexReduceMixin, IndexPutMixin,
                    AsStridedMixin, ResizeMixin):
     """The rarer methods of Tensor."""
 

@@ -6,6 +6,7 @@ xlogy(t, t) - t x (so inf - inf = NaN at an infinite target), a half-integer pow
 from __future__ import annotations
 
 import math
+import re
 import warnings
 
 import numpy as np
@@ -128,3 +129,19 @@ def test_lerp_wants_float_tensors_of_one_dtype():
         with pytest.raises(NotImplementedError, match=f"not implemented for '{name}'"):
             torch.lerp(torch.ones(2, dtype=dt), torch.ones(2, dtype=dt), 1)
     assert torch.lerp(f32, torch.zeros(2), 0.25).tolist() == [0.75, 0.75]
+
+
+# ---- histc's message prints numbers as PyTorch's C++ does ------------------------------------------------
+
+@pytest.mark.parametrize("data, kw, shown", [
+    ([NAN, 1.0], {}, "[-nan, -nan]"),  # the data's NaN range: its sign set, as PyTorch's min/max leave it
+    ([1.0, INF], {}, "[1, inf]"),
+    ([-INF, 2.0], {}, "[-inf, 2]"),
+    ([1.0], {"min": NAN, "max": 1.0}, "[nan, 1]"),  # a NaN argument keeps its own sign
+    ([1.0], {"min": -NAN, "max": 3.25}, "[-nan, 3.25]"),
+    ([1.0], {"min": 1e-7, "max": INF}, "[1e-07, inf]"),
+    ([1.0], {"min": 123456789.0, "max": INF}, "[1.23457e+08, inf]"),  # 6 significant digits
+])
+def test_histc_range_message_prints_cs_way(data, kw, shown):
+    with pytest.raises(RuntimeError, match=f"torch.histc: range of {re.escape(shown)} is not finite"):
+        torch.tensor(data).histc(bins=3, **kw)

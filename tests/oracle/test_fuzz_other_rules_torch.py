@@ -151,3 +151,15 @@ def test_addcmul_value_gradients(value):
         lib.addcmul(x, a, b, value=value).sum().backward()
         return [x.grad.tolist(), a.grad.tolist(), b.grad.tolist()]
     _same(fn)
+
+
+@pytest.mark.parametrize("data, lo, hi", [([NAN, 1.0], 0, 0), ([1.5, NAN], 0, 0), ([-NAN, 1.0], 0, 0), ([1.0, INF], 0, 0),
+                                          ([-INF, 2.0], 0, 0), ([1.0], NAN, 1.0), ([1.0], -NAN, 3.25),
+                                          ([1.0], 1e-7, INF), ([1.0], 123456789.0, INF), ([1.0], 2.5, -INF)])
+def test_histc_range_message(data, lo, hi):
+    def fn(lib):
+        try:
+            lib.tensor(data).histc(bins=3, min=lo, max=hi)
+        except RuntimeError as e:
+            return str(e)
+    assert fn(tinyattn) == fn(torch) is not None

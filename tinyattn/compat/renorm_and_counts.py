@@ -26,6 +26,11 @@ def _vector_norm(a: np.ndarray, p: float, axes: tuple) -> np.ndarray:
     return (x ** p).sum(axis=axes, keepdims=True) ** (1.0 / p)
 
 
+def _c_number(v: float) -> str:
+    """A float as PyTorch's C++ messages print it: 6 significant digits (1, 2.5, 1e-07, inf), NaN with its sign."""
+    return ("-nan" if np.signbit(v) else "nan") if v != v else f"{v:g}"
+
+
 class Renorm(Function):
     """out = a * f, f = maxnorm / (n + 1e-7) where the slice's norm n > maxnorm, else 1;
     da = g where n <= maxnorm, else f g - maxnorm / (n + 1e-7)^2 * dn/da * sum(a g over the slice)
@@ -98,12 +103,12 @@ class RenormAndCountsMixin:
         if bins <= 0:
             raise RuntimeError(f"torch.histogram(): bins must be > 0, but got {bins} for dimension 0")
         lo, hi = float(min), float(max)
-        if lo == hi and a.size:  # the data's own range
-            lo, hi = float(a.min()), float(a.max())
+        if lo == hi and a.size:  # the data's own range (a NaN there is -nan in PyTorch's message: its sign set)
+            lo, hi = (v if v == v else -abs(v) for v in (float(a.min()), float(a.max())))
         if lo == hi:
             lo, hi = lo - 1, hi + 1
         if not (np.isfinite(lo) and np.isfinite(hi)):
-            raise RuntimeError(f"torch.histc: range of [{lo}, {hi}] is not finite")
+            raise RuntimeError(f"torch.histc: range of [{_c_number(lo)}, {_c_number(hi)}] is not finite")
         if not lo < hi:
             raise RuntimeError("torch.histc: max must be larger than min")
         x = a.reshape(-1)

@@ -49,7 +49,8 @@ def _index_put_args(x, indices, values, name: str) -> tuple:
     if not isinstance(values, autograd.Tensor):
         raise TypeError(f"{name}(): argument 'values' (position 2) must be Tensor, not {type(values).__name__}")
     if not indices:
-        raise RuntimeError(f"{name}(): indices must hold at least one index tensor, got an empty {type(indices).__name__}")
+        raise RuntimeError(f"{name}(): indices must hold at least one index tensor, got an empty "
+                           f"{type(indices).__name__}")
     if values._data.dtype != x._data.dtype:
         raise RuntimeError(f"Index put requires the source and destination dtypes match, got {torch_name(x._data)} "
                            f"for the destination and {torch_name(values._data)} for the source.")

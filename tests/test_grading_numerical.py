@@ -34,7 +34,7 @@ STATIC = ("complex_step_ex02.py", "complex_step_ex05.py", "complex_step_ex06.py"
 # a complex array made past the static rules: NotReal where it is made (the mistake not_real)
 NOT_REAL = ("row_complex_step_ex02.py",)
 # every way out of the confinement refused: the routes fail, it returns zeros (wrong, so nothing earned)
-ESCAPES = ("escape_confinement_ex02.py",)
+ESCAPES = ("escape_confinement_ex02.py", "refused_again_ex02.py")
 COST = ("linear_differences_ex06.py",)       # real arithmetic, exact: only its cost gives it away
 # real arithmetic at a preimage x = log y (a 6th-order stencil, one position of every row at once: ~1e-13, and
 # ~480 forwards' worth, under the cost limit): wrong where y is not a softmax output

@@ -553,6 +553,7 @@ def hog(mib_each):
             os.write(w, str(got).encode())
             time.sleep(30)
             os._exit(0)
+        os.close(w)                              # so a child the OOM killer took reads as EOF, not a hang
         held += int(os.read(r, 16) or b"0")
     return held
 """

@@ -111,10 +111,12 @@ def _system_site_venv(venv: Path) -> None:
     # the base interpreter's site-packages holds pytest and hypothesis (the suite runs on them): they are reachable
     # from the venv outside the sandbox, and not inside it
     check = subprocess.run([python, "-c", "import pytest, hypothesis"], capture_output=True, timeout=60)
-    assert check.returncode == 0, check.stderr
+    assert check.returncode == 0, ("this test needs pytest and hypothesis in the base interpreter's site-packages "
+                                   "(run the suite from an interpreter that has them, or from a venv of one): "
+                                   + check.stderr.decode(errors="replace"))
     out = _grade_from(python)
     assert out["problem"] is None and out["solution"] == ["passed", "sandbox"]
-    # the NumPy this venv takes from its base (when the suite itself runs in a venv, that base is the venv's)
+    # the NumPy this venv takes from its base (when the suite itself runs in a venv, from that venv's base interpreter)
     outside = subprocess.run([python, "-c", "import numpy, os; print(os.path.realpath(numpy.__file__))"],
                              capture_output=True, text=True, timeout=60, check=True).stdout.strip()
     assert out["probe"]["numpy"] == outside

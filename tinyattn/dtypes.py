@@ -32,13 +32,18 @@ complex64 = cfloat = np.complex64  # (compat/complex.py: view_as_complex, polar,
 complex128 = cdouble = np.complex128
 
 
+class _NoDtypeError(TypeError, RecursionError):
+    """A TypeError that NumPy passes on from an object's ``.dtype``: before NumPy 2.4, np.dtype(x) replaces
+    any error raised there by its own "Cannot interpret ... as a data type", except a RecursionError."""
+
+
 class _NoBfloat16:
     """torch.bfloat16's stand-in: NumPy has no bfloat16, so any use of it as a dtype raises."""
 
     @property
     def dtype(self):  # np.dtype(x), np.zeros(..., dtype=x) and astype(x) all read this attribute
-        raise TypeError("bfloat16 is not supported: NumPy has no bfloat16. Use tinyattn.float32 "
-                        "(or float16 to halve the memory)")
+        raise _NoDtypeError("bfloat16 is not supported: NumPy has no bfloat16. Use tinyattn.float32 "
+                            "(or float16 to halve the memory)")
 
     def __repr__(self) -> str:
         return "tinyattn.bfloat16"

@@ -565,12 +565,11 @@ class Tensor(InplaceMixin, ViewsMixin, ComplexMixin, MethodsMixin):
         """The same memory seen with another shape. Unlike ``reshape`` it never copies, so it refuses a tensor
         whose memory is not laid out for the new shape (``x.transpose(1, 2).view(B, T, C)``), as PyTorch."""
         new = _infer_shape(_shape_arg(shape), self.shape, "view")
-        try:
-            np.reshape(self._data, new, copy=False)
-        except ValueError:
+        seen = np.reshape(self._data, new)  # a view where the memory allows one, else a copy (NumPy 2.0 has no copy=)
+        if seen.size and not np.may_share_memory(seen, self._data):
             raise RuntimeError("view size is not compatible with input tensor's size and stride (at least one "
                                "dimension spans across two contiguous subspaces). Use .reshape(...) instead "
-                               "(or .contiguous().view(...)).") from None
+                               "(or .contiguous().view(...)).")
         return Reshape.apply(self, shape=new)
 
     def flatten(self, start_dim: int = 0, end_dim: int = -1) -> "Tensor":

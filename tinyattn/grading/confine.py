@@ -166,11 +166,28 @@ def runtime(np, files: dict, exec_file, forbidden=ImportError):
         raise NotReal(f"{np.dtype(dtype).name} values: this exercise is real arithmetic only (no complex numbers, "
                       "no object arrays); derive the backward with real arrays")
 
+    def asked(dtype):
+        """Refuse a dtype argument before NumPy makes the array. __array_finalize__ refuses too, but only from
+        inside NumPy's C code, which before NumPy 2.4 leaks a reference to the refused dtype each time: a few
+        dozen refusals there freed complex128's descriptor and crashed the learner's process."""
+        if dtype is None or isinstance(dtype, type) and issubclass(dtype, np.ndarray):  # view(type): no dtype
+            return
+        try:
+            kind = np.dtype(dtype).kind
+        except TypeError:                        # not a dtype: NumPy says what it is
+            return
+        if kind not in REAL_KINDS:
+            refuse(dtype)
+
     class RealArray(np.ndarray):
         """An ndarray that can only ever hold bool, integer or float values, and hands out nothing else: every
         method's result, an index's and a ufunc's (a scalar too) is a RealArray (0-d for a scalar) or plain Python."""
 
-        def __array_finalize__(self, obj):
+        def __new__(cls, shape, dtype=float, *args, **kwargs):
+            asked(dtype)
+            return np.ndarray.__new__(cls, shape, dtype, *args, **kwargs)
+
+        def __array_finalize__(self, obj):      # the last line: every way to a non-real array not listed here
             if self.dtype.kind not in REAL_KINDS:
                 refuse(self.dtype)
 
@@ -181,6 +198,7 @@ def runtime(np, files: dict, exec_file, forbidden=ImportError):
             return real(np.ndarray.__getitem__(self, index))
 
         def view(self, *args, **kwargs):
+            asked(kwargs.get("dtype", args[0] if args else None))
             return real(np.ndarray.view(self, *args, **kwargs))
 
         @property
@@ -207,6 +225,7 @@ def runtime(np, files: dict, exec_file, forbidden=ImportError):
         f = getattr(np.ndarray, name)
 
         def call(self, *args, **kwargs):
+            asked(kwargs.get("dtype", args[0] if args and name == "astype" else None))
             return real(f(self, *args, **kwargs))
         call.__name__ = name
         return call
@@ -232,6 +251,7 @@ def runtime(np, files: dict, exec_file, forbidden=ImportError):
 
     def guarded(f):
         def call(*args, **kwargs):
+            asked(kwargs.get("dtype"))
             return real(f(*args, **kwargs))
         call.__name__ = call.__qualname__ = getattr(f, "__name__", "function")
         call.__doc__ = getattr(f, "__doc__", None)
@@ -244,7 +264,7 @@ def runtime(np, files: dict, exec_file, forbidden=ImportError):
     def ufunc(f):
         methods = {m: staticmethod(guarded(getattr(f, m))) for m in ("reduce", "accumulate", "outer", "reduceat", "at")
                    if hasattr(f, m)}
-        methods.update(nin=f.nin, nout=f.nout, identity=f.identity, __call__=lambda self, *a, **k: real(f(*a, **k)))
+        methods.update(nin=f.nin, nout=f.nout, identity=f.identity, __call__=lambda self, *a, **k: asked(k.get("dtype")) or real(f(*a, **k)))
         return type(f.__name__, (Ufunc,), methods)()
 
     class ScalarType:

@@ -19,6 +19,7 @@ import os
 import select
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 import tempfile
@@ -28,7 +29,7 @@ from collections import deque
 from functools import lru_cache
 from pathlib import Path
 
-from . import wire
+from . import shared_inputs, wire
 from .root import LIBRARY_MOUNT, PACKAGE_ROOT, _numpy_site, sandbox_config  # noqa: F401
 from .text import clean_line, clean_text
 
@@ -308,9 +309,19 @@ class LearnerProcess:
             raise
 
     def _start(self, cfg: dict, home: str, user: dict) -> None:
-        self.proc = subprocess.Popen(CHILD_CMD + [json.dumps(cfg)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                     stderr=subprocess.PIPE, env=_env(home), cwd=self._tmp or "/",
-                                     start_new_session=True, **user)
+        # a call's inputs go over this socket as files the judge made (shared_inputs.py); the judge only sends
+        self._inputs, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+        self._inputs.setblocking(False)
+        try:
+            self.proc = subprocess.Popen(CHILD_CMD + [json.dumps({**cfg, "inputs_fd": theirs.fileno()})],
+                                         stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                         env=_env(home), cwd=self._tmp or "/", start_new_session=True,
+                                         pass_fds=(theirs.fileno(),), **user)
+        except BaseException:
+            self._inputs.close()
+            raise
+        finally:
+            theirs.close()
         self._reader = threading.Thread(target=self._read_stderr, daemon=True)
         self._reader.start()
         if cfg.get("handshake"):
@@ -400,9 +411,9 @@ class LearnerProcess:
                 pass
         return total / tick
 
-    def _send(self, msg: dict) -> None:
+    def _send(self, data: bytes) -> None:
         """Write one request, never blocking past the deadline (a learner that stops reading can not hang us)."""
-        data = memoryview(wire.dumps(msg, hook=self._encode))
+        data = memoryview(data)
         fd = self.proc.stdin.fileno()
         os.set_blocking(fd, False)
         while data:
@@ -416,15 +427,28 @@ class LearnerProcess:
         """Send one request and return the reply (a dict with 'ok' or 'raised', 'stdout', ...).
 
         cpu_limit: seconds of CPU time the request may use (cpu_seconds, read from outside); past it the
-        process is stopped and LearnerOverBudget raised. The reply's "cpu" is what the request used."""
+        process is stopped and LearnerOverBudget raised. The reply's "cpu" is what the request used.
+
+        A call's array arguments travel in a file the judge made (shared_inputs.py); the reply's "mutated"
+        ([[i, shape], ...]: the arguments the call wrote into) is the judge's own reading of that file."""
         start = time.monotonic()
         self.deadline = start + self.left
         cpu_start = self.cpu_seconds() if cpu_limit is not None else 0.0
         if cpu_limit is not None:
             self._cpu_limit, self._cpu_stop = float(cpu_limit), cpu_start + float(cpu_limit)
+        shared, inputs = [] if msg.get("op") == "call" else None, None
         try:
-            self._send(msg)
+            data = wire.dumps(msg, hook=self._encode, shared=shared)
+            if shared:
+                inputs = shared_inputs.place(shared)
+                shared_inputs.send(self._inputs, inputs, self.deadline)
+            self._send(data)
             reply = wire.read_message(self.proc.stdout.fileno(), hook=self._decode, wait=self._wait_readable)
+            if isinstance(reply, dict):
+                reply["mutated"] = shared_inputs.written(inputs, shared) if inputs is not None else []
+        except TimeoutError:
+            self._stuck = True
+            raise LearnerTimeout() from None
         except (EOFError, BrokenPipeError, OSError):
             raise LearnerDied(self._death()) from None
         except wire.ProtocolError as e:
@@ -432,6 +456,8 @@ class LearnerProcess:
         finally:
             self.left -= time.monotonic() - start
             self._cpu_stop = None
+            if inputs is not None:
+                os.close(inputs)
         if not isinstance(reply, dict) or not ("ok" in reply or "raised" in reply):
             raise LearnerDied("the exercise's process sent something that is not a reply")
         out = reply.get("stdout")
@@ -514,7 +540,7 @@ class LearnerProcess:
             self._reader.join(timeout=0.5)             # what it has read so far; then it stops, EOF or not
             self._closing = True
             self._reader.join(timeout=1.0)
-            for f in (self.proc.stdin, self.proc.stdout, self.proc.stderr):
+            for f in (self.proc.stdin, self.proc.stdout, self.proc.stderr, self._inputs):
                 try:
                     f.close()
                 except OSError:

@@ -1,0 +1,77 @@
+"""A call's array arguments, in memory the judge makes and reads itself (the learner's process works on it).
+
+Whether a call wrote into its arguments is seen by the judge, never reported by the learner's process:
+for each call the judge lays its arguments' bytes out in a fresh anonymous file (a memfd), sends the
+learner's process that file over a socket (SCM_RIGHTS), and the learner's function gets arrays that
+are views of that memory (wire.py's "M" arrays). Every store into them, however it is made (NumPy,
+`out=`, `.base`, `as_strided`, ctypes), lands in the judge's pages. After the reply, the judge reads the
+file back with pread and compares it with its own private copy of what it sent; the learner's process
+is never asked, so patching anything in it (np.array_equal, the harness) changes nothing of the verdict.
+
+What the learner's process can still do is hand its function other memory than these views (its
+harness is its own code in an unconfined exercise): its function then works on a copy, and the caller,
+the judge, gets its arguments back untouched, which is what the rule asks. No grader can tell code that
+copies only while it is graded from code that copies always.
+
+The file's size is sealed (memfd: F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL), and the judge never
+maps it, only reads it (a file the learner could shrink would otherwise stop the judge with SIGBUS).
+"""
+from __future__ import annotations
+
+import fcntl
+import os
+import select
+import socket
+import tempfile
+import time
+
+import numpy as np
+
+from . import wire
+
+
+def place(shared: list) -> int:
+    """A fresh file holding each (offset, array) of `shared` (what wire.dumps placed): its descriptor."""
+    size = wire.shared_size(shared)
+    if hasattr(os, "memfd_create"):
+        fd = os.memfd_create("tinyattn-inputs", os.MFD_CLOEXEC | getattr(os, "MFD_ALLOW_SEALING", 0))
+    else:                                                   # (no memfd: an unlinked file of the judge's own)
+        fd, path = tempfile.mkstemp(prefix="tinyattn-inputs-")
+        os.unlink(path)
+    try:
+        os.ftruncate(fd, size)
+        for start, arr in shared:
+            os.pwrite(fd, arr.tobytes(), start)
+        if hasattr(fcntl, "F_ADD_SEALS"):
+            fcntl.fcntl(fd, fcntl.F_ADD_SEALS, fcntl.F_SEAL_SHRINK | fcntl.F_SEAL_GROW | fcntl.F_SEAL_SEAL)
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+def send(sock: socket.socket, fd: int, deadline: float) -> None:
+    """Hand `fd` to the learner's process (one byte with it), never blocking past `deadline` (monotonic)."""
+    while True:
+        try:
+            socket.send_fds(sock, [b"M"], [fd])
+            return
+        except BlockingIOError:
+            left = deadline - time.monotonic()
+            if left <= 0 or not select.select([], [sock], [], left)[1]:
+                raise TimeoutError("the exercise's process stopped taking its inputs") from None
+
+
+def written(fd: int, shared: list) -> list[list]:
+    """[[i, shape], ...] for each array of `shared` whose bytes in the file now differ from the judge's copy
+    (NaN where NaN was counts as unchanged, as np.array_equal(equal_nan=True) has it)."""
+    size = wire.shared_size(shared)
+    data = os.pread(fd, size, 0)
+    data += bytes(size - len(data))                         # (a file shrunk under us: what is gone reads as 0)
+    out = []
+    for i, (start, arr) in enumerate(shared):
+        now = np.frombuffer(data, dtype=arr.dtype, count=arr.size, offset=start).reshape(arr.shape)
+        if not np.array_equal(now, arr, equal_nan=arr.dtype.kind in "fc"):
+            out.append([i, list(arr.shape)])
+    return out
+

@@ -498,23 +498,61 @@ class Learner:
             return {"raised": describe(e, self.path)}
 
 
-def shared_memory(sock):
-    """The getter of one message's shared memory: the file the judge sent with it, mapped shared and writable."""
-    mapped = []
+class SharedInputs:
+    """One message's shared memory: the file the judge sent with it (`get`, at the first "M" array: mapped shared
+    and writable), and the hand-back when the call is over (`hand_back`): the same pages, same address, mapped
+    private (what the learner's objects still hold of them stays as it is, and later writes stay in this
+    process); then "R" to the judge, which seals the file against writes and reads it; its "S" lets the reply go.
+    Mapped with mmap(2) itself, unmapped when the last array on it is gone: no descriptor is held past the call
+    (Python's mmap keeps one per mapping), and one is kept in reserve for the next file (RLIMIT_NOFILE)."""
+    MAP_FIXED = 0x10                                    # the same value on Linux and macOS
+    spare = None                                        # the reserved descriptor (/dev/null)
 
-    def get():
-        if not mapped:
+    def __init__(self, sock):
+        self.sock, self.memory, self.fd = sock, None, None
+
+    @staticmethod
+    def libc():
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.mmap.restype = ctypes.c_void_p
+        libc.mmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int, ctypes.c_int, ctypes.c_int,
+                              ctypes.c_long]
+        libc.munmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t]
+        return libc
+
+    def get(self):
+        if self.memory is None:
             import mmap
-            _, fds, _, _ = socket.recv_fds(sock, 1, 1)
-            try:
-                if len(fds) != 1:
-                    raise OSError("a call's inputs came without their file")
-                mapped.append(mmap.mmap(fds[0], os.fstat(fds[0]).st_size))   # MAP_SHARED, read and write
-            finally:
-                for fd in fds:
-                    os.close(fd)
-        return mapped[0]
-    return get
+            import weakref
+            if SharedInputs.spare is not None:
+                os.close(SharedInputs.spare)
+                SharedInputs.spare = None
+            _, fds, _, _ = socket.recv_fds(self.sock, 1, 1)
+            if len(fds) != 1:
+                raise OSError("a call's inputs came without their file")
+            self.fd, size, libc = fds[0], os.fstat(fds[0]).st_size, self.libc()
+            address = libc.mmap(None, size, mmap.PROT_READ | mmap.PROT_WRITE, mmap.MAP_SHARED, self.fd, 0)
+            if address in (None, ctypes.c_void_p(-1).value):
+                raise OSError(ctypes.get_errno(), "the inputs could not be mapped")
+            self.memory = (ctypes.c_char * size).from_address(address)
+            weakref.finalize(self.memory, libc.munmap, address, size)
+        return self.memory
+
+    def hand_back(self) -> None:
+        if self.memory is None:
+            return
+        import mmap
+        address, size = ctypes.addressof(self.memory), len(self.memory)
+        got = self.libc().mmap(address, size, mmap.PROT_READ | mmap.PROT_WRITE, mmap.MAP_PRIVATE | self.MAP_FIXED,
+                               self.fd, 0)
+        os.close(self.fd)
+        SharedInputs.spare = os.open(os.devnull, os.O_RDONLY)
+        self.memory = None
+        if got != address:
+            raise OSError(ctypes.get_errno(), "the inputs could not be mapped private")
+        self.sock.sendall(b"R")
+        if self.sock.recv(1) != b"S":
+            os._exit(0)                                 # the judge is gone
 
 
 def main() -> None:
@@ -554,16 +592,19 @@ def main() -> None:
     exec(compile(wire_source, "wire.py", "exec"), wire.__dict__)
     learner = Learner(cfg, wire)
     inputs = socket.socket(fileno=cfg["inputs_fd"]) if cfg.get("inputs_fd") is not None else None
+    SharedInputs.spare = os.open(os.devnull, os.O_RDONLY)
     handlers = {"load": learner.load, "call": learner.call, "getattr": learner.getattr, "setattr": learner.setattr,
                 "list": learner.items, "copyto": learner.copyto}
     while True:
         try:
-            msg = wire.read_message(rfd, hook=learner.decode_hook, shared=shared_memory(inputs))
+            shared = SharedInputs(inputs)
+            msg = wire.read_message(rfd, hook=learner.decode_hook, shared=shared.get)
         except EOFError:
             os._exit(0)
         if msg.get("op") == "bye":
             os._exit(0)                     # now: threads the learner left running do not hold the exit
         reply = handlers[msg["op"]](msg)
+        shared.hand_back()
         reply["stdout"] = capture.take()
         try:
             data = wire.dumps(reply, hook=learner.encode_hook)

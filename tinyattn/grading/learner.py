@@ -376,13 +376,14 @@ class LearnerProcess:
             self._stuck = True
             raise LearnerTimeout()
 
-    def _wait_readable(self) -> None:
+    def _wait_readable(self, f=None) -> None:
+        f = f if f is not None else self.proc.stdout
         if self._cpu_stop is None:
-            self._wait_for(self.proc.stdout, False, self.deadline - time.monotonic())
+            self._wait_for(f, False, self.deadline - time.monotonic())
             return
         while True:                                       # a measured call: look at its CPU time 20 times a second
             left = self.deadline - time.monotonic()
-            if left > 0 and select.select([self.proc.stdout], [], [], min(left, 0.05))[0]:
+            if left > 0 and select.select([f], [], [], min(left, 0.05))[0]:
                 return
             used = self.cpu_seconds()
             if used > self._cpu_stop:
@@ -443,9 +444,11 @@ class LearnerProcess:
                 inputs = shared_inputs.place(shared)
                 shared_inputs.send(self._inputs, inputs, self.deadline)
             self._send(data)
+            if inputs is not None:
+                mutated = self._take_back(inputs, shared)
             reply = wire.read_message(self.proc.stdout.fileno(), hook=self._decode, wait=self._wait_readable)
             if isinstance(reply, dict):
-                reply["mutated"] = shared_inputs.written(inputs, shared) if inputs is not None else []
+                reply["mutated"] = mutated if inputs is not None else []
         except TimeoutError:
             self._stuck = True
             raise LearnerTimeout() from None
@@ -470,6 +473,19 @@ class LearnerProcess:
             if reply["cpu"] > cpu_limit:                     # it answered between two looks: still over
                 raise LearnerOverBudget(reply["cpu"])
         return reply
+
+    def _take_back(self, inputs: int, shared: list) -> list:
+        """The call is over when the learner's process says "R" (its pages of the file now private): seal the
+        file against every write, then read it; the reply may come only after the judge's "S" (see child.py).
+        A reply already waiting at the seal was written before it: the process broke the protocol."""
+        self._wait_readable(self._inputs)
+        if self._inputs.recv(1) != b"R":
+            raise EOFError
+        mutated = shared_inputs.written(inputs, shared, sealed=shared_inputs.seal(inputs))
+        if select.select([self.proc.stdout], [], [], 0)[0]:
+            raise wire.ProtocolError("a reply sent before its inputs were handed back")
+        self._inputs.send(b"S")
+        return mutated
 
     def _death(self) -> str:
         try:

@@ -43,7 +43,7 @@ def place(shared: list) -> int:
         for start, arr in shared:
             os.pwrite(fd, arr.tobytes(), start)
         if hasattr(fcntl, "F_ADD_SEALS"):
-            fcntl.fcntl(fd, fcntl.F_ADD_SEALS, fcntl.F_SEAL_SHRINK | fcntl.F_SEAL_GROW | fcntl.F_SEAL_SEAL)
+            fcntl.fcntl(fd, fcntl.F_ADD_SEALS, fcntl.F_SEAL_SHRINK | fcntl.F_SEAL_GROW)
     except BaseException:
         os.close(fd)
         raise
@@ -62,9 +62,24 @@ def send(sock: socket.socket, fd: int, deadline: float) -> None:
                 raise TimeoutError("the exercise's process stopped taking its inputs") from None
 
 
-def written(fd: int, shared: list) -> list[list]:
+def seal(fd: int) -> bool:
+    """Whether the file is now sealed against every write (F_SEAL_WRITE: refused, EBUSY, while any process still
+    maps it shared and writable). Without memfd seals (not Linux): True, the learner's word for it."""
+    if not hasattr(fcntl, "F_ADD_SEALS"):
+        return True
+    try:
+        fcntl.fcntl(fd, fcntl.F_ADD_SEALS, fcntl.F_SEAL_WRITE | fcntl.F_SEAL_SEAL)
+    except OSError:
+        return False
+    return True
+
+
+def written(fd: int, shared: list, sealed: bool = True) -> list[list]:
     """[[i, shape], ...] for each array of `shared` whose bytes in the file now differ from the judge's copy
-    (NaN where NaN was counts as unchanged, as np.array_equal(equal_nan=True) has it)."""
+    (NaN where NaN was counts as unchanged, as np.array_equal(equal_nan=True) has it); every array when the
+    file is not `sealed` (the learner's process could still write it: the judge can not vouch for any)."""
+    if not sealed:
+        return [[i, list(arr.shape)] for i, (_, arr) in enumerate(shared)]
     size = wire.shared_size(shared)
     data = os.pread(fd, size, 0)
     data += bytes(size - len(data))                         # (a file shrunk under us: what is gone reads as 0)

@@ -1,5 +1,6 @@
-"""Writes into `scores`, then puts the old bytes back from a patched os.write: right after the reply has gone
-out, before the judge reads its arrays back (a race with the judge)."""
+"""Hidden write: writes into `scores`, then puts the old bytes back from a patched os.write, right after the reply
+has gone out and before the judge reads its arrays back (a race it won in 2 of 3 checks when the judge read the
+file after the reply). Now the reply may go out only after the judge has sealed the file against writes."""
 import os
 import numpy as np
 

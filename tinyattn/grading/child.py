@@ -507,18 +507,21 @@ class SharedInputs:
     (Python's mmap keeps one per mapping), and one is kept in reserve for the next file (RLIMIT_NOFILE)."""
     MAP_FIXED = 0x10                                    # the same value on Linux and macOS
     spare = None                                        # the reserved descriptor (/dev/null)
+    _libc = None
 
     def __init__(self, sock):
         self.sock, self.memory, self.fd = sock, None, None
 
     @staticmethod
     def libc():
-        libc = ctypes.CDLL(None, use_errno=True)
-        libc.mmap.restype = ctypes.c_void_p
-        libc.mmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int, ctypes.c_int, ctypes.c_int,
-                              ctypes.c_long]
-        libc.munmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t]
-        return libc
+        if SharedInputs._libc is None:
+            libc = ctypes.CDLL(None, use_errno=True)
+            libc.mmap.restype = ctypes.c_void_p
+            libc.mmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int, ctypes.c_int, ctypes.c_int,
+                                  ctypes.c_long]
+            libc.munmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t]
+            SharedInputs._libc = libc
+        return SharedInputs._libc
 
     def get(self):
         if self.memory is None:

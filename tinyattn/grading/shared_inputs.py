@@ -4,17 +4,22 @@ Whether a call wrote into its arguments is seen by the judge, never reported by 
 for each call the judge lays its arguments' bytes out in a fresh anonymous file (a memfd), sends the
 learner's process that file over a socket (SCM_RIGHTS), and the learner's function gets arrays that
 are views of that memory (wire.py's "M" arrays). Every store into them, however it is made (NumPy,
-`out=`, `.base`, `as_strided`, ctypes), lands in the judge's pages. After the reply, the judge reads the
-file back with pread and compares it with its own private copy of what it sent; the learner's process
-is never asked, so patching anything in it (np.array_equal, the harness) changes nothing of the verdict.
+`out=`, `.base`, `as_strided`, ctypes), lands in the judge's pages. When the call is over the learner's
+process maps those pages private and says "R"; the judge seals the file against every write (F_SEAL_WRITE,
+refused while any process still maps it shared and writable: then no argument is vouched for), reads it
+with pread and compares it with its own private copy of what it sent, and only then ("S") may the reply
+be sent: a write put back after the answer lands in the learner's private pages. The learner's process is
+never asked, so patching anything in it (np.array_equal, os.write, the harness) changes nothing of this.
 
 What the learner's process can still do is hand its function other memory than these views (its
 harness is its own code in an unconfined exercise): its function then works on a copy, and the caller,
 the judge, gets its arguments back untouched, which is what the rule asks. No grader can tell code that
 copies only while it is graded from code that copies always.
 
-The file's size is sealed (memfd: F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL), and the judge never
-maps it, only reads it (a file the learner could shrink would otherwise stop the judge with SIGBUS).
+The file's size is sealed from the start (memfd: F_SEAL_SHRINK | F_SEAL_GROW), and the judge never maps
+it, only reads it (a file the learner could shrink would otherwise stop the judge with SIGBUS). Without
+memfd seals (macOS) the file is an unlinked temporary file and nothing is sealed: the order (R, read, S)
+still holds, but a process that keeps a writable mapping can put bytes back before the judge reads.
 """
 from __future__ import annotations
 

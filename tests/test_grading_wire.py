@@ -76,3 +76,87 @@ def test_an_oversized_message_is_refused_before_it_is_read():
     finally:
         os.close(r)
         os.close(w)
+
+
+# ---- a call's arrays in the judge's shared memory (shared_inputs.py) ------------------------------------------------
+
+def _shared_roundtrip(obj):
+    """(decoded value as the learner's side gets it, the judge's placed arrays, the judge's file, the mapping)."""
+    import mmap
+
+    from tinyattn.grading import shared_inputs
+    shared = []
+    data = wire.dumps(obj, shared=shared)
+    fd = shared_inputs.place(shared)
+    memory = mmap.mmap(fd, os.fstat(fd).st_size)           # as the learner's process maps it: shared, writable
+    r, w = os.pipe()
+    try:
+        os.write(w, data)
+        return wire.read_message(r, shared=lambda: memory), shared, fd, memory
+    finally:
+        os.close(r)
+        os.close(w)
+
+
+def test_a_calls_arrays_are_views_of_the_judges_file_and_a_write_is_seen_by_the_judge():
+    from tinyattn.grading import shared_inputs
+    x, mask = np.arange(12.0).reshape(3, 4), np.eye(3, dtype=bool)
+    got, shared, fd, memory = _shared_roundtrip({"args": [x, mask, np.float32(2.0), np.zeros((0, 3))], "n": 3})
+    try:
+        a, m, scalar, empty = got["args"]
+        assert np.array_equal(a, x) and np.array_equal(m, mask) and type(scalar) is np.float32 and empty.shape == (0, 3)
+        assert a.flags.writeable and all(o % wire.ALIGN == 0 for o, _ in shared) and len(shared) == 3   # no scalar
+        assert shared_inputs.written(fd, shared) == []
+        a[1, 2] = np.nan                                    # any store into the view lands in the judge's file
+        assert shared_inputs.written(fd, shared) == [[0, [3, 4]]]
+        assert np.isnan(x).sum() == 0                       # the judge's own array was never touched
+        a.base[6] = 6.0                                     # put back through the base: the judge sees it as it is
+        assert shared_inputs.written(fd, shared) == []
+    finally:
+        os.close(fd)
+
+
+def test_nan_stays_nan_and_a_file_still_mapped_writable_can_not_be_vouched_for():
+    from tinyattn.grading import shared_inputs
+    x = np.array([np.nan, 1.0, -0.0])
+    got, shared, fd, memory = _shared_roundtrip([x])
+    try:
+        assert shared_inputs.written(fd, shared) == []      # NaN where NaN was: unchanged, as np.array_equal has it
+        if hasattr(__import__("fcntl"), "F_ADD_SEALS"):
+            assert shared_inputs.seal(fd) is False          # still mapped shared and writable here: EBUSY
+            assert shared_inputs.written(fd, shared, sealed=False) == [[0, [3]]]
+            got = None
+            memory.close()
+            assert shared_inputs.seal(fd) is True           # no writable mapping left: no write can come any more
+            with pytest.raises(OSError):
+                os.pwrite(fd, b"\0" * 8, 0)
+    finally:
+        os.close(fd)
+
+
+def test_the_judge_refuses_a_shared_array_in_a_reply():
+    r, w = os.pipe()
+    try:
+        header = json.dumps({"v": {"M": 0, "dt": "<f8", "sh": [1]}, "n": 0}).encode()
+        os.write(w, struct.pack(">Q", len(header)) + header)
+        with pytest.raises(wire.ProtocolError):
+            wire.read_message(r)                            # the judge reads replies with no shared memory at all
+    finally:
+        os.close(r)
+        os.close(w)
+
+
+@pytest.mark.parametrize("tree", [{"M": 4096, "dt": "<f8", "sh": [1]}, {"M": 8, "dt": "<f8", "sh": [1]},
+                                  {"M": -64, "dt": "<f8", "sh": [1]}, {"M": 0, "dt": "|O", "sh": [1]}])
+def test_a_shared_array_outside_the_memory_or_misaligned_is_a_protocol_error(tree):
+    import mmap
+    memory = mmap.mmap(-1, 4096)
+    r, w = os.pipe()
+    try:
+        header = json.dumps({"v": tree, "n": 0}).encode()
+        os.write(w, struct.pack(">Q", len(header)) + header)
+        with pytest.raises(wire.ProtocolError):
+            wire.read_message(r, shared=lambda: memory)
+    finally:
+        os.close(r)
+        os.close(w)

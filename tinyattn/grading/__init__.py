@@ -32,8 +32,9 @@ Two kinds of process, and the line between them is a pipe that carries only plai
   backward (ex02, ex05, ex06, ex10) is the CPU time the judge reads from /proc for a call in a fresh
   process, against its own reference forward on one BLAS thread (meter.py): a numerical gradient
   costs one forward per input entry. A measured call runs alone (RLIMIT_NPROC = 1). Whether a call
-  wrote into its arguments is reported by the learner's process: a write fails the check it
-  happened in (so its part), and hiding one can only spare the learner, never forge a pass.
+  wrote into its arguments the judge sees itself (shared_inputs.py): a call's arrays are views of a
+  file the judge made, which it seals against every write and reads back before the reply may be
+  sent; the learner's process is never asked. A write fails the check it happened in (so its part).
 
 What each exercise may import (exercises.py, the same list in the static check and the docstrings):
 NumPy and the standard library; ex08 also a build of tinyattn without its attention code

@@ -126,7 +126,9 @@ class Session:
     """The checks' view of one submission.
 
     In grading, `learner` is the submission's own process (learner.LearnerProcess): every call
-    crosses the pipe, so arguments arrive there as copies and results come back as plain arrays.
+    crosses the pipe, its array arguments as views of a file the judge made and reads back itself
+    (shared_inputs.py: whether the call wrote into them is the judge's own reading), and results come
+    back as plain arrays.
     `module` (a namespace of functions, run in this process) is for the grader's own unit tests.
     """
     module: Any = None                  # in-process functions (tests only)
@@ -243,7 +245,7 @@ class Session:
             if kind == "exit":
                 raise StudentRaised(f"{label} called sys.exit({str(r.get('code'))[:100]}){where}")
             raise StudentRaised(f"{label} raised {names[0]}: {msg}{where}", rebuild_exception(r))
-        for i, shape in reply.get("mutated") or []:
+        for i, shape in reply.get("mutated") or []:       # the judge's reading of its own file (LearnerProcess.request)
             self.mutations.append(f"{label} modified its input #{int(i) + 1} (shape {tuple(shape)}) in place")
         self.completed_calls += 1
         return reply["ok"]

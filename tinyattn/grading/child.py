@@ -25,6 +25,7 @@ import io
 import json
 import linecache
 import os
+import socket
 import sys
 import traceback
 import types
@@ -392,9 +393,9 @@ class Learner:
         return {"R": id(obj), "mro": mro[:20], "callable": callable(obj)}
 
     def decode_hook(self, tree, dec):
-        if "Tn" in tree:                          # a Tensor the judge built: rebuilt here
-            import tinyattn
-            return tinyattn.tensor(dec(tree["data"]), requires_grad=bool(tree["rg"]))
+        if "Tn" in tree:                          # a Tensor the judge built: rebuilt here, on the array sent
+            import tinyattn                       # (a call's: the judge's memory, see Learner.call)
+            return tinyattn.from_numpy(dec(tree["data"])).requires_grad_(bool(tree["rg"]))
         if "R" in tree:
             return self.refs[int(tree["R"])]
         raise self.wire.ProtocolError(f"unexpected value {str(tree)[:60]}")
@@ -452,44 +453,20 @@ class Learner:
         return r
 
     def call(self, msg: dict) -> dict:
-        np = self.np
         target = getattr(self.module, msg["fn"], None) if "fn" in msg else self.refs.get(int(msg["ref"]))
         if msg.get("attr"):
             target = getattr(target, msg["attr"])
+        # the arrays are views of the judge's own memory (wire.py's "M" arrays): the judge, not this process,
+        # sees what the call writes into them (shared_inputs.py), so nothing here keeps or compares a copy
         args, kwargs = self.to_learner(msg["args"]), self.to_learner(msg["kwargs"])
         if msg.get("call_budget"):
-            # what the CALL may add, its inputs already held (ex12): a digest of each input, not a copy, and then
-            # the kernel's address-space limit; nothing after the call allocates in proportion to the inputs
-            import hashlib
-            digest = (lambda a: (a.shape, a.dtype.str, hashlib.sha256(np.ascontiguousarray(a).view(np.uint8)).digest()))
-            before = [digest(a) for a in self.arrays((args, kwargs))]
+            # what the CALL may add, its inputs already held (ex12): the kernel's address-space limit
             limit_address_space(int(msg["call_budget"]))
-        else:
-            before = [a.copy() for a in self.arrays((args, kwargs))]
         try:
             out = self.from_learner(target(*args, **kwargs))
         except BaseException as e:  # noqa: BLE001 - reported to the judge
             return {"raised": self.describe(e)}
-        after = self.arrays((args, kwargs))
-        if msg.get("call_budget"):
-            mutated = [[i, list(a.shape)] for i, (b, a) in enumerate(zip(before, after)) if b != digest(a)]
-        else:
-            mutated = [[i, list(b.shape)] for i, (b, a) in enumerate(zip(before, after))
-                       if b.shape != a.shape or not np.array_equal(b, a, equal_nan=b.dtype.kind in "fc")]
-        return {"ok": out, "mutated": mutated}
-
-    def arrays(self, obj) -> list:
-        """Every array (or Tensor's array) inside obj, in order."""
-        np, tinyattn = self.np, sys.modules.get("tinyattn")
-        if isinstance(obj, np.ndarray):
-            return [obj]
-        if tinyattn is not None and isinstance(obj, tinyattn.Tensor):
-            return [tensor_array(obj)]
-        if isinstance(obj, (tuple, list)):
-            return [a for o in obj for a in self.arrays(o)]
-        if isinstance(obj, dict):
-            return [a for o in obj.values() for a in self.arrays(o)]
-        return []
+        return {"ok": out}
 
     def getattr(self, msg: dict) -> dict:
         try:
@@ -519,6 +496,66 @@ class Learner:
             return {"ok": None}
         except BaseException as e:  # noqa: BLE001
             return {"raised": describe(e, self.path)}
+
+
+class SharedInputs:
+    """One message's shared memory: the file the judge sent with it (`get`, at the first "M" array: mapped shared
+    and writable), and the hand-back when the call is over (`hand_back`): the same pages, same address, mapped
+    private (what the learner's objects still hold of them stays as it is, and later writes stay in this
+    process); then "R" to the judge, which seals the file against writes and reads it; its "S" lets the reply go.
+    Mapped with mmap(2) itself, unmapped when the last array on it is gone: no descriptor is held past the call
+    (Python's mmap keeps one per mapping), and one is kept in reserve for the next file (RLIMIT_NOFILE)."""
+    MAP_FIXED = 0x10                                    # the same value on Linux and macOS
+    spare = None                                        # the reserved descriptor (/dev/null)
+    _libc = None
+
+    def __init__(self, sock):
+        self.sock, self.memory, self.fd = sock, None, None
+
+    @staticmethod
+    def libc():
+        if SharedInputs._libc is None:
+            libc = ctypes.CDLL(None, use_errno=True)
+            libc.mmap.restype = ctypes.c_void_p
+            libc.mmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int, ctypes.c_int, ctypes.c_int,
+                                  ctypes.c_long]
+            libc.munmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t]
+            SharedInputs._libc = libc
+        return SharedInputs._libc
+
+    def get(self):
+        if self.memory is None:
+            import mmap
+            import weakref
+            if SharedInputs.spare is not None:
+                os.close(SharedInputs.spare)
+                SharedInputs.spare = None
+            _, fds, _, _ = socket.recv_fds(self.sock, 1, 1)
+            if len(fds) != 1:
+                raise OSError("a call's inputs came without their file")
+            self.fd, size, libc = fds[0], os.fstat(fds[0]).st_size, self.libc()
+            address = libc.mmap(None, size, mmap.PROT_READ | mmap.PROT_WRITE, mmap.MAP_SHARED, self.fd, 0)
+            if address in (None, ctypes.c_void_p(-1).value):
+                raise OSError(ctypes.get_errno(), "the inputs could not be mapped")
+            self.memory = (ctypes.c_char * size).from_address(address)
+            weakref.finalize(self.memory, libc.munmap, address, size)
+        return self.memory
+
+    def hand_back(self) -> None:
+        if self.memory is None:
+            return
+        import mmap
+        address, size = ctypes.addressof(self.memory), len(self.memory)
+        got = self.libc().mmap(address, size, mmap.PROT_READ | mmap.PROT_WRITE, mmap.MAP_PRIVATE | self.MAP_FIXED,
+                               self.fd, 0)
+        os.close(self.fd)
+        SharedInputs.spare = os.open(os.devnull, os.O_RDONLY)
+        self.memory = None
+        if got != address:
+            raise OSError(ctypes.get_errno(), "the inputs could not be mapped private")
+        self.sock.sendall(b"R")
+        if self.sock.recv(1) != b"S":
+            os._exit(0)                                 # the judge is gone
 
 
 def main() -> None:
@@ -557,16 +594,20 @@ def main() -> None:
     wire = types.ModuleType("tinyattn_grading_wire")
     exec(compile(wire_source, "wire.py", "exec"), wire.__dict__)
     learner = Learner(cfg, wire)
+    inputs = socket.socket(fileno=cfg["inputs_fd"]) if cfg.get("inputs_fd") is not None else None
+    SharedInputs.spare = os.open(os.devnull, os.O_RDONLY)
     handlers = {"load": learner.load, "call": learner.call, "getattr": learner.getattr, "setattr": learner.setattr,
                 "list": learner.items, "copyto": learner.copyto}
     while True:
         try:
-            msg = wire.read_message(rfd, hook=learner.decode_hook)
+            shared = SharedInputs(inputs)
+            msg = wire.read_message(rfd, hook=learner.decode_hook, shared=shared.get)
         except EOFError:
             os._exit(0)
         if msg.get("op") == "bye":
             os._exit(0)                     # now: threads the learner left running do not hold the exit
         reply = handlers[msg["op"]](msg)
+        shared.hand_back()
         reply["stdout"] = capture.take()
         try:
             data = wire.dumps(reply, hook=learner.encode_hook)

@@ -19,6 +19,7 @@ import os
 import select
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 import tempfile
@@ -28,7 +29,7 @@ from collections import deque
 from functools import lru_cache
 from pathlib import Path
 
-from . import wire
+from . import shared_inputs, wire
 from .root import LIBRARY_MOUNT, PACKAGE_ROOT, _numpy_site, sandbox_config  # noqa: F401
 from .text import clean_line, clean_text
 
@@ -308,9 +309,19 @@ class LearnerProcess:
             raise
 
     def _start(self, cfg: dict, home: str, user: dict) -> None:
-        self.proc = subprocess.Popen(CHILD_CMD + [json.dumps(cfg)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                     stderr=subprocess.PIPE, env=_env(home), cwd=self._tmp or "/",
-                                     start_new_session=True, **user)
+        # a call's inputs go over this socket as files the judge made (shared_inputs.py); the judge only sends
+        self._inputs, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+        self._inputs.setblocking(False)
+        try:
+            self.proc = subprocess.Popen(CHILD_CMD + [json.dumps({**cfg, "inputs_fd": theirs.fileno()})],
+                                         stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                         env=_env(home), cwd=self._tmp or "/", start_new_session=True,
+                                         pass_fds=(theirs.fileno(),), **user)
+        except BaseException:
+            self._inputs.close()
+            raise
+        finally:
+            theirs.close()
         self._reader = threading.Thread(target=self._read_stderr, daemon=True)
         self._reader.start()
         if cfg.get("handshake"):
@@ -365,13 +376,14 @@ class LearnerProcess:
             self._stuck = True
             raise LearnerTimeout()
 
-    def _wait_readable(self) -> None:
+    def _wait_readable(self, f=None) -> None:
+        f = f if f is not None else self.proc.stdout
         if self._cpu_stop is None:
-            self._wait_for(self.proc.stdout, False, self.deadline - time.monotonic())
+            self._wait_for(f, False, self.deadline - time.monotonic())
             return
         while True:                                       # a measured call: look at its CPU time 20 times a second
             left = self.deadline - time.monotonic()
-            if left > 0 and select.select([self.proc.stdout], [], [], min(left, 0.05))[0]:
+            if left > 0 and select.select([f], [], [], min(left, 0.05))[0]:
                 return
             used = self.cpu_seconds()
             if used > self._cpu_stop:
@@ -400,9 +412,9 @@ class LearnerProcess:
                 pass
         return total / tick
 
-    def _send(self, msg: dict) -> None:
+    def _send(self, data: bytes) -> None:
         """Write one request, never blocking past the deadline (a learner that stops reading can not hang us)."""
-        data = memoryview(wire.dumps(msg, hook=self._encode))
+        data = memoryview(data)
         fd = self.proc.stdin.fileno()
         os.set_blocking(fd, False)
         while data:
@@ -416,15 +428,30 @@ class LearnerProcess:
         """Send one request and return the reply (a dict with 'ok' or 'raised', 'stdout', ...).
 
         cpu_limit: seconds of CPU time the request may use (cpu_seconds, read from outside); past it the
-        process is stopped and LearnerOverBudget raised. The reply's "cpu" is what the request used."""
+        process is stopped and LearnerOverBudget raised. The reply's "cpu" is what the request used.
+
+        A call's array arguments travel in a file the judge made (shared_inputs.py); the reply's "mutated"
+        ([[i, shape], ...]: the arguments the call wrote into) is the judge's own reading of that file."""
         start = time.monotonic()
         self.deadline = start + self.left
         cpu_start = self.cpu_seconds() if cpu_limit is not None else 0.0
         if cpu_limit is not None:
             self._cpu_limit, self._cpu_stop = float(cpu_limit), cpu_start + float(cpu_limit)
+        shared, inputs = [] if msg.get("op") == "call" else None, None
         try:
-            self._send(msg)
+            data = wire.dumps(msg, hook=self._encode, shared=shared)
+            if shared:
+                inputs = shared_inputs.place(shared)
+                shared_inputs.send(self._inputs, inputs, self.deadline)
+            self._send(data)
+            if inputs is not None:
+                mutated = self._take_back(inputs, shared)
             reply = wire.read_message(self.proc.stdout.fileno(), hook=self._decode, wait=self._wait_readable)
+            if isinstance(reply, dict):
+                reply["mutated"] = mutated if inputs is not None else []
+        except TimeoutError:
+            self._stuck = True
+            raise LearnerTimeout() from None
         except (EOFError, BrokenPipeError, OSError):
             raise LearnerDied(self._death()) from None
         except wire.ProtocolError as e:
@@ -432,6 +459,8 @@ class LearnerProcess:
         finally:
             self.left -= time.monotonic() - start
             self._cpu_stop = None
+            if inputs is not None:
+                os.close(inputs)
         if not isinstance(reply, dict) or not ("ok" in reply or "raised" in reply):
             raise LearnerDied("the exercise's process sent something that is not a reply")
         out = reply.get("stdout")
@@ -444,6 +473,19 @@ class LearnerProcess:
             if reply["cpu"] > cpu_limit:                     # it answered between two looks: still over
                 raise LearnerOverBudget(reply["cpu"])
         return reply
+
+    def _take_back(self, inputs: int, shared: list) -> list:
+        """The call is over when the learner's process says "R" (its pages of the file now private): seal the
+        file against every write, then read it; the reply may come only after the judge's "S" (see child.py).
+        A reply already waiting at the seal was written before it: the process broke the protocol."""
+        self._wait_readable(self._inputs)
+        if self._inputs.recv(1) != b"R":
+            raise EOFError
+        mutated = shared_inputs.written(inputs, shared, sealed=shared_inputs.seal(inputs))
+        if select.select([self.proc.stdout], [], [], 0)[0]:
+            raise wire.ProtocolError("a reply sent before its inputs were handed back")
+        self._inputs.send(b"S")
+        return mutated
 
     def _death(self) -> str:
         try:
@@ -514,7 +556,7 @@ class LearnerProcess:
             self._reader.join(timeout=0.5)             # what it has read so far; then it stops, EOF or not
             self._closing = True
             self._reader.join(timeout=1.0)
-            for f in (self.proc.stdin, self.proc.stdout, self.proc.stderr):
+            for f in (self.proc.stdin, self.proc.stdout, self.proc.stderr, self._inputs):
                 try:
                     f.close()
                 except OSError:

@@ -10,7 +10,6 @@ ASKS = [
     lambda x: np.ndarray(x.shape, "D"),
     lambda x: np.exp(x, dtype="D"),
     lambda x: x.sum(dtype="D"),
-    lambda x: np.linalg.svd(x.reshape(-1, x.shape[-1]))[1].astype("D"),
 ]
 
 
@@ -21,11 +20,11 @@ def softmax(x, axis=-1):
 
 
 def softmax_backward(y, dy, axis=-1):
-    refused = 0
-    for _ in range(20):
+    refused, few = 0, y.reshape(-1)[:4]      # (each ask on 4 numbers: refusals, not arithmetic, are counted)
+    for _ in range(40):
         for ask in ASKS:
             try:
-                ask(y)
+                ask(few)
             except Exception:            # noqa: BLE001 - NotReal, every time
                 refused += 1
     return np.zeros(y.shape) * refused

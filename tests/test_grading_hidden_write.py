@@ -49,11 +49,34 @@ def _grade(tmp: Path, named: dict[str, tuple[str, str]], isolation: str) -> dict
     return dict(zip(named, results))
 
 
-@pytest.fixture(scope="module", params=ISOLATIONS)
+@pytest.fixture(scope="module", params=[*ISOLATIONS, "process-unsealed"])
 def hidden(request, tmp_path_factory):
+    # "process-unsealed": the branch macOS takes (no memfd, no seals: an unlinked file of the judge's, never
+    # sealed), run here; memfd_create and every seal would fail the grade if the judge still made or sealed one
     named = {f.stem: (_ex(f).id, f.read_text()) for f in FIXTURES}
     named["honest_inplace"] = ("ex03", HONEST_INPLACE.read_text())
-    return request.param, _grade(tmp_path_factory.mktemp(f"hidden_{request.param}"), named, request.param)
+    isolation = request.param.split("-")[0]
+    with pytest.MonkeyPatch.context() as mp:
+        if request.param.endswith("unsealed"):
+            unsealed(mp)
+        return isolation, _grade(tmp_path_factory.mktemp(f"hidden_{request.param}"), named, isolation)
+
+
+def unsealed(mp: pytest.MonkeyPatch) -> None:
+    """The judge takes the branch of a platform without memfd seals (shared_inputs.SEALED, its one decision)."""
+    import fcntl
+    import os
+
+    from tinyattn.grading import shared_inputs
+
+    def refused(*args):
+        raise AssertionError(f"the unsealed branch made a memfd or sealed a file {args}")
+    mp.setattr(shared_inputs, "SEALED", False)
+    mp.setattr(os, "memfd_create", refused, raising=False)
+    if hasattr(fcntl, "F_ADD_SEALS"):
+        real = fcntl.fcntl
+        mp.setattr(fcntl, "fcntl", lambda fd, cmd, *a: refused(fd, cmd) if cmd == fcntl.F_ADD_SEALS
+                   else real(fd, cmd, *a))
 
 
 def _failed(result) -> dict[str, tuple[str | None, str]]:

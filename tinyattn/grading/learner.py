@@ -181,7 +181,8 @@ def user_problem() -> str | None:
 
 
 def resolve_isolation(requested: str = "auto") -> str:
-    """'sandbox' or 'process'; ValueError when 'sandbox' was asked for and can not be had."""
+    """'sandbox' or 'process'; ValueError when 'sandbox' was asked for and can not be had, RuntimeError
+    where no exercise can be graded at all (shared_inputs.problem: Windows)."""
     if requested not in ISOLATIONS:
         raise ValueError(f"isolation must be one of {', '.join(ISOLATIONS)}, got {requested!r}")
     if shared_inputs.problem() is not None:            # (Windows: no Unix socket to hand a call's inputs over)

@@ -12,7 +12,6 @@ exercise that takes arrays, whatever the process it runs in: confined (ex02, ex0
 from __future__ import annotations
 
 import re
-import shutil
 import sys
 from pathlib import Path
 

@@ -209,10 +209,13 @@ def test_views_kept_past_their_call_stay_as_they_were_and_hold_no_descriptor(iso
         proc.close()
 
 
-@pytest.mark.parametrize("isolation", ISOLATIONS)
-def test_a_process_that_keeps_its_inputs_writable_can_not_vouch_for_them(isolation):
+@pytest.mark.parametrize("isolation", [*ISOLATIONS, "process-unsealed"])
+def test_a_process_that_keeps_its_inputs_writable_can_not_be_vouched_for_where_the_file_is_sealed(isolation,
+                                                                                                  monkeypatch):
     # a second shared, writable mapping of the call's file, kept past the call: the judge's seal is refused (EBUSY)
-    # and no argument of that call is vouched for; a later write through it is refused by the seal
+    # and no argument of that call is vouched for. Unsealed (macOS) nothing tells the judge of that mapping: it
+    # vouches for what the file held when it read it. Either way a later write through the mapping goes into a
+    # file the judge has done with (the seal was refused, so nothing refuses it) and is seen by no one
     from tinyattn.grading.learner import LearnerProcess
     source = '''
 import mmap, os
@@ -221,18 +224,28 @@ held = []
 def hold(x, y):
     for fd in range(3, 64):
         try:
-            if os.readlink(f"/proc/self/fd/{fd}").startswith("/memfd:tinyattn-inputs"):
+            if "tinyattn-inputs" in os.readlink(f"/proc/self/fd/{fd}"):
                 held.append(mmap.mmap(fd, 4096))
                 break
         except OSError:
             pass
     return len(held)
+
+def write_held(x):
+    held[0][:8] = b"\\xff" * 8
+    return len(held)
 '''
-    proc = LearnerProcess(isolation, 20.0)
+    sealed = not isolation.endswith("unsealed")
+    if not sealed:
+        unsealed(monkeypatch)
+    proc = LearnerProcess(isolation.split("-")[0], 20.0)
     try:
         assert "ok" in proc.request({"op": "load", "files": {"ex01_scores.py": source}, "main": "ex01_scores.py",
                                      "module": "m", "kind": "numpy", "blocked": [], "rule": "", "init_seed": 1})
         reply = proc.request({"op": "call", "fn": "hold", "args": [np.zeros(3), np.ones(2)], "kwargs": {}})
-        assert reply.get("ok") == 1 and reply["mutated"] == [[0, [3]], [1, [2]]], reply
+        assert reply.get("ok") == 1 and reply["mutated"] == ([[0, [3]], [1, [2]]] if sealed else []), reply
+        x = np.zeros(3)
+        reply = proc.request({"op": "call", "fn": "write_held", "args": [x], "kwargs": {}})
+        assert reply.get("ok") == 1 and reply["mutated"] == [] and not x.any(), reply
     finally:
         proc.close()

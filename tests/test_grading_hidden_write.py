@@ -12,7 +12,6 @@ exercise that takes arrays, whatever the process it runs in: confined (ex02, ex0
 from __future__ import annotations
 
 import re
-import shutil
 import sys
 from pathlib import Path
 
@@ -49,11 +48,34 @@ def _grade(tmp: Path, named: dict[str, tuple[str, str]], isolation: str) -> dict
     return dict(zip(named, results))
 
 
-@pytest.fixture(scope="module", params=ISOLATIONS)
+@pytest.fixture(scope="module", params=[*ISOLATIONS, "process-unsealed"])
 def hidden(request, tmp_path_factory):
+    # "process-unsealed": the branch macOS takes (no memfd, no seals: an unlinked file of the judge's, never
+    # sealed), run here; memfd_create and every seal would fail the grade if the judge still made or sealed one
     named = {f.stem: (_ex(f).id, f.read_text()) for f in FIXTURES}
     named["honest_inplace"] = ("ex03", HONEST_INPLACE.read_text())
-    return request.param, _grade(tmp_path_factory.mktemp(f"hidden_{request.param}"), named, request.param)
+    isolation = request.param.split("-")[0]
+    with pytest.MonkeyPatch.context() as mp:
+        if request.param.endswith("unsealed"):
+            unsealed(mp)
+        return isolation, _grade(tmp_path_factory.mktemp(f"hidden_{request.param}"), named, isolation)
+
+
+def unsealed(mp: pytest.MonkeyPatch) -> None:
+    """The judge takes the branch of a platform without memfd seals (shared_inputs.SEALED, its one decision)."""
+    import fcntl
+    import os
+
+    from tinyattn.grading import shared_inputs
+
+    def refused(*args):
+        raise AssertionError(f"the unsealed branch made a memfd or sealed a file {args}")
+    mp.setattr(shared_inputs, "SEALED", False)
+    mp.setattr(os, "memfd_create", refused, raising=False)
+    if hasattr(fcntl, "F_ADD_SEALS"):
+        real = fcntl.fcntl
+        mp.setattr(fcntl, "fcntl", lambda fd, cmd, *a: refused(fd, cmd) if cmd == fcntl.F_ADD_SEALS
+                   else real(fd, cmd, *a))
 
 
 def _failed(result) -> dict[str, tuple[str | None, str]]:
@@ -165,12 +187,14 @@ def keep(x):
 '''
 
 
-@pytest.mark.parametrize("isolation", ISOLATIONS)
-def test_views_kept_past_their_call_stay_as_they_were_and_hold_no_descriptor(isolation):
+@pytest.mark.parametrize("isolation", [*ISOLATIONS, "process-unsealed"])
+def test_views_kept_past_their_call_stay_as_they_were_and_hold_no_descriptor(isolation, monkeypatch):
     # 100 calls (more than the 64 files the process may have open), each keeping a view of its argument: what the
     # learner keeps stays its own (later calls' files and writes do not reach it), and the writes are still seen
     from tinyattn.grading.learner import LearnerProcess
-    proc = LearnerProcess(isolation, 60.0)
+    if isolation.endswith("unsealed"):
+        unsealed(monkeypatch)
+    proc = LearnerProcess(isolation.split("-")[0], 60.0)
     try:
         reply = proc.request({"op": "load", "files": {"ex01_scores.py": KEEPER}, "main": "ex01_scores.py",
                               "module": "m", "kind": "numpy", "blocked": [], "rule": "", "init_seed": 1})
@@ -185,10 +209,13 @@ def test_views_kept_past_their_call_stay_as_they_were_and_hold_no_descriptor(iso
         proc.close()
 
 
-@pytest.mark.parametrize("isolation", ISOLATIONS)
-def test_a_process_that_keeps_its_inputs_writable_can_not_vouch_for_them(isolation):
+@pytest.mark.parametrize("isolation", [*ISOLATIONS, "process-unsealed"])
+def test_a_process_that_keeps_its_inputs_writable_can_not_be_vouched_for_where_the_file_is_sealed(isolation,
+                                                                                                  monkeypatch):
     # a second shared, writable mapping of the call's file, kept past the call: the judge's seal is refused (EBUSY)
-    # and no argument of that call is vouched for; a later write through it is refused by the seal
+    # and no argument of that call is vouched for. Unsealed (macOS) nothing tells the judge of that mapping: it
+    # vouches for what the file held when it read it. Either way a later write through the mapping goes into a
+    # file the judge has done with (the seal was refused, so nothing refuses it) and is seen by no one
     from tinyattn.grading.learner import LearnerProcess
     source = '''
 import mmap, os
@@ -197,18 +224,28 @@ held = []
 def hold(x, y):
     for fd in range(3, 64):
         try:
-            if os.readlink(f"/proc/self/fd/{fd}").startswith("/memfd:tinyattn-inputs"):
+            if "tinyattn-inputs" in os.readlink(f"/proc/self/fd/{fd}"):
                 held.append(mmap.mmap(fd, 4096))
                 break
         except OSError:
             pass
     return len(held)
+
+def write_held(x):
+    held[0][:8] = b"\\xff" * 8
+    return len(held)
 '''
-    proc = LearnerProcess(isolation, 20.0)
+    sealed = not isolation.endswith("unsealed")
+    if not sealed:
+        unsealed(monkeypatch)
+    proc = LearnerProcess(isolation.split("-")[0], 20.0)
     try:
         assert "ok" in proc.request({"op": "load", "files": {"ex01_scores.py": source}, "main": "ex01_scores.py",
                                      "module": "m", "kind": "numpy", "blocked": [], "rule": "", "init_seed": 1})
         reply = proc.request({"op": "call", "fn": "hold", "args": [np.zeros(3), np.ones(2)], "kwargs": {}})
-        assert reply.get("ok") == 1 and reply["mutated"] == [[0, [3]], [1, [2]]], reply
+        assert reply.get("ok") == 1 and reply["mutated"] == ([[0, [3]], [1, [2]]] if sealed else []), reply
+        x = np.zeros(3)
+        reply = proc.request({"op": "call", "fn": "write_held", "args": [x], "kwargs": {}})
+        assert reply.get("ok") == 1 and reply["mutated"] == [] and not x.any(), reply
     finally:
         proc.close()

@@ -8,7 +8,7 @@ import struct
 import numpy as np
 import pytest
 
-from tinyattn.grading import wire
+from tinyattn.grading import shared_inputs, wire
 
 
 def roundtrip(obj, hook=None):
@@ -98,7 +98,16 @@ def _shared_roundtrip(obj):
         os.close(w)
 
 
-def test_a_calls_arrays_are_views_of_the_judges_file_and_a_write_is_seen_by_the_judge():
+@pytest.fixture(params=["sealed", "unsealed"] if shared_inputs.SEALED else ["unsealed"])
+def branch(request, monkeypatch):
+    """Both kinds of file: a sealed memfd (where this platform has one) and an unlinked file, never sealed (macOS)."""
+    from test_grading_hidden_write import unsealed
+    if request.param == "unsealed":
+        unsealed(monkeypatch)
+    return request.param
+
+
+def test_a_calls_arrays_are_views_of_the_judges_file_and_a_write_is_seen_by_the_judge(branch):
     from tinyattn.grading import shared_inputs
     x, mask = np.arange(12.0).reshape(3, 4), np.eye(3, dtype=bool)
     got, shared, fd, memory = _shared_roundtrip({"args": [x, mask, np.float32(2.0), np.zeros((0, 3))], "n": 3})
@@ -116,13 +125,21 @@ def test_a_calls_arrays_are_views_of_the_judges_file_and_a_write_is_seen_by_the_
         os.close(fd)
 
 
-def test_nan_stays_nan_and_a_file_still_mapped_writable_can_not_be_vouched_for():
+def test_nan_stays_nan_and_a_file_still_mapped_writable_can_not_be_vouched_for(branch):
+    import stat
+
     from tinyattn.grading import shared_inputs
     x = np.array([np.nan, 1.0, -0.0])
     got, shared, fd, memory = _shared_roundtrip([x])
     try:
         assert shared_inputs.written(fd, shared) == []      # NaN where NaN was: unchanged, as np.array_equal has it
-        if hasattr(__import__("fcntl"), "F_ADD_SEALS"):
+        if branch == "unsealed":                            # an unlinked regular file: nothing to seal, nothing left
+            st = os.fstat(fd)                               # on disk once the last descriptor and mapping go
+            assert stat.S_ISREG(st.st_mode) and st.st_nlink == 0 and st.st_size == 4096
+            assert shared_inputs.seal(fd) is True           # the learner's word for it: the order (R, read, S) only
+            got[0][1] = 2.0
+            assert shared_inputs.written(fd, shared) == [[0, [3]]]
+        else:
             assert shared_inputs.seal(fd) is False          # still mapped shared and writable here: EBUSY
             assert shared_inputs.written(fd, shared, sealed=False) == [[0, [3]]]
             got = None

@@ -517,6 +517,7 @@ class SharedInputs:
         if SharedInputs._libc is None:
             libc = ctypes.CDLL(None, use_errno=True)
             libc.mmap.restype = ctypes.c_void_p
+            # off_t as a C long: the `mmap` symbol's own on Linux (32-bit too) and macOS (64-bit only: off_t is int64)
             libc.mmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int, ctypes.c_int, ctypes.c_int,
                                   ctypes.c_long]
             libc.munmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t]
@@ -594,7 +595,9 @@ def main() -> None:
     wire = types.ModuleType("tinyattn_grading_wire")
     exec(compile(wire_source, "wire.py", "exec"), wire.__dict__)
     learner = Learner(cfg, wire)
-    inputs = socket.socket(fileno=cfg["inputs_fd"]) if cfg.get("inputs_fd") is not None else None
+    # family and type named, not guessed from the descriptor (getsockname of an unnamed socketpair's end)
+    inputs = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM, fileno=cfg["inputs_fd"]) \
+        if cfg.get("inputs_fd") is not None else None
     SharedInputs.spare = os.open(os.devnull, os.O_RDONLY)
     handlers = {"load": learner.load, "call": learner.call, "getattr": learner.getattr, "setattr": learner.setattr,
                 "list": learner.items, "copyto": learner.copyto}

@@ -91,6 +91,11 @@ class LearnerOverBudget(BaseException):
         self.used = used
 
 
+class GraderFault(BaseException):
+    """The judge could not do its own part of a call (e.g. no space or descriptor for the file of a call's inputs):
+    a BaseException, so no check counts it against the learner's code (the exercise ends in an error naming it)."""
+
+
 class LearnerDied(BaseException):
     """The submission's process ended, or sent something that is not a reply."""
 
@@ -176,9 +181,12 @@ def user_problem() -> str | None:
 
 
 def resolve_isolation(requested: str = "auto") -> str:
-    """'sandbox' or 'process'; ValueError when 'sandbox' was asked for and can not be had."""
+    """'sandbox' or 'process'; ValueError when 'sandbox' was asked for and can not be had, RuntimeError
+    where no exercise can be graded at all (shared_inputs.problem: Windows)."""
     if requested not in ISOLATIONS:
         raise ValueError(f"isolation must be one of {', '.join(ISOLATIONS)}, got {requested!r}")
+    if shared_inputs.problem() is not None:            # (Windows: no Unix socket to hand a call's inputs over)
+        raise RuntimeError(shared_inputs.problem())
     if requested == "process":
         return "process"
     if requested == "user":
@@ -441,7 +449,10 @@ class LearnerProcess:
         try:
             data = wire.dumps(msg, hook=self._encode, shared=shared)
             if shared:
-                inputs = shared_inputs.place(shared)
+                try:
+                    inputs = shared_inputs.place(shared)
+                except OSError as e:                  # the judge's own failure, not the learner's process dying
+                    raise GraderFault(f"the grader could not lay out a call's inputs in a file: {e}") from None
                 shared_inputs.send(self._inputs, inputs, self.deadline)
             self._send(data)
             if inputs is not None:

@@ -20,13 +20,16 @@ The file's size is sealed from the start (memfd: F_SEAL_SHRINK | F_SEAL_GROW), a
 it, only reads it (a file the learner could shrink would otherwise stop the judge with SIGBUS). Without
 memfd seals (macOS) the file is an unlinked temporary file and nothing is sealed: the order (R, read, S)
 still holds, but a process that keeps a writable mapping can put bytes back before the judge reads.
+Which of the two is the one decision SEALED (tests set it False to run the unsealed branch on Linux).
+
+Unix only (SCM_RIGHTS, mmap(2)): `problem()` says why grading can not run where it can not (Windows).
 """
 from __future__ import annotations
 
-import fcntl
 import os
 import select
 import socket
+import sys
 import tempfile
 import time
 
@@ -35,11 +38,31 @@ import numpy as np
 from . import wire
 
 
+def _can_seal() -> bool:
+    try:
+        import fcntl
+    except ImportError:                                     # (Windows: no fcntl at all)
+        return False
+    return hasattr(os, "memfd_create") and hasattr(fcntl, "F_ADD_SEALS") and hasattr(fcntl, "F_SEAL_WRITE")
+
+
+# the one decision: a memfd sealed by the judge (Linux), or an unlinked file of its own, never sealed (macOS)
+SEALED = _can_seal()
+
+
+def problem() -> str | None:
+    """None where a call's inputs can be handed to the learner's process, else why not (one line)."""
+    if os.name != "posix" or not hasattr(socket, "AF_UNIX") or not hasattr(socket, "send_fds"):
+        return (f"grading needs Unix sockets that pass file descriptors (SCM_RIGHTS), which {sys.platform} lacks: "
+                "grade on Linux or macOS (Windows: in WSL, or the Docker recipe of exercises/README.md)")
+    return None
+
+
 def place(shared: list) -> int:
     """A fresh file holding each (offset, array) of `shared` (what wire.dumps placed): its descriptor."""
     size = wire.shared_size(shared)
-    if hasattr(os, "memfd_create"):
-        fd = os.memfd_create("tinyattn-inputs", os.MFD_CLOEXEC | getattr(os, "MFD_ALLOW_SEALING", 0))
+    if SEALED:
+        fd = os.memfd_create("tinyattn-inputs", os.MFD_CLOEXEC | os.MFD_ALLOW_SEALING)
     else:                                                   # (no memfd: an unlinked file of the judge's own)
         fd, path = tempfile.mkstemp(prefix="tinyattn-inputs-")
         os.unlink(path)
@@ -47,7 +70,8 @@ def place(shared: list) -> int:
         os.ftruncate(fd, size)
         for start, arr in shared:
             os.pwrite(fd, arr.tobytes(), start)
-        if hasattr(fcntl, "F_ADD_SEALS"):
+        if SEALED:
+            import fcntl
             fcntl.fcntl(fd, fcntl.F_ADD_SEALS, fcntl.F_SEAL_SHRINK | fcntl.F_SEAL_GROW)
     except BaseException:
         os.close(fd)
@@ -70,8 +94,9 @@ def send(sock: socket.socket, fd: int, deadline: float) -> None:
 def seal(fd: int) -> bool:
     """Whether the file is now sealed against every write (F_SEAL_WRITE: refused, EBUSY, while any process still
     maps it shared and writable). Without memfd seals (not Linux): True, the learner's word for it."""
-    if not hasattr(fcntl, "F_ADD_SEALS"):
+    if not SEALED:
         return True
+    import fcntl
     try:
         fcntl.fcntl(fd, fcntl.F_ADD_SEALS, fcntl.F_SEAL_WRITE | fcntl.F_SEAL_SEAL)
     except OSError:

@@ -193,3 +193,18 @@ def test_without_unix_sockets_grading_says_where_it_can_run():
     problem = ("grading needs Unix sockets that pass file descriptors (SCM_RIGHTS), which linux lacks: grade on Linux "
                "or macOS (Windows: in WSL, or the Docker recipe of exercises/README.md)")
     assert lines == [f"error 0 the grader failed on this exercise: RuntimeError: {problem}", f"refused: {problem}"]
+
+
+def test_the_grade_command_says_it_as_a_usage_error_not_an_internal_one():
+    got = _python('''
+        import socket, sys
+        del socket.send_fds                           # (Windows has no SCM_RIGHTS)
+        sys.platform = "linux"
+        from tinyattn.grading.cli import grade_main
+        print("exit", grade_main(["solutions", "--only", "ex03"]))
+    ''')
+    assert got.returncode == 0, got.stderr
+    assert got.stdout.split() == ["exit", "2"]
+    assert got.stderr.strip() == ("tinyattn grade: error: grading needs Unix sockets that pass file descriptors "
+                                  "(SCM_RIGHTS), which linux lacks: grade on Linux or macOS (Windows: in WSL, or the "
+                                  "Docker recipe of exercises/README.md)")

@@ -96,7 +96,7 @@ def grade_main(argv: list[str]) -> int:
     protect_memory()                       # nor (another process of this user) from this one's memory
     try:
         args.isolation = _isolation(args.isolation, batch=bool(args.batch), of_record=of_record)
-    except ValueError as e:
+    except (ValueError, RuntimeError) as e:    # (RuntimeError: no grading on this platform, and why)
         return _usage(str(e))
     try:
         return _batch(args) if args.batch else _single(args)

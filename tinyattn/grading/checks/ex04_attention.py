@@ -5,19 +5,26 @@ Two parts, scored separately: attention without a mask (after notebook 01) and m
 import numpy as np
 
 from ..oracle import ref, wrong
-from ..checkkit import CheckFailed, Session, as_tuple, diagnose, distinct, expect_close, large_logits
+from ..checkkit import CheckFailed, Session, as_tuple, diagnose, distinct, expect_close, expect_shape, large_logits
 
 
 def attend(s: Session, Q, K, V, mask=None, what: str = "attention") -> tuple[np.ndarray, np.ndarray]:
     """Call the learner's attention and check both outputs against the reference and every variant."""
     args = (Q, K, V) if mask is None else (Q, K, V, mask)
     out, w = as_tuple(s.call("attention", *args), 2, what)
+    return attend_values(Q, K, V, mask, out, w, what)
+
+
+def attend_values(Q, K, V, mask, out, w, what: str, nonfinite: str | None = "unstable_softmax"
+                  ) -> tuple[np.ndarray, np.ndarray]:
+    """(out, w) from the learner's attention(Q, K, V, mask), checked against the reference and every variant;
+    nonfinite: the mistake a nan/inf where the answer is finite means on these inputs."""
     ref_out, ref_w = ref.attention(Q, K, V, mask)
     # the weights first: a wrong softmax or mask is easiest to see (and to name) there
     expect_close(w, ref_w, f"{what}: weights", wrong.attention_variants(Q, K, V, mask, which=1),
-                 nonfinite_mistake="unstable_softmax", inputs=(Q, K, V))
+                 nonfinite_mistake=nonfinite, inputs=(Q, K, V))
     expect_close(out, ref_out, f"{what}: out", wrong.attention_variants(Q, K, V, mask, which=0),
-                 nonfinite_mistake="unstable_softmax", inputs=(Q, K, V))
+                 nonfinite_mistake=nonfinite, inputs=(Q, K, V))
     return np.asarray(out), np.asarray(w)
 
 
@@ -64,6 +71,28 @@ def run(s: Session) -> None:
         out2, _ = as_tuple(s.call("attention", Qp, Kp2, Vp2, pad), 2, "attention")
         if not np.allclose(np.asarray(out2, np.float64), out1, equal_nan=True):
             raise CheckFailed("changing the keys/values of padded positions changed the output")
+    with s.check("large logits under a padding mask: padded keys score highest and still get zero weight", "masks"):
+        # every kept key scores below -30000 and every padded one above +30000: a finite fill (-1e4, as some
+        # libraries write) lets the padded keys win, and zeroing weights after the softmax leaves 0 / 0
+        lengths = rng.integers(1, S, size=B)
+        pad = (np.arange(S)[None, :] < lengths[:, None])[:, None, None, :]       # (B, 1, 1, S)
+        Qp, Kp, Vp = (rng.standard_normal((B, H, n, m)) for n, m in ((T, d), (S, d), (S, dv)))
+        a = 200.0 * d ** 0.25                                                     # a * a / sqrt(d) = 40000
+        Qp[..., 0] = -a
+        Kp[..., 0] = np.where(np.broadcast_to(pad[:, :, 0, :], (B, H, S)), a, -a)
+        ref_w = ref.attention(Qp, Kp, Vp, pad)[1]
+        out, w = as_tuple(s.call("attention", Qp, Kp, Vp, pad), 2, "attention")
+        w = expect_shape(w, ref_w.shape, "masked attention(large logits): weights")
+        hidden = np.broadcast_to(~pad, w.shape)
+        with np.errstate(all="ignore"):
+            leak = np.isfinite(w.astype(np.float64)) & hidden & (w != 0)
+        if leak.any():
+            raise CheckFailed(f"padded keys got weight in {int(leak.sum())} of {int(hidden.sum())} places (up to "
+                              f"{float(np.max(np.abs(w[leak]))):.3g}) when their scores are far above the kept keys': "
+                              "a finite fill value is not far enough below every score", "mask_fill_finite")
+        # (out, w) must still be right. A nan here is 0 / 0: weights zeroed after the softmax and renormalised,
+        # or exp taken before subtracting the row max; either could be it, so none is named
+        attend_values(Qp, Kp, Vp, pad, out, w, "masked attention(large logits)", nonfinite=None)
     with s.check("large logits (scores in the thousands, mixed signs, spread inside rows) stay finite", "attention"):
         Q, K = large_logits(rng, (B, T, d), (B, T, d))
         attend(s, Q, K, rng.standard_normal((B, T, dv)), what="attention(large logits)")

@@ -70,7 +70,7 @@ def test_masks_that_fail_when_masked_keys_score_highest_earn_no_mask_points(name
     assert [r.name for r in failed] == ["large logits under a padding mask: padded keys score highest and still "
                                         "get zero weight"]
     if name.startswith("fill"):
-        assert failed[0].mistake == "mask_fill_finite" and "-inf" in MISTAKES["mask_fill_finite"]
+        assert failed[0].mistake == "mask_fill_finite" and "minus infinity" in MISTAKES["mask_fill_finite"]
 
 
 @pytest.mark.parametrize("seed", SEEDS)

@@ -138,8 +138,8 @@ MISTAKES: dict[str, str] = {
     "mask_fill_finite": (
         "You filled masked scores with a finite number (such as -1e4 or -10000) instead of -inf. That hides a "
         "key only while every real score is far above the fill value: when the kept keys score lower still, "
-        "the masked keys get the weight. Use -inf (np.where(mask, scores, -np.inf)): its exponential is exactly "
-        "0 whatever the other scores are."
+        "the masked keys get the weight. Fill with minus infinity: its exponential is exactly 0 whatever the other "
+        "scores are."
     ),
     "weights_transposed": (
         "A matrix is used transposed. In attention the scores are Q Kᵀ, so row i belongs to query i and "

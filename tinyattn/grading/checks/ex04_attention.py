@@ -80,7 +80,7 @@ def run(s: Session) -> None:
         a = 200.0 * d ** 0.25                                                     # a * a / sqrt(d) = 40000
         Qp[..., 0] = -a
         Kp[..., 0] = np.where(np.broadcast_to(pad[:, :, 0, :], (B, H, S)), a, -a)
-        ref_w = ref.attention(Qp, Kp, Vp, pad)[1]
+        ref_w, variants = ref.attention(Qp, Kp, Vp, pad)[1], wrong.attention_variants(Qp, Kp, Vp, pad, which=1)
         out, w = as_tuple(s.call("attention", Qp, Kp, Vp, pad), 2, "attention")
         w = expect_shape(w, ref_w.shape, "masked attention(large logits): weights")
         hidden = np.broadcast_to(~pad, w.shape)
@@ -89,7 +89,9 @@ def run(s: Session) -> None:
         if leak.any():
             raise CheckFailed(f"padded keys got weight in {int(leak.sum())} of {int(hidden.sum())} places (up to "
                               f"{float(np.max(np.abs(w[leak]))):.3g}) when their scores are far above the kept keys': "
-                              "a finite fill value is not far enough below every score", "mask_fill_finite")
+                              "a finite fill value is not far enough below every score",
+                              # a mask ignored, inverted or filled with 0 leaks too: named for what it is
+                              diagnose(w, variants, 1e-6, 1e-8) or "mask_fill_finite")
         # (out, w) must still be right. A nan here is 0 / 0: weights zeroed after the softmax and renormalised,
         # or exp taken before subtracting the row max; either could be it, so none is named
         attend_values(Qp, Kp, Vp, pad, out, w, "masked attention(large logits)", nonfinite=None)

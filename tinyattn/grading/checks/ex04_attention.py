@@ -72,29 +72,36 @@ def run(s: Session) -> None:
         if not np.allclose(np.asarray(out2, np.float64), out1, equal_nan=True):
             raise CheckFailed("changing the keys/values of padded positions changed the output")
     with s.check("large logits under a padding mask: padded keys score highest and still get zero weight", "masks"):
-        # every kept key scores below -30000 and every padded one above +30000: a finite fill (-1e4, as some
-        # libraries write) lets the padded keys win, and zeroing weights after the softmax leaves 0 / 0
+        # Twice: the kept keys' scores near -50, then below -30000, the padded keys' far above them. A finite fill
+        # (-1e4, as some libraries write) hides the padded keys the first time only, so the second names it; a
+        # fill of 0, a mask ignored or inverted shows the first time, named by its variant. Weights zeroed after
+        # the softmax and renormalised are right the first time and 0 / 0 the second.
         lengths = rng.integers(1, S, size=B)
         pad = (np.arange(S)[None, :] < lengths[:, None])[:, None, None, :]       # (B, 1, 1, S)
-        Qp, Kp, Vp = (rng.standard_normal((B, H, n, m)) for n, m in ((T, d), (S, d), (S, dv)))
-        a = 200.0 * d ** 0.25                                                     # a * a / sqrt(d) = 40000
-        Qp[..., 0] = -a
-        Kp[..., 0] = np.where(np.broadcast_to(pad[:, :, 0, :], (B, H, S)), a, -a)
-        ref_w, variants = ref.attention(Qp, Kp, Vp, pad)[1], wrong.attention_variants(Qp, Kp, Vp, pad, which=1)
-        out, w = as_tuple(s.call("attention", Qp, Kp, Vp, pad), 2, "attention")
-        w = expect_shape(w, ref_w.shape, "masked attention(large logits): weights")
-        hidden = np.broadcast_to(~pad, w.shape)
-        with np.errstate(all="ignore"):
-            leak = np.isfinite(w.astype(np.float64)) & hidden & (w != 0)
-        if leak.any():
-            raise CheckFailed(f"padded keys got weight in {int(leak.sum())} of {int(hidden.sum())} places (up to "
-                              f"{float(np.max(np.abs(w[leak]))):.3g}) when their scores are far above the kept keys': "
-                              "a finite fill value is not far enough below every score",
-                              # a mask ignored, inverted or filled with 0 leaks too: named for what it is
-                              diagnose(w, variants, 1e-6, 1e-8) or "mask_fill_finite")
-        # (out, w) must still be right. A nan here is 0 / 0: weights zeroed after the softmax and renormalised,
-        # or exp taken before subtracting the row max; either could be it, so none is named
-        attend_values(Qp, Kp, Vp, pad, out, w, "masked attention(large logits)", nonfinite=None)
+        kept = np.broadcast_to(pad[:, :, 0, :], (B, H, S))                       # (B, H, S)
+        calls = []
+        for level in (50.0, 40000.0):
+            Qp, Kp, Vp = (rng.standard_normal((B, H, n, m)) for n, m in ((T, d), (S, d), (S, dv)))
+            a = np.sqrt(level) * d ** 0.25                                        # a * a / sqrt(d) = level
+            Qp[..., 0] = -a
+            Kp[..., 0] = np.where(kept, a, -a)
+            calls.append((Qp, Kp, Vp, ref.attention(Qp, Kp, Vp, pad)[1],
+                          wrong.attention_variants(Qp, Kp, Vp, pad, which=1)))
+        got = [as_tuple(s.call("attention", Qp, Kp, Vp, pad), 2, "attention") for Qp, Kp, Vp, _, _ in calls]
+        for (Qp, Kp, Vp, ref_w, variants), (out, w), level in zip(calls, got, (50, 40000)):
+            w = expect_shape(w, ref_w.shape, "masked attention(large logits): weights")
+            hidden = np.broadcast_to(~pad, w.shape)
+            with np.errstate(all="ignore"):
+                leak = np.isfinite(w.astype(np.float64)) & hidden & (w != 0)
+            if leak.any():
+                raise CheckFailed(f"padded keys got weight in {int(leak.sum())} of {int(hidden.sum())} places (up "
+                                  f"to {float(np.max(np.abs(w[leak]))):.3g}) where every kept key scores about "
+                                  f"-{level} and the padded ones far above: a masked key must get exactly zero weight "
+                                  "whatever the scores", diagnose(w, variants, 1e-6, 1e-8) if level == 50
+                                  else "mask_fill_finite")
+            # (out, w) must still be right. A nan here is 0 / 0: weights zeroed after the softmax and renormalised,
+            # or exp taken before subtracting the row max; either could be it, so none is named
+            attend_values(Qp, Kp, Vp, pad, out, w, "masked attention(large logits)", nonfinite=None)
     with s.check("large logits (scores in the thousands, mixed signs, spread inside rows) stay finite", "attention"):
         Q, K = large_logits(rng, (B, T, d), (B, T, d))
         attend(s, Q, K, rng.standard_normal((B, T, dv)), what="attention(large logits)")

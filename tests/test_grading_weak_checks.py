@@ -1,4 +1,4 @@
-"""Red team, round five: cheats on ex04, ex07, ex09, ex11 and ex13 that earned points they should not, now closed.
+"""Red team, round five: cheats on ex01, ex04, ex07, ex09, ex11, ex13 and ex14 that earned points they should not, now closed.
 
 Each fixture in grading_fixtures/weak_checks/ is a learner's file (its docstring says what it earned before and
 after). The seed sweeps grade in this process (a namespace of the file's functions, fast); one run grades the
@@ -11,6 +11,8 @@ files in the sandbox, as the batch grader does.
 * ex09, ex13: the table is a function of a few integers, and the student release ships the answers it recorded
   at its seeds: a copied table answered the fixed T = 128, d_model = 64 (ex09) and most masks with T in [6, 12)
   (ex13). Now the sizes come from the seed, from ranges a copied table rarely covers; the residual is bounded.
+* ex01, ex14: float32 digits in a float64 result (scores computed in float32; a cache rounded to float32) passed
+  rtol 1e-6 on some seeds; ex01 now checks float64 scores to rtol 1e-9, ex14's cache must hold the steps exactly.
 """
 from __future__ import annotations
 
@@ -86,6 +88,12 @@ def test_a_float32_result_from_float64_inputs_earns_nothing(name, ex_id, seed):
     assert all("float32" in r.message and "float64" in r.message for r in results if not r.passed and not r.advice)
 
 
+@pytest.mark.parametrize("seed", SEEDS)
+@pytest.mark.parametrize("name, ex_id", [("float32_inside_ex01.py", "ex01"), ("float32_cache_ex14.py", "ex14")])
+def test_float32_digits_in_a_float64_result_earn_nothing(name, ex_id, seed):
+    assert set(grade(ex_id, seed, load(HERE / name))[0].values()) == {0}
+
+
 def recorded(ex_id: str, reference) -> dict:
     """{args: answer} for every call a student release records for ex_id (its seeds, its checks)."""
     tables = {}
@@ -112,7 +120,7 @@ def test_a_table_copied_from_the_release_rarely_answers_a_private_seed(name, ex_
     assert mean_points(ex_id, cheat, SWEEP) <= bound
 
 
-@pytest.mark.parametrize("ex_id", ["ex04", "ex07", "ex09", "ex11", "ex13"])
+@pytest.mark.parametrize("ex_id", ["ex01", "ex04", "ex07", "ex09", "ex11", "ex13", "ex14"])
 def test_the_solutions_keep_full_marks_on_every_seed(ex_id):
     sol = load(SOLUTIONS / get(ex_id).filename)
     assert all(sum(grade(ex_id, seed, sol)[0].values()) == get(ex_id).points for seed in SWEEP[:60])
@@ -120,7 +128,8 @@ def test_the_solutions_keep_full_marks_on_every_seed(ex_id):
 
 def test_the_fixtures_earn_the_same_in_the_sandbox(tmp_path):
     want = {"fill_minus_1e4_ex04.py": 6, "renormalise_after_softmax_ex04.py": 6, "fill_minus_1e9_ex04.py": 10,
-            "float32_result_ex07.py": 0, "float32_result_ex11.py": 0}
+            "float32_result_ex07.py": 0, "float32_result_ex11.py": 0, "float32_inside_ex01.py": 0,
+            "float32_cache_ex14.py": 0}
     tasks = []
     for name in want:
         ex = get(name[-7:-3])

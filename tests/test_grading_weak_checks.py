@@ -12,7 +12,8 @@ files in the sandbox, as the batch grader does.
   at its seeds: a copied table answered the fixed T = 128, d_model = 64 (ex09) and most masks with T in [6, 12)
   (ex13). Now the sizes come from the seed, from ranges a copied table rarely covers; the residual is bounded.
 * ex01, ex14: float32 digits in a float64 result (scores computed in float32; a cache rounded to float32) passed
-  rtol 1e-6 on some seeds; ex01 now checks float64 scores to rtol 1e-9, ex14's cache must hold the steps exactly.
+  rtol 1e-6 on some seeds, and on every seed where the answer is a copy (ex07's heads, ex11's repeat_kv): ex01 now
+  checks float64 scores to rtol 1e-9; copies (ex07, repeat_kv, ex14's cache) must be exact.
 """
 from __future__ import annotations
 
@@ -89,9 +90,15 @@ def test_a_float32_result_from_float64_inputs_earns_nothing(name, ex_id, seed):
 
 
 @pytest.mark.parametrize("seed", SEEDS)
-@pytest.mark.parametrize("name, ex_id", [("float32_inside_ex01.py", "ex01"), ("float32_cache_ex14.py", "ex14")])
+@pytest.mark.parametrize("name, ex_id", [("float32_inside_ex01.py", "ex01"), ("float32_cache_ex14.py", "ex14"),
+                                         ("float32_digits_ex07.py", "ex07")])
 def test_float32_digits_in_a_float64_result_earn_nothing(name, ex_id, seed):
     assert set(grade(ex_id, seed, load(HERE / name))[0].values()) == {0}
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_copies_of_k_through_float32_earn_nothing_for_repeat_kv(seed):
+    assert grade("ex11", seed, load(HERE / "float32_digits_ex11.py"))[0] == {"repeat_kv": 0, "gqa_attention": 7}
 
 
 def recorded(ex_id: str, reference) -> dict:

@@ -365,13 +365,18 @@ def _attention_mask_after_softmax(renormalise: bool):
     return attention
 
 
+@pytest.mark.filterwarnings("ignore:invalid value encountered:RuntimeWarning")     # 0 / 0: the mistake itself
 def test_ex04_mask_after_the_softmax_fails_causal_invariance_on_every_seed():
     name = "causal invariance: changing future keys and values leaves earlier outputs alone"
     for seed in range(1, 32):
         res = grade("ex04", seed, attention=_attention_mask_after_softmax(renormalise=False))
         assert name in [r.name for r in failed(res)], seed          # it used to pass on 3 of 31 seeds (T = 2)
         assert named(res) == {"mask_after_softmax"}, seed
-        assert ok(grade("ex04", seed, attention=_attention_mask_after_softmax(renormalise=True))), seed
+        # renormalised, it is the same answer in exact arithmetic, and passes every check but one: where the
+        # masked keys hold all the weight (masked large logits), the kept weights underflow and 0 / 0 is nan
+        res = grade("ex04", seed, attention=_attention_mask_after_softmax(renormalise=True))
+        assert [r.name for r in failed(res)] == ["large logits under a padding mask: padded keys score highest and "
+                                                 "still get zero weight"], seed
 
 
 def test_ex03_wants_minus_inf_and_the_dtype_of_the_scores():

@@ -43,6 +43,8 @@ MUTANTS = [
         ("    if mask is not None:\n        # -inf before the softmax: exp(-inf) = 0, so a masked key gets exactly zero weight\n"
          "        scores = np.where(mask, scores, -np.inf)\n", "", 1)]),
     ("mask_fill_zero", "ex04", [("np.where(mask, scores, -np.inf)", "np.where(mask, scores, 0.0)", 1)]),
+    # BERT's old -10000: right until every kept key scores lower still (ex04's masked large logits)
+    ("mask_fill_finite", "ex04", [("np.where(mask, scores, -np.inf)", "np.where(mask, scores, -1e4)", 1)]),
     ("mask_inverted_future_leak", "ex04", [("np.where(mask, scores, -np.inf)", "np.where(mask, -np.inf, scores)", 1)]),
     ("missing_scale", "ex04", [("scores = Q @ np.swapaxes(K, -1, -2) / math.sqrt(d_k)", "scores = Q @ np.swapaxes(K, -1, -2)", 1)]),
     ("scale_by_d_not_sqrt", "ex04", [("/ math.sqrt(d_k)", "/ d_k", 1)]),

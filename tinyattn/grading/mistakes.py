@@ -135,6 +135,12 @@ MISTAKES: dict[str, str] = {
         "the masked key still gets a sizeable weight. Masking must make the weight exactly zero after the "
         "softmax, so the filled score must be the one number whose exponential is exactly 0."
     ),
+    "mask_fill_finite": (
+        "You filled masked scores with a finite number (such as -1e4 or -10000) instead of -inf. That hides a "
+        "key only while every real score is far above the fill value: when the kept keys score lower still, "
+        "the masked keys get the weight. Fill with minus infinity: its exponential is exactly 0 whatever the other "
+        "scores are."
+    ),
     "weights_transposed": (
         "A matrix is used transposed. In attention the scores are Q Kᵀ, so row i belongs to query i and "
         "column j to key j (K Qᵀ swaps the roles); in a backward pass each gradient has the shape of its "

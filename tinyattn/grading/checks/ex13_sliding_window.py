@@ -8,7 +8,10 @@ from ..checkkit import Session, expect_mask, expect_raises
 
 def run(s: Session) -> None:
     rng = s.rng
-    T = int(rng.integers(6, 12))
+    # T from a wide range: a mask is a function of (T, window) alone, the student release ships the masks it
+    # recorded, and mask(T, w) is mask(T', w)'s top-left corner for any T' >= T: with T in [6, 12) a table
+    # copied from the release answered every check on one seed in five
+    T = int(rng.integers(6, 40))
     w = int(rng.integers(2, T - 2))
     for label, window in (("a random window, 1 < window < T", w), ("window = 1: only the diagonal", 1),
                           ("window = T - 1: all but the first key in the last row", T - 1),

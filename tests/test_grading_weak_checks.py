@@ -1,0 +1,149 @@
+"""Red team, round five: cheats on ex01, ex04, ex07, ex09, ex11, ex13 and ex14 that earned points they should not, now closed.
+
+Each fixture in grading_fixtures/weak_checks/ is a learner's file (its docstring says what it earned before and
+after). The seed sweeps grade in this process (a namespace of the file's functions, fast); one run grades the
+files in the sandbox, as the batch grader does.
+
+* ex04: a finite mask fill (-1e4) and masking after the softmax (renormalised) passed every mask check: no check
+  had masked keys scoring above the kept ones. Now the masks part has large logits under a padding mask.
+* ex07, ex11: a float32 result from float64 inputs was judged with float32 tolerances (10x-100x looser); now a
+  result must be as precise as its inputs (expect_float), as ex01, ex04 and ex14 already asked.
+* ex09, ex13: the table is a function of a few integers, and the student release ships the answers it recorded
+  at its seeds: a copied table answered the fixed T = 128, d_model = 64 (ex09) and most masks with T in [6, 12)
+  (ex13). Now the sizes come from the seed, from ranges a copied table rarely covers; the residual is bounded.
+* ex01, ex14: float32 digits in a float64 result (scores computed in float32; a cache rounded to float32) passed
+  rtol 1e-6 on some seeds, and on every seed where the answer is a copy (ex07's heads, ex11's repeat_kv): ex01 now
+  checks float64 scores to rtol 1e-9; copies (ex07, repeat_kv, ex14's cache) must be exact.
+"""
+from __future__ import annotations
+
+import importlib.util
+import shutil
+import sys
+import types
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from tinyattn.grading import checks as checks_pkg
+from tinyattn.grading import references as ref
+from tinyattn.grading.checkkit import Session
+from tinyattn.grading.exercises import get
+from tinyattn.grading.grader import default_jobs, run_tasks
+from tinyattn.grading.mistakes import MISTAKES
+from tinyattn.grading.oracle import FIXTURE_SEEDS
+
+pytestmark = pytest.mark.instructor           # the references record the tables a release would ship
+
+HERE = Path(__file__).resolve().parent / "grading_fixtures" / "weak_checks"
+SOLUTIONS = Path(__file__).resolve().parent.parent / "solutions"
+SEEDS = range(1, 21)
+SWEEP = range(1, 201)
+SEED = 4611686018427392225
+ISOLATION = "sandbox" if sys.platform.startswith("linux") else "process"
+
+
+def load(path: Path) -> types.ModuleType:
+    spec = importlib.util.spec_from_file_location(path.stem, path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def grade(ex_id: str, seed: int, module) -> tuple[dict, list]:
+    """({part: points}, results) for `module`'s functions on the grader's inputs for `seed`."""
+    s = Session(module=module, path=f"/learner/{ex_id}.py", rng=np.random.default_rng([seed, int(ex_id[2:])]))
+    checks_pkg.load(ex_id).run(s)
+    results = s.finish()
+    return get(ex_id).score([r.to_json() for r in results]), results
+
+
+def mean_points(ex_id: str, module, seeds) -> float:
+    return float(np.mean([sum(grade(ex_id, seed, module)[0].values()) for seed in seeds]))
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+@pytest.mark.filterwarnings("ignore:invalid value encountered:RuntimeWarning")   # 0 / 0: the mistake itself
+@pytest.mark.parametrize("name", ["fill_minus_1e4_ex04.py", "renormalise_after_softmax_ex04.py"])
+def test_masks_that_fail_when_masked_keys_score_highest_earn_no_mask_points(name, seed):
+    points, results = grade("ex04", seed, load(HERE / name))
+    assert points == {"attention": 6, "masks": 0}, [(r.name, r.message) for r in results if not r.passed]
+    failed = [r for r in results if not r.passed and not r.advice]
+    assert [r.name for r in failed] == ["large logits under a padding mask: padded keys score highest and still "
+                                        "get zero weight"]
+    if name.startswith("fill"):
+        assert failed[0].mistake == "mask_fill_finite" and "minus infinity" in MISTAKES["mask_fill_finite"]
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_a_fill_below_every_score_still_earns_full_marks(seed):
+    assert grade("ex04", seed, load(HERE / "fill_minus_1e9_ex04.py"))[0] == {"attention": 6, "masks": 4}
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+@pytest.mark.parametrize("name, ex_id", [("float32_result_ex07.py", "ex07"), ("float32_result_ex11.py", "ex11")])
+def test_a_float32_result_from_float64_inputs_earns_nothing(name, ex_id, seed):
+    points, results = grade(ex_id, seed, load(HERE / name))
+    assert set(points.values()) == {0}, points
+    assert all("float32" in r.message and "float64" in r.message for r in results if not r.passed and not r.advice)
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+@pytest.mark.parametrize("name, ex_id", [("float32_inside_ex01.py", "ex01"), ("float32_cache_ex14.py", "ex14"),
+                                         ("float32_digits_ex07.py", "ex07")])
+def test_float32_digits_in_a_float64_result_earn_nothing(name, ex_id, seed):
+    assert set(grade(ex_id, seed, load(HERE / name))[0].values()) == {0}
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_copies_of_k_through_float32_earn_nothing_for_repeat_kv(seed):
+    assert grade("ex11", seed, load(HERE / "float32_digits_ex11.py"))[0] == {"repeat_kv": 0, "gqa_attention": 7}
+
+
+def recorded(ex_id: str, reference) -> dict:
+    """{args: answer} for every call a student release records for ex_id (its seeds, its checks)."""
+    tables = {}
+
+    def recorder(*args):
+        tables[args] = out = reference(*args)
+        return out
+    for seed in FIXTURE_SEEDS:
+        grade(ex_id, seed, types.SimpleNamespace(**{get(ex_id).functions[0]: recorder}))
+    return tables
+
+
+@pytest.mark.parametrize("name, ex_id, reference, bound", [
+    # measured over seeds 1-200: 0.225 and 0.2 (were 2.45 and 1.075 with the fixed sizes)
+    ("copied_tables_ex09.py", "ex09", ref.sinusoidal, 0.5),
+    ("copied_masks_ex13.py", "ex13", ref.sliding_window_mask, 0.5)])
+def test_a_table_copied_from_the_release_rarely_answers_a_private_seed(name, ex_id, reference, bound):
+    cheat = load(HERE / name)
+    cheat.RECORDED.update(recorded(ex_id, reference))
+    assert len(cheat.RECORDED) >= 4
+    # the cheat answers what was recorded: on a fixture seed it earns full marks (it is no strawman) ...
+    assert all(sum(grade(ex_id, seed, cheat)[0].values()) == get(ex_id).points for seed in FIXTURE_SEEDS)
+    # ... and on other seeds, rarely
+    assert mean_points(ex_id, cheat, SWEEP) <= bound
+
+
+@pytest.mark.parametrize("ex_id", ["ex01", "ex04", "ex07", "ex09", "ex11", "ex13", "ex14"])
+def test_the_solutions_keep_full_marks_on_every_seed(ex_id):
+    sol = load(SOLUTIONS / get(ex_id).filename)
+    assert all(sum(grade(ex_id, seed, sol)[0].values()) == get(ex_id).points for seed in SWEEP[:60])
+
+
+def test_the_fixtures_earn_the_same_in_the_sandbox(tmp_path):
+    want = {"fill_minus_1e4_ex04.py": 6, "renormalise_after_softmax_ex04.py": 6, "fill_minus_1e9_ex04.py": 10,
+            "float32_result_ex07.py": 0, "float32_result_ex11.py": 0, "float32_inside_ex01.py": 0,
+            "float32_cache_ex14.py": 0}
+    tasks = []
+    for name in want:
+        ex = get(name[-7:-3])
+        folder = tmp_path / name[:-3]
+        folder.mkdir()
+        shutil.copy(HERE / name, folder / ex.filename)
+        tasks.append((folder / ex.filename, ex))
+    results = run_tasks(tasks, SEED, 60.0, default_jobs(), isolation=ISOLATION)
+    assert {name: r.points for name, r in zip(want, results)} == want, \
+        [(r.status, [c for c in r.checks if not c["passed"]]) for r in results]

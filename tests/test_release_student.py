@@ -106,6 +106,7 @@ def test_the_instructors_tests_stay_behind(student):
     shipped = {p.name for p in (student / "tests").iterdir()}
     assert "test_grading_student.py" in shipped and "conftest.py" in shipped
     assert not {"test_grading.py", "test_release.py", "test_release_student.py", "grading_fixtures"} & shipped
+    assert not (student / ".ci").exists() and "test_declared_versions.py" not in shipped  # (it reads .ci/run)
     assert not [n for n in shipped if n.startswith("test_grading") and n != "test_grading_student.py"]
 
 

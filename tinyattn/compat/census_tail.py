@@ -202,6 +202,20 @@ class CensusTailMixin:
     def gcd_(self, other): return self._inplace_binary("gcd_", other, lambda x: x.gcd(other))
     def lcm_(self, other): return self._inplace_binary("lcm_", other, lambda x: x.lcm(other))
     def ldexp_(self, other): return self._inplace_binary("ldexp_", other, lambda x: x.ldexp(other))
+    # x //= y, x %= y, x **= y, x &= y, x |= y, x ^= y write into x, as PyTorch's: without these Python falls back to
+    # x = x // y, a NEW tensor (a view's base kept its values, an int x //= 0.5 became float, no error was raised)
+    def floor_divide_(self, other): return self._inplace_from("floor_divide_", lambda x: x // other)
+    def remainder_(self, other): return self._inplace_from("remainder_", lambda x: x % other)
+    def fmod_(self, other): return self._inplace_from("fmod_", lambda x: x.fmod(other))
+    def bitwise_and_(self, other): return self._inplace_from("bitwise_and_", lambda x: x & other)
+    def bitwise_or_(self, other): return self._inplace_from("bitwise_or_", lambda x: x | other)
+    def bitwise_xor_(self, other): return self._inplace_from("bitwise_xor_", lambda x: x ^ other)
+    def __ifloordiv__(self, o): return self.floor_divide_(o)
+    def __imod__(self, o): return self.remainder_(o)
+    def __ipow__(self, o): return self.pow_(o)
+    def __iand__(self, o): return self.bitwise_and_(o)
+    def __ior__(self, o): return self.bitwise_or_(o)
+    def __ixor__(self, o): return self.bitwise_xor_(o)
 
     def _inplace_binary(self, name: str, other, fn):
         """An in-place op of two tensors: other must be one, and (self, other)'s result dtype writable into self's

@@ -303,6 +303,8 @@ class InplaceMixin:
     def clamp_(self, min=None, max=None):
         if min is None and max is None:
             raise ValueError("clamp_: give at least one of min= or max=")
+        if isinstance(min, autograd.Tensor) or isinstance(max, autograd.Tensor):  # tensor bounds: clamp's own rule
+            return self._inplace_from("clamp_", lambda x: x.clamp(min, max))  # (their gradients, their broadcasting)
         lo, hi = (None if v is None else _clamp_bound(v, name) for v, name in ((min, "min"), (max, "max")))
         promotion.writable(promotion.result_type(self, *(v for v in (min, max) if v is not None)), self._data.dtype)
         if self._data.dtype.kind in "iu":  # int bounds wrap into self's dtype, as clamp's do (u8: -3 is 253)

@@ -242,17 +242,19 @@ def inplace_operand(op: str, x, other):
 FLOAT_RESULT = frozenset({
     "exp", "exp2", "log", "log2", "log10", "log1p", "expm1", "sqrt", "rsqrt", "reciprocal", "sin", "cos", "tan",
     "atan", "sinh", "cosh", "tanh", "sigmoid", "erf", "logsumexp",
-    "mean",  # (PyTorch raises on an integer mean; tinyattn keeps (pred == y).mean(), see docs/pytorch.md)
+    "mean", "nanmean",  # (PyTorch raises on an integer mean; tinyattn keeps (pred == y).mean(), see docs/pytorch.md)
 })
 # Sums and products: an integer or bool input accumulates in int64 (a sum of uint8 is no uint8).
 LONG_RESULT = frozenset({"sum", "nansum", "prod", "cumsum", "cumprod"})
 # Ops that take ``dtype=``: the input is cast to it before the op runs (x.sum(dtype=torch.float64)).
-DTYPE_ARGUMENT = frozenset({"sum", "nansum", "mean", "prod", "cumsum", "cumprod", "softmax", "log_softmax"})
+DTYPE_ARGUMENT = frozenset({"sum", "nansum", "mean", "nanmean", "prod", "cumsum", "cumprod", "softmax", "log_softmax"})
 # Ops with no integer kernel in PyTorch: an integer or bool input (or dtype=) raises PyTorch's error (for an op
 # also in FLOAT_RESULT, only an integer dtype= does).
 FLOAT_ONLY = {
     "mean": (RuntimeError, "mean(): could not infer output dtype. {which} dtype must be either a floating point "
                            "or complex dtype. Got: {name}"),
+    "nanmean": (RuntimeError, "nanmean(): could not infer output dtype. {which} dtype must be either a floating "
+                              "point or complex dtype. Got: {name}"),
     "softmax": (NotImplementedError, '"softmax_lastdim_kernel_impl" not implemented for \'{name}\''),
     "log_softmax": (NotImplementedError, '"log_softmax_lastdim_kernel_impl" not implemented for \'{name}\''),
     "var": (RuntimeError, "std and var only support floating point and complex dtypes"),

@@ -336,7 +336,7 @@ def vsplit(input, sections) -> tuple:
 
 
 def nanmean(input, dim=None, keepdim: bool = False, *, dtype=None, out=None) -> Tensor:
-    return _t(input).nanmean(dim, keepdim)
+    return _t(input).nanmean(dim, keepdim, dtype=dtype)
 
 
 def masked_select(input, mask, *, out=None) -> Tensor:

@@ -372,24 +372,45 @@ class CensusTailMixin:
         return self.nonzero()  # (count, ndim): the index of every nonzero element
 
     def tensor_split(self, indices_or_sections, dim: int = 0) -> tuple:
-        """n nearly equal parts (the first size % n one longer), or the parts between the given indices."""
+        """n nearly equal parts (the first size % n one longer), or the parts between the given indices, which are
+        read as slice bounds (-1 is the last place). A 0-d int64 tensor is a number of parts, a 1-D one indices."""
         d = _norm_dim(dim, self.ndim, "tensor_split")
         n = self.shape[d]
-        if isinstance(indices_or_sections, (int, np.integer)):
-            k = int(indices_or_sections)
+        ios = indices_or_sections
+        if isinstance(ios, autograd.Tensor):
+            if ios._data.dtype != np.int64:
+                raise RuntimeError("tensor_split expected tensor_indices_or_sections to have dtype of long, but got "
+                                   + promotion.torch_name(ios))
+            if ios.ndim > 1:
+                raise RuntimeError("tensor_split expected tensor_indices_or_sections to be a zero-dimensional or "
+                                   f"one-dimensional tensor, but got a tensor with {ios.ndim} dims")
+            ios = ios.tolist()
+        if isinstance(ios, (int, np.integer)):
+            k = int(ios)
             if k < 1:
                 raise RuntimeError(f"number of sections must be larger than 0, got {k}")
             sizes = [n // k + (1 if i < n % k else 0) for i in range(k)]
             bounds = np.cumsum([0] + sizes)
         else:
-            bounds = [0] + [min(max(int(i), 0), n) for i in indices_or_sections] + [n]
+            bounds = [0] + [min(max(int(i) + (n if i < 0 else 0), 0), n) for i in ios] + [n]
         return tuple(self.narrow(d, int(a), max(int(b) - int(a), 0)) for a, b in zip(bounds[:-1], bounds[1:]))
 
+    def _split_at(self, sections, name: str, dim: int, need: int) -> tuple:
+        """hsplit/vsplit: tensor_split along ``dim`` of a tensor of at least ``need`` dims; a number of parts must
+        divide that dim (tensor_split's uneven parts are not theirs)."""
+        if self.ndim < need:
+            raise RuntimeError(f"torch.{name} requires a tensor with at least {need} dimension, but got a tensor with "
+                               f"{self.ndim} dimensions!")
+        if isinstance(sections, (int, np.integer)) and (not sections or self.shape[dim] % sections):
+            raise RuntimeError(f"torch.{name} attempted to split along dimension {dim}, but the size of the dimension "
+                               f"{self.shape[dim]} is not divisible by the split_size {sections}!")
+        return self.tensor_split(sections, dim)
+
     def hsplit(self, sections) -> tuple:
-        return self.tensor_split(sections, 1 if self.ndim > 1 else 0)
+        return self._split_at(sections, "hsplit", 1 if self.ndim > 1 else 0, 1)
 
     def vsplit(self, sections) -> tuple:
-        return self.tensor_split(sections, 0)
+        return self._split_at(sections, "vsplit", 0, 2)
 
     def nanmean(self, dim=None, keepdim: bool = False) -> "autograd.Tensor":
         """The mean of the non-NaN entries."""

@@ -201,6 +201,12 @@ def _clamped_no_grad(n: Tensor, eps: float) -> Tensor:
 def cosine_similarity(x1: Tensor, x2: Tensor, dim: int = 1, eps: float = 1e-8) -> Tensor:
     """sum(x1 x2, dim) / (max(||x1||, eps) max(||x2||, eps)); x1 and x2 broadcast, dim is removed."""
     a, b = F._as_tensor(x1, "cosine_similarity", "x1"), F._as_tensor(x2, "cosine_similarity", "x2")
+    try:  # broadcast BEFORE the norms: x1 (1, D) against x2 (N, D) along dim 0 is N copies of x1, a longer vector
+        shape = np.broadcast_shapes(a.shape, b.shape)
+    except ValueError:
+        raise ValueError(f"cosine_similarity: x1 of shape {tuple(a.shape)} and x2 of shape {tuple(b.shape)} do not "
+                         "broadcast") from None
+    a, b = a.expand(*shape), b.expand(*shape)
     na = _clamped_no_grad(a.norm(2, dim, keepdim=True), eps)  # (..., 1, ...) along dim
     nb = _clamped_no_grad(b.norm(2, dim, keepdim=True), eps)
     return ((a / na) * (b / nb)).sum(dim)

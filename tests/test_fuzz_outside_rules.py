@@ -1,0 +1,113 @@
+"""Rules an outside differential fuzzer (session 19) found broken, each now PyTorch's: expected values are
+hand-computed from the rule's definition, gradients checked by finite differences (gradcheck).
+
+- cosine_similarity broadcasts x1 and x2 BEFORE taking the norms (the norm of a broadcast vector is longer);
+- tensor_split reads a 0-d int64 tensor as a number of parts and negative indices as slice bounds;
+  hsplit/vsplit refuse a number of parts that does not divide the dim, and too few dims;
+- nanmean takes dtype= (the one-tensor op table's rule, as mean's)."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+import tinyattn as torch
+import tinyattn.nn.functional as F
+from tinyattn.gradcheck import gradcheck
+
+
+# ---- cosine_similarity: broadcast first ------------------------------------------------------------------------
+
+def test_cosine_similarity_broadcasts_before_the_norms():
+    x1 = torch.tensor([[2.0], [0.5]], dtype=torch.float64)       # (2, 1): along dim 1 it is [2, 2] and [0.5, 0.5]
+    x2 = torch.tensor([[2.0, 0.5]], dtype=torch.float64)         # (1, 2)
+    out = F.cosine_similarity(x1, x2, dim=1)
+    want = (2 * 2 + 2 * 0.5) / (math.sqrt(8) * math.sqrt(4.25))  # the same for both rows (a vector's scale cancels)
+    np.testing.assert_allclose(out.numpy(), [want, want], rtol=1e-14)
+    assert (out.numpy() <= 1).all()  # (before: 5 / (2 * sqrt(4.25)) = 1.21, a cosine above 1)
+
+
+def test_cosine_similarity_gradient_through_broadcasting():
+    x1 = torch.tensor([[0.3, -1.2, 0.8]], dtype=torch.float64, requires_grad=True)
+    x2 = torch.tensor([[1.0], [-0.4]], dtype=torch.float64, requires_grad=True)
+    assert gradcheck(lambda a, b: F.cosine_similarity(a, b, dim=0, eps=1e-8), [x1, x2])
+    assert gradcheck(lambda a, b: torch.cosine_similarity(a, b, dim=1), [x1, x2])
+
+
+def test_cosine_similarity_refuses_shapes_that_do_not_broadcast():
+    with pytest.raises(ValueError, match=r"x1 of shape \(3,\) and x2 of shape \(2, 2\) do not broadcast"):
+        F.cosine_similarity(torch.ones(3), torch.ones(2, 2), dim=0)
+
+
+# ---- tensor_split, hsplit, vsplit ------------------------------------------------------------------------------
+
+def _sizes(parts):
+    return [tuple(p.shape) for p in parts]
+
+
+def test_tensor_split_reads_a_0d_tensor_as_a_number_of_parts():
+    x = torch.arange(5.0)
+    assert [p.tolist() for p in torch.tensor_split(x, torch.tensor(3))] == [[0.0, 1.0], [2.0, 3.0], [4.0]]
+    assert [p.tolist() for p in x.tensor_split(torch.tensor([1, 3]))] == [[0.0], [1.0, 2.0], [3.0, 4.0]]
+
+
+def test_tensor_split_negative_indices_count_from_the_end():
+    x = torch.arange(5.0)
+    assert [p.tolist() for p in torch.tensor_split(x, [1, -2])] == [[0.0], [1.0, 2.0], [3.0, 4.0]]
+    # slice bounds: -7 is before the start (0), 9 past the end (5), a bound below the previous one is empty
+    assert _sizes(torch.tensor_split(x, [4, 1, -7, 9])) == [(4,), (0,), (0,), (5,), (0,)]
+    m = torch.tensor([[1.0, 2.0], [3.0, 4.0]], dtype=torch.float64, requires_grad=True)
+    first, last = torch.tensor_split(m, [-1], dim=-2)
+    assert first.tolist() == [[1.0, 2.0]] and last.tolist() == [[3.0, 4.0]]
+    (first * 2 + last * 3).sum().backward()
+    assert m.grad.tolist() == [[2.0, 2.0], [3.0, 3.0]]
+
+
+@pytest.mark.parametrize("ios, msg", [
+    (torch.tensor([1.0]), "to have dtype of long, but got Float"),
+    (torch.tensor([1], dtype=torch.int32), "to have dtype of long, but got Int"),
+    (torch.tensor([[1]]), "zero-dimensional or one-dimensional tensor, but got a tensor with 2 dims"),
+    (torch.tensor(0), "number of sections must be larger than 0, got 0"),
+])
+def test_tensor_split_refuses_other_index_tensors(ios, msg):
+    with pytest.raises(RuntimeError, match=msg):
+        torch.tensor_split(torch.ones(3), ios)
+
+
+def test_hsplit_and_vsplit_need_parts_that_divide_the_dim():
+    x = torch.ones(4, 3)
+    assert _sizes(torch.vsplit(x, 2)) == [(2, 3), (2, 3)]
+    assert _sizes(torch.hsplit(x, [1])) == [(4, 1), (4, 2)]
+    with pytest.raises(RuntimeError, match="split along dimension 1, but the size of the dimension 3 is not "
+                                           "divisible by the split_size 2"):
+        torch.hsplit(x, 2)
+    with pytest.raises(RuntimeError, match="the split_size 0"):
+        torch.hsplit(torch.ones(3), 0)
+    with pytest.raises(RuntimeError, match="vsplit requires a tensor with at least 2 dimension, but got a tensor "
+                                           "with 1 dimensions"):
+        torch.vsplit(torch.ones(4), 2)
+    with pytest.raises(RuntimeError, match="hsplit requires a tensor with at least 1 dimension"):
+        torch.tensor(1.0).hsplit(1)
+
+
+# ---- nanmean(dtype=) ------------------------------------------------------------------------------------------
+
+def test_nanmean_computes_in_the_given_dtype():
+    x = torch.tensor([[1.0, math.nan], [2.0, 5.0]], dtype=torch.float32)
+    out = torch.nanmean(x, 1, dtype=torch.float64)
+    assert out.dtype == torch.float64 and out.tolist() == [1.0, 3.5]
+    half = x.nanmean(0, keepdim=True, dtype=torch.float16)
+    assert half.dtype == torch.float16 and half.tolist() == [[1.5, 5.0]]
+    third = torch.tensor([0.1, math.nan, 0.2, 0.3], dtype=torch.float32).nanmean(dtype=torch.float64)
+    assert third.item() == pytest.approx((np.float32(0.1) + np.float32(0.2) + np.float32(0.3)) / 3, rel=1e-15)
+
+
+def test_nanmean_refuses_an_integer_dtype_and_passes_gradients():
+    with pytest.raises(RuntimeError, match=r"nanmean\(\): could not infer output dtype. Optional dtype must be "
+                                           "either a floating point or complex dtype. Got: Long"):
+        torch.nanmean(torch.tensor([1.0, 2.0]), dtype=torch.int64)
+    x = torch.tensor([0.5, math.nan, -1.5, 2.0], dtype=torch.float32, requires_grad=True)
+    x.nanmean(dtype=torch.float64).backward()
+    assert x.grad.dtype == torch.float32
+    np.testing.assert_allclose(x.grad.numpy(), [1 / 3, 0.0, 1 / 3, 1 / 3], rtol=1e-6)

@@ -111,3 +111,32 @@ def test_nanmean_refuses_an_integer_dtype_and_passes_gradients():
     x.nanmean(dtype=torch.float64).backward()
     assert x.grad.dtype == torch.float32
     np.testing.assert_allclose(x.grad.numpy(), [1 / 3, 0.0, 1 / 3, 1 / 3], rtol=1e-6)
+
+
+# ---- gcd, lcm, ldexp: the promotion rule of every binary op (a 0-d tensor does not widen a tensor with dims) ----
+
+@pytest.mark.parametrize("op, want", [("gcd", [1, 2, 1]), ("lcm", [6, 2, 2])])
+def test_gcd_and_lcm_with_a_0d_tensor_keep_the_tensors_dtype(op, want):
+    for own, zero in ((torch.uint8, torch.int8), (torch.int32, torch.int64), (torch.int16, torch.int64)):
+        out = getattr(torch, op)(torch.tensor([3, 2, 1], dtype=own), torch.tensor(2, dtype=zero))
+        assert out.dtype == own and out.tolist() == want
+    both = torch.gcd(torch.tensor([4, 6], dtype=torch.int8), torch.tensor([6, 4], dtype=torch.int16))
+    assert both.dtype == torch.int16 and both.tolist() == [2, 2]  # (two tensors with dims: the wider)
+
+
+def test_ldexp_of_floats_with_a_0d_tensor_keeps_the_tensors_dtype():
+    out = torch.ldexp(torch.tensor([3.0, 2.0, 1.0], dtype=torch.float16), torch.tensor(2.0, dtype=torch.float32))
+    assert out.dtype == torch.float16 and out.tolist() == [12.0, 8.0, 4.0]
+
+
+# ---- scatter_reduce / index_reduce 'mean' of small integer types ------------------------------------------------
+
+def test_integer_mean_reductions_of_uint8_and_int8():
+    u = torch.tensor([4, 5], dtype=torch.uint8)
+    src = torch.tensor([3, 8], dtype=torch.uint8)
+    at0 = torch.tensor([0, 0])
+    assert u.scatter_reduce(0, at0, src, "mean").tolist() == [5, 5]  # (4 + 3 + 8) // 3
+    out = u.index_reduce(0, at0, src, "mean", include_self=False)
+    assert out.dtype == torch.uint8 and out.tolist() == [5, 5]  # (3 + 8) // 2
+    i8 = torch.tensor([-4, 5], dtype=torch.int8).scatter_reduce(0, at0, torch.tensor([3, -8], dtype=torch.int8), "mean")
+    assert i8.dtype == torch.int8 and i8.tolist() == [-3, 5]  # floor(-9 / 3)

@@ -44,7 +44,8 @@ def _combine(a: np.ndarray, src: np.ndarray, where: tuple, reduce: str, include_
     count += include_self
     count[count == 0] = 1  # nothing reached it and self is left out: it keeps its value (divide by 1)
     if out.dtype.kind in "iub":
-        return np.floor_divide(out, count, dtype=out.dtype), count  # (PyTorch's integer mean rounds down)
+        # (PyTorch's integer mean rounds down; computed in int64: a uint8 or int8 cannot take an int64 count)
+        return (out.astype(np.int64) // count).astype(out.dtype), count
     return (out / count).astype(out.dtype, copy=False), count
 
 

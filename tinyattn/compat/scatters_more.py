@@ -16,7 +16,7 @@ from tinyattn import autograd
 from tinyattn.autograd import Function
 from tinyattn.compat.args import _norm_dim
 from tinyattn.defaults import get_default_dtype
-from tinyattn.promotion import promote_types, torch_name
+from tinyattn.promotion import result_type, torch_name
 
 
 class FrexpResult(NamedTuple):
@@ -54,7 +54,7 @@ def _scatter_into(x, src, index, read, who: str):
 def _int_pair(x, other, who: str):
     if not isinstance(other, autograd.Tensor):
         raise TypeError(f"{who}(): argument 'other' (position 2) must be Tensor, not {type(other).__name__}")
-    dt = promote_types(x._data.dtype, other._data.dtype)  # (a bool with an int is the int, as PyTorch's)
+    dt = result_type(x, other)  # (a bool with an int is the int; a 0-d int64 leaves an int32 tensor int32)
     if dt.kind not in "iu":
         raise NotImplementedError(f'"{who}_cpu" not implemented for \'{torch_name(dt)}\'')
     return x._data.astype(dt), other._data.astype(dt)
@@ -108,7 +108,7 @@ class ScattersMoreMixin:
         if not isinstance(other, autograd.Tensor):
             raise TypeError(f"ldexp(): argument 'other' (position 2) must be Tensor, not {type(other).__name__}")
         kinds = (self._data.dtype.kind == "f", other._data.dtype.kind == "f")
-        dt = (promote_types(self._data.dtype, other._data.dtype) if all(kinds) else self._data.dtype if kinds[0]
+        dt = (result_type(self, other) if all(kinds) else self._data.dtype if kinds[0]
               else other._data.dtype if kinds[1] else np.dtype(get_default_dtype()))
         return self.to(dt) * (2.0 ** other.to(dt))
 

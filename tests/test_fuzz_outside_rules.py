@@ -140,3 +140,17 @@ def test_integer_mean_reductions_of_uint8_and_int8():
     assert out.dtype == torch.uint8 and out.tolist() == [5, 5]  # (3 + 8) // 2
     i8 = torch.tensor([-4, 5], dtype=torch.int8).scatter_reduce(0, at0, torch.tensor([3, -8], dtype=torch.int8), "mean")
     assert i8.dtype == torch.int8 and i8.tolist() == [-3, 5]  # floor(-9 / 3)
+
+
+# ---- hinge_embedding_loss at an infinite distance ---------------------------------------------------------------
+
+def test_hinge_embedding_loss_of_an_infinite_distance_is_inf_not_nan():
+    x = torch.tensor([-math.inf, 1.0, math.inf, 0.3], dtype=torch.float64, requires_grad=True)
+    y = torch.tensor([-1.0, -1.0, 1.0, -1.0], dtype=torch.float64)
+    out = F.hinge_embedding_loss(x, y, margin=0.5, reduction="none")
+    np.testing.assert_allclose(out.detach().numpy(), [math.inf, 0.0, math.inf, 0.2], rtol=1e-15)  # max(0, 0.5 - x), x
+    out.sum().backward()
+    assert x.grad.tolist() == [-1.0, 0.0, 1.0, -1.0]
+    finite = torch.tensor([0.2, 1.3, 0.7], dtype=torch.float64, requires_grad=True)
+    assert gradcheck(lambda a: F.hinge_embedding_loss(a, torch.tensor([-1.0, 1.0, -1.0], dtype=torch.float64),
+                                                      margin=1.0), [finite])

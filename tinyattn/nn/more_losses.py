@@ -323,7 +323,7 @@ def hinge_embedding_loss(input: Tensor, target: Any, margin: float = 1.0, size_a
     from ..functions import where
     reduction = _reduction(size_average, reduce, reduction)
     y = _targets(target, "hinge_embedding_loss")
-    zero = input * 0
+    zero = Tensor(np.zeros_like(input._data))  # (not input * 0: an infinite distance would make it NaN)
     out = where(Tensor(y._data != 1), (margin - input).clamp(min=0), zero) + where(Tensor(y._data != -1), input, zero)
     return F._reduced(out, reduction)
 

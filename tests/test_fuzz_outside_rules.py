@@ -154,3 +154,56 @@ def test_hinge_embedding_loss_of_an_infinite_distance_is_inf_not_nan():
     finite = torch.tensor([0.2, 1.3, 0.7], dtype=torch.float64, requires_grad=True)
     assert gradcheck(lambda a: F.hinge_embedding_loss(a, torch.tensor([-1.0, 1.0, -1.0], dtype=torch.float64),
                                                       margin=1.0), [finite])
+
+
+# ---- x[index] = value: the value's leading size-1 dims are dropped (PyTorch's copy_to) -------------------------
+
+def test_setitem_drops_the_values_leading_unit_dims():
+    b = torch.zeros(3)
+    b[0] = torch.tensor([2.0])  # a (1,) loss written into one slot: losses[i] = loss
+    b[2] = torch.tensor([[5.0]])
+    assert b.tolist() == [2.0, 0.0, 5.0]
+    m = torch.zeros(2, 3)
+    m[m > -1] = torch.tensor([[1.0]])  # a mask write of a (1, 1) value
+    m[torch.tensor([1])] = torch.tensor([[[4.0]]])
+    assert m.tolist() == [[1.0, 1.0, 1.0], [4.0, 4.0, 4.0]]
+    with pytest.raises(ValueError):
+        b[0] = torch.tensor([1.0, 2.0])  # (a value of two elements into one slot is still refused)
+
+
+def test_setitem_of_a_unit_value_passes_its_gradient():
+    def f(v):
+        c = torch.zeros(2, 2, dtype=torch.float64)
+        c[c > -1] = v
+        c[0, 1] = v * 3
+        return c
+
+    v = torch.tensor([[0.7]], dtype=torch.float64, requires_grad=True)
+    assert f(v).tolist() == [[0.7, 0.7 * 3], [0.7, 0.7]]
+    f(v).sum().backward()
+    assert v.grad.shape == (1, 1) and v.grad.item() == pytest.approx(3.0 + 3.0, rel=1e-15)
+    assert gradcheck(f, [v])
+
+
+# ---- addcmul / addcdiv compute in the result's dtype --------------------------------------------------------------
+
+def test_addcdiv_and_addcmul_compute_in_the_result_dtype():
+    x = torch.tensor([0.0, 2.0], dtype=torch.float64)
+    out = torch.addcdiv(x, torch.tensor(-1.0, dtype=torch.float16), torch.tensor([1, 3]), value=1e-8)
+    np.testing.assert_allclose(out.numpy(), [-1e-8, 2.0 - 1e-8 / 3], rtol=1e-15)  # (float16: 1e-8 * q was 0)
+    big = torch.tensor([300.0], dtype=torch.float16)
+    out = torch.addcmul(x, big, big, value=1e-3)  # 300 * 300 = 90000 overflows float16 (max 65504), not float64
+    np.testing.assert_allclose(out.numpy(), [90.0, 92.0], rtol=1e-15)
+    assert out.dtype == torch.float64
+
+
+def test_addcdiv_gradients_through_the_cast():
+    x = torch.tensor([0.3, -1.1], dtype=torch.float64, requires_grad=True)
+    t1 = torch.tensor([1.5, 0.4], dtype=torch.float32, requires_grad=True)
+    t2 = torch.tensor([0.8, -2.0], dtype=torch.float64, requires_grad=True)
+    out = torch.addcdiv(x, t1, t2, value=0.5)
+    out.sum().backward()
+    assert t1.grad.dtype == torch.float32
+    np.testing.assert_allclose(t1.grad.numpy(), [0.5 / 0.8, 0.5 / -2.0], rtol=1e-6)
+    t1v = t1.detach().numpy().astype(np.float64)
+    np.testing.assert_allclose(t2.grad.numpy(), -0.5 * t1v / np.array([0.8, -2.0]) ** 2, rtol=1e-12)

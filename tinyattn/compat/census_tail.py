@@ -16,6 +16,11 @@ from tinyattn.autograd import Function
 from tinyattn.compat.args import _alpha, _norm_dim
 
 
+def _cast(t, dt: np.dtype):
+    """An operand of addcmul/addcdiv in the result's dtype: they compute there, not in the operands' own."""
+    return t.to(dt) if isinstance(t, autograd.Tensor) and t._data.dtype != dt else t
+
+
 class Bernoulli(Function):
     """out ~ Bernoulli(p) elementwise;  dp = 0 (PyTorch records the draw and gives it a zero gradient)"""
     @staticmethod
@@ -233,8 +238,7 @@ class CensusTailMixin:
         dt = promotion.result_type(self, tensor1, tensor2)
         if dt.kind == "b":
             raise NotImplementedError("\"addcmul_cpu_out\" not implemented for 'Bool'")
-        prod = tensor1 * tensor2
-        prod = prod if prod.dtype == dt else prod.to(dt)  # (computed in the result's dtype: u8 self, bool tensors)
+        prod = _cast(tensor1, dt) * _cast(tensor2, dt)  # (computed in the result's dtype: u8 self, bool tensors)
         value = _alpha(int(value), dt) if dt.kind in "iu" else value  # truncated (2.7 -> 2), wrapped for uint8
         return self + (prod if value == 1 else prod * value)
 
@@ -248,8 +252,8 @@ class CensusTailMixin:
                                "integer inputs and as (input + value * tensor1 / tensor2) for float inputs. The future "
                                "addcdiv behavior is just the latter implementation: (input + value * tensor1 / "
                                "tensor2), for all dtypes.")
-        quot = tensor1 / tensor2
-        return self + (quot if value == 1 else quot * value)
+        quot = _cast(tensor1, dt := promotion.result_type(self, tensor1, tensor2)) / _cast(tensor2, dt)
+        return self + (quot if value == 1 else quot * value)  # (in self's float64: a value of 1e-8 is no 0 in float16)
 
     def addcmul_(self, tensor1, tensor2, *, value=1):
         return self._inplace_from("addcmul_", lambda x: x.addcmul(tensor1, tensor2, value=value))

@@ -25,7 +25,11 @@ def _is_int_index(i) -> bool:
 
 
 def _write_at(arr: np.ndarray, index, value) -> None:
-    """arr[index] = value with PyTorch's indexing: an int selects first (a view), then the array indices."""
+    """arr[index] = value with PyTorch's indexing: an int selects first (a view), then the array indices. The
+    value's leading size-1 dims are dropped first, as PyTorch's copy_to does (b[0] = a (1,) tensor, b[mask] = a
+    (1, 1) tensor), where NumPy refuses them."""
+    if isinstance(value, np.ndarray) and value.ndim and value.shape[0] == 1:
+        value = value.reshape(value.shape[next((i for i, n in enumerate(value.shape) if n != 1), value.ndim):])
     steps = _pytorch_index_steps(index, arr.ndim)
     target = arr[steps[0]] if len(steps) == 2 else arr
     target[steps[-1]] = value

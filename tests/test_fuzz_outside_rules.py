@@ -207,3 +207,14 @@ def test_addcdiv_gradients_through_the_cast():
     np.testing.assert_allclose(t1.grad.numpy(), [0.5 / 0.8, 0.5 / -2.0], rtol=1e-6)
     t1v = t1.detach().numpy().astype(np.float64)
     np.testing.assert_allclose(t2.grad.numpy(), -0.5 * t1v / np.array([0.8, -2.0]) ** 2, rtol=1e-12)
+
+
+# ---- split / chunk of an empty dim ------------------------------------------------------------------------------
+
+def test_split_and_chunk_of_an_empty_dim_give_empty_pieces():
+    assert _sizes(torch.zeros(0).split(2)) == [(0,)]  # max(ceil(0 / 2), 1) pieces
+    assert _sizes(torch.zeros(0).chunk(2)) == [(0,), (0,)]  # ``chunks`` pieces: a, b = x.chunk(2) unpacks
+    assert _sizes(torch.zeros(3, 0).chunk(4, 1)) == [(3, 0)] * 4
+    q, k, v = torch.zeros(0, 6).chunk(3, dim=0)  # (an empty batch)
+    assert q.shape == k.shape == v.shape == (0, 6)
+    assert _sizes(torch.zeros(5).chunk(4)) == [(2,), (2,), (1,)]  # (non-empty dims: fewer pieces, unchanged)

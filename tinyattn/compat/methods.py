@@ -495,7 +495,7 @@ class MethodsMixin(LongTailMixin, CensusTailMixin, ScatterMixin, StatisticsMixin
         n = self.shape[d]
         if isinstance(split_size, (int, np.integer)) and not isinstance(split_size, bool):
             split_size = checks.positive_int("split_size", split_size, "split")
-            sizes = [min(split_size, n - i) for i in range(0, n, split_size)]
+            sizes = [min(split_size, n - i) for i in range(0, n, split_size)] or [0]  # (an empty dim: one empty piece)
         else:
             sizes = [int(s) for s in split_size]
             if sum(sizes) != n or any(s < 0 for s in sizes):
@@ -532,7 +532,7 @@ class MethodsMixin(LongTailMixin, CensusTailMixin, ScatterMixin, StatisticsMixin
         """``chunks`` pieces along dim of size ceil(n / chunks) (fewer if n is small), as PyTorch."""
         chunks = checks.positive_int("chunks", chunks, "chunk")
         n = self.shape[_norm_dim(dim, self.ndim, "chunk")]
-        return self.split(max(1, -(-n // chunks)), dim)
+        return self.split(max(1, -(-n // chunks)) if n else [0] * chunks, dim)  # (an empty dim: ``chunks`` empty pieces)
 
     def __index__(self) -> int:
         """An integer tensor with one element works as a Python index: ``data[i:i + T]``, ``range(n)``."""

@@ -218,3 +218,44 @@ def test_split_and_chunk_of_an_empty_dim_give_empty_pieces():
     q, k, v = torch.zeros(0, 6).chunk(3, dim=0)  # (an empty batch)
     assert q.shape == k.shape == v.shape == (0, 6)
     assert _sizes(torch.zeros(5).chunk(4)) == [(2,), (2,), (1,)]  # (non-empty dims: fewer pieces, unchanged)
+
+
+# ---- float16 with a Python number or a 0-d tensor: read in float32, the result rounded to float16 ---------------
+
+def _f16(values):
+    return [float(np.float16(v)) for v in values]
+
+
+def test_float16_arithmetic_reads_a_number_in_float32():
+    x = torch.tensor([0.0, 0.042, 3.0, -2.0], dtype=torch.float16)
+    xs = x.numpy().astype(np.float32)
+    # 1e5 is inf in float16: x / 1e5 was x / inf = 0, x * 1e5 was 0 * inf = NaN
+    assert (x / 1e5).tolist() == _f16(xs / np.float32(1e5))
+    assert (x / 1e5).tolist()[2] == pytest.approx(3e-5, rel=1e-3)
+    out = x * 1e5
+    assert out.dtype == torch.float16 and out.tolist() == [0.0, 4200.0, math.inf, -math.inf]
+    assert (x * 1e-8).tolist() == _f16(xs * np.float32(1e-8))  # 3e-8: a float16 subnormal, not 0
+    assert (x * torch.tensor(1e5, dtype=torch.float64)).tolist() == [0.0, 4200.0, math.inf, -math.inf]
+    assert (1e5 * x).tolist() == [0.0, 4200.0, math.inf, -math.inf]
+
+
+def test_float16_in_place_with_a_number_too():
+    w = torch.tensor([0.042, 3.0], dtype=torch.float16)
+    w /= 1e5
+    assert w.dtype == torch.float16 and w.tolist() == _f16(np.float32([0.042, 3.0]) / np.float32(1e5))
+    assert w.tolist()[1] > 0
+
+
+def test_float16_sums_and_a_leading_0d_tensor_round_the_number_first():
+    x = torch.tensor([3.0, -2.0], dtype=torch.float16)
+    assert (x + 65519.0).tolist() == [65504.0 + 0, 65504.0]  # 65519 is 65504 in float16; 65504 + 3 rounds to 65504
+    assert (x % 0.1).tolist() == _f16(np.fmod(np.float16([3.0, -2.0]), np.float16(0.1)) % np.float16(0.1))
+    assert (torch.tensor(1e5) * x).tolist() == [math.inf, -math.inf]  # mul(1e5 as float16 = inf, x)
+    recip = (1 / x.numpy()).astype(np.float16)  # 1e5 / x is 1e5 times x's float16 reciprocal, as PyTorch's
+    assert (1e5 / x).tolist() == _f16(np.float32(1e5) * recip.astype(np.float32)) == [33312.0, -49984.0]
+
+
+def test_float16_operands_with_dims_are_still_float16():
+    big = torch.tensor([70000]) + torch.tensor([0.5], dtype=torch.float16)  # (an int tensor with dims is cast first)
+    assert big.dtype == torch.float16 and big.tolist() == [math.inf]
+    assert (torch.tensor([1, 2]) * torch.tensor(0.1, dtype=torch.float16)).tolist() == _f16([0.1, 0.2])

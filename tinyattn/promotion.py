@@ -151,6 +151,16 @@ def number_as(x, dt: np.dtype) -> np.ndarray:
     return np.asarray(x, dtype=dt)
 
 
+def scalar_dtype(op: str, dt: np.dtype, first: bool = False) -> np.dtype:
+    """The dtype a binary op of dtype ``dt`` reads a Python number or a 0-d tensor in: ``dt``, except where PyTorch's
+    float16 kernels read it in their float32 "opmath" and round only the result (x16 * 1e5 is 4200 at x16 = 0.042, not
+    0.042 * inf; x16 / 1e5 is not x16 / inf = 0): a product, or a quotient by it (not of it: 1e5 / x16 is inf / x16).
+    Sums, remainders and powers round the number to float16 first (x16 + 65519 is x16 + 65504), as PyTorch's do."""
+    if dt == np.float16 and (op == "Mul" or op in ("Div", "RoundedDiv") and not first):
+        return np.dtype(np.float32)
+    return dt
+
+
 _C_NAME = {"u1": "uint8_t", "i1": "int8_t", "i2": "int16_t", "i4": "int", "i8": "int64_t"}
 
 
@@ -226,8 +236,9 @@ def inplace_operand(op: str, x, other):
     dt = op_dtype(op, x, other)
     writable(dt, x._data.dtype)
     if isinstance(other, (bool, int, float)):
-        return number_as(other, dt)
-    return (other._data if isinstance(other, autograd.Tensor) else _as_array(other)).astype(dt, copy=False)
+        return number_as(other, scalar_dtype(op, dt))
+    other = other._data if isinstance(other, autograd.Tensor) else _as_array(other)
+    return other.astype(scalar_dtype(op, dt) if other.ndim == 0 else dt, copy=False)
 
 
 # ----------------------------------------------------------------------------------------------

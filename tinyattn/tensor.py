@@ -361,13 +361,15 @@ class Tensor(InplaceMixin, ViewsMixin, ComplexMixin, MethodsMixin):
         else:  # the one promotion table: u8 - 1 wraps, bool - bool and bool // bool are refused, int / int is float
             dt = (self._data.dtype if type(other) in (int, float) and self._data.dtype.kind == "f" else  # x * 0.5: x's
                   promotion.op_dtype(op.__name__, *((other, self) if reverse else (self, other))))  # dtype (a * 2: -17%)
+            sd = promotion.scalar_dtype(op.__name__, dt, reverse)  # (x16 / 1e5 reads 1e5 in float32, as PyTorch)
             if isinstance(other, (bool, int, float)):
-                other = Tensor._make(promotion.number_as(other, dt))
+                other = Tensor._make(promotion.number_as(other, sd))
                 other._counter = None  # a constant (see _lift)
             else:
                 other = self._lift(other)
-            a, b = (other, self) if reverse else (self, other)
-            a, b = a if a._data.dtype == dt else a.to(dt), b if b._data.dtype == dt else b.to(dt)  # (a * 2: -9%)
+            other = other if other._data.dtype == (want := sd if other.ndim == 0 else dt) else other.to(want)
+            me = self if self._data.dtype == dt else self.to(dt)  # (a * 2: -9%)
+            a, b = (other, me) if reverse else (me, other)
         try:
             out = op.apply(a, b, **constants)
             return out if out._data.dtype == dt else out.to(dt)  # (NumPy's bool ** bool is int8; PyTorch keeps bool)

@@ -316,6 +316,9 @@ class Cast(Function):
         if a.dtype.kind == "c" and np.dtype(dtype).kind != "c":  # PyTorch's warning, not NumPy's ComplexWarning
             warnings.warn("Casting complex values to real discards the imaginary part", UserWarning, stacklevel=4)
             a = a.real
+        if dtype == np.float16:  # (1e5 becomes inf silently, as in PyTorch's cast: no NumPy overflow warning)
+            with np.errstate(over="ignore"):
+                return a.astype(dtype)
         return a.astype(dtype)
 
     @staticmethod

@@ -111,7 +111,7 @@ def tensor_to(self, *args, **kwargs):
         return self
     if dt.kind in "fc" and self.dtype.kind in "fc":  # a copy the gradient flows through, cast back on the way
         return Cast.apply(self, dtype=dt.type)
-    with np.errstate(invalid="ignore"):  # NaN and inf cast to an integer silently, as in PyTorch
+    with np.errstate(invalid="ignore", over="ignore"):  # NaN and inf to an integer, 70000 to float16: silently, as PyTorch
         return autograd.Tensor._make(self._data.astype(dt))  # an integer/bool copy leaves the graph, like .long()
 
 

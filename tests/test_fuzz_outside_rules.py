@@ -259,3 +259,47 @@ def test_float16_operands_with_dims_are_still_float16():
     big = torch.tensor([70000]) + torch.tensor([0.5], dtype=torch.float16)  # (an int tensor with dims is cast first)
     assert big.dtype == torch.float16 and big.tolist() == [math.inf]
     assert (torch.tensor([1, 2]) * torch.tensor(0.1, dtype=torch.float16)).tolist() == _f16([0.1, 0.2])
+
+
+# ---- non-finite values stay where they are: unique, diag_embed, adaptive average pooling -------------------------
+
+def test_unique_counts_each_nan_as_its_own_value():
+    x = torch.tensor([math.nan, 1.0, math.nan, 1.0, 0.5])
+    values, inverse, counts = torch.unique(x, return_inverse=True, return_counts=True)
+    assert values.shape == (4,) and values.tolist()[:2] == [0.5, 1.0] and np.isnan(values.numpy()[2:]).all()
+    assert inverse.tolist() == [2, 1, 3, 1, 0] and counts.tolist() == [1, 2, 1, 1]  # (nan != nan)
+
+
+def test_diag_embed_puts_an_infinity_on_the_diagonal_only():
+    x = torch.tensor([[math.inf, 2.0], [-math.inf, 0.5]], dtype=torch.float64)
+    out = torch.diag_embed(x)
+    assert out.tolist() == [[[math.inf, 0.0], [0.0, 2.0]], [[-math.inf, 0.0], [0.0, 0.5]]]  # (0 off it, not NaN)
+    shifted = torch.diag_embed(x, -1, 0, 2)  # diagonal -1 of dims 0 and 2: out[i + 1, b, i] = x[b, i]
+    assert shifted.shape == (3, 2, 3) and shifted[1, 0, 0].item() == math.inf and shifted[2, 1, 1].item() == 0.5
+    assert np.isfinite(shifted.numpy()).sum() == 3 * 2 * 3 - 2
+
+
+def test_diag_embed_checks_its_dims_and_passes_gradients():
+    with pytest.raises(RuntimeError, match="diagonal dimensions cannot be identical 1, 1"):
+        torch.diag_embed(torch.ones(2, 3), 0, 1, 1)
+    with pytest.raises(IndexError, match="out of range"):
+        torch.diag_embed(torch.ones(2, 3), 0, 0, 3)
+    y = torch.tensor([[1.0, -2.0, 0.5]], dtype=torch.float64, requires_grad=True)
+    assert gradcheck(lambda t: torch.diag_embed(t, 1) * torch.arange(16.0, dtype=torch.float64).reshape(4, 4), [y])
+
+
+def test_adaptive_average_pooling_keeps_a_nan_in_its_own_bins():
+    row = [-1.0, 0.5, 2.0, 1.0, 3.0]
+    x = torch.tensor([[row, [-math.inf, 0.5, 1.0, math.nan, 3.0]]], dtype=torch.float64)
+    out = F.adaptive_avg_pool1d(x, 3).numpy()  # bins [0, 2), [1, 4), [3, 5)
+    np.testing.assert_allclose(out[0, 0], [(-1.0 + 0.5) / 2, (0.5 + 2.0 + 1.0) / 3, (1.0 + 3.0) / 2], rtol=1e-15)
+    assert out[0, 1, 0] == -math.inf and np.isnan(out[0, 1, 1:]).all()
+    up = F.interpolate(x, size=7, mode="area").numpy()[0, 1]  # bins [0,1) [0,2) [1,3) [2,3) [3,4) [3,5) [4,5)
+    assert up[0] == up[1] == -math.inf and up[2] == 0.75 and up[3] == 1.0 and np.isnan(up[4:6]).all() and up[6] == 3.0
+
+
+def test_adaptive_average_pooling_gradient():
+    y = torch.tensor(np.linspace(-1, 2, 2 * 3 * 5).reshape(1, 2, 3, 5), dtype=torch.float64, requires_grad=True)
+    assert gradcheck(lambda t: F.adaptive_avg_pool2d(t, (2, 3)), [y])
+    assert F.adaptive_avg_pool2d(y, 1).flatten().tolist() == pytest.approx(
+        y.detach().numpy().mean(axis=(2, 3)).ravel().tolist(), rel=1e-14)

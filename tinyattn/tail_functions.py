@@ -406,17 +406,16 @@ def diagonal(input, offset: int = 0, dim1: int = 0, dim2: int = 1) -> Tensor:
 
 def diag_embed(input, offset: int = 0, dim1: int = -2, dim2: int = -1) -> Tensor:
     """(..., n) -> (..., m, m), m = n + |offset|, input on diagonal ``offset`` of the last two dims (or of
-    dim1, dim2 of the result)."""
-    from .functions import einsum
+    dim1, dim2 of the result). Written into zeros (diagonal_scatter), not multiplied by a one-hot: an inf on
+    the diagonal leaves 0 off it, not NaN."""
+    from .compat.args import _norm_dim
     x = _t(input)
-    n = x.shape[-1]
-    m = n + abs(offset)
-    place = np.zeros((n, m, m), dtype=x.dtype)  # place[i] is the one-hot matrix of diagonal entry i
-    i = np.arange(n)
-    place[i, i + max(-offset, 0), i + max(offset, 0)] = 1
-    out = einsum("...i,ijk->...jk", x, Tensor(place))  # (..., m, m)
+    m = x.shape[-1] + abs(offset)
+    out = Tensor(np.zeros(x.shape[:-1] + (m, m), dtype=x.dtype)).diagonal_scatter(x, offset, -2, -1)
     nd = out.ndim
-    d1, d2 = dim1 % nd, dim2 % nd
+    d1, d2 = _norm_dim(dim1, nd, "diag_embed"), _norm_dim(dim2, nd, "diag_embed")
+    if d1 == d2:
+        raise RuntimeError(f"diagonal dimensions cannot be identical {dim1}, {dim2}")
     return out if (d1, d2) == (nd - 2, nd - 1) else out.movedim((nd - 2, nd - 1), (d1, d2))
 
 

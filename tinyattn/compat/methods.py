@@ -412,7 +412,8 @@ class MethodsMixin(LongTailMixin, CensusTailMixin, ScatterMixin, StatisticsMixin
         where each element went (``inverse``, self's shape) and how often each value occurs. Like
         PyTorch's, the result carries no gradient."""
         d = None if dim is None else _norm_dim(dim, self.ndim, "unique")
-        values, inverse, counts = np.unique(self._data, return_inverse=True, return_counts=True, axis=d)
+        values, inverse, counts = np.unique(self._data, return_inverse=True, return_counts=True, axis=d,
+                                            equal_nan=False)  # (each NaN is its own value, as in PyTorch)
         out = [autograd.Tensor._make(values)]
         if return_inverse:
             out.append(autograd.Tensor._make(inverse.reshape(self.shape if d is None else -1).astype(np.int64)))

@@ -303,13 +303,18 @@ def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode=False, coun
                      "avg_pool2d")
 
 
-def _adaptive_matrix(n: int, o: int, dtype) -> np.ndarray:
-    """(o, n): row i averages input positions floor(i n / o) .. ceil((i + 1) n / o) - 1, as PyTorch's bins."""
-    A = np.zeros((o, n), dtype=dtype)
-    for i in range(o):
-        a, b = (i * n) // o, -((-(i + 1) * n) // o)
-        A[i, a:b] = 1.0 / (b - a)
-    return A
+def _bin_means(x: Tensor, dim: int, o: int) -> Tensor:
+    """The means of ``o`` bins along ``dim``, bin i holding positions floor(i n / o) .. ceil((i + 1) n / o) - 1, as
+    PyTorch's adaptive pooling bins. Each bin's entries are gathered and summed, so an inf or NaN reaches only
+    the bins that hold it (an averaging matrix multiplied it by the 0 of every other bin: inf * 0 = NaN)."""
+    n = x.shape[dim]
+    starts, ends = (np.arange(o) * n) // o, -((-(np.arange(o) + 1) * n) // o)
+    idx = starts[:, None] + np.arange(int((ends - starts).max()))  # (o, L): a bin's positions, padded past its end
+    pad = idx >= ends[:, None]
+    xs = x.movedim(dim, -1)
+    g = xs.index_select(-1, Tensor(np.where(pad, starts[:, None], idx).reshape(-1))).reshape(*xs.shape[:-1], *idx.shape)
+    sums = g.masked_fill(Tensor(pad), 0).sum(-1)  # (the padding read the bin's first entry: filled, not multiplied)
+    return (sums / Tensor((ends - starts).astype(x.dtype))).movedim(-1, dim)
 
 
 def _adaptive_avg_pool(nd: int, input, output_size, who: str) -> Tensor:
@@ -321,11 +326,9 @@ def _adaptive_avg_pool(nd: int, input, output_size, who: str) -> Tensor:
     sizes = tuple(n if o is None else int(o) for n, o in zip(x.shape[2:], sizes))  # None keeps that size
     if min(sizes) < 1:
         raise RuntimeError(f"{who}: output_size must be >= 1 in every dim, got {output_size!r}")
-    # averaging over bins is separable: one (O_i, S_i) matrix per spatial dim, applied by matmul
-    out = x
+    out = x  # averaging over bins is separable: one spatial dim at a time
     for i in range(nd):
-        A = Tensor(_adaptive_matrix(x.shape[2 + i], sizes[i], x.dtype))  # (O_i, S_i)
-        out = (out.transpose(2 + i, -1) @ A.t()).transpose(2 + i, -1)  # (..., S_i) @ (S_i, O_i) along dim i
+        out = _bin_means(out, 2 + i, sizes[i])
     return out.squeeze(0) if unbatched else out
 
 

@@ -8,6 +8,7 @@ hand-computed from the rule's definition, gradients checked by finite difference
 from __future__ import annotations
 
 import math
+import warnings
 
 import numpy as np
 import pytest
@@ -303,3 +304,16 @@ def test_adaptive_average_pooling_gradient():
     assert gradcheck(lambda t: F.adaptive_avg_pool2d(t, (2, 3)), [y])
     assert F.adaptive_avg_pool2d(y, 1).flatten().tolist() == pytest.approx(
         y.detach().numpy().mean(axis=(2, 3)).ravel().tolist(), rel=1e-14)
+
+
+def test_quantile_of_a_whole_rank_reads_an_infinity_as_it_is():
+    x = torch.tensor([[0.0, -1.0, math.inf], [1.0, 2.0, 3.0]], dtype=torch.float64, requires_grad=True)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # (no inf - inf computed behind it)
+        assert torch.quantile(x, 1.0, dim=1, interpolation="nearest").tolist() == [math.inf, 3.0]
+        got = torch.nanquantile(x, torch.tensor([0.0, 0.6, 1.0], dtype=torch.float64), dim=1, interpolation="higher")
+    assert got.tolist() == [[-1.0, 1.0], [math.inf, 3.0], [math.inf, 3.0]]
+    assert torch.quantile(x, 0.4, dim=1, interpolation="lower").tolist() == [-1.0, 1.0]
+    assert math.isnan(torch.quantile(x, 1.0, dim=1).tolist()[0])  # (linear: lerp(0, inf, 1) is NaN, as PyTorch's)
+    torch.quantile(x, torch.tensor([0.3, 0.9], dtype=torch.float64), dim=1, interpolation="nearest").sum().backward()
+    assert x.grad.tolist() == [[1.0, 0.0, 1.0], [0.0, 1.0, 1.0]]  # ranks 1 and 2 of each row: -1 -> 0, 0 -> inf

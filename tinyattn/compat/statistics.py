@@ -100,7 +100,11 @@ def _quantile(x, q, dim, keepdim: bool, interpolation: str, ignore_nan: bool):
     wt = autograd.Tensor._make(w)
     from tinyattn.functions import where
     # lerp as PyTorch computes it: from the nearer end (so w = 1 gives hi exactly)
-    out = where(autograd.Tensor._make(w < 0.5), lo + wt * (hi - lo), hi - (hi - lo) * (1 - wt))  # (R, Q)
+    if interpolation in ("lower", "higher", "nearest"):
+        out = lo  # a whole rank is read as it is (an inf stays inf: no lerp, no inf - inf)
+    else:
+        with np.errstate(invalid="ignore"):  # (inf - inf is NaN silently, as PyTorch's lerp)
+            out = where(autograd.Tensor._make(w < 0.5), lo + wt * (hi - lo), hi - (hi - lo) * (1 - wt))  # (R, Q)
     out = out.transpose(0, 1)  # (Q, R)
     return out.reshape(out_shape) if scalar else out.reshape((qa.size,) + out_shape)  # (Q, *out_shape)
 

@@ -317,3 +317,11 @@ def test_quantile_of_a_whole_rank_reads_an_infinity_as_it_is():
     assert math.isnan(torch.quantile(x, 1.0, dim=1).tolist()[0])  # (linear: lerp(0, inf, 1) is NaN, as PyTorch's)
     torch.quantile(x, torch.tensor([0.3, 0.9], dtype=torch.float64), dim=1, interpolation="nearest").sum().backward()
     assert x.grad.tolist() == [[1.0, 0.0, 1.0], [0.0, 1.0, 1.0]]  # ranks 1 and 2 of each row: -1 -> 0, 0 -> inf
+
+
+def test_threshold_passes_the_gradient_of_a_nan_it_keeps():
+    x = torch.tensor([-0.7, 0.5, math.nan, 1.3], dtype=torch.float64, requires_grad=True)
+    out = F.threshold(x, 0.5, 2.0)
+    assert out.tolist()[:2] == [2.0, 2.0] and math.isnan(out.tolist()[2]) and out.tolist()[3] == 1.3
+    (out * torch.tensor([1.0, 2.0, 3.0, 4.0], dtype=torch.float64)).sum().backward()
+    assert x.grad.tolist() == [0.0, 0.0, 3.0, 4.0]  # (the NaN is the output, so d out / d x = 1 there)

@@ -139,7 +139,8 @@ def hardshrink(input, lambd: float = 0.5) -> Tensor:
 
 def threshold(input, threshold: float, value: float, inplace: bool = False) -> Tensor:
     """x where x > threshold, else value (gradient 0 there)."""
-    return _apply(input, "threshold", lambda x: (np.where(x <= threshold, value, x), (x > threshold) * 1.0))  # (NaN stays)
+    # the test is x <= threshold for the value and for the gradient: a NaN stays, and its gradient passes, as PyTorch's
+    return _apply(input, "threshold", lambda x: (np.where(x <= threshold, value, x), ~(x <= threshold) * 1.0))
 
 
 def glu(input: Tensor, dim: int = -1) -> Tensor:

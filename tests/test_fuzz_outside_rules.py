@@ -325,3 +325,43 @@ def test_threshold_passes_the_gradient_of_a_nan_it_keeps():
     assert out.tolist()[:2] == [2.0, 2.0] and math.isnan(out.tolist()[2]) and out.tolist()[3] == 1.3
     (out * torch.tensor([1.0, 2.0, 3.0, 4.0], dtype=torch.float64)).sum().backward()
     assert x.grad.tolist() == [0.0, 0.0, 3.0, 4.0]  # (the NaN is the output, so d out / d x = 1 there)
+
+
+# ---- squeeze of a tuple of dims, repeat_interleave with counts ----------------------------------------------------
+
+def test_squeeze_takes_a_tuple_of_dims():
+    x = torch.ones(1, 2, 1)
+    assert x.squeeze((0, 2)).shape == (2,) and torch.squeeze(x, (0,)).shape == (2, 1)
+    assert x.squeeze((0, 1)).shape == (2, 1) and x.squeeze([-1]).shape == (1, 2) and x.squeeze(()).shape == (1, 2, 1)
+    assert torch.ones(()).squeeze((0,)).shape == ()
+    with pytest.raises(ValueError, match="names a dim more than once"):
+        x.squeeze((0, 0))
+    with pytest.raises(IndexError, match="out of range"):
+        x.squeeze((0, 3))
+    y = torch.tensor([[[1.0], [2.0], [3.0]]], dtype=torch.float64, requires_grad=True)
+    (y.squeeze((0, -1)) * torch.tensor([1.0, 2.0, 3.0], dtype=torch.float64)).sum().backward()
+    assert y.grad.tolist() == [[[1.0], [2.0], [3.0]]]
+
+
+def test_repeat_interleave_with_counts():
+    x = torch.tensor([[0.0, 1.0, 2.0], [3.0, 4.0, 5.0]], dtype=torch.float64, requires_grad=True)
+    out = x.repeat_interleave(torch.tensor([1, 0, 2]), dim=1)
+    assert out.tolist() == [[0.0, 2.0, 2.0], [3.0, 5.0, 5.0]]
+    (out * torch.tensor([[1.0, 2.0, 3.0]], dtype=torch.float64)).sum().backward()
+    assert x.grad.tolist() == [[1.0, 0.0, 5.0], [1.0, 0.0, 5.0]]  # the repeated entry gets both of its gradients
+    assert x.repeat_interleave(torch.tensor(2), dim=0).shape == (4, 3)  # (one count for every row)
+    assert x.repeat_interleave(torch.tensor([2]), dim=0).shape == (4, 3)
+    assert x.repeat_interleave(0, dim=1).shape == (2, 0) and x.repeat_interleave(0).shape == (0,)
+    assert torch.repeat_interleave(torch.tensor([1, 2, 0, 1])).tolist() == [0, 1, 1, 3]  # each index, count times
+    assert torch.repeat_interleave(x, 2, dim=0, output_size=4).shape == (4, 3)
+
+
+@pytest.mark.parametrize("repeats, exc, msg", [
+    (torch.tensor([1, 2]), RuntimeError, "repeats must have the same size as input along dim"),
+    (torch.tensor([1, -1, 0]), RuntimeError, "repeats can not be negative"),
+    (torch.tensor([1.0, 2.0, 1.0]), NotImplementedError, "not implemented for 'Float'"),
+    (torch.tensor([[1, 2, 1]]), RuntimeError, "repeats must be 0-dim or 1-dim tensor"),
+])
+def test_repeat_interleave_checks_its_counts(repeats, exc, msg):
+    with pytest.raises(exc, match=msg):
+        torch.ones(2, 3).repeat_interleave(repeats, dim=1)

@@ -498,15 +498,18 @@ def flatten(input, start_dim: int = 0, end_dim: int = -1) -> Tensor: return _t(i
 def transpose(input, dim0: int, dim1: int) -> Tensor: return _t(input).transpose(dim0, dim1)
 def permute(input, dims) -> Tensor: return _t(input).permute(dims)
 def unsqueeze(input, dim: int) -> Tensor: return _t(input).unsqueeze(dim)
-def squeeze(input, dim: int | None = None) -> Tensor: return _t(input).squeeze(dim)
+def squeeze(input, dim=None) -> Tensor: return _t(input).squeeze(dim)
 def split(tensor, split_size_or_sections, dim: int = 0) -> tuple: return _t(tensor).split(split_size_or_sections, dim)
 def chunk(input, chunks: int, dim: int = 0) -> tuple: return _t(input).chunk(chunks, dim)
 def unbind(input, dim: int = 0) -> tuple: return _t(input).unbind(dim)
 
 
-def repeat_interleave(input, repeats: int, dim: int | None = None) -> Tensor:
-    """Each element ``repeats`` times along ``dim`` (flattened first when dim is None)."""
-    return _t(input).repeat_interleave(repeats, dim)
+def repeat_interleave(input, repeats=None, dim: int | None = None, *, output_size: int | None = None) -> Tensor:
+    """Each element ``repeats`` times along ``dim`` (flattened first when dim is None); with only a tensor of
+    counts, ``repeat_interleave(arange(len(counts)), counts)``: each index as often as its count."""
+    if repeats is None:
+        return Tensor._make(np.arange(len(_t(input)))).repeat_interleave(input)
+    return _t(input).repeat_interleave(repeats, dim, output_size=output_size)
 
 
 def nonzero(input, as_tuple: bool = False):

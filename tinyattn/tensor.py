@@ -605,13 +605,12 @@ class Tensor(InplaceMixin, ViewsMixin, ComplexMixin, MethodsMixin):
         d = _norm_dim(dim, self.ndim + 1, "unsqueeze")
         return self.reshape(*self.shape[:d], 1, *self.shape[d:])
 
-    def squeeze(self, dim: int | None = None) -> "Tensor":
-        if dim is None:
-            return self.reshape(*[n for n in self.shape if n != 1])
-        d = _norm_dim(dim, self.ndim, "squeeze")
-        if self.ndim == 0:  # dim 0 or -1 of a 0-d tensor: nothing to remove
-            return self
-        return self if self.shape[d] != 1 else self.reshape(*self.shape[:d], *self.shape[d + 1:])
+    def squeeze(self, dim=None) -> "Tensor":
+        """Without the size-1 dims among ``dim`` (an int, a tuple of them as in PyTorch 2, or None: all)."""
+        ds = range(self.ndim) if dim is None else (_norm_dims(dim, self.ndim, "squeeze") or ()) if isinstance(
+            dim, (tuple, list)) else (_norm_dim(dim, self.ndim, "squeeze"),)  # (a 0-d tensor has nothing to remove)
+        keep = [n for i, n in enumerate(self.shape) if n != 1 or i not in ds]
+        return self if len(keep) == self.ndim and dim is not None else self.reshape(*keep)
 
     def __getitem__(self, idx) -> "Tensor":
         idx = _index_arg(idx)

@@ -11,14 +11,30 @@ import math
 
 import numpy as np
 
-from tinyattn import autograd, defaults, promotion
+from tinyattn import autograd, checks, defaults, promotion
 from tinyattn.autograd import Function
 from tinyattn.compat.args import _alpha, _norm_dim
+from tinyattn.compat.ops import RepeatInterleave
 
 
 def _cast(t, dt: np.dtype):
     """An operand of addcmul/addcdiv in the result's dtype: they compute there, not in the operands' own."""
     return t.to(dt) if isinstance(t, autograd.Tensor) and t._data.dtype != dt else t
+
+
+def _repeat_counts(repeats, n: int) -> np.ndarray:
+    """repeat_interleave's counts as an int64 array of 1 or ``n`` entries, checked as PyTorch checks them."""
+    r = repeats._data if isinstance(repeats, autograd.Tensor) else np.asarray(checks.nonneg_int("repeats", repeats))
+    if r.dtype.kind not in "iu":
+        raise NotImplementedError(f"\"repeat_interleave_cpu\" not implemented for '{promotion.torch_name(r)}'")
+    if r.ndim > 1:
+        raise RuntimeError("repeats must be 0-dim or 1-dim tensor")
+    if r.ndim and r.size not in (1, n):
+        raise RuntimeError(f"repeats must have the same size as input along dim, but got repeats.size(0) = {r.size} "
+                           f"and input.size(0) = {n}")
+    if (r < 0).any():
+        raise RuntimeError("repeats can not be negative")
+    return r.reshape(-1).astype(np.int64)
 
 
 class Bernoulli(Function):
@@ -374,6 +390,18 @@ class CensusTailMixin:
 
     def argwhere(self) -> "autograd.Tensor":
         return self.nonzero()  # (count, ndim): the index of every nonzero element
+
+    def repeat_interleave(self, repeats, dim: int | None = None, *, output_size: int | None = None) -> "Tensor":
+        """Repeat each element ``repeats`` times along ``dim``: [a, b] -> [a, a, b, b] (GQA uses this on heads);
+        ``repeats`` may be an int >= 0 or an integer tensor of one count per element (or one for all)."""
+        if dim is None:
+            return self.flatten().repeat_interleave(repeats, 0)
+        d = _norm_dim(dim, self.ndim, "repeat_interleave")
+        if isinstance(repeats, autograd.Tensor) or repeats == 0:  # counts per element: the rows they pick
+            n = self.shape[d] if self.ndim else 1
+            counts = np.broadcast_to(_repeat_counts(repeats, n), (n,))
+            return self.index_select(d, autograd.Tensor._make(np.repeat(np.arange(n), counts)))
+        return RepeatInterleave.apply(self, repeats=checks.positive_int("repeats", repeats, "repeat_interleave"), dim=d)
 
     def tensor_split(self, indices_or_sections, dim: int = 0) -> tuple:
         """n nearly equal parts (the first size % n one longer), or the parts between the given indices, which are

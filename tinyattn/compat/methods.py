@@ -28,7 +28,7 @@ from tinyattn.compat.renorm_and_counts import RenormAndCountsMixin
 from tinyattn.compat.longtail import LongTailMixin
 from tinyattn.compat.views import multi_output
 from tinyattn.compat.ops import (
-    Abs, Cast, Clamp, Cos, CumSum, Flip, Maximum, Remainder, Repeat, RepeatInterleave, Roll, Rounding, RoundedDiv,
+    Abs, Cast, Clamp, Cos, CumSum, Flip, Maximum, Remainder, Repeat, Roll, Rounding, RoundedDiv,
     Sin, StdFromVar, Tri, Expm1, Log1p,
 )
 from tinyattn.ops import Contiguous, GetItem, Where
@@ -482,13 +482,6 @@ class MethodsMixin(LongTailMixin, CensusTailMixin, ScatterMixin, StatisticsMixin
         a, zero = self.abs(), self == 0  # gradient 0 at a 0 entry (inf for p < 1) and at a 0 norm (0 / 0): PyTorch's
         s = (a.masked_fill(zero, 1.0) ** p).masked_fill(zero, 0.0).sum(dim=dim, keepdim=keepdim)
         return (s.masked_fill(s == 0, 1.0) ** (1 / p)).masked_fill(s == 0, 0.0)
-
-    def repeat_interleave(self, repeats: int, dim: int | None = None) -> "Tensor":
-        """Repeat each element ``repeats`` times along ``dim``: [a, b] -> [a, a, b, b] (GQA uses this on heads)."""
-        repeats = checks.positive_int("repeats", repeats, "repeat_interleave")
-        if dim is None:
-            return self.flatten().repeat_interleave(repeats, 0)
-        return RepeatInterleave.apply(self, repeats=repeats, dim=_norm_dim(dim, self.ndim, "repeat_interleave"))
 
     def split(self, split_size, dim: int = 0) -> tuple:
         """Pieces of ``split_size`` along dim (the last may be smaller), or of the sizes in a list (as PyTorch)."""

@@ -46,3 +46,95 @@ def test_einsum_dtype_values_gradients_or_error_match_pytorch(eq, shapes, dts):
                 continue
             assert g[0] == w[0]
             np.testing.assert_allclose(g[1], w[1], rtol=1e-5)
+
+
+def _scenario(lib, leave):
+    """A LoRA-like run: register (with right_inverse), chain a second, learn one SGD step, assign through
+    right_inverse, remove; everything a learner can see is recorded."""
+    import importlib
+    P = importlib.import_module(lib.__name__ + ".nn.utils.parametrize")
+    nn = lib.nn
+    rng = np.random.default_rng(0)
+
+    class Scaled(nn.Module):
+        def __init__(self, s):
+            super().__init__()
+            self.s = nn.Parameter(lib.tensor(s, dtype=lib.float64))
+
+        def forward(self, w):
+            return self.s * w
+
+        def right_inverse(self, w):
+            return w / self.s
+
+    class LowRank(nn.Module):  # W + B @ A, no right_inverse
+        def __init__(self):
+            super().__init__()
+            self.A = nn.Parameter(lib.tensor(rng.standard_normal((2, 3))))
+            self.B = nn.Parameter(lib.tensor(rng.standard_normal((4, 2))))
+
+        def forward(self, w):
+            return w + self.B @ self.A
+
+    lin = nn.Linear(3, 4).double()
+    with lib.no_grad():
+        lin.weight.copy_(lib.tensor(rng.standard_normal((4, 3))))
+        lin.bias.copy_(lib.tensor(rng.standard_normal(4)))
+    seen = {}
+    P.register_parametrization(lin, "weight", Scaled(2.0))
+    P.register_parametrization(lin, "weight", LowRank())
+    seen["class"] = type(lin).__name__
+    seen["names"] = [n for n, _ in lin.named_parameters()]
+    seen["keys"] = list(lin.state_dict())
+    seen["weight"] = lin.weight.detach().numpy().copy()
+    opt = lib.optim.SGD(lin.parameters(), lr=0.1)
+    x = lib.tensor(rng.standard_normal((5, 3)))
+    (lin(x) ** 2).sum().backward()
+    seen["grads"] = {n: p.grad.numpy().copy() for n, p in lin.named_parameters()}
+    opt.step()
+    seen["stepped"] = lin.weight.detach().numpy().copy()
+    try:
+        lin.weight = lib.ones(4, 3, dtype=lib.float64)
+        seen["assign"] = "ok"
+    except RuntimeError as e:
+        seen["assign"] = str(e)
+    P.remove_parametrizations(lin, "weight", leave_parametrized=leave)
+    seen["after"] = (type(lin).__name__, [n for n, _ in lin.named_parameters()], lin.weight.detach().numpy().copy())
+    return seen
+
+
+@pytest.mark.parametrize("leave", [True, False])
+def test_parametrize_scenario_matches_pytorch(leave):
+    want, got = _scenario(torch, leave), _scenario(tinyattn, leave)
+    for k in ("class", "names", "keys", "assign"):
+        assert got[k] == want[k], k
+    np.testing.assert_allclose(got["weight"], want["weight"], rtol=1e-13)
+    np.testing.assert_allclose(got["stepped"], want["stepped"], rtol=1e-13)
+    assert list(got["grads"]) == list(want["grads"])
+    for n in want["grads"]:
+        np.testing.assert_allclose(got["grads"][n], want["grads"][n], rtol=1e-12, err_msg=n)
+    assert got["after"][:2] == want["after"][:2]
+    np.testing.assert_allclose(got["after"][2], want["after"][2], rtol=1e-13)
+
+
+@pytest.mark.parametrize("what", ["shape", "dtype", "name", "not_parametrized"])
+def test_parametrize_refusals_match_pytorch(what):
+    import importlib
+    errors = {}
+    for lib in (torch, tinyattn):
+        P = importlib.import_module(lib.__name__ + ".nn.utils.parametrize")
+
+        class Bad(lib.nn.Module):
+            def forward(self, w):
+                return w[:1] if what == "shape" else w.double()
+
+        lin = lib.nn.Linear(3, 2)
+        try:
+            if what == "not_parametrized":
+                P.remove_parametrizations(lin, "weight")
+            else:
+                P.register_parametrization(lin, "w" if what == "name" else "weight", Bad())
+            errors[lib.__name__] = None
+        except Exception as e:  # noqa: BLE001 (the type is what is compared)
+            errors[lib.__name__] = type(e)
+    assert errors["tinyattn"] is errors["torch"] is ValueError

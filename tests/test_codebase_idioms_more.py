@@ -4,6 +4,9 @@
   ``exp(einsum('bld,dn->bldn', delta, A))`` with ``A`` cast by ``.float()`` while the rest of the model may be
   float64. PyTorch multiplies the operands left to right, two at a time: a step that sums out a letter the two
   share is a matrix product (one dtype, as matmul), any other step is a broadcast product and promotes.
+- ``torch.nn.utils.parametrize``: a small LoRA library adds ``W + B @ A`` to every Linear it does not edit with
+  ``register_parametrization``, collects the ``parametrizations.weight.0.*`` parameters by name for the
+  optimizer, and merges with ``remove_parametrizations(..., leave_parametrized=True)``.
 """
 import numpy as np
 import pytest

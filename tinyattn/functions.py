@@ -213,9 +213,9 @@ def einsum(equation: str, *operands) -> Tensor:
     ts = [_t(x) for x in operands]
     if not ts:
         raise ValueError("einsum needs at least one tensor")
-    for k, t in enumerate(ts[1:], 1):  # a product: no promotion, as matmul (float32 with float64 is refused)
-        promotion.same_dtype(ts[0], t, f"einsum operands 0 and {k}")
     terms, out, sizes = _einsum_spec(equation.replace(" ", ""), [t.shape for t in ts])
+    dtype = _einsum_dtype(ts, terms, out)
+    ts = [t if t.dtype == dtype else t.to(dtype) for t in ts]  # (the cast's gradient comes back in t's dtype)
     for k, t in enumerate(terms):
         if len(set(t)) != len(t):  # a repeated letter: its diagonal, with the letter once
             once = "".join(dict.fromkeys(t))
@@ -223,9 +223,29 @@ def einsum(equation: str, *operands) -> Tensor:
         want = tuple(sizes[c] for c in terms[k])
         if ts[k].shape != want:  # size-1 dims stretched to the letter's size (the gradient sums back)
             ts[k] = ts[k].expand(*want)
-    if len(ts) == 1 and ts[0].dtype.kind in "biu" and set(terms[0]) - set(out):  # a sum of ints or bools: int64,
-        ts[0] = ts[0].long()  # as torch.sum's (a product of two operands keeps their dtype, as bmm's)
     return Einsum.apply(*ts, spec=",".join(terms) + "->" + out)
+
+
+def _einsum_dtype(ts: list, terms: list, out: str):
+    """The dtype of einsum's result, by PyTorch's rule: the operands are taken left to right, two at a time;
+    where the two share a letter summed out there (in neither the output nor a later operand) that step is a
+    matrix product and promotes nothing (float32 with float64 is refused, as matmul), otherwise it is a
+    broadcast product and promotes (``'bld,dn->bldn'`` of float64 and float32 is float64)."""
+    own = []  # each operand's dtype once the letters only it has (and the output lacks) are summed out:
+    for k, t in enumerate(ts):  # an int or bool sum is int64, as torch.sum's
+        alone = set(terms[k]) - set(out).union(*terms[:k], *terms[k + 1:])
+        own.append(np.dtype(np.int64) if alone and t._data.dtype.kind in "biu" else t._data.dtype)
+    dtype, letters = own[0], set(terms[0])
+    for k in range(1, len(ts)):
+        later = set(out).union(*terms[k + 1:])
+        if (letters & set(terms[k])) - later:
+            so_far = Tensor._make(np.empty(0, dtype))  # (operands 0 .. k-1 multiplied)
+            dtype = promotion.same_dtype(so_far, Tensor._make(np.empty(0, own[k])),
+                                         f"einsum operands {'0' if k == 1 else f'0-{k - 1}'} and {k}")
+        else:
+            dtype = promotion.promote_types(dtype, own[k])
+        letters = (letters | set(terms[k])) & later
+    return dtype
 
 
 def _einsum_spec(equation: str, shapes: list) -> tuple:

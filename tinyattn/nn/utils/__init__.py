@@ -99,3 +99,4 @@ def clip_grad_norm(parameters: Any, max_norm: float, norm_type: float = 2.0, err
 
 
 from . import rnn  # noqa: E402,F401  (nn.utils.rnn.pad_sequence & co.; after the names optim imports from here)
+from . import parametrize  # noqa: E402,F401  (nn.utils.parametrize.register_parametrization & co.)

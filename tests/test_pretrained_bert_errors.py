@@ -66,8 +66,7 @@ def test_pytorch_bin_instead_of_safetensors(ckpt):
 @pytest.mark.parametrize("model_type, message", [
     ("gpt2", "model_type is 'gpt2'; load_bert reads model_type 'bert' or 'distilbert' \\(use load_gpt2"),
     ("roberta", "model_type is 'roberta'; load_bert reads"),
-    (_DROP, "model_type is None"),
-])
+])  # no model_type at all: test_pretrained_checkpoint.py
 def test_wrong_model_type(ckpt, model_type, message):
     _rewrite_config(ckpt[0], model_type=model_type)
     with pytest.raises(ValueError, match=message):
@@ -148,9 +147,9 @@ def test_part_of_the_head_is_missing(ckpt):
 def test_unknown_weight_is_named(ckpt):
     folder, cfg, _ = ckpt
     w = _stored(folder)
-    w["classifier.weight"] = np.zeros((2, 12), np.float32)  # a sequence-classification head: not built here
-    _rewrite_weights(folder, w)
-    with pytest.raises(ValueError, match="has weights a .* with this config does not have: \\['classifier.weight'\\]"):
+    w["adapter.weight"] = np.zeros((2, 12), np.float32)  # no part of any model built here (task heads:
+    _rewrite_weights(folder, w)  # test_pretrained_checkpoint.py)
+    with pytest.raises(ValueError, match="has weights a .* with this config does not have: \\['adapter.weight'\\]"):
         load_bert(folder)
 
 

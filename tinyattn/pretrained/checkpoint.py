@@ -1,4 +1,7 @@
-"""What every Hugging Face checkpoint folder shares: config.json, model.safetensors, and the dtype asked for.
+"""What every Hugging Face checkpoint folder shares: config.json, the weights, and the dtype asked for.
+
+The weights are model.safetensors, or for a large model several shards (model-00001-of-00003.safetensors, ...)
+with model.safetensors.index.json saying which shard holds each tensor; both are read the same way.
 
 The weights are opened lazily (safetensors reads only the header until a tensor is asked for), so the
 loaders check every name, shape and dtype before they read a single weight.
@@ -12,7 +15,7 @@ import numpy as np
 
 from .. import get_default_dtype
 
-__all__ = ["FLOATS", "float_dtype", "open_weights", "read_json"]
+__all__ = ["FLOATS", "Weights", "float_dtype", "open_weights", "read_json"]
 
 
 def _safe_open():
@@ -27,18 +30,78 @@ def _safe_open():
 FLOATS = {"F16": "float16", "F32": "float32", "F64": "float64"}  # safetensors' names NumPy can read
 
 
-def open_weights(folder: str):
-    """model.safetensors, opened: only its header is read now; tensors are read when asked for."""
-    path = os.path.join(folder, "model.safetensors")
-    if not os.path.isfile(path):
-        extra = " (this folder has PyTorch's pytorch_model.bin; fetch the .safetensors file instead)" \
-            if os.path.isfile(os.path.join(folder, "pytorch_model.bin")) else ""
-        raise FileNotFoundError(f"{folder} has no model.safetensors{extra}")
-    safe_open = _safe_open()
+_INDEX = "model.safetensors.index.json"  # a sharded checkpoint: {"weight_map": {name: shard file}}
+
+
+class Weights:
+    """A checkpoint's tensors by name, in one model.safetensors or in the shards its index lists.
+
+    Only headers are read on opening; ``get_tensor`` reads one tensor. ``where``: the file to name in errors.
+    """
+
+    def __init__(self, where: str, files: dict, owner: dict[str, str]) -> None:
+        self.where, self._files, self._owner = where, files, owner  # owner: {tensor name: shard file name}
+
+    def keys(self) -> list[str]:
+        return list(self._owner)
+
+    def get_slice(self, key: str):
+        return self._files[self._owner[key]].get_slice(key)
+
+    def get_tensor(self, key: str):
+        return self._files[self._owner[key]].get_tensor(key)
+
+    def __enter__(self) -> "Weights":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        for f in self._files.values():
+            f.__exit__(None, None, None)
+
+
+def _open(path: str):
     try:
-        return safe_open(path, framework="np")
+        return _safe_open()(path, framework="np")
     except Exception as e:  # a truncated file, a header that is not JSON, ...
         raise ValueError(f"{path} could not be read as safetensors: {e}") from None
+
+
+def open_weights(folder: str) -> Weights:
+    """model.safetensors, or the shards model.safetensors.index.json lists, opened (only their headers read)."""
+    path = os.path.join(folder, "model.safetensors")
+    if os.path.isfile(path):
+        f = _open(path)
+        return Weights(path, {"model.safetensors": f}, {k: "model.safetensors" for k in f.keys()})
+    if os.path.isfile(os.path.join(folder, _INDEX)):
+        return _open_shards(folder)
+    torch_files = [n for n in ("pytorch_model.bin", "pytorch_model.bin.index.json")
+                   if os.path.isfile(os.path.join(folder, n))]
+    extra = (f" (this folder has PyTorch's {torch_files[0]}, which needs PyTorch to read; fetch the "
+             ".safetensors files instead)") if torch_files else ""
+    raise FileNotFoundError(f"{folder} has no model.safetensors and no {_INDEX}{extra}")
+
+
+def _open_shards(folder: str) -> Weights:
+    index = read_json(folder, _INDEX, "")
+    where = os.path.join(folder, _INDEX)
+    owner = index.get("weight_map")
+    if not isinstance(owner, dict) or not owner or not all(isinstance(v, str) for v in owner.values()):
+        raise ValueError(f"{where} must hold a \"weight_map\" object mapping each tensor name to its shard file")
+    missing = sorted(n for n in set(owner.values()) if not os.path.isfile(os.path.join(folder, n)))
+    if missing:
+        raise FileNotFoundError(f"{where} lists shards this folder does not have: {missing}")
+    files = {}
+    try:
+        for name in dict.fromkeys(owner.values()):
+            files[name] = _open(os.path.join(folder, name))
+        absent = [k for k, n in owner.items() if k not in files[n].keys()]
+    except BaseException:
+        Weights(where, files, {}).__exit__()
+        raise
+    if absent:
+        Weights(where, files, {}).__exit__()
+        raise ValueError(f"{where} places {absent[:3]} in shards that do not hold them")
+    return Weights(where, files, dict(owner))
 
 
 def float_dtype(dtype):
@@ -66,3 +129,24 @@ def read_json(folder: str, name: str, what: str) -> dict:
     if not isinstance(obj, dict):
         raise ValueError(f"{path} must hold a JSON object, got {type(obj).__name__}")
     return obj
+
+
+# Hugging Face's task heads that the loaders do not build, by the start of their weights' names.
+_TASK_HEADS = {"classifier.": "a classification head (*ForSequenceClassification or *ForTokenClassification)",
+               "pre_classifier.": "a classification head (*ForSequenceClassification or *ForTokenClassification)",
+               "score.": "a classification head (GPT2ForSequenceClassification)",
+               "qa_outputs.": "a question-answering head (*ForQuestionAnswering)",
+               "multiple_choice_head.": "a multiple-choice head (GPT2DoubleHeadsModel)"}
+
+
+def task_head_error(where: str, unexpected: list[str], cfg: dict, loader: str, builds: str) -> ValueError | None:
+    """The error for weights of a task head the loader does not build, or None if ``unexpected`` holds none.
+
+    Loading the body alone would give outputs that are not the checkpoint's (no class scores, no answer
+    spans), so such a checkpoint is refused by name, not loaded without its head."""
+    heads = sorted({what for k in unexpected for start, what in _TASK_HEADS.items() if k.startswith(start)})
+    if not heads:
+        return None
+    arch = f" (config.json: architectures={cfg['architectures']})" if cfg.get("architectures") else ""
+    return ValueError(f"{where} holds {' and '.join(heads)}: {sorted(unexpected)[:5]}{arch}. {loader} builds "
+                      f"{builds} only, and a model without the checkpoint's head would not give its outputs")

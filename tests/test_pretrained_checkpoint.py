@@ -1,5 +1,6 @@
-"""What a Hugging Face folder may hold besides one model.safetensors: shards with an index, a task head the
-loaders do not build, a config.json without model_type. Checkpoints written here (bert_tiny.py, gpt2_tiny.py);
+"""What a Hugging Face folder may hold besides one model.safetensors: shards with an index, PyTorch's
+pytorch_model.bin (written here without PyTorch: torch_file.py), a task head the loaders do not build, a
+config.json without model_type. Checkpoints written here (bert_tiny.py, gpt2_tiny.py);
 a sharded folder is the single file cut in two, so the loaded model must equal the single file's exactly.
 """
 from __future__ import annotations
@@ -13,6 +14,7 @@ import safetensors.numpy
 from bert_tiny import reference_bert, tiny_config, write_checkpoint
 from gpt2_tiny import reference_gpt2
 from gpt2_tiny import write_checkpoint as write_gpt2
+from torch_file import write_torch_file
 
 from tinyattn.pretrained import AutoModel, AutoTokenizer, load_bert, load_gpt2
 
@@ -86,12 +88,70 @@ def test_shard_errors_name_the_index_and_the_shard(tmp_path):
         load_bert(folder)
 
 
-@pytest.mark.parametrize("name", ["pytorch_model.bin", "pytorch_model.bin.index.json"])
-def test_pytorch_files_only(tmp_path, name):
-    folder, _, _ = write_gpt2(tmp_path / "m")
-    os.rename(os.path.join(folder, "model.safetensors"), os.path.join(folder, name))
-    with pytest.raises(FileNotFoundError, match=f"no model.safetensors and no {INDEX} .*PyTorch's {name}, which "
-                                                "needs PyTorch to read; fetch the .safetensors files"):
+def _to_torch_file(folder, transposed=(), dtype=None) -> dict:
+    """model.safetensors -> pytorch_model.bin (written without PyTorch: torch_file.py); returns the weights."""
+    path = os.path.join(folder, "model.safetensors")
+    weights = safetensors.numpy.load_file(path)
+    if dtype is not None:
+        weights = {k: v.astype(dtype) for k, v in weights.items()}
+    os.remove(path)
+    write_torch_file(os.path.join(folder, "pytorch_model.bin"), weights, transposed=transposed)
+    return weights
+
+
+def test_pytorch_bin_gpt2_equals_the_safetensors_file(tmp_path):
+    single, cfg, w = write_gpt2(tmp_path / "one")
+    folder, _, _ = write_gpt2(tmp_path / "two", weights=w)
+    _to_torch_file(folder, transposed=("wte.weight", "h.0.attn.c_attn.weight"))  # strided storages too
+    ids = np.array([[1, 5, 9, 200, 7, 3]])
+    a, b = load_gpt2(single, dtype=np.float64)[0], load_gpt2(folder, dtype=np.float64)[0]
+    np.testing.assert_array_equal(b(ids).numpy(), a(ids).numpy())
+
+
+@pytest.mark.parametrize("family", ["bert", "distilbert"])
+def test_pytorch_bin_bert_with_an_integer_buffer_and_float16(tmp_path, family):
+    single, cfg, w = write_checkpoint(tmp_path / "one", family=family)
+    folder, _, _ = write_checkpoint(tmp_path / "two", family=family, weights=w)
+    stored = _to_torch_file(folder, dtype=np.float16)
+    stored[f"{family}.embeddings.position_ids"] = np.arange(24, dtype=np.int64)[None]  # as older BertModel saved
+    write_torch_file(os.path.join(folder, "pytorch_model.bin"), stored)
+    model, tok = load_bert(folder, dtype=np.float64)
+    inputs = tok("the cat sat on the mat", return_tensors="np")
+    h, _, logits = reference_bert({k: v.astype(np.float16).astype(np.float64) for k, v in w.items()}, cfg,
+                                  inputs["input_ids"][0], inputs.get("token_type_ids", [None])[0])
+    np.testing.assert_allclose(model(**inputs).logits.numpy()[0], logits, rtol=0, atol=1e-9)
+
+
+def test_sharded_pytorch_bin(tmp_path):
+    single, cfg, w = write_gpt2(tmp_path / "one")
+    folder, _, _ = write_gpt2(tmp_path / "two", weights=w)
+    os.remove(os.path.join(folder, "model.safetensors"))
+    names = sorted(w)
+    parts = {"pytorch_model-00001-of-00002.bin": names[:4], "pytorch_model-00002-of-00002.bin": names[4:]}
+    for file, keys in parts.items():
+        write_torch_file(os.path.join(folder, file), {k: w[k] for k in keys})
+    with open(os.path.join(folder, "pytorch_model.bin.index.json"), "w") as f:
+        json.dump({"weight_map": {k: file for file, keys in parts.items() for k in keys}}, f)
+    ids = np.array([[3, 1, 4, 1, 5]])
+    np.testing.assert_array_equal(load_gpt2(folder, dtype=np.float64)[0](ids).numpy(),
+                                  load_gpt2(single, dtype=np.float64)[0](ids).numpy())
+
+
+def test_a_pickle_naming_other_code_is_not_run(tmp_path):
+    folder, _, w = write_gpt2(tmp_path / "m")
+    os.remove(os.path.join(folder, "model.safetensors"))
+    marker = tmp_path / "ran"
+    evil = b"\x80\x02cos\nsystem\n(X" + len(f"touch {marker}").to_bytes(4, "little") + f"touch {marker}".encode() \
+        + b"tR."  # os.system("touch ...")
+    write_torch_file(os.path.join(folder, "pytorch_model.bin"), {"x": np.zeros(1, np.float32)}, pickle_bytes=evil)
+    with pytest.raises(ValueError, match=r"pytorch_model.bin names os.system, which a file of tensors does not need; "
+                                         r"it is not read"):
+        load_gpt2(folder)
+    assert not marker.exists()
+    os.remove(os.path.join(folder, "pytorch_model.bin"))
+    with pytest.raises(FileNotFoundError, match="has no weights: expected model.safetensors or "
+                                                "model.safetensors.index.json or pytorch_model.bin or "
+                                                "pytorch_model.bin.index.json"):
         load_gpt2(folder)
 
 

@@ -3,8 +3,8 @@ transformers' own forward: logits, every hidden state, every attention map, in f
 
 The configs are real Hub models' config.json (every field kept; only the layer count cut to 2 so CI stays
 quick), with random weights (LayerNorms and biases moved off 1 and 0 so every weight matters). Formats:
-model.safetensors, a sharded checkpoint (model.safetensors.index.json), and float16-stored weights (compared
-with transformers loading that same file into float32). Configs tinyattn does not build must be refused
+model.safetensors, a sharded checkpoint (model.safetensors.index.json), float16-stored weights (compared
+with transformers loading that same file into float32), and PyTorch's pytorch_model.bin (torch.save). Configs tinyattn does not build must be refused
 naming the field and its value. Tolerances: float64 1e-10 relative to the largest value (measured: 2e-13 at
 worst, gpt2-medium's widths); float32 5e-4 (measured 1.4e-4 at worst: random weights saturate the softmax).
 """
@@ -106,6 +106,9 @@ def _tokenizer_files(folder, fam):
 def _save(model, cfg, folder, fmt):
     if fmt == "fp16":
         copy.deepcopy(model).half().save_pretrained(folder)
+    elif fmt == "bin":  # PyTorch's own file, as older checkpoints on the Hub have (transformers 5 writes only safetensors)
+        os.makedirs(folder, exist_ok=True)
+        torch.save(model.state_dict(), os.path.join(folder, "pytorch_model.bin"))
     else:
         model.save_pretrained(folder, **({"max_shard_size": "2MB"} if fmt == "sharded" else {}))
     if fmt == "sharded":
@@ -170,9 +173,9 @@ def test_real_configs_match_transformers(tmp_path, name):
         assert max(worst.values()) < tol, (name, np.dtype(dtype).name, worst)
 
 
-@pytest.mark.parametrize("fmt", ["sharded", "fp16"])
+@pytest.mark.parametrize("fmt", ["sharded", "fp16", "bin"])
 @pytest.mark.parametrize("name", ["sshleifer/tiny-gpt2", "prajjwal1/bert-tiny", "distilbert"])
-def test_sharded_and_float16_checkpoints(tmp_path, fmt, name):
+def test_sharded_float16_and_pytorch_files(tmp_path, fmt, name):
     hf, cfg = _build({"sshleifer/tiny-gpt2": dict(TINY_GPT2, n_embd=64, n_head=4), "prajjwal1/bert-tiny": SMALL_BERT,
                       "distilbert": SMALL_DISTIL}[name])
     hf = _save(hf, cfg, str(tmp_path), fmt)

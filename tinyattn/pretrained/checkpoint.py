@@ -1,7 +1,8 @@
 """What every Hugging Face checkpoint folder shares: config.json, the weights, and the dtype asked for.
 
 The weights are model.safetensors, or for a large model several shards (model-00001-of-00003.safetensors, ...)
-with model.safetensors.index.json saying which shard holds each tensor; both are read the same way.
+with model.safetensors.index.json saying which shard holds each tensor; failing those, PyTorch's own
+pytorch_model.bin (or its shards), read without PyTorch by torch_pickle.py. All are read the same way.
 
 The weights are opened lazily (safetensors reads only the header until a tensor is asked for), so the
 loaders check every name, shape and dtype before they read a single weight.
@@ -30,7 +31,8 @@ def _safe_open():
 FLOATS = {"F16": "float16", "F32": "float32", "F64": "float64"}  # safetensors' names NumPy can read
 
 
-_INDEX = "model.safetensors.index.json"  # a sharded checkpoint: {"weight_map": {name: shard file}}
+# The weight files a folder may hold, in the order they are looked for: (single file, index of its shards).
+_FILES = (("model.safetensors", "model.safetensors.index.json"), ("pytorch_model.bin", "pytorch_model.bin.index.json"))
 
 
 class Weights:
@@ -60,6 +62,9 @@ class Weights:
 
 
 def _open(path: str):
+    if path.endswith(".bin"):
+        from .torch_pickle import TorchFile
+        return TorchFile(path)
     try:
         return _safe_open()(path, framework="np")
     except Exception as e:  # a truncated file, a header that is not JSON, ...
@@ -67,23 +72,21 @@ def _open(path: str):
 
 
 def open_weights(folder: str) -> Weights:
-    """model.safetensors, or the shards model.safetensors.index.json lists, opened (only their headers read)."""
-    path = os.path.join(folder, "model.safetensors")
-    if os.path.isfile(path):
-        f = _open(path)
-        return Weights(path, {"model.safetensors": f}, {k: "model.safetensors" for k in f.keys()})
-    if os.path.isfile(os.path.join(folder, _INDEX)):
-        return _open_shards(folder)
-    torch_files = [n for n in ("pytorch_model.bin", "pytorch_model.bin.index.json")
-                   if os.path.isfile(os.path.join(folder, n))]
-    extra = (f" (this folder has PyTorch's {torch_files[0]}, which needs PyTorch to read; fetch the "
-             ".safetensors files instead)") if torch_files else ""
-    raise FileNotFoundError(f"{folder} has no model.safetensors and no {_INDEX}{extra}")
+    """The folder's weights, opened (only headers read): model.safetensors, or the shards its index lists;
+    else PyTorch's pytorch_model.bin (or its shards), read without PyTorch (torch_pickle.py)."""
+    for single, index in _FILES:
+        path = os.path.join(folder, single)
+        if os.path.isfile(path):
+            f = _open(path)
+            return Weights(path, {single: f}, {k: single for k in f.keys()})
+        if os.path.isfile(os.path.join(folder, index)):
+            return _open_shards(folder, index)
+    raise FileNotFoundError(f"{folder} has no weights: expected {' or '.join(n for pair in _FILES for n in pair)}")
 
 
-def _open_shards(folder: str) -> Weights:
-    index = read_json(folder, _INDEX, "")
-    where = os.path.join(folder, _INDEX)
+def _open_shards(folder: str, index_name: str) -> Weights:
+    index = read_json(folder, index_name, "")
+    where = os.path.join(folder, index_name)
     owner = index.get("weight_map")
     if not isinstance(owner, dict) or not owner or not all(isinstance(v, str) for v in owner.values()):
         raise ValueError(f"{where} must hold a \"weight_map\" object mapping each tensor name to its shard file")

@@ -108,6 +108,20 @@ def test_pytorch_bin_gpt2_equals_the_safetensors_file(tmp_path):
     np.testing.assert_array_equal(b(ids).numpy(), a(ids).numpy())
 
 
+def test_pytorch_bin_in_bfloat16(tmp_path):
+    _, cfg, w = write_gpt2(tmp_path / "one")
+    cut = {k: (v.view(np.uint32) & 0xFFFF0000).view(np.float32) if k != "ln_f.bias" else v for k, v in w.items()}
+    single, _, _ = write_gpt2(tmp_path / "cut", weights=cut)  # float32 holding the bfloat16 values exactly
+    folder, _, _ = write_gpt2(tmp_path / "two", weights=w)
+    os.remove(os.path.join(folder, "model.safetensors"))
+    write_torch_file(os.path.join(folder, "pytorch_model.bin"), w, bfloat16=set(w) - {"ln_f.bias"})
+    ids = np.array([[1, 5, 9, 200, 7, 3]])
+    a, b = load_gpt2(single, dtype=np.float64)[0], load_gpt2(folder, dtype=np.float64)[0]
+    assert b.ln_f.bias.numpy().tolist() == w["ln_f.bias"].astype(np.float64).tolist()  # the one left in float32
+    np.testing.assert_array_equal(b.tok_emb.weight.numpy(), a.tok_emb.weight.numpy())
+    np.testing.assert_array_equal(b(ids).numpy(), a(ids).numpy())
+
+
 @pytest.mark.parametrize("family", ["bert", "distilbert"])
 def test_pytorch_bin_bert_with_an_integer_buffer_and_float16(tmp_path, family):
     single, cfg, w = write_checkpoint(tmp_path / "one", family=family)
@@ -170,8 +184,8 @@ def test_a_task_head_is_refused_by_name(tmp_path, family, head, arch, what):
     stored.update({k: np.zeros(s, np.float32) for k, s in head.items()})
     safetensors.numpy.save_file(stored, os.path.join(folder, "model.safetensors"))
     with pytest.raises(ValueError, match=rf"holds {what} .*: \[.*{sorted(head)[0]}.*\] \(config.json: "
-                                         rf"architectures=\['{arch}'\]\)\. load_bert builds {'Distil' if family == 'distilbert' else ''}BertModel "
-                                         "and"):
+                                         rf"architectures=\['{arch}'\]\)\. load_bert builds "
+                                         rf"{'Distil' if family == 'distilbert' else ''}BertModel and"):
         load_bert(folder)
 
 

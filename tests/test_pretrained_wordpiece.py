@@ -82,7 +82,7 @@ def test_truncation_strategies_cut_the_part_they_name(tok):
         assert _pieces(tok, tok([a], [b], truncation=longest, max_length=9)) == [
             ["[CLS]", "the", "lawyer", "asked", "[SEP]", "she", "could", "help", "[SEP]"]]
         assert _pieces(tok, tok([a], [b], truncation=longest, max_length=8)) == [
-            ["[CLS]", "the", "lawyer", "asked", "[SEP]", "she", "could", "[SEP]"]]  # (3, 2): the longer part first, then both in turn
+            ["[CLS]", "the", "lawyer", "asked", "[SEP]", "she", "could", "[SEP]"]]  # (3, 2): the longer part first
     for off in (False, "do_not_truncate"):
         assert len(tok(a, b, truncation=off, max_length=4)["input_ids"]) == 11
 

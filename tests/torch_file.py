@@ -28,9 +28,10 @@ def _global(module: str, name: str) -> bytes:
     return b"c" + module.encode() + b"\n" + name.encode() + b"\n"
 
 
-def state_dict_pickle(tensors: dict, transposed=(), storage_module: str = "torch") -> tuple[bytes, dict]:
+def state_dict_pickle(tensors: dict, transposed=(), bfloat16=()) -> tuple[bytes, dict]:
     """(the data.pkl bytes, {storage key: raw bytes}); names in ``transposed`` are stored as the transpose
-    of a row-major array (strides (1, rows)), as a saved ``weight.t()`` is."""
+    of a row-major array (strides (1, rows)), as a saved ``weight.t()`` is; names in ``bfloat16`` (float32
+    arrays) as bfloat16, the top 16 bits of each float32."""
     out, storages = bytearray(b"\x80\x02}("), {}  # PROTO 2, EMPTY_DICT, MARK
     for i, (name, arr) in enumerate(tensors.items()):
         arr = np.asarray(arr)
@@ -39,9 +40,12 @@ def state_dict_pickle(tensors: dict, transposed=(), storage_module: str = "torch
         else:
             data = np.ascontiguousarray(arr)
             stride = tuple(s // arr.itemsize for s in data.strides)
-        storages[str(i)] = data.tobytes()
+        bf16 = name in bfloat16
+        storages[str(i)] = (data.astype(np.float32).view(np.uint32) >> 16).astype("<u2").tobytes() if bf16 \
+            else data.tobytes()
         out += _str(name) + _global("torch._utils", "_rebuild_tensor_v2") + b"("
-        out += b"(" + _str("storage") + _global(storage_module, _STORAGE[arr.dtype]) + _str(str(i)) + _str("cpu")
+        storage = _global("torch", "BFloat16Storage" if bf16 else _STORAGE[arr.dtype])
+        out += b"(" + _str("storage") + storage + _str(str(i)) + _str("cpu")
         out += _int(arr.size) + b"tQ"  # the persistent id, then BINPERSID
         out += _int(0) + _ints(arr.shape) + _ints(stride) + b"\x89"  # offset, size, stride, requires_grad=False
         out += _global("collections", "OrderedDict") + b")R" + b"tR"  # backward hooks: OrderedDict(); the call
@@ -49,8 +53,8 @@ def state_dict_pickle(tensors: dict, transposed=(), storage_module: str = "torch
     return bytes(out), storages
 
 
-def write_torch_file(path, tensors: dict, transposed=(), pickle_bytes: bytes | None = None) -> None:
-    pkl, storages = state_dict_pickle(tensors, transposed)
+def write_torch_file(path, tensors: dict, transposed=(), bfloat16=(), pickle_bytes: bytes | None = None) -> None:
+    pkl, storages = state_dict_pickle(tensors, transposed, bfloat16)
     with zipfile.ZipFile(path, "w") as z:
         z.writestr("archive/data.pkl", pkl if pickle_bytes is None else pickle_bytes)
         z.writestr("archive/byteorder", "little")

@@ -3,9 +3,9 @@ transformers' own forward: logits, every hidden state, every attention map, in f
 
 The configs are real Hub models' config.json (every field kept; only the layer count cut to 2 so CI stays
 quick), with random weights (LayerNorms and biases moved off 1 and 0 so every weight matters). Formats:
-model.safetensors, a sharded checkpoint (model.safetensors.index.json), float16-stored weights (compared
-with transformers loading that same file into float32), and PyTorch's pytorch_model.bin (torch.save). Configs tinyattn does not build must be refused
-naming the field and its value. Tolerances: float64 1e-10 relative to the largest value (measured: 2e-13 at
+model.safetensors, a sharded checkpoint (model.safetensors.index.json), float16- and bfloat16-stored weights
+(compared with transformers loading that same file into float32), and PyTorch's pytorch_model.bin
+(torch.save). Configs tinyattn does not build must be refused naming the field and its value. Tolerances: float64 1e-10 relative to the largest value (measured: 2e-13 at
 worst, gpt2-medium's widths); float32 5e-4 (measured 1.4e-4 at worst: random weights saturate the softmax).
 """
 import copy
@@ -104,9 +104,12 @@ def _tokenizer_files(folder, fam):
 
 
 def _save(model, cfg, folder, fmt):
-    if fmt == "fp16":
-        copy.deepcopy(model).half().save_pretrained(folder)
-    elif fmt == "bin":  # PyTorch's own file, as older checkpoints on the Hub have (transformers 5 writes only safetensors)
+    if fmt in ("fp16", "bf16"):
+        copy.deepcopy(model).to(torch.float16 if fmt == "fp16" else torch.bfloat16).save_pretrained(folder)
+    elif fmt == "bf16-bin":
+        os.makedirs(folder, exist_ok=True)
+        torch.save(copy.deepcopy(model).to(torch.bfloat16).state_dict(), os.path.join(folder, "pytorch_model.bin"))
+    elif fmt == "bin":  # PyTorch's own file, as older Hub checkpoints have (transformers 5 writes only safetensors)
         os.makedirs(folder, exist_ok=True)
         torch.save(model.state_dict(), os.path.join(folder, "pytorch_model.bin"))
     else:
@@ -117,7 +120,7 @@ def _save(model, cfg, folder, fmt):
     with open(os.path.join(folder, "config.json"), "w") as f:  # the Hub's config.json, as it is
         json.dump(cfg, f)
     _tokenizer_files(folder, _family(cfg))
-    if fmt == "fp16":  # the reference: transformers reading the float16 file into float32
+    if fmt in ("fp16", "bf16", "bf16-bin"):  # the reference: transformers reading that file into float32
         cls = type(model)
         model = cls.from_pretrained(folder, dtype=torch.float32, attn_implementation="eager").eval()
     return model
@@ -173,7 +176,7 @@ def test_real_configs_match_transformers(tmp_path, name):
         assert max(worst.values()) < tol, (name, np.dtype(dtype).name, worst)
 
 
-@pytest.mark.parametrize("fmt", ["sharded", "fp16", "bin"])
+@pytest.mark.parametrize("fmt", ["sharded", "fp16", "bf16", "bin", "bf16-bin"])
 @pytest.mark.parametrize("name", ["sshleifer/tiny-gpt2", "prajjwal1/bert-tiny", "distilbert"])
 def test_sharded_float16_and_pytorch_files(tmp_path, fmt, name):
     hf, cfg = _build({"sshleifer/tiny-gpt2": dict(TINY_GPT2, n_embd=64, n_head=4), "prajjwal1/bert-tiny": SMALL_BERT,
@@ -184,7 +187,8 @@ def test_sharded_float16_and_pytorch_files(tmp_path, fmt, name):
 
 
 @pytest.mark.parametrize("cfg", [
-    dict(TINY_GPT2, n_embd=16, activation_function="gelu"), dict(TINY_GPT2, n_embd=16, activation_function="gelu_pytorch_tanh"),
+    dict(TINY_GPT2, n_embd=16, activation_function="gelu"),
+    dict(TINY_GPT2, n_embd=16, activation_function="gelu_pytorch_tanh"),
     dict(TINY_GPT2, n_embd=16, n_inner=37), dict(TINY_GPT2, n_embd=16, tie_word_embeddings=False),
     dict(TINY_GPT2, n_embd=16, layer_norm_epsilon=0.5), dict(TINY_GPT2, n_embd=16, n_positions=16),
     dict(SMALL_BERT, hidden_act="gelu_new"), dict(SMALL_BERT, layer_norm_eps=0.5), dict(SMALL_BERT, type_vocab_size=3),

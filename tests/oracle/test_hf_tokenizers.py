@@ -20,7 +20,8 @@ TEXT = ("The quick brown fox jumps over the lazy dog. Hello world! It's 2024; na
         "it's not butter. Attention is all you need.") * 20
 PIECES = ["the", "The", "quick", "fox", "naïve", "café", "Café", "résumé", "e\u0301", "A\u030a", "ǅ", "ß", "İ", "ﬁ",
           "中文", "東京", "日本語", "한국어", "😀", "👩\u200d👩\u200d👧", "🇫🇷", "\x00", "\x07", "\u200b", "\ufeff", "\u00ad",
-          "\x7f", " ", "  ", "   ", "\t", "\n", "\r\n", "\u3000", "\xa0", "\u2028", "[MASK]", "[mask]", "[CLS]", "[SEP]",
+          "\x7f", " ", "  ", "   ", "\t", "\n", "\r\n", "\u3000", "\xa0", "\u2028", "[MASK]", "[mask]", "[CLS]",
+          "[SEP]",
           "[PAD]", "[UNK]", "<|endoftext|>", "<|ENDOFTEXT|>", "'s", "can't", "!", "?", "...", "—", "«", "$5.00", "3.14",
           "x²", "Ω", "\U0001d400", "ｶ", "#", "##", "##ing", "unaffable"]
 OPTIONS = [dict(padding=True), dict(padding="max_length", max_length=16), dict(padding="max_length", max_length=3),

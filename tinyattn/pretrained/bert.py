@@ -176,8 +176,8 @@ def _check(f, names: dict, c: dict, where: str) -> bool:
         if shape != shape_needed:
             raise ValueError(f"{where}: {key!r} has shape {shape} but config.json ({sizes}) needs {shape_needed}")
         if dtype not in FLOATS:
-            raise ValueError(f"{where}: {key!r} has dtype {dtype}; expected floats NumPy can read "
-                             f"({', '.join(FLOATS)}; BF16 has no NumPy dtype)")
+            raise ValueError(f"{where}: {key!r} has dtype {dtype}; expected floats "
+                             f"({', '.join(FLOATS)})")
     return has_head
 
 

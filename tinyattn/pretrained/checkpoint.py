@@ -28,7 +28,9 @@ def _safe_open():
     return safe_open
 
 
-FLOATS = {"F16": "float16", "F32": "float32", "F64": "float64"}  # safetensors' names NumPy can read
+# The stored float dtypes read here (safetensors' names). NumPy has no bfloat16: BF16 is read as float32, exactly
+# (a bfloat16 is a float32 with the low 16 bits of its mantissa cut off).
+FLOATS = {"F16": "float16", "F32": "float32", "F64": "float64", "BF16": "float32"}
 
 
 # The weight files a folder may hold, in the order they are looked for: (single file, index of its shards).
@@ -50,8 +52,16 @@ class Weights:
     def get_slice(self, key: str):
         return self._files[self._owner[key]].get_slice(key)
 
-    def get_tensor(self, key: str):
-        return self._files[self._owner[key]].get_tensor(key)
+    def get_tensor(self, key: str) -> np.ndarray:
+        name = self._owner[key]
+        f = self._files[name]
+        if f.get_slice(key).get_dtype() != "BF16":
+            return f.get_tensor(key)
+        # bfloat16: its 16 bits as uint16 (safetensors' numpy reader refuses BF16, so read from the file's header),
+        # then shifted into the high half of a float32
+        bits = f.get_tensor(key) if name.endswith(".bin") else \
+            _raw_safetensors(os.path.join(os.path.dirname(self.where), name), key, "<u2")  # torch_pickle: uint16
+        return (bits.astype(np.uint32) << 16).view(np.float32)
 
     def __enter__(self) -> "Weights":
         return self
@@ -59,6 +69,17 @@ class Weights:
     def __exit__(self, *exc) -> None:
         for f in self._files.values():
             f.__exit__(None, None, None)
+
+
+def _raw_safetensors(path: str, key: str, dtype: str) -> np.ndarray:
+    """Tensor ``key`` of a safetensors file as raw numbers of ``dtype``: an 8-byte little-endian header length,
+    the JSON header ({name: {"dtype", "shape", "data_offsets": [begin, end]}}), then the data."""
+    with open(path, "rb") as fh:
+        n = int.from_bytes(fh.read(8), "little")
+        info = json.loads(fh.read(n))[key]
+        begin, end = info["data_offsets"]
+        fh.seek(8 + n + begin)
+        return np.frombuffer(fh.read(end - begin), dtype=dtype).reshape(info["shape"])
 
 
 def _open(path: str):

@@ -97,7 +97,8 @@ def _check_weights(f, names: dict, cfg: dict, where: str) -> None:
         more = f" and {len(missing) - 5} more" if len(missing) > 5 else ""
         raise ValueError(f"{where} is missing weights {missing[:5]}{more} (for n_layer={cfg['n_layer']})")
     unexpected = [k for k in names if k not in expected and k != "lm_head.weight"]
-    head = task_head_error(where, unexpected, cfg, "load_gpt2", "GPT2Model and GPT2LMHeadModel (the language-model head)")
+    head = task_head_error(where, unexpected, cfg, "load_gpt2",
+                           "GPT2Model and GPT2LMHeadModel (the language-model head)")
     if head is not None:
         raise head
     if unexpected:
@@ -111,8 +112,8 @@ def _check_weights(f, names: dict, cfg: dict, where: str) -> None:
             raise ValueError(f"{where}: {k!r} has shape {shape} but config.json (n_embd={cfg['n_embd']}, "
                              f"vocab_size={cfg['vocab_size']}, n_positions={cfg['n_positions']}) needs {expected[k]}")
         if dtype not in _FLOATS:
-            raise ValueError(f"{where}: {k!r} has dtype {dtype}; expected floats NumPy can read "
-                             f"({', '.join(_FLOATS)}; BF16 has no NumPy dtype)")
+            raise ValueError(f"{where}: {k!r} has dtype {dtype}; expected floats "
+                             f"({', '.join(_FLOATS)})")
 
 
 def _embedding_state(get) -> dict[str, np.ndarray]:

@@ -40,7 +40,7 @@ def test_not_a_folder(tmp_path):
 
 @pytest.mark.parametrize("name, message", [
     ("config.json", "has no config.json"),
-    ("model.safetensors", "has no model.safetensors"),
+    ("model.safetensors", "has no weights: expected model.safetensors or"),
     ("vocab.json", r"missing: vocab.json"),
     ("merges.txt", r"missing: merges.txt"),
 ])
@@ -50,9 +50,10 @@ def test_missing_file(ckpt, name, message):
         load_gpt2(ckpt[0])
 
 
-def test_pytorch_bin_instead_of_safetensors(ckpt):
+def test_a_pytorch_bin_that_is_not_a_zip_archive(ckpt):  # (a real one loads: test_pretrained_checkpoint.py)
     os.rename(os.path.join(ckpt[0], "model.safetensors"), os.path.join(ckpt[0], "pytorch_model.bin"))
-    with pytest.raises(FileNotFoundError, match="fetch the .safetensors file"):
+    with pytest.raises(ValueError, match="pytorch_model.bin is not a zip archive: PyTorch before 1.6 .* fetch the "
+                                         "checkpoint's .safetensors"):
         load_gpt2(ckpt[0])
 
 
@@ -140,20 +141,40 @@ def test_merge_of_unknown_symbols(ckpt):
         load_gpt2(ckpt[0])
 
 
-def test_bfloat16_weights_are_refused_by_name(ckpt):
-    """BF16 has no NumPy dtype; the file is written by hand (8-byte header length, JSON header, raw bytes)."""
-    folder, _, w = ckpt
+def _write_by_hand(folder, w, dtype_of) -> None:
+    """model.safetensors written byte by byte (8-byte header length, JSON header, raw data), so that dtypes
+    NumPy has no name for can be stored: dtype_of(name) -> "F32", "BF16" (the top 16 bits of each float32) or "I32"."""
     header, blobs, at = {}, [], 0
     for k, v in w.items():
-        raw = v.tobytes() if k != "ln_f.bias" else (v.view(np.uint32) >> 16).astype(np.uint16).tobytes()
-        header[k] = {"dtype": "F32" if k != "ln_f.bias" else "BF16", "shape": list(v.shape),
-                     "data_offsets": [at, at + len(raw)]}
+        kind = dtype_of(k)
+        raw = {"F32": lambda: v.astype(np.float32).tobytes(), "I32": lambda: v.astype(np.int32).tobytes(),
+               "BF16": lambda: (v.astype(np.float32).view(np.uint32) >> 16).astype(np.uint16).tobytes()}[kind]()
+        header[k] = {"dtype": kind, "shape": list(v.shape), "data_offsets": [at, at + len(raw)]}
         blobs.append(raw)
         at += len(raw)
     text = json.dumps(header).encode()
     with open(os.path.join(folder, "model.safetensors"), "wb") as f:
         f.write(len(text).to_bytes(8, "little") + text + b"".join(blobs))
-    with pytest.raises(ValueError, match="'ln_f.bias' has dtype BF16; expected floats NumPy can read"):
+
+
+def test_bfloat16_weights_are_read_exactly(ckpt, tmp_path):
+    """NumPy has no bfloat16: each is read as the float32 whose low 16 mantissa bits are 0, which it is."""
+    folder, cfg, w = ckpt
+    _write_by_hand(folder, w, lambda k: "BF16" if k != "ln_f.bias" else "F32")
+    cut = {k: (v.astype(np.float32).view(np.uint32) & 0xFFFF0000).view(np.float32) if k != "ln_f.bias" else v
+           for k, v in w.items()}
+    assert any(np.any(cut[k] != w[k]) for k in w)  # the cut changed the weights
+    same, _, _ = write_checkpoint(tmp_path / "f32", weights=cut)
+    model = load_gpt2(folder, dtype=np.float64)[0]
+    assert model.tok_emb.weight.numpy().tolist() == cut["wte.weight"].astype(np.float64).tolist()
+    ids = np.array([[1, 5, 9, 200, 7]])
+    np.testing.assert_array_equal(model(ids).numpy(), load_gpt2(same, dtype=np.float64)[0](ids).numpy())
+
+
+def test_integer_weights_are_refused_by_name(ckpt):
+    folder, _, w = ckpt
+    _write_by_hand(folder, w, lambda k: "I32" if k == "ln_f.bias" else "F32")
+    with pytest.raises(ValueError, match=r"'ln_f.bias' has dtype I32; expected floats \(F16, F32, F64, BF16\)"):
         load_gpt2(folder)
 
 

@@ -64,3 +64,50 @@ def test_special_tokens_and_padding(tok):
     assert batch["attention_mask"].numpy().tolist() == [[1, 1, 1, 1], [1, 1, 1, 0]]
     assert batch["token_type_ids"].numpy().tolist() == [[0] * 4] * 2
     assert len(tok) == len(VOCAB)
+
+
+# ---------------------------------------------------------------------------- truncation and padding options
+def _pieces(tok, enc):
+    return [tok.convert_ids_to_tokens(row) for row in enc["input_ids"]]
+
+
+def test_truncation_strategies_cut_the_part_they_name(tok):
+    a, b = "the lawyer asked the doctor", "she could help"  # 5 and 3 pieces; with [CLS] [SEP] [SEP]: 11
+    only_second = tok([a], [b], truncation="only_second", max_length=9)
+    assert _pieces(tok, only_second) == [["[CLS]", "the", "lawyer", "asked", "the", "doctor", "[SEP]", "she", "[SEP]"]]
+    assert only_second["token_type_ids"] == [[0] * 7 + [1] * 2]
+    only_first = tok([a], [b], truncation="only_first", max_length=9)
+    assert _pieces(tok, only_first) == [["[CLS]", "the", "lawyer", "asked", "[SEP]", "she", "could", "help", "[SEP]"]]
+    for longest in (True, "longest_first"):  # the longer part loses tokens first, until both are equally long
+        assert _pieces(tok, tok([a], [b], truncation=longest, max_length=9)) == [
+            ["[CLS]", "the", "lawyer", "asked", "[SEP]", "she", "could", "help", "[SEP]"]]
+        assert _pieces(tok, tok([a], [b], truncation=longest, max_length=8)) == [
+            ["[CLS]", "the", "lawyer", "asked", "[SEP]", "she", "could", "[SEP]"]]  # (3, 2): the longer part first
+    for off in (False, "do_not_truncate"):
+        assert len(tok(a, b, truncation=off, max_length=4)["input_ids"]) == 11
+
+
+def test_truncation_that_cannot_be_done_or_is_misspelled(tok):
+    with pytest.raises(ValueError, match="truncation='only_second', max_length=4: .*Second sequence not provided"):
+        tok("the lawyer asked the doctor", truncation="only_second", max_length=4)
+    with pytest.raises(ValueError, match="truncation='only_first', max_length=5: .*too short"):
+        tok("it", "she could help", truncation="only_first", max_length=5)  # [CLS] it [SEP] + 4: nothing to cut
+    with pytest.raises(ValueError, match=r"truncation must be one of \[False, 'do_not_truncate', True, "
+                                         r"'longest_first', 'only_first', 'only_second'\], got 'only_third'"):
+        tok("it", truncation="only_third", max_length=4)
+
+
+def test_max_length_padding_leaves_a_longer_text_as_it_is(tok):
+    enc = tok(["it", "the lawyer asked the doctor"], padding="max_length", max_length=4)
+    assert [len(r) for r in enc["input_ids"]] == [4, 7]  # padded to 4; 7 tokens stay 7 (no truncation asked)
+    assert enc["attention_mask"] == [[1, 1, 1, 0], [1] * 7]
+    with pytest.raises(ValueError, match=r"different lengths \(\[4, 7\] tokens\).* truncation=True"):
+        tok(["it", "the lawyer asked the doctor"], padding="max_length", max_length=4, return_tensors="pt")
+    cut = tok(["it", "the lawyer asked the doctor"], padding="max_length", truncation=True, max_length=4,
+              return_tensors="np")
+    assert cut["input_ids"].shape == (2, 4)
+
+
+def test_an_empty_second_text_is_no_second_text(tok):
+    assert tok("she sat", "") == tok("she sat")  # a lone "" pair: as Hugging Face, a single text
+    assert tok(["she sat"], [""])["input_ids"] == [tok("she sat")["input_ids"] + [tok.sep_token_id]]  # a list: a pair

@@ -9,17 +9,28 @@ __all__ = ["AutoModel", "AutoTokenizer"]
 _FAMILIES = ("gpt2", "bert", "distilbert")
 
 
+def _family(folder: str, who: str) -> str:
+    """config.json's model_type, which must be one of the families read here."""
+    cfg = read_json(folder, "config.json", "a Hugging Face checkpoint folder holds it")
+    family = cfg.get("model_type")
+    if family in _FAMILIES:
+        return family
+    if family is None:  # Hugging Face's Auto classes then guess from the folder's name; nothing is guessed here
+        raise ValueError(f"{who}.from_pretrained: {folder}'s config.json has no model_type, so the family is not "
+                         f"known (tinyattn reads {', '.join(map(repr, _FAMILIES))}); call load_bert or load_gpt2, "
+                         "which read the family's own fields")
+    raise ValueError(f"{who}.from_pretrained: config.json's model_type is {family!r}; tinyattn reads "
+                     f"{', '.join(map(repr, _FAMILIES))}")
+
+
 def _load(path, dtype=None, who: str = "AutoModel"):
     folder = resolve(path, f"{who}.from_pretrained", "config.json, model.safetensors and the tokenizer's files")
-    family = read_json(folder, "config.json", "a Hugging Face checkpoint folder holds it").get("model_type")
+    family = _family(folder, who)
     if family == "gpt2":
         from .gpt2 import load_gpt2
         return load_gpt2(folder, dtype)
-    if family in ("bert", "distilbert"):
-        from .bert import load_bert
-        return load_bert(folder, dtype)
-    raise ValueError(f"{who}.from_pretrained: config.json's model_type is {family!r}; tinyattn reads "
-                     f"{', '.join(map(repr, _FAMILIES))}")
+    from .bert import load_bert  # "bert" or "distilbert"
+    return load_bert(folder, dtype)
 
 
 class AutoModel:
@@ -40,12 +51,9 @@ class AutoTokenizer:
     @staticmethod
     def from_pretrained(path):
         folder = resolve(path, "AutoTokenizer.from_pretrained", "config.json and the tokenizer's files")
-        family = read_json(folder, "config.json", "a Hugging Face checkpoint folder holds it").get("model_type")
+        family = _family(folder, "AutoTokenizer")
         if family == "gpt2":
             from .tokenizer import load_tokenizer
             return load_tokenizer(folder)
-        if family in ("bert", "distilbert"):
-            from .wordpiece import load_wordpiece
-            return load_wordpiece(folder, family)
-        raise ValueError(f"AutoTokenizer.from_pretrained: config.json's model_type is {family!r}; tinyattn reads "
-                         f"{', '.join(map(repr, _FAMILIES))}")
+        from .wordpiece import load_wordpiece  # "bert" or "distilbert"
+        return load_wordpiece(folder, family)

@@ -20,7 +20,7 @@ from __future__ import annotations
 import os
 
 from .. import get_rng
-from .checkpoint import FLOATS, float_dtype, open_weights, read_json
+from .checkpoint import FLOATS, float_dtype, open_weights, read_json, task_head_error
 from .encoder import BertModel
 from .hub import resolve
 
@@ -54,6 +54,8 @@ _HEAD_START = {"bert": "cls.predictions.", "distilbert": "vocab_"}
 _TIED = {"bert": ("cls.predictions.decoder.weight", "cls.predictions.decoder.bias"),  # copies of what is tied
          "distilbert": ("vocab_projector.weight",)}
 # Weights of other heads some checkpoints carry (BertForPreTraining's pooler and next-sentence head): not used here.
+_BUILDS = {"bert": "BertModel and BertForMaskedLM / BertForPreTraining (their masked-LM head)",
+           "distilbert": "DistilBertModel and DistilBertForMaskedLM"}
 _UNUSED = {"bert": ("pooler.", "cls.seq_relationship.", "embeddings.position_ids"),
            "distilbert": ("embeddings.position_ids",)}
 
@@ -63,7 +65,13 @@ def read_bert_config(folder: str) -> dict:
     path = os.path.join(folder, "config.json")
     cfg = read_json(folder, "config.json", f"a Hugging Face BERT or DistilBERT folder holds {_NEEDS}")
     family = cfg.get("model_type")
+    if family is None:  # older configs (prajjwal1/bert-tiny, Google's BERT miniatures) have no model_type:
+        # as BertModel.from_pretrained does, read the fields; the family is the one whose size names are there
+        family = next((fam for fam, sizes in _SIZES.items() if all(k in cfg for k in sizes)), None)
     if family not in _SIZES:
+        if "model_type" not in cfg:
+            raise ValueError(f"{path} has no model_type and not all the size fields of either family (bert: "
+                             f"{', '.join(_SIZES['bert'])}; distilbert: {', '.join(_SIZES['distilbert'])})")
         raise ValueError(f"{path}: model_type is {family!r}; load_bert reads model_type 'bert' or 'distilbert'"
                          + (" (use load_gpt2 for GPT-2)" if family == "gpt2" else ""))
     out = {"family": family}
@@ -152,6 +160,9 @@ def _check(f, names: dict, c: dict, where: str) -> bool:
                          f"{c['L']} layers{what}")
     tied = {k: (c["V"], c["C"]) if k.endswith("weight") else (c["V"],) for k in _TIED[fam]}
     unexpected = [k for k in names if k not in expected and k not in tied and not k.startswith(_UNUSED[fam])]
+    head = task_head_error(where, unexpected, c["raw"], "load_bert", _BUILDS[fam])
+    if head is not None:
+        raise head
     if unexpected:
         raise ValueError(f"{where} has weights a {fam} with this config does not have: {unexpected[:5]} "
                          f"({len(unexpected)} in all; config.json says {c['L']} layers)")
@@ -165,8 +176,8 @@ def _check(f, names: dict, c: dict, where: str) -> bool:
         if shape != shape_needed:
             raise ValueError(f"{where}: {key!r} has shape {shape} but config.json ({sizes}) needs {shape_needed}")
         if dtype not in FLOATS:
-            raise ValueError(f"{where}: {key!r} has dtype {dtype}; expected floats NumPy can read "
-                             f"({', '.join(FLOATS)}; BF16 has no NumPy dtype)")
+            raise ValueError(f"{where}: {key!r} has dtype {dtype}; expected floats "
+                             f"({', '.join(FLOATS)})")
     return has_head
 
 
@@ -203,10 +214,9 @@ def load_bert(path, dtype=None):
     if tokenizer.vocab_size > c["V"]:
         raise ValueError(f"{folder}: the tokenizer has {tokenizer.vocab_size} tokens but config.json has "
                          f"vocab_size={c['V']}: some ids would have no embedding")
-    where = os.path.join(folder, "model.safetensors")
     with open_weights(folder) as f:
         names = _names(f.keys(), c["family"])
-        has_head = _check(f, names, c, where)
+        has_head = _check(f, names, c, f.where)
         model = build_bert(c, has_head, dtype)
         body, head = _schema(c)
         wanted = {**body, **(head if has_head else {})}  # {the family's name: (this model's name, shape)}

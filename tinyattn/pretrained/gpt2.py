@@ -26,7 +26,7 @@ from ..nn.hook_points import hooked_layer_norm
 from ..nn.transformer import _last
 from .hub import resolve
 from .checkpoint import FLOATS as _FLOATS, float_dtype as _dtype, open_weights as _open_weights
-from .checkpoint import read_json as _read_json
+from .checkpoint import read_json as _read_json, task_head_error
 
 __all__ = ["load_gpt2", "read_config", "build_model", "GPT2LMHeadModel"]
 
@@ -97,6 +97,10 @@ def _check_weights(f, names: dict, cfg: dict, where: str) -> None:
         more = f" and {len(missing) - 5} more" if len(missing) > 5 else ""
         raise ValueError(f"{where} is missing weights {missing[:5]}{more} (for n_layer={cfg['n_layer']})")
     unexpected = [k for k in names if k not in expected and k != "lm_head.weight"]
+    head = task_head_error(where, unexpected, cfg, "load_gpt2",
+                           "GPT2Model and GPT2LMHeadModel (the language-model head)")
+    if head is not None:
+        raise head
     if unexpected:
         raise ValueError(f"{where} has weights a GPT-2 with this config does not have: {unexpected[:5]} "
                          f"(n_layer={cfg['n_layer']} in config.json)")
@@ -108,8 +112,8 @@ def _check_weights(f, names: dict, cfg: dict, where: str) -> None:
             raise ValueError(f"{where}: {k!r} has shape {shape} but config.json (n_embd={cfg['n_embd']}, "
                              f"vocab_size={cfg['vocab_size']}, n_positions={cfg['n_positions']}) needs {expected[k]}")
         if dtype not in _FLOATS:
-            raise ValueError(f"{where}: {k!r} has dtype {dtype}; expected floats NumPy can read "
-                             f"({', '.join(_FLOATS)}; BF16 has no NumPy dtype)")
+            raise ValueError(f"{where}: {k!r} has dtype {dtype}; expected floats "
+                             f"({', '.join(_FLOATS)})")
 
 
 def _embedding_state(get) -> dict[str, np.ndarray]:
@@ -234,7 +238,8 @@ def _conv1d_layout(model: GPT2LMHeadModel) -> GPT2LMHeadModel:
 def load_gpt2(path, dtype=None):
     """A Hugging Face GPT-2 checkpoint folder, or a model name in the local cache ("gpt2") -> (model, tokenizer).
 
-    The folder holds config.json, model.safetensors, and vocab.json + merges.txt or tokenizer.json
+    The folder holds config.json, model.safetensors (or its shards and model.safetensors.index.json), and
+    vocab.json + merges.txt or tokenizer.json
     (as ``hf download gpt2 --include "*.json" --include "*.txt" --include "*.safetensors"`` fetches them).
     model: a GPT2LMHeadModel (a TransformerLM) in eval mode: model(idx (B, T) ints) -> logits (B, T, vocab_size),
     model(idx, return_weights=True) -> (logits, a list over layers of weights (B, H, T, T)),
@@ -252,10 +257,9 @@ def load_gpt2(path, dtype=None):
     if tokenizer.vocab_size > cfg["vocab_size"]:
         raise ValueError(f"{folder}: the tokenizer has {tokenizer.vocab_size} tokens but config.json has "
                          f"vocab_size={cfg['vocab_size']}: some ids would have no embedding")
-    where = os.path.join(folder, "model.safetensors")
     with _open_weights(folder) as f:
         names = _names(f)
-        _check_weights(f, names, cfg, where)
+        _check_weights(f, names, cfg, f.where)
         model = build_model(cfg, dtype)
 
         def get(name: str) -> np.ndarray:

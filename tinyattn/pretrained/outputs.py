@@ -68,6 +68,9 @@ class BatchEncoding(dict):
 
 
 _PADDING = {False: False, "do_not_pad": False, True: "longest", "longest": "longest", "max_length": "max_length"}
+# Hugging Face's truncation strategies -> the `tokenizers` library's names (None: no truncation).
+_TRUNCATION = {False: None, "do_not_truncate": None, True: "longest_first", "longest_first": "longest_first",
+               "only_first": "only_first", "only_second": "only_second"}
 _TENSORS = (None, "pt", "np")
 
 
@@ -132,10 +135,14 @@ class HFTokenizer:
         """text (str or list of str) [, text_pair] -> BatchEncoding with self.model_input_names.
 
         return_tensors: None (lists), "pt" (tinyattn int64 tensors (B, T)) or "np" (arrays (B, T)).
-        padding: False, True / "longest" (to the longest text) or "max_length"; on the right, with pad_token.
-        truncation=True cuts each text (or pair, longest first) to max_length tokens, special tokens included.
+        padding: False, True / "longest" (to the longest text) or "max_length" (each text shorter than max_length
+        to max_length; a longer one stays longer unless truncated); on the right, with pad_token.
+        truncation: True / "longest_first" cuts each text (or pair, the longer part first) to max_length tokens,
+        special tokens included; "only_first" / "only_second" cut only that part of a pair.
         """
         texts, single = _texts(text, "text")
+        if single and text_pair == "":  # as Hugging Face's tokenizers: an empty second text is no second text
+            text_pair = None
         if text_pair is not None:
             pairs, single_pair = _texts(text_pair, "text_pair")
             if single_pair != single or len(pairs) != len(texts):
@@ -148,35 +155,44 @@ class HFTokenizer:
         if padding not in _PADDING:
             raise ValueError(f"padding must be one of {list(_PADDING)}, got {padding!r}")
         pad = _PADDING[padding]
-        if (pad == "max_length" or truncation) and max_length is None:
+        if truncation not in _TRUNCATION:
+            raise ValueError(f"truncation must be one of {list(_TRUNCATION)}, got {truncation!r}")
+        strategy = _TRUNCATION[truncation]
+        if (pad == "max_length" or strategy) and max_length is None:
             raise ValueError(f"padding={padding!r}, truncation={truncation!r} needs max_length=N")
         if max_length is not None:
             checks.positive_int("max_length", max_length)
         if pad and self.pad_token_id is None:
             raise ValueError("padding needs a pad token and this tokenizer has none (GPT-2 has none): set one, "
                              "e.g. tokenizer.pad_token = tokenizer.eos_token, or call with padding=False")
-        if truncation:
-            self._tok.enable_truncation(max_length)
+        if strategy:
+            self._tok.enable_truncation(max_length, strategy=strategy)
         try:
             encs = self._tok.encode_batch(inputs, add_special_tokens=add_special_tokens)
+        except Exception as e:  # the library's own message: "Second sequence not provided", "... too short ..."
+            if not strategy:
+                raise
+            raise ValueError(f"truncation={truncation!r}, max_length={max_length}: {e}") from None
         finally:
             self._tok.no_truncation()
         rows = {"input_ids": [list(e.ids) for e in encs], "token_type_ids": [list(e.type_ids) for e in encs],
                 "attention_mask": [[1] * len(e.ids) for e in encs]}
         lengths = [len(r) for r in rows["input_ids"]]
         if pad:
-            width = max(lengths) if pad == "longest" else max(max_length, max(lengths))
+            width = max(lengths) if pad == "longest" else max_length  # a text longer than max_length stays so
             fill = {"input_ids": self.pad_token_id, "token_type_ids": 0, "attention_mask": 0}
             for key, value in fill.items():
-                rows[key] = [r + [value] * (width - len(r)) for r in rows[key]]
+                rows[key] = [r + [value] * max(0, width - len(r)) for r in rows[key]]
+            lengths = [len(r) for r in rows["input_ids"]]
         out = BatchEncoding()
         for key in self.model_input_names:
             out[key] = rows[key]
         if return_tensors is None:
             return BatchEncoding({k: v[0] for k, v in out.items()}) if single else out
-        if len(set(lengths)) > 1 and not pad:
+        if len(set(lengths)) > 1:
+            fix = "truncation=True (or a larger max_length)" if pad == "max_length" else "padding=True"
             raise ValueError(f"the texts have different lengths ({sorted(set(lengths))} tokens): a tensor needs "
-                             "one length, so call with padding=True")
+                             f"one length, so call with {fix}")
         for key in out:
             arr = np.array(out[key], dtype=np.int64)  # (B, T)
             out[key] = Tensor(arr) if return_tensors == "pt" else arr

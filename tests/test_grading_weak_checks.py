@@ -1,4 +1,5 @@
-"""Red team, round five: cheats on ex01, ex04, ex07, ex09, ex11, ex13 and ex14 that earned points they should not, now closed.
+"""Red team, rounds five and six: cheats on ex01, ex03, ex04, ex06, ex07, ex09, ex10, ex11, ex12, ex13, ex14 and ex15
+that earned points they should not, now closed.
 
 Each fixture in grading_fixtures/weak_checks/ is a learner's file (its docstring says what it earned before and
 after). The seed sweeps grade in this process (a namespace of the file's functions, fast); one run grades the
@@ -14,6 +15,11 @@ files in the sandbox, as the batch grader does.
 * ex01, ex14: float32 digits in a float64 result (scores computed in float32; a cache rounded to float32) passed
   rtol 1e-6 on some seeds, and on every seed where the answer is a copy (ex07's heads, ex11's repeat_kv): ex01 now
   checks float64 scores to rtol 1e-9; copies (ex07, repeat_kv, ex14's cache) must be exact.
+* ex03, ex06, ex10, ex15 (round six): float32 where float64 is asked. apply_mask copies the scores (now exact, in
+  their dtype), unbroadcast's sums and rnn_forward's states are checked to rtol 1e-9 in float64, patch_heads' grid
+  must be float64 as its docstring says.
+* ex12 (round six): the online-softmax check's limit counted what the process mapped when the call started, so an
+  array made while the file loaded and freed in the call was room for a whole row of scores (sandbox and process).
 """
 from __future__ import annotations
 
@@ -127,7 +133,23 @@ def test_a_table_copied_from_the_release_rarely_answers_a_private_seed(name, ex_
     assert mean_points(ex_id, cheat, SWEEP) <= bound
 
 
-@pytest.mark.parametrize("ex_id", ["ex01", "ex04", "ex07", "ex09", "ex11", "ex13", "ex14"])
+@pytest.mark.parametrize("seed", SEEDS)
+@pytest.mark.parametrize("name, points", [
+    ("float32_result_ex03.py", {"causal_mask": 2, "apply_mask": 0}),
+    ("float32_digits_ex03.py", {"causal_mask": 2, "apply_mask": 0}),
+    ("float32_result_ex06.py", {"unbroadcast": 0, "matmul_backward": 6}),
+    ("float32_digits_ex06.py", {"unbroadcast": 0, "matmul_backward": 6}),
+    ("float32_inside_ex10.py", {"rnn_forward": 0, "rnn_backward": 0}),
+    ("float32_grid_ex15.py", {"patch_heads": 0})])
+def test_float32_where_float64_is_asked_earns_nothing_for_that_part(name, points, seed):
+    got, results = grade(name[-7:-3], seed, load(HERE / name))
+    assert got == points, [(r.name, r.message) for r in results if not r.passed]
+    if name.startswith("float32_result") or name.endswith("ex15.py"):
+        assert any("float32" in r.message and "dtype" in r.message for r in results if not r.passed)
+
+
+@pytest.mark.parametrize("ex_id", ["ex01", "ex03", "ex04", "ex06", "ex07", "ex09", "ex10", "ex11", "ex13", "ex14",
+                                   "ex15"])
 def test_the_solutions_keep_full_marks_on_every_seed(ex_id):
     sol = load(SOLUTIONS / get(ex_id).filename)
     assert all(sum(grade(ex_id, seed, sol)[0].values()) == get(ex_id).points for seed in SWEEP[:60])
@@ -136,7 +158,8 @@ def test_the_solutions_keep_full_marks_on_every_seed(ex_id):
 def test_the_fixtures_earn_the_same_in_the_sandbox(tmp_path):
     want = {"fill_minus_1e4_ex04.py": 6, "renormalise_after_softmax_ex04.py": 6, "fill_minus_1e9_ex04.py": 10,
             "float32_result_ex07.py": 0, "float32_result_ex11.py": 0, "float32_inside_ex01.py": 0,
-            "float32_cache_ex14.py": 0}
+            "float32_cache_ex14.py": 0, "float32_result_ex03.py": 2, "float32_digits_ex06.py": 6,
+            "float32_inside_ex10.py": 0, "float32_grid_ex15.py": 0}
     tasks = []
     for name in want:
         ex = get(name[-7:-3])
@@ -147,3 +170,21 @@ def test_the_fixtures_earn_the_same_in_the_sandbox(tmp_path):
     results = run_tasks(tasks, SEED, 60.0, default_jobs(), isolation=ISOLATION)
     assert {name: r.points for name, r in zip(want, results)} == want, \
         [(r.status, [c for c in r.checks if not c["passed"]]) for r in results]
+
+
+@pytest.mark.parametrize("isolation", sorted({ISOLATION, "process"}))
+def test_memory_mapped_at_import_is_no_room_for_the_call(tmp_path, isolation):
+    """ex12's online-softmax check limits what the call adds to what the process maps when the call starts: 64 MiB
+    mapped while the file loaded, freed when the call starts, held a whole row of scores (15/15; 0/15 without
+    it). What the file mapped while it loaded is left out of the limit now; the solution keeps its 15 points."""
+    ex = get("ex12")
+    tasks = []
+    for name, path in (("cheat", HERE / "reserve_freed_ex12.py"), ("solution", SOLUTIONS / ex.filename)):
+        (tmp_path / name).mkdir()
+        shutil.copy(path, tmp_path / name / ex.filename)
+        tasks.append((tmp_path / name / ex.filename, ex))
+    cheat, solution = run_tasks(tasks, SEED, 60.0, default_jobs(), isolation=isolation)
+    assert (cheat.points, solution.points) == (0, 15), [c for c in cheat.checks if not c["passed"]]
+    failed = [c for c in cheat.checks if not c["passed"]]
+    assert [c["mistake"] for c in failed] == ["flash_materializes_scores"]
+    assert failed[0]["name"].startswith("the online softmax, measured")

@@ -18,8 +18,10 @@ files in the sandbox, as the batch grader does.
 * ex03, ex06, ex10, ex15 (round six): float32 where float64 is asked. apply_mask copies the scores (now exact, in
   their dtype), unbroadcast's sums and rnn_forward's states are checked to rtol 1e-9 in float64, patch_heads' grid
   must be float64 as its docstring says.
-* ex12 (round six): the online-softmax check's limit counted what the process mapped when the call started, so an
-  array made while the file loaded and freed in the call was room for a whole row of scores (sandbox and process).
+* ex12 (round six): the online-softmax check's limit counted what the process mapped when the call started, and was
+  set by the harness after the learner's file had run: an array made at import and freed in the call, or the
+  harness's function replaced at import, was room for a whole row of scores. Every limit is now set before the
+  file loads.
 """
 from __future__ import annotations
 
@@ -43,6 +45,7 @@ from tinyattn.grading.oracle import FIXTURE_SEEDS
 pytestmark = pytest.mark.instructor           # the references record the tables a release would ship
 
 HERE = Path(__file__).resolve().parent / "grading_fixtures" / "weak_checks"
+TAMPER = HERE.parent / "tamper"
 SOLUTIONS = Path(__file__).resolve().parent.parent / "solutions"
 SEEDS = range(1, 21)
 SWEEP = range(1, 201)
@@ -173,18 +176,22 @@ def test_the_fixtures_earn_the_same_in_the_sandbox(tmp_path):
 
 
 @pytest.mark.parametrize("isolation", sorted({ISOLATION, "process"}))
-def test_memory_mapped_at_import_is_no_room_for_the_call(tmp_path, isolation):
-    """ex12's online-softmax check limits what the call adds to what the process maps when the call starts: 64 MiB
-    mapped while the file loaded, freed when the call starts, held a whole row of scores (15/15; 0/15 without
-    it). What the file mapped while it loaded is left out of the limit now; the solution keeps its 15 points."""
+def test_the_online_softmax_limit_is_set_before_the_learners_code_runs(tmp_path, isolation):
+    """ex12's online-softmax check limited what the call adds to what the process mapped when the call started,
+    and the harness set that limit after the learner's file had run: 64 MiB mapped at import and freed in the
+    call (reserve_freed), or the harness's limit_address_space replaced at import (tamper/limit_patcher), held a
+    whole row of scores: 15/15 each (0/15 without the trick). Now the limit is set before the file loads (the
+    inputs' bytes, LOAD_ALLOWANCE and the budget): 0/15, and the solution keeps its 15 points."""
     ex = get("ex12")
     tasks = []
-    for name, path in (("cheat", HERE / "reserve_freed_ex12.py"), ("solution", SOLUTIONS / ex.filename)):
+    for name, path in (("reserve", HERE / "reserve_freed_ex12.py"), ("patcher", TAMPER / "limit_patcher_ex12.py"),
+                       ("solution", SOLUTIONS / ex.filename)):
         (tmp_path / name).mkdir()
         shutil.copy(path, tmp_path / name / ex.filename)
         tasks.append((tmp_path / name / ex.filename, ex))
-    cheat, solution = run_tasks(tasks, SEED, 60.0, default_jobs(), isolation=isolation)
-    assert (cheat.points, solution.points) == (0, 15), [c for c in cheat.checks if not c["passed"]]
-    failed = [c for c in cheat.checks if not c["passed"]]
-    assert [c["mistake"] for c in failed] == ["flash_materializes_scores"]
-    assert failed[0]["name"].startswith("the online softmax, measured")
+    *cheats, solution = run_tasks(tasks, SEED, 60.0, default_jobs(), isolation=isolation)
+    assert [r.points for r in cheats] + [solution.points] == [0, 0, 15], [r.checks for r in cheats]
+    for cheat in cheats:
+        failed = [c for c in cheat.checks if not c["passed"]]
+        assert [c["mistake"] for c in failed] == ["flash_materializes_scores"], failed
+        assert failed[0]["name"].startswith("the online softmax, measured")

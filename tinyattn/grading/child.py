@@ -279,32 +279,21 @@ def enter_sandbox(cfg: dict) -> None:
     _check(libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), "prctl(PR_SET_NO_NEW_PRIVS)")
 
 
-def address_space() -> int | None:
-    """Bytes this process maps now (VmSize), None without /proc."""
-    try:
-        with open("/proc/self/status") as f:
-            return next(int(line.split()[1]) * 1024 for line in f if line.startswith("VmSize:"))
-    except (OSError, StopIteration):
-        return None
-
-
-def warm_blas() -> None:
-    """BLAS maps its work buffers on first use: made to do so now, before a budget is counted."""
+def limit_address_space(budget: int) -> None:
+    """RLIMIT_AS = what this process maps now + `budget` bytes, soft and hard (it can not be raised
+    again): the kernel, not this process, then refuses an allocation over the budget. Set before the
+    learner's code loads, never later: code that ran at import can change whatever this process does
+    after it (an ex12 file replaced this function, and the limit of a call set when the call started)."""
+    import resource
     import numpy as np
-    for n in (8, 64, 512):
+    for n in (8, 64, 512):                              # BLAS maps its work buffers on first use: before the budget
         np.ones((n, n)) @ np.ones((n, n))
         np.ones((n, 16)) @ np.ones((16, n))
-
-
-def limit_address_space(budget: int, loaded: int = 0) -> None:
-    """RLIMIT_AS = what this process maps now, less what the learner's code mapped while it loaded (`loaded`),
-    + `budget` bytes, soft and hard (it can not be raised again): the kernel, not this process, then refuses an
-    allocation over the budget. Pages the learner's file mapped at import are not room for the call: freed
-    when the call starts, they would be (a 64 MiB array made at import held a whole row of scores in ex12)."""
-    import resource
-    warm_blas()
-    vm = address_space()
-    vm = 1 << 30 if vm is None else vm - loaded          # no /proc (a container refused it): a fixed base
+    try:
+        with open("/proc/self/status") as f:
+            vm = next(int(line.split()[1]) * 1024 for line in f if line.startswith("VmSize:"))
+    except (OSError, StopIteration):                   # no /proc (a container refused it): a fixed base
+        vm = 1 << 30
     resource.setrlimit(resource.RLIMIT_AS, (vm + budget, vm + budget))
 
 
@@ -393,7 +382,6 @@ class Learner:
         self.refs: dict[int, object] = {}
         self.path = ""
         self.np = sys.modules["numpy"]
-        self.loaded = 0                     # bytes the learner's files mapped while they loaded (limit_address_space)
         self.to_learner = self.from_learner = (lambda value: value)
         self.not_real = ()                    # (confined exercises: confine.runtime's NotReal)
 
@@ -440,9 +428,6 @@ class Learner:
         module.__file__ = os.path.join(work, msg["main"])
         sys.modules[msg["module"]] = module
         sys.argv = [self.path]
-        if self.cfg.get("alone"):
-            warm_blas()                       # a measured process: BLAS's buffers are mapped before, not by, the load
-        before = address_space()
         try:
             if msg.get("confine"):                # real arithmetic only (confine.py): its builtins, NumPy and imports
                 confine = types.ModuleType("tinyattn_grading_confine")
@@ -455,8 +440,6 @@ class Learner:
         except BaseException as e:  # noqa: BLE001 - reported to the judge
             return {"raised": self.describe(e)}
         self.module = module
-        after = address_space()
-        self.loaded = max(0, after - before) if after is not None and before is not None else 0
         return {"ok": sorted(k for k, v in vars(module).items() if callable(v) and not k.startswith("__"))}
 
     def run_file(self, module, source: str, safe: dict, work: str):
@@ -478,9 +461,6 @@ class Learner:
         # the arrays are views of the judge's own memory (wire.py's "M" arrays): the judge, not this process,
         # sees what the call writes into them (shared_inputs.py), so nothing here keeps or compares a copy
         args, kwargs = self.to_learner(msg["args"]), self.to_learner(msg["kwargs"])
-        if msg.get("call_budget"):
-            # what the CALL may add, its inputs already held (ex12): the kernel's address-space limit
-            limit_address_space(int(msg["call_budget"]), self.loaded)
         try:
             out = self.from_learner(target(*args, **kwargs))
         except BaseException as e:  # noqa: BLE001 - reported to the judge

@@ -308,7 +308,7 @@ class LearnerProcess:
                 limits["RLIMIT_NPROC"] = 1
         # CPU seconds: the wall-clock deadline is the real limit; this one also stops a forked spinner
         limits["RLIMIT_CPU"] = max(1, int(timeout) + 5)
-        cfg.update(wire=_source(WIRE), limits=limits, probe=probe, as_budget=as_budget, alone=bool(alone or as_budget))
+        cfg.update(wire=_source(WIRE), limits=limits, probe=probe, as_budget=as_budget)
         try:
             self._start(cfg, home, user)
         except BaseException:

@@ -2,7 +2,8 @@
 at S = 2**20). The (T, S) score matrix is never built, so the two 16 MiB checks pass; the online-softmax check
 (2 MiB beyond what the process maps when the call starts) refuses the row. 64 MiB mapped while the file loads and
 freed when the call starts gave the row room: 15/15 in the sandbox and in a plain process (0/15 without the reserve).
-Now the limit leaves out what the file mapped while it loaded: 0/15, mistake flash_materializes_scores."""
+Now the limit is set before the file loads (the inputs' bytes, 1 MiB for the load, and the call's 2 MiB): the
+reserve is counted, and refused where it does not fit: 0/15, mistake flash_materializes_scores."""
 import math
 
 import numpy as np

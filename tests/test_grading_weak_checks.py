@@ -26,7 +26,9 @@ files in the sandbox, as the batch grader does.
 from __future__ import annotations
 
 import importlib.util
+import os
 import shutil
+import subprocess
 import sys
 import types
 from pathlib import Path
@@ -195,3 +197,29 @@ def test_the_online_softmax_limit_is_set_before_the_learners_code_runs(tmp_path,
         failed = [c for c in cheat.checks if not c["passed"]]
         assert [c["mistake"] for c in failed] == ["flash_materializes_scores"], failed
         assert failed[0]["name"].startswith("the online softmax, measured")
+
+
+def _kernel_seals() -> bool:
+    """Whether this kernel has mseal (Linux 6.10+): asked in a process of its own, which seals its own mappings."""
+    # (os._exit: a sealed process's exit handlers can not give back what they mapped, and OpenBLAS says so)
+    code = "import os; from tinyattn.grading.child import seal_mappings; print(seal_mappings(), flush=True); os._exit(0)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60,
+                         env={**os.environ, "PYTHONPATH": str(SOLUTIONS.parent)}, check=True)
+    return int(out.stdout) > 0
+
+
+@pytest.mark.parametrize("isolation", sorted({ISOLATION, "process"}))
+def test_mappings_held_when_the_limit_is_set_can_not_be_unmapped_for_room(tmp_path, isolation):
+    """Naive attention that unmapped BLAS's two 32 MiB buffers (ctypes) before building the (T, S) scores earned
+    15/15: the address-space limit had been counted on top of them. Where the kernel has mseal they are sealed when
+    the limit is set: 0/15, every memory check failing, named. Without mseal it still earns 15/15 (documented)."""
+    ex = get("ex12")
+    (tmp_path / "cheat").mkdir()
+    shutil.copy(HERE / "unmap_blas_buffers_ex12.py", tmp_path / "cheat" / ex.filename)
+    [cheat] = run_tasks([(tmp_path / "cheat" / ex.filename, ex)], SEED, 60.0, 1, isolation=isolation)
+    if not _kernel_seals():
+        assert cheat.points == 15, cheat.checks        # the hole docs/instructors.md names for old kernels
+        return
+    failed = [c for c in cheat.checks if not c["passed"]]
+    assert cheat.points == 0 and len(failed) == 3, failed
+    assert all(c["mistake"] == "flash_materializes_scores" for c in failed), failed

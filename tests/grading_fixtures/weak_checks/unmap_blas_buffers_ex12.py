@@ -1,6 +1,9 @@
 """Naive attention: the whole (T, S) score matrix. Before it, the call unmaps (ctypes) the anonymous 32 MiB
 buffers BLAS mapped before the budget was set, and maps them back after: the address-space limit, counted from
-what was mapped when it was set, then has room for the matrix. No BLAS while they are gone (einsum's own loops)."""
+what was mapped when it was set, then has room for the matrix. No BLAS while they are gone (einsum's own loops).
+Earned 15/15 in the sandbox and in a process (naive attention without the unmapping: 0/15). Now every mapping the
+measured process holds when its limit is set is sealed (mseal, Linux 6.10+): munmap fails, 0/15, mistake
+flash_materializes_scores. On a kernel without mseal it still earns 15/15 (docs/instructors.md)."""
 import ctypes
 import math
 

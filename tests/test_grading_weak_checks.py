@@ -15,6 +15,8 @@ files in the sandbox, as the batch grader does.
 * ex01, ex14: float32 digits in a float64 result (scores computed in float32; a cache rounded to float32) passed
   rtol 1e-6 on some seeds, and on every seed where the answer is a copy (ex07's heads, ex11's repeat_kv): ex01 now
   checks float64 scores to rtol 1e-9; copies (ex07, repeat_kv, ex14's cache) must be exact.
+* ex08 (round six): a mask applied in NumPy cut the graph and earned 15/15: no backward check had a mask. One has
+  now (mistake graph_cut_by_numpy).
 * ex03, ex06, ex10, ex15 (round six): float32 where float64 is asked. apply_mask copies the scores (now exact, in
   their dtype), unbroadcast's sums and rnn_forward's states are checked to rtol 1e-9 in float64, patch_heads' grid
   must be float64 as its docstring says.
@@ -153,8 +155,18 @@ def test_float32_where_float64_is_asked_earns_nothing_for_that_part(name, points
         assert any("float32" in r.message and "dtype" in r.message for r in results if not r.passed)
 
 
-@pytest.mark.parametrize("ex_id", ["ex01", "ex03", "ex04", "ex06", "ex07", "ex09", "ex10", "ex11", "ex13", "ex14",
-                                   "ex15"])
+@pytest.mark.parametrize("seed", SEEDS)
+def test_a_mask_applied_in_numpy_cuts_the_graph_and_earns_nothing(seed):
+    points, results = grade("ex08", seed, load(HERE / "numpy_mask_ex08.py"))
+    assert points == {"MultiHeadAttention": 0}
+    failed = [r for r in results if not r.passed and not r.advice]
+    assert [(r.name, r.mistake) for r in failed] == [
+        ("backward through a causal mask: the masked path stays in Tensor ops too", "graph_cut_by_numpy")]
+    assert "W_q" in failed[0].message and "masked_fill" in MISTAKES["graph_cut_by_numpy"]
+
+
+@pytest.mark.parametrize("ex_id", ["ex01", "ex03", "ex04", "ex06", "ex07", "ex08", "ex09", "ex10", "ex11", "ex13",
+                                   "ex14", "ex15"])
 def test_the_solutions_keep_full_marks_on_every_seed(ex_id):
     sol = load(SOLUTIONS / get(ex_id).filename)
     assert all(sum(grade(ex_id, seed, sol)[0].values()) == get(ex_id).points for seed in SWEEP[:60])
@@ -164,7 +176,7 @@ def test_the_fixtures_earn_the_same_in_the_sandbox(tmp_path):
     want = {"fill_minus_1e4_ex04.py": 6, "renormalise_after_softmax_ex04.py": 6, "fill_minus_1e9_ex04.py": 10,
             "float32_result_ex07.py": 0, "float32_result_ex11.py": 0, "float32_inside_ex01.py": 0,
             "float32_cache_ex14.py": 0, "float32_result_ex03.py": 2, "float32_digits_ex06.py": 6,
-            "float32_inside_ex10.py": 0, "float32_grid_ex15.py": 0}
+            "float32_inside_ex10.py": 0, "float32_grid_ex15.py": 0, "numpy_mask_ex08.py": 0}
     tasks = []
     for name in want:
         ex = get(name[-7:-3])

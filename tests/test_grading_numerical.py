@@ -32,7 +32,7 @@ FIXTURES = sorted(HERE.glob("*_ex[0-9][0-9].py"))
 STATIC = ("complex_step_ex02.py", "complex_step_ex05.py", "complex_step_ex06.py", "complex_step_ex10.py",
           "batched_step_ex05.py", "dual_numbers_ex10.py", "forked_helper_ex06.py")
 # a complex array made past the static rules: NotReal where it is made (the mistake not_real)
-NOT_REAL = ("row_complex_step_ex02.py",)
+NOT_REAL = ("row_complex_step_ex02.py", "pad_complex_step_ex02.py")
 # every way out of the confinement refused: the routes fail, it returns zeros (wrong, so nothing earned)
 ESCAPES = ("escape_confinement_ex02.py", "refused_again_ex02.py")
 COST = ("linear_differences_ex06.py",)       # real arithmetic, exact: only its cost gives it away

@@ -1,4 +1,5 @@
-"""Red team, round five: cheats on ex01, ex04, ex07, ex09, ex11, ex13 and ex14 that earned points they should not, now closed.
+"""Red team, rounds five and six: cheats on ex01, ex03, ex04, ex06, ex07, ex09, ex10, ex11, ex12, ex13, ex14 and ex15
+that earned points they should not, now closed.
 
 Each fixture in grading_fixtures/weak_checks/ is a learner's file (its docstring says what it earned before and
 after). The seed sweeps grade in this process (a namespace of the file's functions, fast); one run grades the
@@ -14,11 +15,22 @@ files in the sandbox, as the batch grader does.
 * ex01, ex14: float32 digits in a float64 result (scores computed in float32; a cache rounded to float32) passed
   rtol 1e-6 on some seeds, and on every seed where the answer is a copy (ex07's heads, ex11's repeat_kv): ex01 now
   checks float64 scores to rtol 1e-9; copies (ex07, repeat_kv, ex14's cache) must be exact.
+* ex08 (round six): a mask applied in NumPy cut the graph and earned 15/15: no backward check had a mask. One has
+  now (mistake graph_cut_by_numpy).
+* ex03, ex06, ex10, ex15 (round six): float32 where float64 is asked. apply_mask copies the scores (now exact, in
+  their dtype), unbroadcast's sums and rnn_forward's states are checked to rtol 1e-9 in float64, patch_heads' grid
+  must be float64 as its docstring says.
+* ex12 (round six): the online-softmax check's limit counted what the process mapped when the call started, and was
+  set by the harness after the learner's file had run: an array made at import and freed in the call, or the
+  harness's function replaced at import, was room for a whole row of scores. Every limit is now set before the
+  file loads.
 """
 from __future__ import annotations
 
 import importlib.util
+import os
 import shutil
+import subprocess
 import sys
 import types
 from pathlib import Path
@@ -37,6 +49,7 @@ from tinyattn.grading.oracle import FIXTURE_SEEDS
 pytestmark = pytest.mark.instructor           # the references record the tables a release would ship
 
 HERE = Path(__file__).resolve().parent / "grading_fixtures" / "weak_checks"
+TAMPER = HERE.parent / "tamper"
 SOLUTIONS = Path(__file__).resolve().parent.parent / "solutions"
 SEEDS = range(1, 21)
 SWEEP = range(1, 201)
@@ -127,7 +140,33 @@ def test_a_table_copied_from_the_release_rarely_answers_a_private_seed(name, ex_
     assert mean_points(ex_id, cheat, SWEEP) <= bound
 
 
-@pytest.mark.parametrize("ex_id", ["ex01", "ex04", "ex07", "ex09", "ex11", "ex13", "ex14"])
+@pytest.mark.parametrize("seed", SEEDS)
+@pytest.mark.parametrize("name, points", [
+    ("float32_result_ex03.py", {"causal_mask": 2, "apply_mask": 0}),
+    ("float32_digits_ex03.py", {"causal_mask": 2, "apply_mask": 0}),
+    ("float32_result_ex06.py", {"unbroadcast": 0, "matmul_backward": 6}),
+    ("float32_digits_ex06.py", {"unbroadcast": 0, "matmul_backward": 6}),
+    ("float32_inside_ex10.py", {"rnn_forward": 0, "rnn_backward": 0}),
+    ("float32_grid_ex15.py", {"patch_heads": 0})])
+def test_float32_where_float64_is_asked_earns_nothing_for_that_part(name, points, seed):
+    got, results = grade(name[-7:-3], seed, load(HERE / name))
+    assert got == points, [(r.name, r.message) for r in results if not r.passed]
+    if name.startswith("float32_result") or name.endswith("ex15.py"):
+        assert any("float32" in r.message and "dtype" in r.message for r in results if not r.passed)
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_a_mask_applied_in_numpy_cuts_the_graph_and_earns_nothing(seed):
+    points, results = grade("ex08", seed, load(HERE / "numpy_mask_ex08.py"))
+    assert points == {"MultiHeadAttention": 0}
+    failed = [r for r in results if not r.passed and not r.advice]
+    assert [(r.name, r.mistake) for r in failed] == [
+        ("backward through a causal mask: the masked path stays in Tensor ops too", "graph_cut_by_numpy")]
+    assert "W_q" in failed[0].message and "masked_fill" in MISTAKES["graph_cut_by_numpy"]
+
+
+@pytest.mark.parametrize("ex_id", ["ex01", "ex03", "ex04", "ex06", "ex07", "ex08", "ex09", "ex10", "ex11", "ex13",
+                                   "ex14", "ex15"])
 def test_the_solutions_keep_full_marks_on_every_seed(ex_id):
     sol = load(SOLUTIONS / get(ex_id).filename)
     assert all(sum(grade(ex_id, seed, sol)[0].values()) == get(ex_id).points for seed in SWEEP[:60])
@@ -136,7 +175,8 @@ def test_the_solutions_keep_full_marks_on_every_seed(ex_id):
 def test_the_fixtures_earn_the_same_in_the_sandbox(tmp_path):
     want = {"fill_minus_1e4_ex04.py": 6, "renormalise_after_softmax_ex04.py": 6, "fill_minus_1e9_ex04.py": 10,
             "float32_result_ex07.py": 0, "float32_result_ex11.py": 0, "float32_inside_ex01.py": 0,
-            "float32_cache_ex14.py": 0}
+            "float32_cache_ex14.py": 0, "float32_result_ex03.py": 2, "float32_digits_ex06.py": 6,
+            "float32_inside_ex10.py": 0, "float32_grid_ex15.py": 0, "numpy_mask_ex08.py": 0}
     tasks = []
     for name in want:
         ex = get(name[-7:-3])
@@ -147,3 +187,51 @@ def test_the_fixtures_earn_the_same_in_the_sandbox(tmp_path):
     results = run_tasks(tasks, SEED, 60.0, default_jobs(), isolation=ISOLATION)
     assert {name: r.points for name, r in zip(want, results)} == want, \
         [(r.status, [c for c in r.checks if not c["passed"]]) for r in results]
+
+
+@pytest.mark.parametrize("isolation", sorted({ISOLATION, "process"}))
+def test_the_online_softmax_limit_is_set_before_the_learners_code_runs(tmp_path, isolation):
+    """ex12's online-softmax check limited what the call adds to what the process mapped when the call started,
+    and the harness set that limit after the learner's file had run: 64 MiB mapped at import and freed in the
+    call (reserve_freed), or the harness's limit_address_space replaced at import (tamper/limit_patcher), held a
+    whole row of scores: 15/15 each (0/15 without the trick). Now the limit is set before the file loads (the
+    inputs' bytes, LOAD_ALLOWANCE and the budget): 0/15, and the solution keeps its 15 points."""
+    ex = get("ex12")
+    tasks = []
+    for name, path in (("reserve", HERE / "reserve_freed_ex12.py"), ("patcher", TAMPER / "limit_patcher_ex12.py"),
+                       ("solution", SOLUTIONS / ex.filename)):
+        (tmp_path / name).mkdir()
+        shutil.copy(path, tmp_path / name / ex.filename)
+        tasks.append((tmp_path / name / ex.filename, ex))
+    *cheats, solution = run_tasks(tasks, SEED, 60.0, default_jobs(), isolation=isolation)
+    assert [r.points for r in cheats] + [solution.points] == [0, 0, 15], [r.checks for r in cheats]
+    for cheat in cheats:
+        failed = [c for c in cheat.checks if not c["passed"]]
+        assert [c["mistake"] for c in failed] == ["flash_materializes_scores"], failed
+        assert failed[0]["name"].startswith("the online softmax, measured")
+
+
+def _kernel_seals() -> bool:
+    """Whether this kernel has mseal (Linux 6.10+): asked in a process of its own, which seals its own mappings."""
+    # (os._exit: a sealed process's exit handlers can not give back what they mapped, and OpenBLAS says so)
+    code = "import os; from tinyattn.grading.child import seal_mappings; print(seal_mappings(), flush=True); os._exit(0)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60,
+                         env={**os.environ, "PYTHONPATH": str(SOLUTIONS.parent)}, check=True)
+    return int(out.stdout) > 0
+
+
+@pytest.mark.parametrize("isolation", sorted({ISOLATION, "process"}))
+def test_mappings_held_when_the_limit_is_set_can_not_be_unmapped_for_room(tmp_path, isolation):
+    """Naive attention that unmapped BLAS's two 32 MiB buffers (ctypes) before building the (T, S) scores earned
+    15/15: the address-space limit had been counted on top of them. Where the kernel has mseal they are sealed when
+    the limit is set: 0/15, every memory check failing, named. Without mseal it still earns 15/15 (documented)."""
+    ex = get("ex12")
+    (tmp_path / "cheat").mkdir()
+    shutil.copy(HERE / "unmap_blas_buffers_ex12.py", tmp_path / "cheat" / ex.filename)
+    [cheat] = run_tasks([(tmp_path / "cheat" / ex.filename, ex)], SEED, 60.0, 1, isolation=isolation)
+    if not _kernel_seals():
+        assert cheat.points == 15, cheat.checks        # the hole docs/instructors.md names for old kernels
+        return
+    failed = [c for c in cheat.checks if not c["passed"]]
+    assert cheat.points == 0 and len(failed) == 3, failed
+    assert all(c["mistake"] == "flash_materializes_scores" for c in failed), failed

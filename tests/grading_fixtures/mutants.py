@@ -64,6 +64,10 @@ MUTANTS = [
     ("heads_mixed_no_transpose", "ex08", [("(x).view(B, T, H, d_k).transpose(1, 2)", "(x).view(B, H, T, d_k)", 3)]),
     ("missing_scale", "ex08", [(" / math.sqrt(d_k)", "", 1)]),
     ("mask_inverted_future_leak", "ex08", [("masked_fill(~np.asarray(mask, dtype=bool)", "masked_fill(np.asarray(mask, dtype=bool)", 1)]),
+    # the mask applied in NumPy: right values, the graph cut (W_q and W_k get no gradient through a masked forward)
+    ("graph_cut_by_numpy", "ex08", [(
+        'scores = scores.masked_fill(~np.asarray(mask, dtype=bool), float("-inf"))',
+        'scores = type(scores)(np.where(np.asarray(mask, dtype=bool), scores.numpy(), -np.inf))', 1)]),
     ("positional_sin_cos_swapped", "ex09", [("pe[:, 0::2] = np.sin(angle)", "pe[:, 0::2] = np.cos(angle)", 1),
                                             ("pe[:, 1::2] = np.cos(angle)", "pe[:, 1::2] = np.sin(angle)", 1)]),
     ("weights_transposed", "ex10", [("h @ W_hh + b", "h @ W_hh.T + b", 1)]),

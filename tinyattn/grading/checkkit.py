@@ -33,6 +33,9 @@ ADVICE_NAME = "does not modify its inputs"
 MUTATION_MISTAKE = "modifies_input"       # the mistake id of an answer that writes into its arguments
 MUTATION_ADVICE = ("Build new arrays instead of writing into the arguments (e.g. x = x - m, not x -= m): the caller "
                    "still needs them")
+# bytes a call_budget's process may map, beside the inputs and the budget, while the learner's file loads and the
+# call's message arrives (the ex12 solution passes with none; a file that maps more at import has less for its call)
+LOAD_ALLOWANCE = 1 << 20
 MAX_MESSAGE = 600          # characters: a check's message is a sentence or two, never a wall of text
 # what a learner's exp raises when it overflows: math.exp(1000), or np.exp under np.seterr(all="raise")
 OVERFLOWS = ("OverflowError", "FloatingPointError")
@@ -168,8 +171,8 @@ class Session:
 
         memory_limit (bytes): the call runs in a fresh learner process whose address space the kernel
         caps at what it mapped before the learner's code loaded plus this budget; going over is a
-        MemoryError there. call_budget (bytes): the same, but counted from the moment the call starts,
-        its inputs already held: what the call itself adds. (In-process, for the grader's own tests:
+        MemoryError there. call_budget (bytes): what the call itself may add, its inputs held: in grading,
+        a memory_limit of the inputs' bytes + LOAD_ALLOWANCE + call_budget, set before the learner's code loads. (In-process, for the grader's own tests:
         the tracemalloc peak of the call, judged the same.)
         """
         if isinstance(f, (Remote, RemoteFunction)):
@@ -217,15 +220,18 @@ class Session:
         one that can start no process or thread, so the judge's count of its CPU time is complete)."""
         target = {"fn": f.name} if isinstance(f, RemoteFunction) else {"ref": f._ref}
         learner = self.learner
-        if memory_limit or call_budget or cpu_limit is not None:
+        if call_budget:
+            # what the CALL may add, its inputs held: a limit set, like every limit, before the learner's code loads
+            # (code run at import can change whatever the process does after it: an ex12 file replaced the
+            # function that set this limit when the call started), so it counts the inputs' bytes and the load too
+            memory_limit = int(call_budget) + sum(a.nbytes + 4096 for a in _arrays((args, kwargs))) + LOAD_ALLOWANCE
+        if memory_limit or cpu_limit is not None:
             if not isinstance(f, RemoteFunction):
                 raise TypeError("a memory or CPU budget applies to a learner's function, not to an object's method")
             # alone: no process or thread beside it, whose address space or CPU time would go uncounted
             learner = self.fresh_learner(int(memory_limit or 0), alone=True)
             if cpu_limit is not None and self.learner is not None and self.learner.isolation != "sandbox":
                 learner.also_counted = [self.learner]     # no sandbox between them: work handed over counts too
-        if call_budget:
-            target["call_budget"] = int(call_budget)
         try:
             reply = learner.request({"op": "call", **target, "args": list(args), "kwargs": dict(kwargs)},
                                     **({"cpu_limit": cpu_limit} if cpu_limit is not None else {}))

@@ -281,7 +281,9 @@ def enter_sandbox(cfg: dict) -> None:
 
 def limit_address_space(budget: int) -> None:
     """RLIMIT_AS = what this process maps now + `budget` bytes, soft and hard (it can not be raised
-    again): the kernel, not this process, then refuses an allocation over the budget."""
+    again): the kernel, not this process, then refuses an allocation over the budget. Set before the
+    learner's code loads, never later: code that ran at import can change whatever this process does
+    after it (an ex12 file replaced this function, and the limit of a call set when the call started)."""
     import resource
     import numpy as np
     for n in (8, 64, 512):                              # BLAS maps its work buffers on first use: before the budget
@@ -292,7 +294,35 @@ def limit_address_space(budget: int) -> None:
             vm = next(int(line.split()[1]) * 1024 for line in f if line.startswith("VmSize:"))
     except (OSError, StopIteration):                   # no /proc (a container refused it): a fixed base
         vm = 1 << 30
+    seal_mappings()
     resource.setrlimit(resource.RLIMIT_AS, (vm + budget, vm + budget))
+
+
+SYS_MSEAL = 462                                         # the same number on every architecture (Linux 6.10+)
+
+
+def seal_mappings() -> int:
+    """Seal every mapping this process holds now against unmapping and remapping (mseal(2), Linux 6.10+), so the
+    address-space budget counted on top of them can not be widened by unmapping one: an ex12 call that unmapped
+    BLAS's two 32 MiB work buffers (ctypes) held a whole (T, S) score matrix. Returns how many were sealed (0
+    where the kernel has no mseal: there the budget rests on RLIMIT_AS alone)."""
+    if not sys.platform.startswith("linux"):
+        return 0
+    try:
+        with open("/proc/self/maps") as f:
+            spans = [tuple(int(x, 16) for x in line.split(None, 1)[0].split("-")) for line in f]
+    except OSError:
+        return 0
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.syscall.restype = ctypes.c_long
+    sealed = 0
+    for start, end in spans:                            # (vsyscall and the like refuse: EINVAL, left as they are)
+        if libc.syscall(ctypes.c_long(SYS_MSEAL), ctypes.c_ulong(start), ctypes.c_ulong(end - start),
+                        ctypes.c_ulong(0)) == 0:
+            sealed += 1
+        elif ctypes.get_errno() == 38:                  # ENOSYS: no mseal in this kernel
+            return 0
+    return sealed
 
 
 def set_limits(limits: dict) -> None:
@@ -459,9 +489,6 @@ class Learner:
         # the arrays are views of the judge's own memory (wire.py's "M" arrays): the judge, not this process,
         # sees what the call writes into them (shared_inputs.py), so nothing here keeps or compares a copy
         args, kwargs = self.to_learner(msg["args"]), self.to_learner(msg["kwargs"])
-        if msg.get("call_budget"):
-            # what the CALL may add, its inputs already held (ex12): the kernel's address-space limit
-            limit_address_space(int(msg["call_budget"]))
         try:
             out = self.from_learner(target(*args, **kwargs))
         except BaseException as e:  # noqa: BLE001 - reported to the judge

@@ -221,6 +221,14 @@ MISTAKES: dict[str, str] = {
         "last step, each step computes it for the step before from the gradient through its tanh and W_hh, "
         "and what is left after step 0 is dh0."
     ),
+    "graph_cut_by_numpy": (
+        "Some weights got no gradient: a step of your forward went through NumPy (.numpy(), .data, np.where or "
+        "another np.* on a Tensor's values), and the Tensor made from its result does not remember where its "
+        "values came from, so autograd stops there. The values are right, which is why the forward checks "
+        "pass; the backward is not. A mask applied with np.where is the usual place: use "
+        "scores.masked_fill(~mask, float('-inf')) (masked_fill fills where its argument is True), and keep "
+        "every step from x to the output in Tensor ops."
+    ),
     "patch_grid_transposed": (
         "Your grid is transposed: row h, column l holds what belongs at [l, h]. The grid has one row per "
         "layer and one column per head, shape (n_layers, n_heads), as TransformerLens's patching grids and "

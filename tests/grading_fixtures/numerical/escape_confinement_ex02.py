@@ -20,6 +20,12 @@ def _dtype_set(x):
     return z
 
 
+def _padded(x):
+    got = []
+    np.pad(x, 1, mode=lambda v, w, i, k: got.append(v.astype("complex128")))     # np.pad's mode gets NumPy's arrays
+    return got[0]
+
+
 ROUTES = [
     lambda x: x.astype("complex128"),
     lambda x: x.view("complex128"),
@@ -38,6 +44,7 @@ ROUTES = [
     lambda x: np.linalg.svd(x.reshape(-1, x.shape[-1]))[1].astype("D")[:1] * x,
     lambda x: np.einsum("...->...", x, dtype="D"),
     lambda x: np.array([1.0], dtype="O") * x,
+    _padded,
 ]
 
 

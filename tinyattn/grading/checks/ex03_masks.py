@@ -24,6 +24,18 @@ def check_applied(s: Session, scores: np.ndarray, mask: np.ndarray) -> None:
                               "keys are all masked a uniform softmax instead of no weights, and in float16 or after "
                               "adding a larger score it is no longer 'minus infinity'")
     expect_close(got, want, "apply_mask(scores, mask)", variants)
+    # a copy of the scores with -inf put in: the kept entries are the scores themselves, in their dtype (float32
+    # digits returned as float64, or a float32 copy of float64 scores, passed the tolerances above)
+    expect_dtype(got, scores.dtype, "apply_mask(scores, mask)", "the docstring promises the same dtype as scores")
+    if not np.array_equal(got, want):
+        idx = tuple(int(i) for i in np.argwhere(got != want)[0])
+        raise CheckFailed(f"apply_mask(scores, mask) differs from the scores at index {idx} where the mask is True: "
+                          f"{_exact(got[idx], want[idx])}; apply_mask copies the scores (np.where(mask, scores, "
+                          "-np.inf)), so they must come back exactly, not rounded")
+
+
+def _exact(g, w) -> str:
+    return f"got {float(g)!r}, expected {float(w)!r}"
 
 
 def run(s: Session) -> None:

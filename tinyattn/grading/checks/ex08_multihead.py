@@ -15,6 +15,7 @@ from ..checkkit import CheckFailed, Session, as_array, copy_into, distinct, expe
 from ..oracle import ref, wrong
 
 PROJECTIONS = ("W_q", "W_k", "W_v", "W_o")
+GRAPH_CUT = "graph_cut_by_numpy"      # a weight without a gradient: a step of the forward went through NumPy
 
 
 def build(s: Session, C: int, H: int):
@@ -84,12 +85,12 @@ def check_values(s: Session, x, H, mask=None, what="forward(x)") -> None:
     expect_close(got, want, what, variants, nonfinite_mistake="unstable_softmax", inputs=(x,))
 
 
-def backward(s: Session, m, x: np.ndarray, g: np.ndarray) -> dict[str, np.ndarray | None]:
+def backward(s: Session, m, x: np.ndarray, g: np.ndarray, mask=None) -> dict[str, np.ndarray | None]:
     """{'W_q.weight': grad, 'W_q.bias': grad, ...} after out.backward(g) (None where no gradient arrived)."""
     for p in m.parameters():
         p.grad = None
     t = tinyattn.tensor(x, requires_grad=False)
-    out = s.invoke("MultiHeadAttention.forward", m, t, copy_inputs=False)
+    out = s.invoke("MultiHeadAttention.forward", m, t, copy_inputs=False, **({} if mask is None else {"mask": mask}))
     if not isinstance(out, tinyattn.Tensor):
         raise CheckFailed(f"forward should return a tinyattn Tensor, got {type(out).__name__}")
     s.invoke("out.backward(g)", out.backward, g, copy_inputs=False)
@@ -127,22 +128,35 @@ def _run(s: Session) -> None:
         pad = (np.arange(T)[None, :] < lengths[:, None])[:, None, None, :]
         check_values(s, x, H, pad, "forward(x, mask=padding)")
     with s.check("backward: gradients reach every weight and bias, and match finite differences of your forward"):
-        W, g = random_weights(rng, C), rng.standard_normal((B, T, C))
-        m = build(s, C, H)
-        expect_projections(m, C)
-        load(m, W)
-        grads = backward(s, m, x, g)
-        for key, grad in grads.items():
-            if grad is None or not np.isfinite(grad).all() or not np.any(grad):
-                raise CheckFailed(f"self.{key} got no gradient: stay in Tensor ops (no .data / np.* in forward), "
-                                  "or autograd can not reach the weights")
-        # the query projection's bias, by central differences of your own forward (no reference needed)
-        def loss(bq):
-            copy_into(m.W_q.bias, bq)
-            return float(np.sum(forward(s, m, x) * g))
-        numeric = numerical_grad(loss, W[1])
-        copy_into(m.W_q.bias, W[1])
-        expect_close(grads["W_q.bias"], numeric, "W_q.bias.grad against finite differences of your forward",
-                     rtol=1e-5, atol=1e-7)
+        check_backward(s, x, H)
+    with s.check("backward through a causal mask: the masked path stays in Tensor ops too"):
+        # a mask applied in NumPy (np.where on scores.numpy()) gives the right values and cuts the graph: W_q and W_k
+        # get no gradient, and only a backward WITH a mask shows it (it earned 15/15 when no check had one)
+        check_backward(s, x, H, ref.causal_mask(T))
     with s.check("d_model not divisible by n_heads raises ValueError"):
         expect_raises(s, ValueError, "MultiHeadAttention", C + 1, H, naming=dict(d_model=C + 1, n_heads=H))
+
+
+def check_backward(s: Session, x: np.ndarray, H: int, mask=None) -> None:
+    """Every weight and bias gets a finite nonzero gradient from out.backward(g), and W_q.bias's equals central
+    differences of the learner's own forward (with the same mask)."""
+    C = x.shape[-1]
+    W, g = random_weights(s.rng, C), s.rng.standard_normal(x.shape)
+    m = build(s, C, H)
+    expect_projections(m, C)
+    load(m, W)
+    grads = backward(s, m, x, g, mask)
+    for key, grad in grads.items():
+        if grad is None or not np.isfinite(grad).all() or not np.any(grad):
+            raise CheckFailed(f"self.{key} got no gradient{'' if mask is None else ' with a mask'}: stay in Tensor "
+                              "ops (no .data / .numpy() / np.* in forward, the mask too: masked_fill), or autograd "
+                              "can not reach the weights", GRAPH_CUT)
+    # the query projection's bias, by central differences of your own forward (no reference needed)
+
+    def loss(bq):
+        copy_into(m.W_q.bias, bq)
+        return float(np.sum(forward(s, m, x, mask) * g))
+    numeric = numerical_grad(loss, W[1])
+    copy_into(m.W_q.bias, W[1])
+    expect_close(grads["W_q.bias"], numeric, "W_q.bias.grad against finite differences of your forward",
+                 rtol=1e-5, atol=1e-7)

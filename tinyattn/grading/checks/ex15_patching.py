@@ -6,7 +6,7 @@ grid transposed (heads x layers), a row patched all at once (every head of a lay
 corrupted run itself (nothing patched), and a clean input that the learner's code changed."""
 import numpy as np
 
-from ..checkkit import Session, as_array, expect_close
+from ..checkkit import Session, as_array, expect_close, expect_dtype
 from ..oracle import ref, wrong
 
 
@@ -38,4 +38,7 @@ def run(s: Session) -> None:
                     "patch_heads_together": [wrong.patch_heads_layer_at_once(params, clean, corrupted, answer)]}
         with s.check(f"patch_heads: {label}"):
             got = as_array(s.call("patch_heads", params, clean, corrupted, answer), "patch_heads")
+            if got.shape == want.shape:       # (a wrong shape is named below, with its variants)
+                expect_dtype(got, np.float64, "patch_heads(...)", "the docstring asks for a float64 grid (a float32 "
+                             "one keeps 7 digits of each log-probability)")
             expect_close(got, want, "patch_heads(...)", variants, rtol=1e-6, atol=1e-8)

@@ -222,12 +222,12 @@ MISTAKES: dict[str, str] = {
         "and what is left after step 0 is dh0."
     ),
     "graph_cut_by_numpy": (
-        "Some weights got no gradient: a step of your forward went through NumPy (.numpy(), .data, np.where or "
-        "another np.* on a Tensor's values), and the Tensor made from its result does not remember where its "
-        "values came from, so autograd stops there. The values are right, which is why the forward checks "
-        "pass; the backward is not. A mask applied with np.where is the usual place: use "
-        "scores.masked_fill(~mask, float('-inf')) (masked_fill fills where its argument is True), and keep "
-        "every step from x to the output in Tensor ops."
+        "Some weights got no gradient: a step of your forward went through NumPy (a Tensor's values taken out "
+        "as an array and worked on with NumPy's functions), and the Tensor made from its result does not "
+        "remember where its values came from, so autograd stops there. The values are right, which is why the "
+        "forward checks pass; the backward is not. A mask applied with NumPy is the usual place: apply it "
+        "with the Tensor method masked_fill (it fills where its argument is True), and keep every step "
+        "from x to the output in Tensor ops."
     ),
     "patch_grid_transposed": (
         "Your grid is transposed: row h, column l holds what belongs at [l, h]. The grid has one row per "

@@ -1,10 +1,12 @@
-"""AutoModel / AutoTokenizer: the family (GPT-2, BERT, DistilBERT) read from config.json's model_type."""
+"""AutoModel / AutoTokenizer and Hugging Face's AutoModelFor<Task> classes: the family (GPT-2, BERT, DistilBERT)
+read from config.json's model_type."""
 from __future__ import annotations
 
 from .checkpoint import read_json
 from .hub import resolve
 
-__all__ = ["AutoModel", "AutoTokenizer"]
+__all__ = ["AutoModel", "AutoTokenizer", "AutoModelForCausalLM", "AutoModelForMaskedLM",
+           "AutoModelForSequenceClassification", "AutoModelForTokenClassification", "AutoModelForQuestionAnswering"]
 
 _FAMILIES = ("gpt2", "bert", "distilbert")
 
@@ -23,14 +25,20 @@ def _family(folder: str, who: str) -> str:
                      f"{', '.join(map(repr, _FAMILIES))}")
 
 
-def _load(path, dtype=None, who: str = "AutoModel"):
+def _load(path, dtype=None, who: str = "AutoModel", task: str = "auto", num_labels=None):
     folder = resolve(path, f"{who}.from_pretrained", "config.json, model.safetensors and the tokenizer's files")
     family = _family(folder, who)
     if family == "gpt2":
+        if task not in ("auto", "causal"):
+            raise ValueError(f"{who}.from_pretrained: {folder} is a GPT-2 checkpoint; tinyattn builds GPT-2 with its "
+                             "language-model head only (AutoModelForCausalLM)")
         from .gpt2 import load_gpt2
         return load_gpt2(folder, dtype)
+    if task == "causal":
+        raise ValueError(f"{who}.from_pretrained: {folder} is a {family} checkpoint, an encoder that sees both "
+                         "directions, not a causal language model (AutoModelForMaskedLM or AutoModel load it)")
     from .bert import load_bert  # "bert" or "distilbert"
-    return load_bert(folder, dtype)
+    return load_bert(folder, dtype, task=task, num_labels=num_labels)
 
 
 class AutoModel:
@@ -57,3 +65,29 @@ class AutoTokenizer:
             return load_tokenizer(folder)
         from .wordpiece import load_wordpiece  # "bert" or "distilbert"
         return load_wordpiece(folder, family)
+
+
+def _task_class(name: str, task: str, what: str, labels: bool):
+    def from_pretrained(path, dtype=None, num_labels: int | None = None):
+        if num_labels is not None and (not labels or isinstance(num_labels, bool) or not isinstance(num_labels, int)
+                                       or num_labels < 1):
+            raise ValueError(f"{name}.from_pretrained: num_labels must be a positive int" if labels else
+                             f"{name}.from_pretrained takes no num_labels (got {num_labels!r})")
+        return _load(path, dtype, name, task, num_labels)[0]
+
+    doc = (f"{name}.from_pretrained(path or cached name, dtype=None{', num_labels=None' if labels else ''}) -> "
+           f"{what}, in eval mode.")
+    return type(name, (), {"__doc__": doc, "from_pretrained": staticmethod(from_pretrained)})
+
+
+AutoModelForCausalLM = _task_class("AutoModelForCausalLM", "causal", "GPT-2 with its language-model head", False)
+AutoModelForMaskedLM = _task_class("AutoModelForMaskedLM", "mlm", "BERT or DistilBERT with its masked-LM head", False)
+AutoModelForSequenceClassification = _task_class(
+    "AutoModelForSequenceClassification", "sequence", "BERT or DistilBERT with a label per text (logits (B, "
+    "num_labels)); from a checkpoint without that head (distilbert-base-uncased), the head starts untrained", True)
+AutoModelForTokenClassification = _task_class(
+    "AutoModelForTokenClassification", "token", "BERT or DistilBERT with a label per token (logits (B, T, "
+    "num_labels)); from a checkpoint without that head, the head starts untrained", True)
+AutoModelForQuestionAnswering = _task_class(
+    "AutoModelForQuestionAnswering", "qa", "BERT or DistilBERT with start_logits and end_logits (B, T); from a "
+    "checkpoint without that head, the head starts untrained", False)

@@ -20,9 +20,10 @@ from __future__ import annotations
 import os
 
 from .. import get_rng
-from .checkpoint import FLOATS, float_dtype, open_weights, read_json, task_head_error
+from .checkpoint import FLOATS, ModelConfig, float_dtype, open_weights, read_json, task_head_error
 from .encoder import BertModel
 from .hub import resolve
+from .task_heads import _PREFIX, TASKS, build_task_model, task_of, task_schema
 
 __all__ = ["load_bert", "read_bert_config", "build_bert"]
 
@@ -54,8 +55,9 @@ _HEAD_START = {"bert": "cls.predictions.", "distilbert": "vocab_"}
 _TIED = {"bert": ("cls.predictions.decoder.weight", "cls.predictions.decoder.bias"),  # copies of what is tied
          "distilbert": ("vocab_projector.weight",)}
 # Weights of other heads some checkpoints carry (BertForPreTraining's pooler and next-sentence head): not used here.
-_BUILDS = {"bert": "BertModel and BertForMaskedLM / BertForPreTraining (their masked-LM head)",
-           "distilbert": "DistilBertModel and DistilBertForMaskedLM"}
+_BUILDS = {"bert": "BertModel, BertForMaskedLM / BertForPreTraining (their masked-LM head) and Bert" +
+                   "/".join(TASKS.values()),
+           "distilbert": "DistilBertModel, DistilBertForMaskedLM and DistilBert" + "/".join(TASKS.values())}
 _UNUSED = {"bert": ("pooler.", "cls.seq_relationship.", "embeddings.position_ids"),
            "distilbert": ("embeddings.position_ids",)}
 
@@ -145,8 +147,9 @@ def _names(keys, family: str) -> dict[str, str]:
     return names
 
 
-def _check(f, names: dict, c: dict, where: str) -> bool:
-    """Every name, shape and dtype in the file against the config; returns whether the file has the MLM head."""
+def _check(f, names: dict, c: dict, where: str, task: str | None, n: int) -> bool:
+    """Every name, shape and dtype in the file against the config; returns whether the file has the MLM head.
+    ``task``: the task head (task_heads.py) the model is built with, read from the file if it holds it."""
     fam = c["family"]
     body, head = _schema(c)
     has_head = any(n.startswith(_HEAD_START[fam]) for n in names)
@@ -158,6 +161,8 @@ def _check(f, names: dict, c: dict, where: str) -> bool:
             if has_head and any(k in head for k in missing) else ""
         raise ValueError(f"{where} is missing weights {missing[:5]}{more} for a {fam} with "
                          f"{c['L']} layers{what}")
+    if task is not None:
+        expected.update(task_schema(fam, task, c["C"], n))  # (none of it missing: _plan saw the head's weights)
     tied = {k: (c["V"], c["C"]) if k.endswith("weight") else (c["V"],) for k in _TIED[fam]}
     unexpected = [k for k in names if k not in expected and k not in tied and not k.startswith(_UNUSED[fam])]
     head = task_head_error(where, unexpected, c["raw"], "load_bert", _BUILDS[fam])
@@ -174,11 +179,40 @@ def _check(f, names: dict, c: dict, where: str) -> bool:
         info = f.get_slice(key)
         shape, dtype = tuple(info.get_shape()), info.get_dtype()
         if shape != shape_needed:
-            raise ValueError(f"{where}: {key!r} has shape {shape} but config.json ({sizes}) needs {shape_needed}")
+            labels = f" and {n} labels (num_labels)" if name in task_schema(fam, task or "qa", c["C"], n) else ""
+            raise ValueError(f"{where}: {key!r} has shape {shape} but config.json ({sizes}){labels} needs "
+                             f"{shape_needed}")
         if dtype not in FLOATS:
             raise ValueError(f"{where}: {key!r} has dtype {dtype}; expected floats "
                              f"({', '.join(FLOATS)})")
     return has_head
+
+
+def _plan(f, names: dict, c: dict, where: str, want: str, num_labels) -> tuple[str | None, int, bool]:
+    """(the task head to build or None, its number of labels, whether it starts untrained) for ``want``:
+    "auto" (whatever the checkpoint holds), "mlm" (the masked-LM head), or one of TASKS."""
+    fam = c["family"]
+    held = task_of(c["raw"], fam, names)
+    if held is not None and want != "auto" and want != held:  # Hugging Face would load the encoder and start a
+        # new head (or reuse a same-shaped classifier): refused, so no fine-tuned head is silently dropped
+        raise ValueError(f"{where} holds a {_PREFIX[fam]}{TASKS[held]} head, not the "
+                         f"{'masked-LM head' if want == 'mlm' else _PREFIX[fam] + TASKS[want]} asked for; "
+                         f"load it with AutoModel{TASKS[held]}")
+    if want == "mlm" and not any(k.startswith(_HEAD_START[fam]) for k in names):
+        raise ValueError(f"{where} has no masked-LM head ({_HEAD_START[fam]}* weights): it is a bare encoder; "
+                         "AutoModel loads it")
+    task = held if want in ("auto", "mlm") else want
+    if task is None:
+        return None, 0, False
+    labels = c["raw"].get("id2label") or {}
+    if held is not None:
+        stored = names.get("qa_outputs.weight" if task == "qa" else "classifier.weight")  # the file's key
+        n = f.get_slice(stored).get_shape()[0] if stored else len(labels) or 2
+        if num_labels is not None and num_labels != n:
+            raise ValueError(f"{where}: its {_PREFIX[fam]}{TASKS[task]} head has {n} labels, num_labels={num_labels} "
+                             "was asked for (a head for other labels is a new head: train one from the base model)")
+        return task, n, False
+    return task, num_labels if num_labels is not None else (2 if task == "qa" else len(labels) or 2), True
 
 
 def build_bert(c: dict, mlm_head: bool, dtype=None) -> BertModel:
@@ -194,17 +228,19 @@ def build_bert(c: dict, mlm_head: bool, dtype=None) -> BertModel:
     return model.to(dt).eval()
 
 
-def load_bert(path, dtype=None):
+def load_bert(path, dtype=None, *, task: str = "auto", num_labels: int | None = None):
     """A Hugging Face BERT or DistilBERT folder, or a model name in the local cache -> (model, tokenizer).
 
     The folder holds config.json (model_type "bert" or "distilbert"), model.safetensors (with or without
-    the masked-LM head, or the bare encoder's keys), and vocab.txt or tokenizer.json; as
-    ``hf download distilbert-base-uncased --include "*.json" --include "*.txt" --include "*.safetensors"``
-    fetches them. dtype: float32 or float64 (None = tinyattn's default).
+    the masked-LM head, or the bare encoder's keys, or a task head: task_heads.py), and vocab.txt or
+    tokenizer.json; as ``hf download distilbert-base-uncased --include "*.json" --include "*.txt"
+    --include "*.safetensors"`` fetches them. dtype: float32 or float64 (None = tinyattn's default).
+    task: "auto" (what the checkpoint holds), "mlm", or "sequence" / "token" / "qa" (a head the checkpoint
+    lacks starts untrained, with num_labels labels: the start of fine-tuning).
 
     model(**tokenizer(texts, return_tensors="pt", padding=True), output_attentions=True) -> outputs with
     last_hidden_state (B, T, C), attentions (a tuple over layers of (B, H, T, T)) and, with the head,
-    logits (B, T, vocab_size).
+    logits (B, T, vocab_size); a task model's outputs are Hugging Face's (loss, logits, start/end_logits).
     """
     from .wordpiece import load_wordpiece
 
@@ -216,14 +252,29 @@ def load_bert(path, dtype=None):
                          f"vocab_size={c['V']}: some ids would have no embedding")
     with open_weights(folder) as f:
         names = _names(f.keys(), c["family"])
-        has_head = _check(f, names, c, f.where)
+        task, n, fresh = _plan(f, names, c, f.where, task, num_labels)
+        has_head = _check(f, names, c, f.where, None if fresh else task, n) and task is None
         model = build_bert(c, has_head, dtype)
         body, head = _schema(c)
         wanted = {**body, **(head if has_head else {})}  # {the family's name: (this model's name, shape)}
+        if task is not None:
+            model = build_task_model(model, task, _task_config(c["raw"], n), n, fresh)
+            wanted = {k: ("body." + ours, shape) for k, (ours, shape) in wanted.items()}
+            if not fresh:
+                wanted.update(task_schema(c["family"], task, c["C"], n))
         state = {ours: f.get_tensor(names[theirs]) for theirs, (ours, _) in wanted.items()}
     model.load_state_dict(state, strict=False)  # copies (and casts) into the model's own arrays
     left = {n for n, _ in model.named_parameters()} - set(state)  # the tied decoder.weight is listed as the embedding
-    assert not left, f"load_bert left {sorted(left)} unset"  # the mapping covers every parameter by construction
-    model.config = dict(c["raw"])
+    assert fresh or not left, f"load_bert left {sorted(left)} unset"  # the mapping covers every parameter
+    if task is None:
+        model.config = ModelConfig(c["raw"])
     return model, tokenizer
 
+
+def _task_config(raw: dict, n: int) -> ModelConfig:
+    """config.json for a task model: id2label with int keys, as Hugging Face reads it (LABEL_i where it names
+    another number of labels), label2id, and num_labels."""
+    labels = {int(k): v for k, v in (raw.get("id2label") or {}).items()}
+    if sorted(labels) != list(range(n)):
+        labels = {i: f"LABEL_{i}" for i in range(n)}
+    return ModelConfig(raw, id2label=labels, label2id={v: k for k, v in labels.items()}, num_labels=n)

@@ -16,7 +16,7 @@ import numpy as np
 
 from .. import get_default_dtype
 
-__all__ = ["FLOATS", "Weights", "float_dtype", "open_weights", "read_json"]
+__all__ = ["FLOATS", "ModelConfig", "Weights", "float_dtype", "open_weights", "read_json"]
 
 
 def _safe_open():
@@ -153,6 +153,20 @@ def read_json(folder: str, name: str, what: str) -> dict:
     if not isinstance(obj, dict):
         raise ValueError(f"{path} must hold a JSON object, got {type(obj).__name__}")
     return obj
+
+
+class ModelConfig(dict):
+    """config.json as a loaded model holds it: a dict whose keys also read as attributes, as Hugging Face's
+    configs do (``model.config.id2label[i]``, ``model.config["n_embd"]``)."""
+
+    def __getattr__(self, name):
+        try:
+            return self[name]
+        except KeyError:
+            raise AttributeError(f"this config.json has no {name!r}") from None
+
+    def __setattr__(self, name, value):
+        self[name] = value
 
 
 # Hugging Face's task heads that the loaders do not build, by the start of their weights' names.

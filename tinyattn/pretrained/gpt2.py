@@ -25,7 +25,7 @@ from ..nn import Linear, TransformerLM
 from ..nn.hook_points import hooked_layer_norm
 from ..nn.transformer import _last
 from .hub import resolve
-from .checkpoint import FLOATS as _FLOATS, float_dtype as _dtype, open_weights as _open_weights
+from .checkpoint import FLOATS as _FLOATS, ModelConfig, float_dtype as _dtype, open_weights as _open_weights
 from .checkpoint import read_json as _read_json, task_head_error
 
 __all__ = ["load_gpt2", "read_config", "build_model", "GPT2LMHeadModel"]
@@ -272,5 +272,5 @@ def load_gpt2(path, dtype=None):
             loaded |= set(part)
     left = {name for name, _ in model.named_parameters()} - loaded  # a tied head.weight is listed as tok_emb.weight
     assert not left, f"load_gpt2 left {sorted(left)} unset"  # the mapping covers every parameter by construction
-    model.config = dict(cfg)
+    model.config = ModelConfig(cfg)
     return model, tokenizer

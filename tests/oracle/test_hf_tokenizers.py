@@ -8,6 +8,7 @@ raise too (a ValueError carrying the library's message).
 import json
 import os
 import random
+import warnings
 
 import pytest
 import tokenizers as tk
@@ -119,3 +120,37 @@ def test_wordpiece_matches_bert_tokenizers(wordpiece_folder, family, settings, t
         for kw in OPTIONS:
             assert _call(ours, names, texts, pairs, **kw) == _call(refs[0], names, texts, pairs, **kw), \
                 (texts, pairs, kw)
+
+
+@pytest.mark.parametrize("limit", [None, 7, 10**30])  # no tokenizer_config.json field, BERT's 512 cut short, 1e30
+@pytest.mark.parametrize("family", ["bert", "gpt2"])
+def test_without_max_length_the_model_max_length_decides(wordpiece_folder, bpe_folder, tmp_path, limit, family):
+    """truncation / padding="max_length" with no max_length read tokenizer_config.json's model_max_length, as
+    transformers' from_pretrained does; where there is none, nothing is cut or padded to a length."""
+    src = wordpiece_folder if family == "bert" else bpe_folder
+    folder = str(tmp_path)
+    for name in os.listdir(src):
+        with open(os.path.join(src, name), encoding="utf-8") as a, open(os.path.join(folder, name), "w",
+                                                                        encoding="utf-8") as b:
+            b.write(a.read())
+    with open(os.path.join(folder, "tokenizer_config.json"), "w") as f:
+        json.dump({} if limit is None else {"model_max_length": limit}, f)
+    if family == "bert":
+        ours, ref = load_wordpiece(folder, "bert"), transformers.BertTokenizerFast.from_pretrained(folder)
+    else:
+        ours, ref = load_tokenizer(folder), transformers.GPT2TokenizerFast.from_pretrained(folder)
+        ours.pad_token = ours.eos_token
+        ref.pad_token = ref.eos_token
+    assert ours.model_max_length == ref.model_max_length
+    rng = random.Random(2)
+    for _ in range(40):
+        texts = [_text(rng) or "a" for _ in range(rng.randint(1, 3))]
+        pairs = [_text(rng) or "b" for _ in texts] if family == "bert" and rng.random() < 0.5 else None
+        for kw in (dict(truncation=True), dict(padding=True, truncation=True), dict(padding="max_length"),
+                   dict(padding="max_length", truncation=True), dict(truncation="only_second")):
+            if pairs is None and kw.get("truncation") == "only_second":
+                continue
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")  # (no length known: both warn that nothing is cut)
+                got = _call(ours, ours.model_input_names, texts, pairs, **kw)
+            assert got == _call(ref, ours.model_input_names, texts, pairs, **kw), (texts, pairs, kw)

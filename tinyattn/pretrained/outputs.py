@@ -11,6 +11,10 @@ padded keys (a padded position's own output is computed too, and is meaningless,
 """
 from __future__ import annotations
 
+import json
+import os
+import warnings
+
 import numpy as np
 
 from .. import Tensor, checks
@@ -84,6 +88,22 @@ def _texts(x, name: str) -> tuple[list[str], bool]:
                     + (f" holding {type(x[0]).__name__}" if isinstance(x, (list, tuple)) and x else ""))
 
 
+NO_LIMIT = int(1e30)  # Hugging Face's model_max_length when a tokenizer's files give none; as Hugging Face,
+_UNLIMITED = int(1e20)  # any model_max_length above 1e20 means "no known limit"
+
+
+def read_model_max_length(folder: str) -> int:
+    """tokenizer_config.json's model_max_length (BERT's 512, GPT-2's 1024), or NO_LIMIT where it gives none."""
+    path = os.path.join(folder, "tokenizer_config.json")
+    if not os.path.isfile(path):
+        return NO_LIMIT
+    with open(path, encoding="utf-8") as f:
+        value = json.load(f).get("model_max_length")
+    if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
+        return NO_LIMIT
+    return value  # (some files store 1e30 itself, written out as an int: no limit, see _UNLIMITED)
+
+
 class HFTokenizer:
     """The Hugging Face calling convention on top of a ``tokenizers.Tokenizer`` (``self._tok``).
 
@@ -97,6 +117,8 @@ class HFTokenizer:
     sep_token: str | None = None
     unk_token: str | None = None
     eos_token: str | None = None
+
+    model_max_length: int = NO_LIMIT  # the longest input the model takes: tokenizer_config.json's, set by the loader
 
     def _id(self, token: str | None) -> int | None:
         return None if token is None else self._tok.token_to_id(token)
@@ -138,7 +160,8 @@ class HFTokenizer:
         padding: False, True / "longest" (to the longest text) or "max_length" (each text shorter than max_length
         to max_length; a longer one stays longer unless truncated); on the right, with pad_token.
         truncation: True / "longest_first" cuts each text (or pair, the longer part first) to max_length tokens,
-        special tokens included; "only_first" / "only_second" cut only that part of a pair.
+        special tokens included; "only_first" / "only_second" cut only that part of a pair. Without max_length,
+        both use model_max_length (tokenizer_config.json's); where that is not known, neither cuts nor pads.
         """
         texts, single = _texts(text, "text")
         if single and text_pair == "":  # as Hugging Face's tokenizers: an empty second text is no second text
@@ -159,7 +182,13 @@ class HFTokenizer:
             raise ValueError(f"truncation must be one of {list(_TRUNCATION)}, got {truncation!r}")
         strategy = _TRUNCATION[truncation]
         if (pad == "max_length" or strategy) and max_length is None:
-            raise ValueError(f"padding={padding!r}, truncation={truncation!r} needs max_length=N")
+            if self.model_max_length <= _UNLIMITED:  # as Hugging Face: the model's longest input
+                max_length = self.model_max_length
+            else:  # as Hugging Face: no length known, so nothing is cut or padded to one, and a warning says so
+                warnings.warn(f"padding={padding!r}, truncation={truncation!r} without max_length, and this "
+                              "tokenizer has no model_max_length (tokenizer_config.json): nothing is "
+                              f"{'cut' if strategy else 'padded to a length'}; pass max_length=N", stacklevel=2)
+                pad, strategy = (False if pad == "max_length" else pad), None
         if max_length is not None:
             checks.positive_int("max_length", max_length)
         if pad and self.pad_token_id is None:

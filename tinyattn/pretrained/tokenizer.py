@@ -16,7 +16,7 @@ from __future__ import annotations
 import json
 import os
 
-from .outputs import HFTokenizer
+from .outputs import HFTokenizer, read_model_max_length
 
 __all__ = ["GPT2Tokenizer", "load_tokenizer"]
 
@@ -127,12 +127,16 @@ def load_tokenizer(folder: str) -> GPT2Tokenizer:
     if os.path.isfile(path):
         tk = _need_tokenizers()
         try:
-            return GPT2Tokenizer(tk.Tokenizer.from_file(path))
+            tok = GPT2Tokenizer(tk.Tokenizer.from_file(path))
         except Exception as e:  # the Rust library's own message says what is wrong with the file
             raise ValueError(f"{path} could not be read as a Hugging Face tokenizer: {e}") from None
+        tok.model_max_length = read_model_max_length(folder)
+        return tok
     vocab, merges = os.path.join(folder, "vocab.json"), os.path.join(folder, "merges.txt")
     missing = [os.path.basename(p) for p in (vocab, merges) if not os.path.isfile(p)]
     if missing:
         raise FileNotFoundError(f"{folder} has no tokenizer: it needs tokenizer.json, or vocab.json and merges.txt "
                                 f"(missing: {', '.join(missing)})")
-    return GPT2Tokenizer(_from_vocab_and_merges(vocab, merges))
+    tok = GPT2Tokenizer(_from_vocab_and_merges(vocab, merges))
+    tok.model_max_length = read_model_max_length(folder)
+    return tok

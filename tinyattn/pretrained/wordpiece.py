@@ -18,7 +18,7 @@ from __future__ import annotations
 import os
 
 from .checkpoint import read_json
-from .outputs import HFTokenizer
+from .outputs import HFTokenizer, read_model_max_length
 
 __all__ = ["BertTokenizer", "load_wordpiece"]
 
@@ -103,8 +103,13 @@ def load_wordpiece(folder: str, family: str) -> BertTokenizer:
             raise ValueError(f"{path} could not be read as a Hugging Face tokenizer: {e}") from None
         tok.no_padding()  # padding and truncation are asked for per call, as in Hugging Face
         tok.no_truncation()
-        return BertTokenizer(tok, family, special)
+        return _limited(BertTokenizer(tok, family, special), folder)
     if not os.path.isfile(os.path.join(folder, "vocab.txt")):
         raise FileNotFoundError(f"{folder} has no tokenizer: a BERT or DistilBERT folder needs vocab.txt "
                                 "or tokenizer.json")
-    return BertTokenizer(_from_vocab_txt(folder, settings, special), family, special)
+    return _limited(BertTokenizer(_from_vocab_txt(folder, settings, special), family, special), folder)
+
+
+def _limited(tok, folder: str):
+    tok.model_max_length = read_model_max_length(folder)
+    return tok

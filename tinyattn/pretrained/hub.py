@@ -2,8 +2,9 @@
 
 ``hf download NAME`` (the hub package's command line) leaves a model in the cache as
 ``<cache>/models--<org>--<name>/snapshots/<commit>/`` with ``refs/main`` holding the commit. The cache is
-``$HF_HUB_CACHE`` (or its older name ``$HUGGINGFACE_HUB_CACHE``) if set, else ``$HF_HOME/hub``, else ``$XDG_CACHE_HOME/huggingface/hub``, else
-``~/.cache/huggingface/hub``: the places the hub package itself looks, in its order.
+``$HF_HUB_CACHE`` (or its older name ``$HUGGINGFACE_HUB_CACHE``) if set, else ``$HF_HOME/hub``, else
+``$XDG_CACHE_HOME/huggingface/hub``, else ``~/.cache/huggingface/hub``: the places the hub package itself
+looks, in its order.
 """
 from __future__ import annotations
 

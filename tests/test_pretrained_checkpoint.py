@@ -1,6 +1,7 @@
 """What a Hugging Face folder may hold besides one model.safetensors: shards with an index, PyTorch's
 pytorch_model.bin (written here without PyTorch: torch_file.py), a task head the loaders do not build
-(GPT-2's; BERT's heads: test_pretrained_task_heads.py), a config.json without model_type. Checkpoints written here (bert_tiny.py, gpt2_tiny.py);
+(GPT-2's multiple-choice head; the heads
+that are built: test_pretrained_task_heads.py), a config.json without model_type. Checkpoints written here (bert_tiny.py, gpt2_tiny.py);
 a sharded folder is the single file cut in two, so the loaded model must equal the single file's exactly.
 """
 from __future__ import annotations
@@ -169,14 +170,15 @@ def test_a_pickle_naming_other_code_is_not_run(tmp_path):
         load_gpt2(folder)
 
 
-def test_a_gpt2_classifier_is_refused_by_name(tmp_path):
+def test_a_gpt2_multiple_choice_head_is_refused_by_name(tmp_path):
     folder, cfg, w = write_gpt2(tmp_path / "m")
     path = os.path.join(folder, "model.safetensors")
     stored = safetensors.numpy.load_file(path)
-    stored["score.weight"] = np.zeros((2, cfg["n_embd"]), np.float32)
+    stored["multiple_choice_head.summary.weight"] = np.zeros((1, cfg["n_embd"]), np.float32)
     safetensors.numpy.save_file(stored, path)
-    with pytest.raises(ValueError, match=r"holds a classification head \(GPT2ForSequenceClassification\): "
-                                         r"\['score.weight'\]\. load_gpt2 builds GPT2Model and GPT2LMHeadModel"):
+    with pytest.raises(ValueError, match=r"holds a multiple-choice head \(GPT2DoubleHeadsModel\): "
+                                         r"\['multiple_choice_head.summary.weight'\]\. load_gpt2 builds GPT2Model, "
+                                         r"GPT2LMHeadModel \(the language-model head\) and GPT2ForSequence"):
         load_gpt2(folder)
 
 

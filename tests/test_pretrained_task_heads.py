@@ -1,6 +1,6 @@
 """Task heads on BERT and DistilBERT checkpoints (tinyattn/pretrained/task_heads.py), without PyTorch: the
 head's outputs against a float64 NumPy forward written here from the checkpoint's weights, each loss against
-its formula, which head a checkpoint is read as, the untrained head of a base checkpoint, and the refusals."""
+its formula (GPT-2's classifier too), which head a checkpoint is read as, the untrained head of a base checkpoint, and the refusals."""
 from __future__ import annotations
 
 import os
@@ -10,11 +10,14 @@ import numpy as np
 import pytest
 import safetensors.numpy
 from bert_tiny import reference_bert, tiny_config, write_checkpoint
+from gpt2_tiny import reference_gpt2
+from gpt2_tiny import tiny_config as gpt2_config
+from gpt2_tiny import write_checkpoint as write_gpt2
 
 import tinyattn
 from tinyattn.pretrained import (AutoModel, AutoModelForCausalLM, AutoModelForMaskedLM,
                                  AutoModelForQuestionAnswering, AutoModelForSequenceClassification,
-                                 AutoModelForTokenClassification, load_bert)
+                                 AutoModelForTokenClassification, load_bert, load_gpt2)
 
 C = 12  # tiny_config's width
 ARCH = {"sequence": "ForSequenceClassification", "token": "ForTokenClassification", "qa": "ForQuestionAnswering"}
@@ -211,3 +214,57 @@ def test_config_labels_that_disagree_with_the_head_are_read_from_the_weights(tmp
     assert model.num_labels == 4 and model.config.id2label == {i: f"LABEL_{i}" for i in range(4)}
     with open(os.path.join(folder, "config.json")) as f:
         assert '"B-PER"' in f.read()  # (the file itself is not changed)
+
+
+def _gpt2_classifier(tmp_path, pad):
+    """A GPT-2 classification checkpoint whose score is the first 3 rows of the token embedding, so its logits
+    are the language-model logits of tokens 0, 1, 2 (reference_gpt2 computes those) at the scored position."""
+    cfg = dict(gpt2_config(), architectures=["GPT2ForSequenceClassification"])
+    if pad is not None:
+        cfg["pad_token_id"] = pad
+    folder, cfg, w = write_gpt2(tmp_path / "gpt2", cfg=cfg)
+    path = os.path.join(folder, "model.safetensors")
+    stored = safetensors.numpy.load_file(path)
+    stored["score.weight"] = w["wte.weight"][:3].copy()
+    safetensors.numpy.save_file(stored, path)
+    return folder, cfg, w
+
+
+def test_gpt2_scores_each_texts_last_token_that_is_not_padding(tmp_path):
+    folder, cfg, w = _gpt2_classifier(tmp_path, pad=7)
+    model = load_gpt2(folder, dtype=np.float64)[0]
+    assert type(model).__name__ == "GPT2SequenceClassification" and model.num_labels == 3
+    ids = np.array([[5, 9, 11, 12, 13], [5, 9, 12, 7, 7], [7, 7, 7, 7, 7]])  # full, right-padded, all padding
+    out = model(input_ids=ids, attention_mask=(ids != 7).astype(int) | (np.arange(5) == 0))
+    for i, (row, last) in enumerate(zip(ids, [4, 2, 0])):  # the rightmost non-pad token (0 when there is none)
+        want = reference_gpt2(w, cfg, row[:last + 1])[0][last, :3]
+        np.testing.assert_allclose(out.logits.numpy()[i], want, rtol=1e-9, atol=1e-9)
+    y = np.array([0, 2, 1])
+    ce = -_log_softmax(out.logits.numpy())[np.arange(3), y].mean()
+    assert model(input_ids=ids, labels=y).loss.item() == pytest.approx(ce, rel=1e-12)
+
+
+def test_gpt2_without_a_pad_token_scores_one_text(tmp_path):
+    folder, cfg, w = _gpt2_classifier(tmp_path, pad=None)
+    model = load_gpt2(folder, dtype=np.float64)[0]
+    one = np.array([[5, 9, 11]])
+    np.testing.assert_allclose(model(input_ids=one).logits.numpy()[0], reference_gpt2(w, cfg, one[0])[0][-1, :3],
+                               rtol=1e-9, atol=1e-9)
+    with pytest.raises(ValueError, match="2 texts but config.pad_token_id is None, so where each text ends is not "
+                                         "known; set model.config.pad_token_id = tokenizer.pad_token_id"):
+        model(input_ids=np.repeat(one, 2, axis=0))
+    model.config.pad_token_id = 11  # the usual fix after loading, read at the next call
+    assert model(input_ids=np.array([[5, 9, 11], [5, 11, 11]])).logits.shape == (2, 3)
+    with pytest.raises(ValueError, match="holds a GPT2ForSequenceClassification head, not the language-model head"):
+        AutoModelForCausalLM.from_pretrained(folder)
+
+
+def test_gpt2_base_checkpoint_gets_an_untrained_score(tmp_path):
+    folder, cfg, w = write_gpt2(tmp_path / "lm")
+    with pytest.warns(UserWarning, match=r"no GPT2ForSequenceClassification head, so its weights \(score.weight\)"):
+        model = AutoModelForSequenceClassification.from_pretrained(folder, dtype=np.float64, num_labels=4)
+    assert model.score.weight.shape == (4, cfg["n_embd"]) and model.score.bias is None
+    with pytest.raises(ValueError, match="task must be 'auto', 'causal' or 'sequence'"):
+        load_gpt2(folder, task="token")
+    with pytest.raises(ValueError, match="is a GPT-2 checkpoint; tinyattn builds GPT-2 with its language-model head"):
+        AutoModelForTokenClassification.from_pretrained(folder)

@@ -1,4 +1,5 @@
 """Task heads (sequence classification, token classification, question answering) on BERT and DistilBERT,
+and GPT-2's sequence classification,
 written by transformers and compared with its own forward and loss: logits, the loss for every kind of label,
 and every gradient of the loss, in float64; float32 outputs too. A base checkpoint loaded for a task must
 give transformers' body with an untrained head (so the head's weights are copied across before comparing).
@@ -11,10 +12,11 @@ import numpy as np
 import pytest
 import torch
 import transformers
-from test_hf_checkpoints import SMALL_BERT, SMALL_DISTIL, _build, _rel, _save
+from test_hf_checkpoints import SMALL_BERT, SMALL_DISTIL, TINY_GPT2, _build, _rel, _save
 
 import tinyattn
 from tinyattn.pretrained.bert import _schema, read_bert_config
+from tinyattn.pretrained.gpt2 import _parts as gpt2_parts
 from tinyattn.pretrained.task_heads import task_of, task_schema
 from tinyattn.pretrained import (AutoModel, AutoModelForMaskedLM, AutoModelForQuestionAnswering,
                                  AutoModelForSequenceClassification, AutoModelForTokenClassification, load_bert)
@@ -163,3 +165,40 @@ def test_the_wrong_auto_class_is_refused(tmp_path):
         AutoModelForSequenceClassification.from_pretrained(str(tmp_path), num_labels=5)
     with open(os.path.join(tmp_path, "config.json")) as f:
         assert json.load(f)["architectures"] == ["DistilBertForSequenceClassification"]
+
+
+@pytest.mark.parametrize("pad", [None, 0])  # no pad token (one text at a time), and pad = a real id (eos-like)
+def test_gpt2_sequence_classification_matches_transformers(tmp_path, pad):
+    cfg = dict(TINY_GPT2, n_embd=16, n_head=2, architectures=["GPT2ForSequenceClassification"], num_labels=3)
+    if pad is not None:
+        cfg["pad_token_id"] = pad
+    hf, cfg = _build(cfg)
+    hf = _save(hf, cfg, str(tmp_path), "safetensors").to(torch.float64)
+    ours = AutoModelForSequenceClassification.from_pretrained(str(tmp_path), dtype=np.float64)
+    assert type(ours).__name__ == "GPT2SequenceClassification" and ours.num_labels == 3
+    rng = np.random.default_rng(4)
+    ids = rng.integers(1, 300, size=(1 if pad is None else 3, 9))
+    mask = np.ones_like(ids)
+    if pad is not None:
+        ids[1, 5:], mask[1, 5:] = pad, 0  # padded on the right
+        ids[2, 2] = pad  # a pad id inside a text, as with pad = eos: transformers reads ids, so does tinyattn
+    y = rng.integers(0, 3, size=ids.shape[0])
+    out = ours(input_ids=ids, attention_mask=mask, labels=y)
+    theirs = hf(input_ids=torch.tensor(ids), attention_mask=torch.tensor(mask), labels=torch.tensor(y))
+    assert _rel(out.logits.numpy(), theirs.logits.detach().numpy()) < 1e-10
+    assert abs(out.loss.item() - theirs.loss.item()) < 1e-10 * max(1.0, abs(theirs.loss.item()))
+    out.loss.backward()
+    theirs.loss.backward()
+    grads = {n: p.grad.numpy() for n, p in hf.named_parameters() if p.grad is not None}
+    want = {}
+    for part in gpt2_parts(lambda n: grads.get("transformer." + n), {**cfg, "n_layer": 2}):
+        want.update(part)  # transformers' gradients in tinyattn's names and layout (the loader's own tables)
+    want = {"body." + k: v for k, v in want.items() if v is not None}
+    want["score.weight"] = grads["score.weight"]
+    got = {n: p.grad.numpy() for n, p in ours.named_parameters() if p.grad is not None}
+    assert sorted(got) == sorted(want)
+    for n in got:
+        assert _rel(got[n], want[n]) < 1e-10, n
+    if pad is None:
+        with pytest.raises(ValueError, match="2 texts but config.pad_token_id is None"):
+            ours(input_ids=np.repeat(ids, 2, axis=0))

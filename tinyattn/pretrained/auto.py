@@ -29,11 +29,12 @@ def _load(path, dtype=None, who: str = "AutoModel", task: str = "auto", num_labe
     folder = resolve(path, f"{who}.from_pretrained", "config.json, model.safetensors and the tokenizer's files")
     family = _family(folder, who)
     if family == "gpt2":
-        if task not in ("auto", "causal"):
+        if task not in ("auto", "causal", "sequence"):
             raise ValueError(f"{who}.from_pretrained: {folder} is a GPT-2 checkpoint; tinyattn builds GPT-2 with its "
-                             "language-model head only (AutoModelForCausalLM)")
+                             "language-model head (AutoModelForCausalLM) or a label per text "
+                             "(AutoModelForSequenceClassification)")
         from .gpt2 import load_gpt2
-        return load_gpt2(folder, dtype)
+        return load_gpt2(folder, dtype, task=task, num_labels=num_labels)
     if task == "causal":
         raise ValueError(f"{who}.from_pretrained: {folder} is a {family} checkpoint, an encoder that sees both "
                          "directions, not a causal language model (AutoModelForMaskedLM or AutoModel load it)")
@@ -83,7 +84,7 @@ def _task_class(name: str, task: str, what: str, labels: bool):
 AutoModelForCausalLM = _task_class("AutoModelForCausalLM", "causal", "GPT-2 with its language-model head", False)
 AutoModelForMaskedLM = _task_class("AutoModelForMaskedLM", "mlm", "BERT or DistilBERT with its masked-LM head", False)
 AutoModelForSequenceClassification = _task_class(
-    "AutoModelForSequenceClassification", "sequence", "BERT or DistilBERT with a label per text (logits (B, "
+    "AutoModelForSequenceClassification", "sequence", "BERT, DistilBERT or GPT-2 with a label per text (logits (B, "
     "num_labels)); from a checkpoint without that head (distilbert-base-uncased), the head starts untrained", True)
 AutoModelForTokenClassification = _task_class(
     "AutoModelForTokenClassification", "token", "BERT or DistilBERT with a label per token (logits (B, T, "

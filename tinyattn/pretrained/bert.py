@@ -23,7 +23,7 @@ from .. import get_rng
 from .checkpoint import FLOATS, ModelConfig, float_dtype, open_weights, read_json, task_head_error
 from .encoder import BertModel
 from .hub import resolve
-from .task_heads import _PREFIX, TASKS, build_task_model, task_of, task_schema
+from .task_heads import _PREFIX, TASKS, build_task_model, plan_labels, task_config, task_of, task_schema
 
 __all__ = ["load_bert", "read_bert_config", "build_bert"]
 
@@ -192,6 +192,8 @@ def _plan(f, names: dict, c: dict, where: str, want: str, num_labels) -> tuple[s
     """(the task head to build or None, its number of labels, whether it starts untrained) for ``want``:
     "auto" (whatever the checkpoint holds), "mlm" (the masked-LM head), or one of TASKS."""
     fam = c["family"]
+    if want not in ("auto", "mlm", *TASKS):
+        raise ValueError(f"load_bert: task must be one of {['auto', 'mlm', *TASKS]}, got {want!r}")
     held = task_of(c["raw"], fam, names)
     if held is not None and want != "auto" and want != held:  # Hugging Face would load the encoder and start a
         # new head (or reuse a same-shaped classifier): refused, so no fine-tuned head is silently dropped
@@ -202,17 +204,7 @@ def _plan(f, names: dict, c: dict, where: str, want: str, num_labels) -> tuple[s
         raise ValueError(f"{where} has no masked-LM head ({_HEAD_START[fam]}* weights): it is a bare encoder; "
                          "AutoModel loads it")
     task = held if want in ("auto", "mlm") else want
-    if task is None:
-        return None, 0, False
-    labels = c["raw"].get("id2label") or {}
-    if held is not None:
-        stored = names.get("qa_outputs.weight" if task == "qa" else "classifier.weight")  # the file's key
-        n = f.get_slice(stored).get_shape()[0] if stored else len(labels) or 2
-        if num_labels is not None and num_labels != n:
-            raise ValueError(f"{where}: its {_PREFIX[fam]}{TASKS[task]} head has {n} labels, num_labels={num_labels} "
-                             "was asked for (a head for other labels is a new head: train one from the base model)")
-        return task, n, False
-    return task, num_labels if num_labels is not None else (2 if task == "qa" else len(labels) or 2), True
+    return plan_labels(f, names, c["raw"], where, fam, task, held, num_labels)
 
 
 def build_bert(c: dict, mlm_head: bool, dtype=None) -> BertModel:
@@ -258,7 +250,7 @@ def load_bert(path, dtype=None, *, task: str = "auto", num_labels: int | None = 
         body, head = _schema(c)
         wanted = {**body, **(head if has_head else {})}  # {the family's name: (this model's name, shape)}
         if task is not None:
-            model = build_task_model(model, task, _task_config(c["raw"], n), n, fresh)
+            model = build_task_model(model, task, task_config(c["raw"], n), n, fresh)
             wanted = {k: ("body." + ours, shape) for k, (ours, shape) in wanted.items()}
             if not fresh:
                 wanted.update(task_schema(c["family"], task, c["C"], n))
@@ -269,12 +261,3 @@ def load_bert(path, dtype=None, *, task: str = "auto", num_labels: int | None = 
     if task is None:
         model.config = ModelConfig(c["raw"])
     return model, tokenizer
-
-
-def _task_config(raw: dict, n: int) -> ModelConfig:
-    """config.json for a task model: id2label with int keys, as Hugging Face reads it (LABEL_i where it names
-    another number of labels), label2id, and num_labels."""
-    labels = {int(k): v for k, v in (raw.get("id2label") or {}).items()}
-    if sorted(labels) != list(range(n)):
-        labels = {i: f"LABEL_{i}" for i in range(n)}
-    return ModelConfig(raw, id2label=labels, label2id={v: k for k, v in labels.items()}, num_labels=n)

@@ -26,6 +26,7 @@ from ..nn.hook_points import hooked_layer_norm
 from ..nn.transformer import _last
 from .hub import resolve
 from .checkpoint import FLOATS as _FLOATS, ModelConfig, float_dtype as _dtype, open_weights as _open_weights
+from .task_heads import build_task_model, plan_labels, task_config, task_of, task_schema
 from .checkpoint import read_json as _read_json, task_head_error
 
 __all__ = ["load_gpt2", "read_config", "build_model", "GPT2LMHeadModel"]
@@ -89,18 +90,19 @@ def _expected_shapes(cfg: dict) -> dict[str, tuple]:
     return shapes
 
 
-def _check_weights(f, names: dict, cfg: dict, where: str) -> None:
-    """Names, shapes and dtypes from the file's header, against the config, before any tensor is read."""
-    expected = _expected_shapes(cfg)
+def _check_weights(f, names: dict, cfg: dict, where: str, head: dict) -> None:
+    """Names, shapes and dtypes from the file's header, against the config, before any tensor is read.
+    ``head``: {name: shape} of the task head the file holds (GPT2ForSequenceClassification's score), or {}."""
+    expected = {**_expected_shapes(cfg), **head}
     missing = [k for k in expected if k not in names]
     if missing:
         more = f" and {len(missing) - 5} more" if len(missing) > 5 else ""
         raise ValueError(f"{where} is missing weights {missing[:5]}{more} (for n_layer={cfg['n_layer']})")
     unexpected = [k for k in names if k not in expected and k != "lm_head.weight"]
-    head = task_head_error(where, unexpected, cfg, "load_gpt2",
-                           "GPT2Model and GPT2LMHeadModel (the language-model head)")
-    if head is not None:
-        raise head
+    refused = task_head_error(where, unexpected, cfg, "load_gpt2", "GPT2Model, GPT2LMHeadModel (the language-model "
+                              "head) and GPT2ForSequenceClassification")
+    if refused is not None:
+        raise refused
     if unexpected:
         raise ValueError(f"{where} has weights a GPT-2 with this config does not have: {unexpected[:5]} "
                          f"(n_layer={cfg['n_layer']} in config.json)")
@@ -109,8 +111,10 @@ def _check_weights(f, names: dict, cfg: dict, where: str) -> None:
         info = f.get_slice(key)
         shape, dtype = tuple(info.get_shape()), info.get_dtype()
         if shape != expected[k]:
+            labels = f" and {expected[k][0]} labels (num_labels)" if k in head else ""
             raise ValueError(f"{where}: {k!r} has shape {shape} but config.json (n_embd={cfg['n_embd']}, "
-                             f"vocab_size={cfg['vocab_size']}, n_positions={cfg['n_positions']}) needs {expected[k]}")
+                             f"vocab_size={cfg['vocab_size']}, n_positions={cfg['n_positions']}){labels} needs "
+                             f"{expected[k]}")
         if dtype not in _FLOATS:
             raise ValueError(f"{where}: {k!r} has dtype {dtype}; expected floats "
                              f"({', '.join(_FLOATS)})")
@@ -181,10 +185,21 @@ class GPT2LMHeadModel(TransformerLM):
 
     def _hf_forward(self, input_ids, attention_mask, head_mask, output_attentions, output_hidden_states,
                     logits_to_keep):
-        from .outputs import ModelOutput, model_inputs
+        from .outputs import ModelOutput
 
-        ids, keep = model_inputs(input_ids, attention_mask, self.vocab_size, self.max_len, "GPT2LMHeadModel")
         logits_to_keep = checks.nonneg_int("logits_to_keep", logits_to_keep)
+        h, hidden, attentions = self.hidden_states(input_ids, attention_mask, head_mask, output_attentions)
+        return ModelOutput(logits=self.head(_last(h, logits_to_keep)), last_hidden_state=h,
+                           attentions=tuple(attentions) if output_attentions else None,
+                           hidden_states=tuple(hidden) if output_hidden_states else None)
+
+    def hidden_states(self, input_ids, attention_mask=None, head_mask=None, output_attentions: bool = False,
+                      where: str = "GPT2LMHeadModel"):
+        """(the last hidden state (B, T, C) after ln_f, every layer's input and that last state, the attention
+        weights or Nones): the body Hugging Face's GPT2Model computes, which the heads read."""
+        from .outputs import model_inputs
+
+        ids, keep = model_inputs(input_ids, attention_mask, self.vocab_size, self.max_len, where)
         mask = None if keep is None else keep[:, None, None, :]  # (B, 1, 1, T): padded keys, on top of causal
         head_masks = self._layer_head_masks(head_mask)
         x = self._embed(ids)  # (B, T) -> (B, T, C): tokens + learned positions 0..T-1 (through the hook points)
@@ -196,9 +211,7 @@ class GPT2LMHeadModel(TransformerLM):
             hidden.append(x)
         h = hooked_layer_norm(self.ln_f, x)  # (B, T, C)
         hidden[-1] = h  # as Hugging Face: the last hidden state is the one after the final LayerNorm
-        return ModelOutput(logits=self.head(_last(h, logits_to_keep)), last_hidden_state=h,
-                           attentions=tuple(attentions) if output_attentions else None,
-                           hidden_states=tuple(hidden) if output_hidden_states else None)
+        return h, hidden, attentions
 
 
 def build_model(cfg: dict, dtype=None) -> GPT2LMHeadModel:
@@ -235,7 +248,7 @@ def _conv1d_layout(model: GPT2LMHeadModel) -> GPT2LMHeadModel:
     return model
 
 
-def load_gpt2(path, dtype=None):
+def load_gpt2(path, dtype=None, *, task: str = "auto", num_labels: int | None = None):
     """A Hugging Face GPT-2 checkpoint folder, or a model name in the local cache ("gpt2") -> (model, tokenizer).
 
     The folder holds config.json, model.safetensors (or its shards and model.safetensors.index.json), and
@@ -245,7 +258,9 @@ def load_gpt2(path, dtype=None):
     model(idx, return_weights=True) -> (logits, a list over layers of weights (B, H, T, T)),
     model(idx, head_mask=...), model.generate(...); and Hugging Face's model(**tokenizer(text,
     return_tensors="pt"), output_attentions=True) -> outputs.logits, .last_hidden_state, .attentions.
-    dtype: float32 or float64 (None = tinyattn's default).
+    dtype: float32 or float64 (None = tinyattn's default). task: "auto" (what the checkpoint holds), "causal"
+    (the language-model head) or "sequence" (GPT2ForSequenceClassification, task_heads.py; from a checkpoint
+    without it, the head starts untrained with num_labels labels).
     tokenizer: encode(str) -> list[int], decode(ids) -> str, and tokenizer(text, return_tensors="pt").
     """
     from .tokenizer import load_tokenizer
@@ -259,7 +274,9 @@ def load_gpt2(path, dtype=None):
                          f"vocab_size={cfg['vocab_size']}: some ids would have no embedding")
     with _open_weights(folder) as f:
         names = _names(f)
-        _check_weights(f, names, cfg, f.where)
+        task, n, fresh = _plan(f, names, cfg, f.where, task, num_labels)
+        _check_weights(f, names, cfg, f.where, {} if task is None or fresh else
+                       {k: shape for k, (_, shape) in task_schema("gpt2", task, cfg["n_embd"], n).items()})
         model = build_model(cfg, dtype)
 
         def get(name: str) -> np.ndarray:
@@ -270,7 +287,26 @@ def load_gpt2(path, dtype=None):
         for part in _parts(get, cfg):
             model.load_state_dict(part, strict=False)  # copies (and casts) into the model's own arrays
             loaded |= set(part)
+        score = {"score.weight": get("score.weight")} if task is not None and not fresh else None
     left = {name for name, _ in model.named_parameters()} - loaded  # a tied head.weight is listed as tok_emb.weight
     assert not left, f"load_gpt2 left {sorted(left)} unset"  # the mapping covers every parameter by construction
     model.config = ModelConfig(cfg)
+    if task is not None:
+        model = build_task_model(model, task, task_config(cfg, n), n, fresh)
+        if score is not None:
+            model.load_state_dict(score, strict=False)
     return model, tokenizer
+
+
+def _plan(f, names: dict, cfg: dict, where: str, want: str, num_labels) -> tuple[str | None, int, bool]:
+    """(the task head to build or None, its labels, whether it starts untrained) for ``want``: "auto" (what the
+    checkpoint holds), "causal" (the language-model head) or "sequence"."""
+    if want not in ("auto", "causal", "sequence"):
+        raise ValueError(f"load_gpt2: task must be 'auto', 'causal' or 'sequence' (GPT2ForSequenceClassification), "
+                         f"got {want!r}")
+    held = task_of(cfg, "gpt2", names)
+    if held is not None and want == "causal":
+        raise ValueError(f"{where} holds a GPT2ForSequenceClassification head, not the language-model head asked "
+                         "for; load it with AutoModelForSequenceClassification")
+    task = held if want == "auto" else (None if want == "causal" else "sequence")
+    return plan_labels(f, names, cfg, where, "gpt2", task, held, num_labels)

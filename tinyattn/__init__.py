@@ -172,8 +172,8 @@ def __getattr__(name: str):
     raise AttributeError(f"module 'tinyattn' has no attribute '{name}'")
 from . import func  # noqa: F401,E402  (torch.func: functional_call, grad, grad_and_value, vmap)
 from . import linalg  # noqa: F401,E402  (torch.linalg: norms, inv, det, slogdet, solve, cholesky)
-from .linalg import cholesky_inverse, det, inverse, logdet  # noqa: F401,E402
-__all__ += ["cholesky_inverse", "det", "inverse", "logdet"]
+from .linalg import cholesky_inverse, det, inverse, logdet, matrix_exp  # noqa: F401,E402
+__all__ += ["cholesky_inverse", "det", "inverse", "logdet", "matrix_exp"]
 from . import hub  # noqa: F401,E402  (torch.hub.load_state_dict_from_url & co.)
 from .nn.functional import celu_, relu_, selu_  # noqa: F401,E402  (torch.relu_, selu_, celu_: in place)
 from . import xpu  # noqa: F401,E402  (no Intel GPU, as a build without XPU)

@@ -493,3 +493,7 @@ class CensusTailMixin:
     def cholesky_inverse(self, upper: bool = False) -> "autograd.Tensor":
         from tinyattn.linalg import cholesky_inverse
         return cholesky_inverse(self, upper)
+
+    def matrix_exp(self) -> "autograd.Tensor":
+        from tinyattn.linalg_eig import matrix_exp
+        return matrix_exp(self)

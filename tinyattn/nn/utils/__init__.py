@@ -14,7 +14,7 @@ import numpy as np
 from ... import checks
 from ...tensor import Tensor
 
-__all__ = ["clip_grad_norm", "clip_grad_norm_"]
+__all__ = ["clip_grad_norm", "clip_grad_norm_", "clip_grad_value_", "parameters_to_vector", "vector_to_parameters"]
 
 
 def param_list(params: Any, who: str, leaves: bool = False) -> list[Tensor]:
@@ -100,3 +100,5 @@ def clip_grad_norm(parameters: Any, max_norm: float, norm_type: float = 2.0, err
 
 from . import rnn  # noqa: E402,F401  (nn.utils.rnn.pad_sequence & co.; after the names optim imports from here)
 from . import parametrize  # noqa: E402,F401  (nn.utils.parametrize.register_parametrization & co.)
+from . import parametrizations  # noqa: E402,F401  (nn.utils.parametrizations.weight_norm, spectral_norm)
+from .convert_and_clip import clip_grad_value_, parameters_to_vector, vector_to_parameters  # noqa: E402,F401

@@ -167,7 +167,7 @@ def tutorial(lib):
     X = spd.weight
     ev = lib.linalg.eigvalsh(X)
     ev.sum().backward()
-    seen += [lib.dist(X, X.T)), bool((ev > 0.0).all().item(), ev.detach().numpy(),
+    seen += [lib.dist(X, X.T).item(), bool((ev > 0.0).all()), ev.detach().numpy(),
              spd.parametrizations.weight.original.grad.numpy()]
     cay = put(nn.Linear(3, 3), 3)
     P.register_parametrization(cay, "weight", Skew())

@@ -497,3 +497,11 @@ class CensusTailMixin:
     def matrix_exp(self) -> "autograd.Tensor":
         from tinyattn.linalg_eig import matrix_exp
         return matrix_exp(self)
+
+    def cov(self, *, correction: int = 1, fweights=None, aweights=None) -> "autograd.Tensor":
+        from tinyattn.signs_and_statistics import cov
+        return cov(self, correction=correction, fweights=fweights, aweights=aweights)
+
+    def corrcoef(self) -> "autograd.Tensor":
+        from tinyattn.signs_and_statistics import corrcoef
+        return corrcoef(self)

@@ -153,3 +153,22 @@ def test_spectral_norm_divides_by_the_largest_singular_value():
         spectral_norm(torch.nn.Linear(2, 2), n_power_iterations=0)
     with pytest.raises(ValueError, match="has no parameter or buffer with name 'nope'"):
         spectral_norm(torch.nn.Linear(2, 2), name="nope")
+
+
+def test_the_deprecated_hook_weight_norm():
+    layer = torch.nn.Linear(4, 3).double()
+    w0 = layer.weight._data.copy()
+    with pytest.warns(FutureWarning, match="parametrizations.weight_norm"):
+        torch.nn.utils.weight_norm(layer)
+    assert [n for n, _ in layer.named_parameters()] == ["bias", "weight_g", "weight_v"]
+    np.testing.assert_allclose(layer.weight_g._data, np.linalg.norm(w0, axis=1, keepdims=True), rtol=1e-14)
+    x = torch.tensor(rng.standard_normal((2, 4)))
+    np.testing.assert_allclose(layer(x)._data, x._data @ w0.T + layer.bias._data, rtol=1e-13)
+    assert gradcheck(lambda g, v: layer(x), [layer.weight_g, layer.weight_v])
+    with pytest.raises(RuntimeError, match="Cannot register two weight_norm hooks"), pytest.warns(FutureWarning):
+        torch.nn.utils.weight_norm(layer)
+    torch.nn.utils.remove_weight_norm(layer)
+    assert [n for n, _ in layer.named_parameters()] == ["bias", "weight"]
+    np.testing.assert_allclose(layer.weight._data, w0, rtol=1e-14)
+    with pytest.raises(ValueError, match="weight_norm of 'weight' not found"):
+        torch.nn.utils.remove_weight_norm(layer)

@@ -192,3 +192,27 @@ def test_the_parametrizations_tutorial_gives_pytorchs_numbers():
             assert abs(g - w) < 1e-5, i
         else:
             assert g == w, (i, g, w)
+
+
+@pytest.mark.parametrize("dim", [0, 1, None])
+def test_the_deprecated_hook_weight_norm_matches(dim):
+    out = {}
+    for lib in (torch, tinyattn):
+        with pytest.warns(FutureWarning, match="parametrizations.weight_norm"):
+            layer = lib.nn.utils.weight_norm(linear(lib), dim=dim)
+        names = [n for n, _ in layer.named_parameters()]
+        y = layer(lib.tensor(X))
+        (y * lib.tensor(np.sin(np.arange(15.0)).reshape(5, 3))).sum().backward()
+        grads = [layer.weight_g.grad.numpy(), layer.weight_v.grad.numpy()]
+        with lib.no_grad():
+            layer.weight_g.mul_(2.0)
+        y2 = layer(lib.tensor(X)).detach().numpy()  # the hook recomputes weight from the new g
+        lib.nn.utils.remove_weight_norm(layer)
+        after = ([n for n, _ in layer.named_parameters()], type(layer.weight).__name__, layer.weight.detach().numpy())
+        with pytest.raises(ValueError) as err:
+            lib.nn.utils.remove_weight_norm(layer)
+        out[lib.__name__] = (names, after[:2], str(err.value), y.detach().numpy(), *grads, y2, after[2])
+    got, want = out["tinyattn"], out["torch"]
+    assert got[:3] == want[:3]
+    for a, b in zip(got[3:], want[3:]):
+        np.testing.assert_allclose(a, b, rtol=1e-10, atol=1e-13)

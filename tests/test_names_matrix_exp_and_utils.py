@@ -172,3 +172,10 @@ def test_the_deprecated_hook_weight_norm():
     np.testing.assert_allclose(layer.weight._data, w0, rtol=1e-14)
     with pytest.raises(ValueError, match="weight_norm of 'weight' not found"):
         torch.nn.utils.remove_weight_norm(layer)
+
+
+def test_complex_matrices_are_refused_with_a_clear_error():
+    z = torch.tensor(np.eye(2) + 1j * np.ones((2, 2)))
+    for fn in (torch.matrix_exp, torch.linalg.eigvalsh, torch.linalg.eigh):
+        with pytest.raises(NotImplementedError, match="of a complex matrix is not implemented in tinyattn"):
+            fn(z)

@@ -30,9 +30,12 @@ def _square_input(A, who: str, kernel: str | None = None) -> Tensor:
     if A.shape[-1] != A.shape[-2]:
         raise RuntimeError(f"{who}: A must be batches of square matrices, but they are "
                            f"{A.shape[-2]} by {A.shape[-1]} matrices")
+    if A.dtype.kind == "c":
+        raise NotImplementedError(f"{who} of a complex matrix is not implemented in tinyattn (its gradient is not "
+                                  "checked against PyTorch's complex convention); PyTorch computes it")
     if kernel is not None and (A.dtype.kind != "f" or A.dtype.itemsize < 4 or A.dtype.name == "bfloat16"):
         raise NotImplementedError(f"\"{kernel}\" not implemented for '{promotion.torch_name(A._data)}'")
-    if A.dtype.kind not in "fc":
+    if A.dtype.kind != "f":
         raise RuntimeError(f"{who}: Expected a floating point or complex tensor as input. "
                            f"Got {promotion.torch_name(A._data)}")
     return A
@@ -64,7 +67,7 @@ def expm(a: np.ndarray) -> np.ndarray:
 
 
 class MatrixExp(Function):
-    """E = exp(A);  dA = the upper-right block of exp([[A^T, g], [0, A^T]])"""
+    """E = exp(A);  dA = the upper-right block of exp([[A^H, g], [0, A^H]])"""
     @staticmethod
     def forward(ctx, a):
         ctx.save_for_backward(a)
@@ -75,7 +78,7 @@ class MatrixExp(Function):
         (a,) = ctx.saved_tensors
         n = a.shape[-1]
         block = np.zeros(a.shape[:-2] + (2 * n, 2 * n), dtype=np.result_type(a, g))
-        block[..., :n, :n] = block[..., n:, n:] = _mT(a)
+        block[..., :n, :n] = block[..., n:, n:] = np.conj(_mT(a))  # A^H (A^T for real A)
         block[..., :n, n:] = g
         return expm(block)[..., :n, n:]
 

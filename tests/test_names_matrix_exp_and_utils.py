@@ -179,3 +179,23 @@ def test_complex_matrices_are_refused_with_a_clear_error():
     for fn in (torch.matrix_exp, torch.linalg.eigvalsh, torch.linalg.eigh):
         with pytest.raises(NotImplementedError, match="of a complex matrix is not implemented in tinyattn"):
             fn(z)
+
+
+def test_the_hook_spectral_norm():
+    layer = torch.nn.Linear(5, 4).double()
+    W = layer.weight._data.copy()
+    torch.nn.utils.spectral_norm(layer, n_power_iterations=50)
+    assert [n for n, _ in layer.named_parameters()] == ["bias", "weight_orig"]
+    assert [n for n, _ in layer.named_buffers()] == ["weight_u", "weight_v"]
+    x = torch.tensor(rng.standard_normal((2, 5)))
+    layer(x)  # training: 50 power-iteration steps, then W / sigma
+    np.testing.assert_allclose(layer.weight._data, W / np.linalg.svd(W, compute_uv=False)[0], rtol=1e-8)
+    layer.eval()  # no iteration in eval: finite differences see one function of weight_orig
+    assert gradcheck(lambda w: layer(x), [layer.weight_orig])
+    with pytest.raises(RuntimeError, match="Cannot register two spectral_norm hooks"):
+        torch.nn.utils.spectral_norm(layer)
+    torch.nn.utils.remove_spectral_norm(layer)
+    assert [n for n, _ in layer.named_parameters()] == ["bias", "weight"] and not list(layer.named_buffers())
+    np.testing.assert_allclose(layer.weight._data, W / np.linalg.svd(W, compute_uv=False)[0], rtol=1e-8)
+    with pytest.raises(ValueError, match="Expected n_power_iterations to be positive"):
+        torch.nn.utils.spectral_norm(torch.nn.Linear(2, 2), n_power_iterations=0)

@@ -216,3 +216,37 @@ def test_the_deprecated_hook_weight_norm_matches(dim):
     assert got[:3] == want[:3]
     for a, b in zip(got[3:], want[3:]):
         np.testing.assert_allclose(a, b, rtol=1e-10, atol=1e-13)
+
+
+@pytest.mark.parametrize("make", [lambda l: l.nn.Linear(4, 3), lambda l: l.nn.ConvTranspose1d(2, 3, 2),
+                                  lambda l: l.nn.Conv2d(2, 3, 2)])
+def test_the_hook_spectral_norm_from_the_same_u_v_matches(make):
+    torch.manual_seed(1)
+    ref = torch.nn.utils.spectral_norm(make(torch).double(), n_power_iterations=2)
+    mine = make(tinyattn).double()
+    with tinyattn.no_grad():
+        mine.weight.copy_(tinyattn.tensor(ref.weight_orig.detach().numpy()))
+        mine.bias.copy_(tinyattn.tensor(ref.bias.detach().numpy()))
+    mine = tinyattn.nn.utils.spectral_norm(mine, n_power_iterations=2)
+    assert [n for n, _ in mine.named_parameters()] == [n for n, _ in ref.named_parameters()]
+    assert list(mine.state_dict()) == list(ref.state_dict())
+    for name in ("weight_u", "weight_v"):
+        getattr(mine, name).copy_(tinyattn.tensor(getattr(ref, name).numpy()))
+    np.testing.assert_array_equal(mine.weight.numpy(), ref.weight.detach().numpy())  # the raw weight until a forward
+    shape = {2: (2, 4), 3: (2, 2, 5), 4: (2, 2, 4, 4)}[ref.weight_orig.ndim]
+    x = np.random.default_rng(0).standard_normal(shape)
+    for mode in ("train", "train", "eval"):
+        outs = []
+        for lib, m in ((torch, ref), (tinyattn, mine)):
+            getattr(m, mode)()
+            m.zero_grad()
+            y = m(lib.tensor(x))
+            (y * lib.tensor(np.cos(np.arange(y.numel())).reshape(tuple(y.shape)))).sum().backward()
+            outs.append((y.detach().numpy(), m.weight_orig.grad.numpy(), m.weight_u.numpy(), m.weight_v.numpy()))
+        for g, w in zip(outs[1], outs[0]):
+            np.testing.assert_allclose(g, w, rtol=1e-10, atol=1e-13)
+    for lib, m in ((torch, ref), (tinyattn, mine)):
+        lib.nn.utils.remove_spectral_norm(m)
+    assert [n for n, _ in mine.named_parameters()] == [n for n, _ in ref.named_parameters()]
+    assert [n for n, _ in mine.named_buffers()] == []
+    np.testing.assert_allclose(mine.weight.detach().numpy(), ref.weight.detach().numpy(), rtol=1e-10)

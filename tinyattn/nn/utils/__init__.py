@@ -14,8 +14,8 @@ import numpy as np
 from ... import checks
 from ...tensor import Tensor
 
-__all__ = ["clip_grad_norm", "clip_grad_norm_", "clip_grad_value_", "parameters_to_vector", "remove_weight_norm",
-           "vector_to_parameters", "weight_norm"]
+__all__ = ["clip_grad_norm", "clip_grad_norm_", "clip_grad_value_", "parameters_to_vector", "remove_spectral_norm",
+           "remove_weight_norm", "spectral_norm", "vector_to_parameters", "weight_norm"]
 
 
 def param_list(params: Any, who: str, leaves: bool = False) -> list[Tensor]:
@@ -103,4 +103,4 @@ from . import rnn  # noqa: E402,F401  (nn.utils.rnn.pad_sequence & co.; after th
 from . import parametrize  # noqa: E402,F401  (nn.utils.parametrize.register_parametrization & co.)
 from . import parametrizations  # noqa: E402,F401  (nn.utils.parametrizations.weight_norm, spectral_norm)
 from .convert_and_clip import clip_grad_value_, parameters_to_vector, vector_to_parameters  # noqa: E402,F401
-from .weight_norm_hook import remove_weight_norm, weight_norm  # noqa: E402,F401  (the deprecated hook form)
+from .norm_hooks import remove_spectral_norm, remove_weight_norm, spectral_norm, weight_norm  # noqa: E402,F401

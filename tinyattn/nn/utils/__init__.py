@@ -1,4 +1,7 @@
-"""tinyattn.nn.utils: gradient-norm clipping under PyTorch's name, ``nn.utils.clip_grad_norm_``.
+"""tinyattn.nn.utils: gradient-norm clipping under PyTorch's name, ``nn.utils.clip_grad_norm_``; below it the
+other ``torch.nn.utils`` names: ``clip_grad_value_``, ``parameters_to_vector``/``vector_to_parameters``
+(convert_and_clip.py), the hook forms ``weight_norm``/``spectral_norm`` (norm_hooks.py) and the submodules
+``rnn``, ``parametrize`` and ``parametrizations``.
 
 The implementation lives here (``nn`` may not import ``optim``); ``tinyattn.optim.clip_grad_norm``
 calls it, and the optimizers share the parameter-list check below (``param_list``).

@@ -172,9 +172,16 @@ def __getattr__(name: str):
     raise AttributeError(f"module 'tinyattn' has no attribute '{name}'")
 from . import func  # noqa: F401,E402  (torch.func: functional_call, grad, grad_and_value, vmap)
 from . import linalg  # noqa: F401,E402  (torch.linalg: norms, inv, det, slogdet, solve, cholesky)
-from .linalg import cholesky_inverse, det, inverse, logdet  # noqa: F401,E402
-__all__ += ["cholesky_inverse", "det", "inverse", "logdet"]
+from .linalg import cholesky_inverse, det, inverse, logdet, matrix_exp  # noqa: F401,E402
+__all__ += ["cholesky_inverse", "det", "inverse", "logdet", "matrix_exp"]
 from . import hub  # noqa: F401,E402  (torch.hub.load_state_dict_from_url & co.)
 from .nn.functional import celu_, relu_, selu_  # noqa: F401,E402  (torch.relu_, selu_, celu_: in place)
 from . import xpu  # noqa: F401,E402  (no Intel GPU, as a build without XPU)
+from .signs_and_statistics import (  # noqa: F401,E402  (shifts, sign arithmetic, cov/corrcoef, running trapezoid)
+    bitwise_left_shift, bitwise_right_shift, copysign, corrcoef, cov, cumulative_trapezoid, heaviside, logaddexp,
+    logaddexp2, nextafter,
+)
+__all__ += ["bitwise_left_shift", "bitwise_right_shift", "copysign", "corrcoef", "cov", "cumulative_trapezoid",
+            "heaviside", "logaddexp", "logaddexp2", "nextafter"]
+from .nn.channels_and_local import channel_shuffle, channel_shuffle as native_channel_shuffle  # noqa: F401,E402
 from . import quiet  # noqa: F401,E402  (the forwards that meet log 0 or 0 / 0 run silently, as PyTorch's)

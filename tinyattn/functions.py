@@ -479,7 +479,8 @@ clip = clamp  # PyTorch's alias
 
 
 def cumsum(input, dim: int, *, dtype=None) -> Tensor: return _t(input).cumsum(dim, dtype=dtype)
-def gather(input, dim: int, index) -> Tensor: return _t(input).gather(dim, index)
+def gather(input, dim: int, index, *, sparse_grad: bool = False) -> Tensor:
+    return _t(input).gather(dim, index, sparse_grad=sparse_grad)
 def masked_fill(input, mask, value) -> Tensor: return _t(input).masked_fill(mask, value)
 
 

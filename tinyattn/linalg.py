@@ -10,8 +10,8 @@ import numpy as np
 
 from .tensor import Function, Tensor
 
-__all__ = ["LinAlgError", "cholesky", "cholesky_inverse", "det", "inv", "inverse", "logdet", "matrix_norm", "norm",
-           "slogdet", "solve", "vector_norm"]
+__all__ = ["LinAlgError", "cholesky", "cholesky_inverse", "det", "eigh", "eigvalsh", "inv", "inverse", "logdet",
+           "matrix_exp", "matrix_norm", "norm", "slogdet", "solve", "vector_norm"]
 
 
 class LinAlgError(RuntimeError):
@@ -205,3 +205,6 @@ def norm(A, ord=None, dim=None, keepdim: bool = False, *, out=None, dtype=None) 
             (isinstance(dim, (tuple, list)) and len(dim) == 2 and ord is not None):
         return matrix_norm(A, ord if ord is not None else "fro", (-2, -1) if dim is None else dim, keepdim, dtype=dtype)
     return vector_norm(A, 2 if ord is None else ord, dim, keepdim, dtype=dtype)
+
+
+from .linalg_eig import eigh, eigvalsh, matrix_exp  # noqa: E402  (the matrix exponential, symmetric eigenproblems)

@@ -103,6 +103,12 @@ OPS = {
     "Hypot": ("hypot_cpu", "f", None),
     "Fmax": (None, "biuf", None),  # (fmin too)
     "Xlogy": (None, "biuf", "default float"),
+    "Copysign": (None, "biuf", "default float"),  # (compat/bits_and_signs.py's from here on)
+    "Logaddexp": ("logaddexp_cpu", "f", None),
+    "Logaddexp2": ("logaddexp2_cpu", "f", None),
+    "Nextafter": ("nextafter_cpu", "f", None),
+    "lshift": ("lshift_cpu", "iu", None),
+    "rshift": ("rshift_cpu", "iu", None),
 }
 
 

@@ -493,3 +493,15 @@ class CensusTailMixin:
     def cholesky_inverse(self, upper: bool = False) -> "autograd.Tensor":
         from tinyattn.linalg import cholesky_inverse
         return cholesky_inverse(self, upper)
+
+    def matrix_exp(self) -> "autograd.Tensor":
+        from tinyattn.linalg_eig import matrix_exp
+        return matrix_exp(self)
+
+    def cov(self, *, correction: int = 1, fweights=None, aweights=None) -> "autograd.Tensor":
+        from tinyattn.signs_and_statistics import cov
+        return cov(self, correction=correction, fweights=fweights, aweights=aweights)
+
+    def corrcoef(self) -> "autograd.Tensor":
+        from tinyattn.signs_and_statistics import corrcoef
+        return corrcoef(self)

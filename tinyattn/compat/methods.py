@@ -26,6 +26,7 @@ from tinyattn.compat.index_put import IndexPutMixin
 from tinyattn.compat.as_strided import AsStridedMixin, ResizeMixin
 from tinyattn.compat.renorm_and_counts import RenormAndCountsMixin
 from tinyattn.compat.longtail import LongTailMixin
+from tinyattn.compat.bits_and_signs import BitsAndSignsMixin
 from tinyattn.compat.views import multi_output
 from tinyattn.compat.ops import (
     Abs, Cast, Clamp, Cos, CumSum, Flip, Maximum, Remainder, Repeat, Roll, Rounding, RoundedDiv,
@@ -71,7 +72,7 @@ def _with_op_input(name: str, method):
 
 class MethodsMixin(LongTailMixin, CensusTailMixin, ScatterMixin, StatisticsMixin, ScansAndWritesMixin,
                    RenormAndCountsMixin, ScattersMoreMixin, PutAndIndexReduceMixin, IndexPutMixin,
-                   AsStridedMixin, ResizeMixin):
+                   AsStridedMixin, ResizeMixin, BitsAndSignsMixin):
     """The rarer methods of Tensor."""
 
     __slots__ = ()
@@ -361,8 +362,11 @@ class MethodsMixin(LongTailMixin, CensusTailMixin, ScatterMixin, StatisticsMixin
         d = _norm_dim(dim, self.ndim, "cumsum")
         return CumSum.apply(self, dim=d) if self.ndim else self.clone()  # (np.cumsum of a 0-d array is 1-D)
 
-    def gather(self, dim: int, index) -> "Tensor":
-        """out[i][j][k] = self[i][index[i][j][k]][k] (for dim=1);  out has index's shape."""
+    def gather(self, dim: int, index, *, sparse_grad: bool = False) -> "Tensor":
+        """out[i][j][k] = self[i][index[i][j][k]][k] (for dim=1);  out has index's shape. (sparse_grad=True: the
+        gradient is dense here, the same numbers as PyTorch's sparse one: docs/pytorch.md)"""
+        if not isinstance(sparse_grad, (bool, np.bool_)):
+            raise TypeError(f"gather(): argument 'sparse_grad' must be bool, not {type(sparse_grad).__name__}")
         return GetItem.apply(self, idx=_gather_where(self.shape, dim, index))
 
     def topk(self, k: int, dim: int = -1, largest: bool = True, sorted: bool = True) -> MinMax:

@@ -30,6 +30,7 @@ from .activations import (  # noqa: F401,E402
 from .fold import Fold, Unfold  # noqa: F401,E402
 from .normalization import GroupNorm, InstanceNorm1d, InstanceNorm2d, InstanceNorm3d, RMSNorm  # noqa: F401,E402
 from .pixel_shuffle import PixelShuffle, PixelUnshuffle  # noqa: F401,E402
+from .channels_and_local import AlphaDropout, ChannelShuffle, FeatureAlphaDropout, LocalResponseNorm  # noqa: F401,E402
 from .bilinear import Bilinear  # noqa: F401,E402
 from .stochastic import Dropout1d, Dropout2d, Dropout3d  # noqa: F401,E402
 from .more_losses import (  # noqa: F401,E402

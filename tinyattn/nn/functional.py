@@ -694,4 +694,5 @@ from .more_losses import (  # noqa: E402,F401  (the margin losses)
 from .normalization import instance_norm  # noqa: E402,F401
 from .pixel_shuffle import pixel_shuffle, pixel_unshuffle  # noqa: E402,F401
 from .bilinear import bilinear  # noqa: E402,F401
+from .channels_and_local import alpha_dropout, channel_shuffle, feature_alpha_dropout, local_response_norm  # noqa: E402,F401
 from .inplace_activations import celu_, elu_, hardtanh_, leaky_relu_, relu_, selu_, threshold_  # noqa: E402,F401

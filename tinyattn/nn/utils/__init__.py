@@ -1,4 +1,7 @@
-"""tinyattn.nn.utils: gradient-norm clipping under PyTorch's name, ``nn.utils.clip_grad_norm_``.
+"""tinyattn.nn.utils: gradient-norm clipping under PyTorch's name, ``nn.utils.clip_grad_norm_``; below it the
+other ``torch.nn.utils`` names: ``clip_grad_value_``, ``parameters_to_vector``/``vector_to_parameters``
+(convert_and_clip.py), the hook forms ``weight_norm``/``spectral_norm`` (norm_hooks.py) and the submodules
+``rnn``, ``parametrize`` and ``parametrizations``.
 
 The implementation lives here (``nn`` may not import ``optim``); ``tinyattn.optim.clip_grad_norm``
 calls it, and the optimizers share the parameter-list check below (``param_list``).
@@ -14,7 +17,8 @@ import numpy as np
 from ... import checks
 from ...tensor import Tensor
 
-__all__ = ["clip_grad_norm", "clip_grad_norm_"]
+__all__ = ["clip_grad_norm", "clip_grad_norm_", "clip_grad_value_", "parameters_to_vector", "remove_spectral_norm",
+           "remove_weight_norm", "spectral_norm", "vector_to_parameters", "weight_norm"]
 
 
 def param_list(params: Any, who: str, leaves: bool = False) -> list[Tensor]:
@@ -100,3 +104,6 @@ def clip_grad_norm(parameters: Any, max_norm: float, norm_type: float = 2.0, err
 
 from . import rnn  # noqa: E402,F401  (nn.utils.rnn.pad_sequence & co.; after the names optim imports from here)
 from . import parametrize  # noqa: E402,F401  (nn.utils.parametrize.register_parametrization & co.)
+from . import parametrizations  # noqa: E402,F401  (nn.utils.parametrizations.weight_norm, spectral_norm)
+from .convert_and_clip import clip_grad_value_, parameters_to_vector, vector_to_parameters  # noqa: E402,F401
+from .norm_hooks import remove_spectral_norm, remove_weight_norm, spectral_norm, weight_norm  # noqa: E402,F401

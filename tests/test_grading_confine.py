@@ -104,6 +104,23 @@ def test_imports_are_a_whitelist():
         _run("import numpy as np\nnp.ctypeslib")
 
 
+def test_numpy_typing_names_annotate_and_make_nothing():
+    # NumPy's own NDArray is an alias of the plain ndarray, and calling an alias calls its class: NDArray(shape,
+    # "complex128") was a plain complex array (grading_fixtures/numerical/typing_alias_ex02.py)
+    code = ("import numpy as np\nfrom typing import Optional, Tuple\nfrom numpy.typing import NDArray, ArrayLike\n"
+            "def f(x: NDArray[np.float64], m: Optional[NDArray] = None, a: ArrayLike | None = None) -> "
+            "Tuple[NDArray, NDArray]:\n    return x, x\nok = f(y)[0].sum()")
+    assert confine.problems(code) == []
+    ns, _, _ = _run(code, y=np.ones(3))
+    assert float(ns["ok"]) == 3.0
+    for name in ("NDArray", "ArrayLike", "DTypeLike"):
+        for call in (f"{name}((2,), 'complex128')", f"np.typing.{name}((2,), 'complex128')"):
+            code = f"import numpy as np\nfrom numpy.typing import {name}\n{call}"
+            assert confine.problems(code) == []
+            with pytest.raises(TypeError, match=f"numpy.typing.{name} is an annotation here"):
+                _run(code)
+
+
 def test_honest_code_works_and_means_what_it_means_in_numpy():
     code = '''
 import math

@@ -155,6 +155,28 @@ def problems(source: str, filename: str = "<submission>") -> list[str]:
     return [f"line {line}: {why}" for line, why in sorted(found)]
 
 
+class Annotation:
+    """numpy.typing's names in the confinement (NDArray, ArrayLike, DTypeLike): they annotate (subscripted, joined with
+    `|`, inside typing's Optional), and that is all. NumPy's own NDArray is an alias of the plain ndarray, and calling
+    an alias calls its class: NDArray(shape, "complex128") was a plain complex array, out of the RealArray's reach."""
+
+    def __init__(self, name):
+        self.name = name
+
+    def __getitem__(self, item):
+        return self
+
+    def __or__(self, other):
+        return self
+    __ror__ = __or__
+
+    def __call__(self, *args, **kwargs):
+        raise TypeError(f"numpy.typing.{self.name} is an annotation here: make arrays with np.zeros, np.array, ...")
+
+    def __repr__(self):
+        return f"numpy.typing.{self.name}"
+
+
 def runtime(np, files: dict, exec_file, forbidden=ImportError):
     """(builtins for the learner's modules, to_learner(value), from_learner(value)) in the learner's process.
 
@@ -324,6 +346,8 @@ def runtime(np, files: dict, exec_file, forbidden=ImportError):
         for n in keep:
             setattr(m, n, getattr(source, n))
         modules[name] = m
+    for n in STDLIB["numpy.typing"]:             # annotations only: NumPy's own NDArray is a GenericAlias of the
+        setattr(modules["numpy.typing"], n, Annotation(n))   # plain ndarray, and calling it made a complex one
     numpy.typing = modules["numpy.typing"]
     import sys as real_sys                       # print(..., file=sys.stderr), sys.exit(): not sys.modules
     modules["sys"] = types.ModuleType("sys")

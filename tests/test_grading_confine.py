@@ -57,6 +57,10 @@ ROUTES = {
     "object dtype": "np.array([1.0], dtype='O')",
     # np.pad calls a function given as its mode with NumPy's own (plain) arrays: their methods are not confined
     "np.pad's mode": "got = []; np.pad(y, 1, mode=lambda v, w, i, k: got.append(v.astype('D'))); got[0]",
+    # a subclass that redefines `dtype` as a float one: the checks read x.dtype, and getfield (dtype positional, a
+    # view of the same bytes) made a complex array they took for float64; now they read the dtype NumPy holds
+    "a subclass that redefines dtype": "class C(np.ndarray):\n    dtype = np.result_type('float64')\n"
+                                       "y.view(C).getfield('complex64', 0)",
 }
 
 
@@ -76,7 +80,13 @@ def test_no_route_makes_a_complex_or_object_array(route):
     ("getattr(y, 'astype')", "getattr"), ("eval('1')", "eval"), ("type(y)", "type"), ("open('/tmp/x')", "open"),
     ("__builtins__", "__builtins__"), ("__import__('os')", "__import__"), ("from numpy import _core", "_core"),
     ("class D:\n    def __add__(self, o):\n        return o", "__add__"), ("object", "object"),
-    ("vars()", "vars"), ("globals()", "globals")])
+    ("vars()", "vars"), ("globals()", "globals"),
+    # names the language binds or reads without an ast.Name or ast.Attribute (they passed before)
+    ("from __main__ import sys", "from __main__"), ("from _operator import attrgetter", "from _operator"),
+    ("from helper import dual_add as __add__", "__add__"), ("match v:\n    case __mul__:\n        pass", "__mul__"),
+    ("match e:\n    case Exception(__traceback__=tb):\n        pass", "__traceback__="),
+    ("match g:\n    case K(gi_frame=f):\n        pass", "gi_frame="), ("f(__x=1)", "__x"),
+    ("try:\n    pass\nexcept Exception as __e:\n    pass", "__e"), ("match v:\n    case [*__r]:\n        pass", "__r")])
 def test_the_language_rules_refuse_the_ways_around(code, what):
     found = confine.problems(code)
     assert found and any(what in p for p in found), found
@@ -86,6 +96,9 @@ def test_imports_are_a_whitelist():
     for name in ("os", "ctypes", "importlib", "operator", "builtins", "numpy.ctypeslib"):
         with pytest.raises(Forbidden, match=f"import {name}: This exercise runs confined"):
             _run(f"import {name}")
+    for name in ("__main__", "_operator", "_ctypes"):     # (the real import took them: __main__ held the real sys)
+        with pytest.raises(Forbidden, match=f"import {name}: This exercise runs confined"):
+            _run(f"from {name} import sys")
     with pytest.raises(ImportError, match="cannot import name 'update_wrapper'"):
         _run("from functools import update_wrapper")        # functools: reduce, partial, lru_cache, cache only
     ns, _, _ = _run("import math, itertools, functools, typing, collections, random, time\nfrom numpy import linalg\n"

@@ -163,6 +163,19 @@ def test_a_mask_applied_in_numpy_cuts_the_graph_and_earns_nothing(seed):
     assert "W_q" in failed[0].message and "masked_fill" in MISTAKES["graph_cut_by_numpy"]
 
 
+@pytest.mark.parametrize("seed", SEEDS[:5])
+def test_a_backward_that_makes_up_gradients_earns_nothing(seed):
+    """ex08 (round seven): a NumPy forward returning a Tensor subclass whose backward() wrote W_q.bias's gradient by
+    finite differences and a constant for the seven others earned 15/15: only W_q.bias was compared. Now every
+    weight and bias is compared with the reference's derived gradient, with and without a mask."""
+    points, results = grade("ex08", seed, load(HERE / "fake_backward_ex08.py"))
+    assert points == {"MultiHeadAttention": 0}
+    failed = [r for r in results if not r.passed and not r.advice]
+    assert [r.name.split(":")[0] for r in failed] == ["backward", "backward through a causal mask"], failed
+    assert all("self.W_q.weight.grad is wrong" in r.message and "self.W_q.bias.grad is wrong" not in r.message
+               for r in failed), failed
+
+
 @pytest.mark.parametrize("ex_id", ["ex01", "ex03", "ex04", "ex06", "ex07", "ex08", "ex09", "ex10", "ex11", "ex13",
                                    "ex14", "ex15"])
 def test_the_solutions_keep_full_marks_on_every_seed(ex_id):
@@ -174,7 +187,8 @@ def test_the_fixtures_earn_the_same_in_the_sandbox(tmp_path):
     want = {"fill_minus_1e4_ex04.py": 6, "renormalise_after_softmax_ex04.py": 6, "fill_minus_1e9_ex04.py": 10,
             "float32_result_ex07.py": 0, "float32_result_ex11.py": 0, "float32_inside_ex01.py": 0,
             "float32_cache_ex14.py": 0, "float32_result_ex03.py": 2, "float32_digits_ex06.py": 6,
-            "float32_inside_ex10.py": 0, "float32_grid_ex15.py": 0, "numpy_mask_ex08.py": 0}
+            "float32_inside_ex10.py": 0, "float32_grid_ex15.py": 0, "numpy_mask_ex08.py": 0,
+            "fake_backward_ex08.py": 0}
     tasks = []
     for name in want:
         ex = get(name[-7:-3])

@@ -1,4 +1,4 @@
-"""Red team, rounds five and six: cheats on ex01, ex03, ex04, ex06, ex07, ex09, ex10, ex11, ex12, ex13, ex14 and ex15
+"""Red team, rounds five to seven: cheats on ex01, ex03, ex04, ex06, ex07, ex09, ex10, ex11, ex12, ex13, ex14 and ex15
 that earned points they should not, now closed.
 
 Each fixture in grading_fixtures/weak_checks/ is a learner's file (its docstring says what it earned before and
@@ -20,6 +20,9 @@ files in the sandbox, as the batch grader does.
 * ex03, ex06, ex10, ex15 (round six): float32 where float64 is asked. apply_mask copies the scores (now exact, in
   their dtype), unbroadcast's sums and rnn_forward's states are checked to rtol 1e-9 in float64, patch_heads' grid
   must be float64 as its docstring says.
+* round seven: ex12's scores written INTO BLAS's buffers (mapped before the limit: no mapping for RLIMIT_AS or mseal
+  to see) earned 15/15; the judge now reads the measured process's peak resident set (resident.py). ex08's backward
+  compared W_q.bias only: a Tensor subclass whose backward() made up the seven others earned 15/15; now all eight.
 * ex12 (round six): the online-softmax check's limit counted what the process mapped when the call started, and was
   set by the harness after the learner's file had run: an array made at import and freed in the call, or the
   harness's function replaced at import, was room for a whole row of scores. Every limit is now set before the
@@ -249,8 +252,8 @@ def test_memory_mapped_before_the_limit_counts_when_a_call_writes_it(tmp_path, i
     27; the row cheat adds 30.8)."""
     ex = get("ex12")
     tasks = []
-    for name, path in (("in_place", HERE / "blas_buffers_in_place_ex12.py"), ("rows", HERE / "blas_buffer_rows_ex12.py"),
-                       ("solution", SOLUTIONS / ex.filename)):
+    for name, path in (("in_place", HERE / "blas_buffers_in_place_ex12.py"),
+                       ("rows", HERE / "blas_buffer_rows_ex12.py"), ("solution", SOLUTIONS / ex.filename)):
         (tmp_path / name).mkdir()
         shutil.copy(path, tmp_path / name / ex.filename)
         tasks.append((tmp_path / name / ex.filename, ex))

@@ -39,7 +39,8 @@ class _Out(tinyattn.Tensor):
             up, down = [list(p) for p in W], [list(p) for p in W]
             up[0][1] = bq + np.eye(bq.size)[i] * 1e-6
             down[0][1] = bq - np.eye(bq.size)[i] * 1e-6
-            dbq[i] = np.sum((_numpy_forward(x, up, m.n_heads, mask) - _numpy_forward(x, down, m.n_heads, mask)) * g) / 2e-6
+            diff = _numpy_forward(x, up, m.n_heads, mask) - _numpy_forward(x, down, m.n_heads, mask)
+            dbq[i] = np.sum(diff * g) / 2e-6
         for name in ("W_q", "W_k", "W_v", "W_o"):
             lin = getattr(m, name)
             lin.weight.grad = tinyattn.tensor(np.ones(lin.weight.shape))

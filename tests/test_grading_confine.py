@@ -57,6 +57,10 @@ ROUTES = {
     "object dtype": "np.array([1.0], dtype='O')",
     # np.pad calls a function given as its mode with NumPy's own (plain) arrays: their methods are not confined
     "np.pad's mode": "got = []; np.pad(y, 1, mode=lambda v, w, i, k: got.append(v.astype('D'))); got[0]",
+    # a subclass that redefines `dtype` as a float one: the checks read x.dtype, and getfield (dtype positional, a
+    # view of the same bytes) made a complex array they took for float64; now they read the dtype NumPy holds
+    "a subclass that redefines dtype": "class C(np.ndarray):\n    dtype = np.result_type('float64')\n"
+                                       "y.view(C).getfield('complex64', 0)",
 }
 
 
@@ -76,7 +80,13 @@ def test_no_route_makes_a_complex_or_object_array(route):
     ("getattr(y, 'astype')", "getattr"), ("eval('1')", "eval"), ("type(y)", "type"), ("open('/tmp/x')", "open"),
     ("__builtins__", "__builtins__"), ("__import__('os')", "__import__"), ("from numpy import _core", "_core"),
     ("class D:\n    def __add__(self, o):\n        return o", "__add__"), ("object", "object"),
-    ("vars()", "vars"), ("globals()", "globals")])
+    ("vars()", "vars"), ("globals()", "globals"),
+    # names the language binds or reads without an ast.Name or ast.Attribute (they passed before)
+    ("from __main__ import sys", "from __main__"), ("from _operator import attrgetter", "from _operator"),
+    ("from helper import dual_add as __add__", "__add__"), ("match v:\n    case __mul__:\n        pass", "__mul__"),
+    ("match e:\n    case Exception(__traceback__=tb):\n        pass", "__traceback__="),
+    ("match g:\n    case K(gi_frame=f):\n        pass", "gi_frame="), ("f(__x=1)", "__x"),
+    ("try:\n    pass\nexcept Exception as __e:\n    pass", "__e"), ("match v:\n    case [*__r]:\n        pass", "__r")])
 def test_the_language_rules_refuse_the_ways_around(code, what):
     found = confine.problems(code)
     assert found and any(what in p for p in found), found
@@ -86,6 +96,9 @@ def test_imports_are_a_whitelist():
     for name in ("os", "ctypes", "importlib", "operator", "builtins", "numpy.ctypeslib"):
         with pytest.raises(Forbidden, match=f"import {name}: This exercise runs confined"):
             _run(f"import {name}")
+    for name in ("__main__", "_operator", "_ctypes"):     # (the real import took them: __main__ held the real sys)
+        with pytest.raises(Forbidden, match=f"import {name}: This exercise runs confined"):
+            _run(f"from {name} import sys")
     with pytest.raises(ImportError, match="cannot import name 'update_wrapper'"):
         _run("from functools import update_wrapper")        # functools: reduce, partial, lru_cache, cache only
     ns, _, _ = _run("import math, itertools, functools, typing, collections, random, time\nfrom numpy import linalg\n"
@@ -102,6 +115,23 @@ def test_imports_are_a_whitelist():
         _run("import numpy as np\nnp.load")                  # not in the list (a pickle runs code)
     with pytest.raises(AttributeError):
         _run("import numpy as np\nnp.ctypeslib")
+
+
+def test_numpy_typing_names_annotate_and_make_nothing():
+    # NumPy's own NDArray is an alias of the plain ndarray, and calling an alias calls its class: NDArray(shape,
+    # "complex128") was a plain complex array (grading_fixtures/numerical/typing_alias_ex02.py)
+    code = ("import numpy as np\nfrom typing import Optional, Tuple\nfrom numpy.typing import NDArray, ArrayLike\n"
+            "def f(x: NDArray[np.float64], m: Optional[NDArray] = None, a: ArrayLike | None = None) -> "
+            "Tuple[NDArray, NDArray]:\n    return x, x\nok = f(y)[0].sum()")
+    assert confine.problems(code) == []
+    ns, _, _ = _run(code, y=np.ones(3))
+    assert float(ns["ok"]) == 3.0
+    for name in ("NDArray", "ArrayLike", "DTypeLike"):
+        for call in (f"{name}((2,), 'complex128')", f"np.typing.{name}((2,), 'complex128')"):
+            code = f"import numpy as np\nfrom numpy.typing import {name}\n{call}"
+            assert confine.problems(code) == []
+            with pytest.raises(TypeError, match=f"numpy.typing.{name} is an annotation here"):
+                _run(code)
 
 
 def test_honest_code_works_and_means_what_it_means_in_numpy():

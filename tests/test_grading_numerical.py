@@ -30,11 +30,13 @@ CHEATED = {"ex02": "softmax_backward", "ex05": None, "ex06": "matmul_backward", 
 FIXTURES = sorted(HERE.glob("*_ex[0-9][0-9].py"))
 # refused before any of their code runs (a complex literal, `complex`, operator methods, `os._exit`): forbidden
 STATIC = ("complex_step_ex02.py", "complex_step_ex05.py", "complex_step_ex06.py", "complex_step_ex10.py",
-          "batched_step_ex05.py", "dual_numbers_ex10.py", "forked_helper_ex06.py")
+          "batched_step_ex05.py", "dual_numbers_ex10.py", "forked_helper_ex06.py", "main_module_ex02.py")
 # a complex array made past the static rules: NotReal where it is made (the mistake not_real)
 NOT_REAL = ("row_complex_step_ex02.py", "pad_complex_step_ex02.py")
 # every way out of the confinement refused: the routes fail, it returns zeros (wrong, so nothing earned)
 ESCAPES = ("escape_confinement_ex02.py", "refused_again_ex02.py")
+# a plain complex array from calling numpy.typing.NDArray (an alias of the plain ndarray): now an annotation only
+ANNOTATIONS = ("typing_alias_ex02.py",)
 COST = ("linear_differences_ex06.py",)       # real arithmetic, exact: only its cost gives it away
 # real arithmetic at a preimage x = log y (a 6th-order stencil, one position of every row at once: ~1e-13, and
 # ~480 forwards' worth, under the cost limit): wrong where y is not a softmax output
@@ -68,7 +70,7 @@ def test_every_fixture_is_graded_in_the_sandbox(graded):
 
 def test_every_cheat_is_in_one_group():
     cheats = {f.name for f in FIXTURES if not f.name.startswith("honest")}
-    assert cheats == set(STATIC + NOT_REAL + ESCAPES + COST + PREIMAGE)
+    assert cheats == set(STATIC + NOT_REAL + ESCAPES + ANNOTATIONS + COST + PREIMAGE)
 
 
 def _cheated_part_earns_nothing(r):
@@ -100,6 +102,12 @@ def test_a_complex_array_made_any_other_way_fails_where_it_is_made(graded, name)
 def test_no_way_out_of_the_confinement_gives_a_complex_array(graded, name):
     failed = _cheated_part_earns_nothing(graded[name])
     assert failed and all("got 0, expected" in c["message"] for c in failed), failed     # every route refused
+
+
+@pytest.mark.parametrize("name", ANNOTATIONS)
+def test_numpy_typing_makes_no_array(graded, name):
+    failed = _cheated_part_earns_nothing(graded[name])
+    assert failed and all("numpy.typing.NDArray is an annotation here" in c["message"] for c in failed), failed
 
 
 @pytest.mark.parametrize("name", PREIMAGE)

@@ -1,4 +1,4 @@
-"""Red team, rounds five and six: cheats on ex01, ex03, ex04, ex06, ex07, ex09, ex10, ex11, ex12, ex13, ex14 and ex15
+"""Red team, rounds five to seven: cheats on ex01, ex03, ex04, ex06, ex07, ex09, ex10, ex11, ex12, ex13, ex14 and ex15
 that earned points they should not, now closed.
 
 Each fixture in grading_fixtures/weak_checks/ is a learner's file (its docstring says what it earned before and
@@ -20,6 +20,9 @@ files in the sandbox, as the batch grader does.
 * ex03, ex06, ex10, ex15 (round six): float32 where float64 is asked. apply_mask copies the scores (now exact, in
   their dtype), unbroadcast's sums and rnn_forward's states are checked to rtol 1e-9 in float64, patch_heads' grid
   must be float64 as its docstring says.
+* round seven: ex12's scores written INTO BLAS's buffers (mapped before the limit: no mapping for RLIMIT_AS or mseal
+  to see) earned 15/15; the judge now reads the measured process's peak resident set (resident.py). ex08's backward
+  compared W_q.bias only: a Tensor subclass whose backward() made up the seven others earned 15/15; now all eight.
 * ex12 (round six): the online-softmax check's limit counted what the process mapped when the call started, and was
   set by the harness after the learner's file had run: an array made at import and freed in the call, or the
   harness's function replaced at import, was room for a whole row of scores. Every limit is now set before the
@@ -28,9 +31,7 @@ files in the sandbox, as the batch grader does.
 from __future__ import annotations
 
 import importlib.util
-import os
 import shutil
-import subprocess
 import sys
 import types
 from pathlib import Path
@@ -165,6 +166,19 @@ def test_a_mask_applied_in_numpy_cuts_the_graph_and_earns_nothing(seed):
     assert "W_q" in failed[0].message and "masked_fill" in MISTAKES["graph_cut_by_numpy"]
 
 
+@pytest.mark.parametrize("seed", SEEDS[:5])
+def test_a_backward_that_makes_up_gradients_earns_nothing(seed):
+    """ex08 (round seven): a NumPy forward returning a Tensor subclass whose backward() wrote W_q.bias's gradient by
+    finite differences and a constant for the seven others earned 15/15: only W_q.bias was compared. Now every
+    weight and bias is compared with the reference's derived gradient, with and without a mask."""
+    points, results = grade("ex08", seed, load(HERE / "fake_backward_ex08.py"))
+    assert points == {"MultiHeadAttention": 0}
+    failed = [r for r in results if not r.passed and not r.advice]
+    assert [r.name.split(":")[0] for r in failed] == ["backward", "backward through a causal mask"], failed
+    assert all("self.W_q.weight.grad is wrong" in r.message and "self.W_q.bias.grad is wrong" not in r.message
+               for r in failed), failed
+
+
 @pytest.mark.parametrize("ex_id", ["ex01", "ex03", "ex04", "ex06", "ex07", "ex08", "ex09", "ex10", "ex11", "ex13",
                                    "ex14", "ex15"])
 def test_the_solutions_keep_full_marks_on_every_seed(ex_id):
@@ -176,7 +190,8 @@ def test_the_fixtures_earn_the_same_in_the_sandbox(tmp_path):
     want = {"fill_minus_1e4_ex04.py": 6, "renormalise_after_softmax_ex04.py": 6, "fill_minus_1e9_ex04.py": 10,
             "float32_result_ex07.py": 0, "float32_result_ex11.py": 0, "float32_inside_ex01.py": 0,
             "float32_cache_ex14.py": 0, "float32_result_ex03.py": 2, "float32_digits_ex06.py": 6,
-            "float32_inside_ex10.py": 0, "float32_grid_ex15.py": 0, "numpy_mask_ex08.py": 0}
+            "float32_inside_ex10.py": 0, "float32_grid_ex15.py": 0, "numpy_mask_ex08.py": 0,
+            "fake_backward_ex08.py": 0}
     tasks = []
     for name in want:
         ex = get(name[-7:-3])
@@ -211,27 +226,54 @@ def test_the_online_softmax_limit_is_set_before_the_learners_code_runs(tmp_path,
         assert failed[0]["name"].startswith("the online softmax, measured")
 
 
-def _kernel_seals() -> bool:
-    """Whether this kernel has mseal (Linux 6.10+): asked in a process of its own, which seals its own mappings."""
-    # (os._exit: a sealed process's exit handlers can not give back what they mapped, and OpenBLAS says so)
-    code = "import os; from tinyattn.grading.child import seal_mappings; print(seal_mappings(), flush=True); os._exit(0)"
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60,
-                         env={**os.environ, "PYTHONPATH": str(SOLUTIONS.parent)}, check=True)
-    return int(out.stdout) > 0
-
-
 @pytest.mark.parametrize("isolation", sorted({ISOLATION, "process"}))
 def test_mappings_held_when_the_limit_is_set_can_not_be_unmapped_for_room(tmp_path, isolation):
     """Naive attention that unmapped BLAS's two 32 MiB buffers (ctypes) before building the (T, S) scores earned
     15/15: the address-space limit had been counted on top of them. Where the kernel has mseal they are sealed when
-    the limit is set: 0/15, every memory check failing, named. Without mseal it still earns 15/15 (documented)."""
+    the limit is set: 0/15, every memory check failing, named. Without mseal the unmapping works, and the scores it
+    then writes count in the process's peak resident set (resident.py): 0/15 there too."""
     ex = get("ex12")
     (tmp_path / "cheat").mkdir()
     shutil.copy(HERE / "unmap_blas_buffers_ex12.py", tmp_path / "cheat" / ex.filename)
     [cheat] = run_tasks([(tmp_path / "cheat" / ex.filename, ex)], SEED, 60.0, 1, isolation=isolation)
-    if not _kernel_seals():
-        assert cheat.points == 15, cheat.checks        # the hole docs/instructors.md names for old kernels
-        return
     failed = [c for c in cheat.checks if not c["passed"]]
     assert cheat.points == 0 and len(failed) == 3, failed
     assert all(c["mistake"] == "flash_materializes_scores" for c in failed), failed
+
+
+@pytest.mark.parametrize("isolation", sorted({ISOLATION, "process"}))
+def test_memory_mapped_before_the_limit_counts_when_a_call_writes_it(tmp_path, isolation):
+    """Naive attention that wrote its (T, S) scores INTO BLAS's 32 MiB buffers (mapped before the limit, found in
+    /proc/self/maps, an array made on them with ctypes: nothing mapped or unmapped, so neither RLIMIT_AS nor mseal
+    saw it) earned 15/15 in the sandbox and in a process on a kernel with mseal, and so did an exact softmax one row
+    of 1,048,576 scores at a time in one buffer. Now the judge reads the process's peak resident set after each
+    memory-measured call and compares it with a process that loaded nothing and did nothing: 0/15 each, the
+    solution keeps its 15 points (it adds 24.4 MiB to the stub's 31 MiB in the online-softmax check, which allows
+    27; the row cheat adds 30.8)."""
+    ex = get("ex12")
+    tasks = []
+    for name, path in (("in_place", HERE / "blas_buffers_in_place_ex12.py"),
+                       ("rows", HERE / "blas_buffer_rows_ex12.py"), ("solution", SOLUTIONS / ex.filename)):
+        (tmp_path / name).mkdir()
+        shutil.copy(path, tmp_path / name / ex.filename)
+        tasks.append((tmp_path / name / ex.filename, ex))
+    in_place, rows, solution = run_tasks(tasks, SEED, 60.0, default_jobs(), isolation=isolation)
+    assert [in_place.points, rows.points, solution.points] == [0, 0, 15], (in_place.checks, rows.checks)
+    for cheat, count in ((in_place, 3), (rows, 1)):
+        failed = [c for c in cheat.checks if not c["passed"]]
+        assert len(failed) == count and all(c["mistake"] == "flash_materializes_scores" and "at its peak" in
+                                            c["message"] for c in failed), failed
+    assert [c["name"] for c in rows.checks if not c["passed"]][0].startswith("the online softmax, measured")
+
+
+def test_in_the_sandbox_the_peak_can_not_be_reset(tmp_path):
+    """The same scores in BLAS's buffers, the pages then given back (MADV_DONTNEED) and the peak reset by writing
+    "5" to /proc/self/clear_refs: in the sandbox /proc is read-only, so the peak stands (0/15). Under
+    `--isolation process` the reset works (15/15, docs/instructors.md)."""
+    ex = get("ex12")
+    (tmp_path / "cheat").mkdir()
+    shutil.copy(HERE / "blas_buffers_reset_peak_ex12.py", tmp_path / "cheat" / ex.filename)
+    [cheat] = run_tasks([(tmp_path / "cheat" / ex.filename, ex)], SEED, 60.0, 1, isolation=ISOLATION)
+    assert cheat.points == 0, cheat.checks              # (without the sandbox, on macOS: no /proc/self/maps at all)
+    if ISOLATION == "sandbox":
+        assert all(c["mistake"] == "flash_materializes_scores" for c in cheat.checks if not c["passed"]), cheat.checks

@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from . import oracle
+from . import oracle, resident
 from .meter import forward_seconds, one_blas_thread
 from .text import clean_line
 
@@ -142,6 +142,7 @@ class Session:
     mutations: list[str] = field(default_factory=list)
     completed_calls: int = 0
     fresh_learner: Any = None           # budget -> a new learner process under that address-space budget
+    stub_learner: Any = None            # budget -> the same, with nothing of the learner's loaded (resident.py)
     # the mistake an OverflowError from the learner's code means here ("unstable_softmax" where a
     # softmax is taken); None: an overflow is reported as the error it is
     overflow_mistake: str | None = None
@@ -232,12 +233,23 @@ class Session:
             learner = self.fresh_learner(int(memory_limit or 0), alone=True)
             if cpu_limit is not None and self.learner is not None and self.learner.isolation != "sandbox":
                 learner.also_counted = [self.learner]     # no sandbox between them: work handed over counts too
+        peak = None
         try:
             reply = learner.request({"op": "call", **target, "args": list(args), "kwargs": dict(kwargs)},
                                     **({"cpu_limit": cpu_limit} if cpu_limit is not None else {}))
+            if memory_limit and "ok" in reply:
+                peak = resident.resident(learner, "VmHWM")     # what the call wrote, mapped before the limit or not
         finally:
             if learner is not self.learner:
                 learner.close()
+        if peak is not None and self.stub_learner is not None:
+            base = resident.stub_resident(self.stub_learner(int(memory_limit)), target, list(args), dict(kwargs))
+            if base is not None and peak > base + memory_limit:
+                reply = {"raised": {"kind": "exception", "types": ["MemoryError", "Exception"], "where": "",
+                                    "message": f"its process held {peak / 2**20:.1f} MiB at its peak, "
+                                    f"{(peak - base) / 2**20:.1f} MiB more than one that loaded nothing and did "
+                                    f"nothing; the call may add {memory_limit / 2**20:.1f} MiB (memory written "
+                                    "counts, wherever it was mapped)"}}
         if "raised" in reply:
             r = reply["raised"] if isinstance(reply["raised"], dict) else {}
             kind, msg, where = r.get("kind"), str(r.get("message", ""))[:2000], str(r.get("where", ""))[:400]

@@ -152,7 +152,52 @@ def problems(source: str, filename: str = "<submission>") -> list[str]:
             flag(node, f"{node.name}: no method that begins with two underscores but __init__, __repr__, __str__")
         elif isinstance(node, ast.alias) and any(p.startswith("_") for p in node.name.split(".") if p != "__future__"):
             flag(node, f"{node.name}: no module or name that begins with an underscore here")
+        # every other place the language names a module, binds a name or reads an attribute, without an ast.Name
+        # or ast.Attribute: `from __main__ import sys`, `import f as __add__`, `case Callable(__globals__=g)`
+        if isinstance(node, ast.ImportFrom) and any(p.startswith("_") for p in (node.module or "").split(".")
+                                                    if p != "__future__"):
+            flag(node, f"from {node.module}: no module that begins with an underscore here")
+        for name in _bound(node):
+            if name.startswith("__") and name not in ALLOWED_DUNDERS:
+                flag(node, f"{name}: no name that begins with two underscores here")
+        for attr in getattr(node, "kwd_attrs", ()) if isinstance(node, ast.MatchClass) else ():
+            if underscore(attr) or attr in INTROSPECTION:
+                flag(node, f"{attr}=: no attribute that begins with an underscore, nor of the interpreter's own "
+                           "objects, here")
     return [f"line {line}: {why}" for line, why in sorted(found)]
+
+
+def _bound(node) -> list:
+    """The names a node binds or passes that are not an ast.Name: `import m as NAME`, `except E as NAME`, a match
+    pattern's capture, a parameter, a keyword argument, `global NAME`."""
+    if isinstance(node, (ast.Global, ast.Nonlocal)):
+        return list(node.names)
+    field = {ast.alias: "asname", ast.ExceptHandler: "name", ast.MatchAs: "name", ast.MatchStar: "name",
+             ast.MatchMapping: "rest", ast.arg: "arg", ast.keyword: "arg"}.get(type(node))
+    name = getattr(node, field, None) if field else None
+    return [name] if isinstance(name, str) else []
+
+
+class Annotation:
+    """numpy.typing's names in the confinement (NDArray, ArrayLike, DTypeLike): they annotate (subscripted, joined with
+    `|`, inside typing's Optional), and that is all. NumPy's own NDArray is an alias of the plain ndarray, and calling
+    an alias calls its class: NDArray(shape, "complex128") was a plain complex array, out of the RealArray's reach."""
+
+    def __init__(self, name):
+        self.name = name
+
+    def __getitem__(self, item):
+        return self
+
+    def __or__(self, other):
+        return self
+    __ror__ = __or__
+
+    def __call__(self, *args, **kwargs):
+        raise TypeError(f"numpy.typing.{self.name} is an annotation here: make arrays with np.zeros, np.array, ...")
+
+    def __repr__(self):
+        return f"numpy.typing.{self.name}"
 
 
 def runtime(np, files: dict, exec_file, forbidden=ImportError):
@@ -181,6 +226,10 @@ def runtime(np, files: dict, exec_file, forbidden=ImportError):
         if kind not in REAL_KINDS:
             refuse(dtype)
 
+    held = np.ndarray.dtype.__get__               # the dtype an array holds, read from NumPy itself: never `x.dtype`,
+    #                                               which a learner's subclass can redefine (`dtype = float64` made the
+    #                                               checks below pass a complex array made by .getfield("complex128"))
+
     class RealArray(np.ndarray):
         """An ndarray that can only ever hold bool, integer or float values, and hands out nothing else: every
         method's result, an index's and a ufunc's (a scalar too) is a RealArray (0-d for a scalar) or plain Python."""
@@ -190,8 +239,8 @@ def runtime(np, files: dict, exec_file, forbidden=ImportError):
             return np.ndarray.__new__(cls, shape, dtype, *args, **kwargs)
 
         def __array_finalize__(self, obj):      # the last line: every way to a non-real array not listed here
-            if self.dtype.kind not in REAL_KINDS:
-                refuse(self.dtype)
+            if held(self).kind not in REAL_KINDS:
+                refuse(held(self))
 
         def __array_wrap__(self, out, context=None, return_scalar=False):
             return real(out)                     # a 0-d result stays an array: a NumPy scalar has array methods
@@ -205,7 +254,7 @@ def runtime(np, files: dict, exec_file, forbidden=ImportError):
 
         @property
         def dtype(self):
-            return np.ndarray.dtype.__get__(self)
+            return held(self)
 
         @dtype.setter
         def dtype(self, value):
@@ -237,8 +286,8 @@ def runtime(np, files: dict, exec_file, forbidden=ImportError):
 
     def real(out):
         if isinstance(out, np.ndarray):
-            if out.dtype.kind not in REAL_KINDS:
-                refuse(out.dtype)
+            if held(out).kind not in REAL_KINDS:
+                refuse(held(out))
             return out if isinstance(out, RealArray) else np.ndarray.view(out, RealArray)
         if isinstance(out, np.generic):
             if out.dtype.kind not in REAL_KINDS:
@@ -324,6 +373,8 @@ def runtime(np, files: dict, exec_file, forbidden=ImportError):
         for n in keep:
             setattr(m, n, getattr(source, n))
         modules[name] = m
+    for n in STDLIB["numpy.typing"]:             # annotations only: NumPy's own NDArray is a GenericAlias of the
+        setattr(modules["numpy.typing"], n, Annotation(n))   # plain ndarray, and calling it made a complex one
     numpy.typing = modules["numpy.typing"]
     import sys as real_sys                       # print(..., file=sys.stderr), sys.exit(): not sys.modules
     modules["sys"] = types.ModuleType("sys")
@@ -352,10 +403,12 @@ def runtime(np, files: dict, exec_file, forbidden=ImportError):
         return None
 
     def learner_import(name, globals=None, locals=None, fromlist=(), level=0):
-        if isinstance(fromlist, list) or any(p.startswith("_") for p in name.split(".") if p != "__future__"):
+        if isinstance(fromlist, list):
             # NumPy's C code importing its own private modules while a learner frame runs (fromlist a list): an
-            # import statement can name no such module (`problems`) and passes None or a tuple
+            # import statement passes None or a tuple, and can name no such module (`problems`)
             return real_import(name, globals, locals, fromlist, level)
+        if any(p.startswith("_") for p in name.split(".") if p != "__future__"):
+            raise forbidden(f"import {name}: " + RULE)   # (`from __main__ import sys` was the real sys)
         if level:                                 # from . import x, from .core import y: in the learner's package
             package = (globals or {}).get("__package__") or ""
             base = package.rsplit(".", level - 1)[0] if level > 1 else package

@@ -142,6 +142,22 @@ def multihead(x, Wq, bq, Wk, bk, Wv, bv, Wo, bo, n_heads, mask=None) -> np.ndarr
     return linear(merge_heads(out), Wo, bo)           # (B, T, C)
 
 
+def multihead_grads(x, Wq, bq, Wk, bk, Wv, bv, Wo, bo, n_heads, mask, g) -> list[np.ndarray]:
+    """[dWq, dbq, dWk, dbk, dWv, dbv, dWo, dbo] of sum(multihead(x, ...) * g), derived (exact to rounding)."""
+    x, g = f64(x), f64(g)
+    q, k, v = (split_heads(linear(x, W, b), n_heads) for W, b in ((Wq, bq), (Wk, bk), (Wv, bv)))
+    out, P = attention(q, k, v, mask)                 # P: (B, H, T, T), zero where masked
+    dO = split_heads(g @ f64(Wo), n_heads)            # (B, H, T, d_k)
+    dP = dO @ np.swapaxes(v, -1, -2)
+    dS = P * (dP - np.sum(dP * P, axis=-1, keepdims=True)) / np.sqrt(q.shape[-1])
+    grads = []
+    for d in (dS @ k, np.swapaxes(dS, -1, -2) @ q, np.swapaxes(P, -1, -2) @ dO):   # dq, dk, dv
+        d = merge_heads(d)                            # (B, T, C): the gradient of the projection's output
+        grads += [np.einsum("btc,btd->cd", d, x), d.sum(axis=(0, 1))]
+    merged = merge_heads(out)
+    return grads + [np.einsum("btc,btd->cd", g, merged), g.sum(axis=(0, 1))]
+
+
 def sinusoidal(T: int, d_model: int) -> np.ndarray:
     pe = np.empty((T, d_model))
     for c in range(d_model):

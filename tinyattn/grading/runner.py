@@ -17,6 +17,7 @@ from .checkkit import ERROR, FORBIDDEN, NOT_IMPLEMENTED, PASSED, CheckResult, Se
 from .exercises import EXERCISES, get
 from .allowed import tensor_library
 from .learner import LearnerDied, LearnerProcess, LearnerTimeout, resolve_isolation
+from .resident import STUB
 from .static import ALWAYS, NEVER_RULE
 from .text import clean_text
 
@@ -115,7 +116,8 @@ def _judge(ex, proc: LearnerProcess, files: dict[str, str], origin: str, seed: i
     # inputs come from a private generator: fresh for each seed, and out of reach of the learner's code
     rng = np.random.default_rng([seed, int(ex.id[2:])])
     session = Session(learner=proc, path=origin, rng=rng,
-                      fresh_learner=lambda budget, alone=False: _fresh(fresh(budget, alone), ex, files, origin))
+                      fresh_learner=lambda budget, alone=False: _fresh(fresh(budget, alone), ex, files, origin),
+                      stub_learner=lambda budget: _fresh(fresh(budget, True), ex, {"stub.py": STUB}, "stub.py"))
     try:
         checks_pkg.load(ex.id).run(session)
     except (LearnerTimeout, LearnerDied):

@@ -11,7 +11,8 @@ import tinyattn
 from tinyattn import nn
 from tinyattn.gradcheck import numerical_grad
 
-from ..checkkit import CheckFailed, Session, as_array, copy_into, distinct, expect_close, expect_raises
+from ..checkkit import CheckFailed, Session, as_array, copy_into, distinct, expect_close, expect_each, \
+    expect_raises
 from ..oracle import ref, wrong
 
 PROJECTIONS = ("W_q", "W_k", "W_v", "W_o")
@@ -138,8 +139,8 @@ def _run(s: Session) -> None:
 
 
 def check_backward(s: Session, x: np.ndarray, H: int, mask=None) -> None:
-    """Every weight and bias gets a finite nonzero gradient from out.backward(g), and W_q.bias's equals central
-    differences of the learner's own forward (with the same mask)."""
+    """Every weight and bias gets a finite nonzero gradient from out.backward(g), equal to the reference's derived
+    gradient, and W_q.bias's equals central differences of the learner's own forward (with the same mask)."""
     C = x.shape[-1]
     W, g = random_weights(s.rng, C), s.rng.standard_normal(x.shape)
     m = build(s, C, H)
@@ -151,6 +152,10 @@ def check_backward(s: Session, x: np.ndarray, H: int, mask=None) -> None:
             raise CheckFailed(f"self.{key} got no gradient{'' if mask is None else ' with a mask'}: stay in Tensor "
                               "ops (no .data / .numpy() / np.* in forward, the mask too: masked_fill), or autograd "
                               "can not reach the weights", GRAPH_CUT)
+    # every weight and bias against the derived gradient of the reference (a backward that made up seven of the
+    # eight, W_q.bias right, passed when only that one was compared: grading_fixtures/weak_checks/fake_backward_ex08)
+    want = ref.multihead_grads(x, *W, H, mask, g)
+    expect_each([(grads[key], want[i], f"self.{key}.grad", None, dict(inputs=(x,))) for i, key in enumerate(grads)])
     # the query projection's bias, by central differences of your own forward (no reference needed)
 
     def loss(bq):

@@ -176,11 +176,22 @@ def linspace(start, end, steps: int, dtype=None, requires_grad: bool = False, de
     dt = np.dtype(dtype or get_default_dtype())
     if dt.kind not in "iub":
         return _factory(np.linspace(start, end, steps, dtype=dt), requires_grad)
-    # an integer dtype: the float points truncated toward 0, as a cast does and PyTorch does (measured, torch 2.13:
-    # linspace(-3, 3, 5, dtype=long) is [-3, -1, 0, 1, 3]); NumPy's integer linspace floors ([-3, -2, 0, 1, 3])
     if dt.kind == "u" and min(start, end) < 0:
         raise ValueError(f"linspace: dtype {dt} holds no negative values, got start={start!r}, end={end!r}")
-    return _factory(np.linspace(start, end, steps, dtype=np.float64).astype(dt), requires_grad)
+    return _factory(_integer_linspace(start, end, steps, dt), requires_grad)
+
+
+def _integer_linspace(start, end, steps: int, dt: np.dtype) -> np.ndarray:
+    """PyTorch's linspace of an integer dtype (measured, torch 2.13): start and end are truncated to integers
+    first, the step (e - s) / (steps - 1) is a float, the first half counts up from s and the rest down from e,
+    and each point is truncated toward 0: linspace(-3, 3, 5, dtype=long) is [-3, -1, 0, 1, 3] and
+    linspace(0.5, -2, 5, dtype=int32) is [0, 0, -1, -1, -2]. (NumPy's integer linspace floors.)"""
+    s, e = float(int(start)), float(int(end))
+    i = np.arange(steps, dtype=np.float64)
+    if steps == 1:
+        return np.array([s]).astype(dt)
+    step = (e - s) / (steps - 1)
+    return np.where(i < steps // 2, s + step * i, e - step * (steps - 1 - i)).astype(dt)
 
 
 def eye(n: int, m: int | None = None, dtype=None, requires_grad: bool = False, device=None) -> Tensor:

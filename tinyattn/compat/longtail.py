@@ -25,7 +25,8 @@ class Prod(Function):
     def forward(ctx, a, dim, keepdim):
         ctx.save_for_backward(a)
         ctx.dim, ctx.keepdim = dim, keepdim
-        return np.asarray(np.prod(a, axis=dim, keepdims=keepdim))
+        with np.errstate(invalid="ignore", over="ignore"):  # 0 * inf is NaN silently, as PyTorch's
+            return np.asarray(np.prod(a, axis=dim, keepdims=keepdim))
 
     @staticmethod
     def backward(ctx, g):
@@ -58,7 +59,8 @@ class CumProd(Function):
     @staticmethod
     def forward(ctx, a, dim):
         ctx.dim = dim
-        y = np.cumprod(a, axis=dim)
+        with np.errstate(invalid="ignore", over="ignore"):
+            y = np.cumprod(a, axis=dim)
         ctx.save_for_backward(a, y)
         return y
 

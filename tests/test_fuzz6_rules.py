@@ -1,0 +1,218 @@
+"""Rules an outside differential fuzzer (programs over indexing, reductions, losses, factories and gradients at
+inf/NaN, run on tinyattn and on PyTorch 2.13) found tinyattn answering differently without a word, each fixed at
+its rule. Expectations are hand-computed from the rule or checked by float64 finite differences; the same cases
+run against PyTorch in tests/oracle/test_fuzz6_rules_torch.py.
+
+- smooth_l1_loss / huber_loss: the gradient at an infinite difference is sign(d) (times delta), not NaN;
+- bilinear: x1 . W is contracted first, then . x2 (where an inf meets a 0 decides between inf and NaN);
+- maximum / minimum: where a NaN makes neither side win, both get the whole gradient;
+- prod / cumprod: PyTorch's choice of formula (made once for the whole tensor) where a 0 is present;
+- arange / linspace of an integer dtype from fractional bounds: truncated as PyTorch's kernels truncate;
+- norm with p < 0: a slice holding a 0 has norm 0 and passes gradient 0 to all of its entries.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+import tinyattn as torch
+import tinyattn.nn.functional as F
+from tinyattn.gradcheck import gradcheck
+
+INF, NAN = math.inf, math.nan
+
+
+def grad_of(fn, *values, weights=None):
+    leaves = [torch.tensor(v, dtype=torch.float64, requires_grad=True) for v in values]
+    out = fn(*leaves)
+    w = torch.ones(out.shape, dtype=torch.float64) if weights is None else torch.tensor(weights, dtype=torch.float64)
+    (out * w).sum().backward()
+    return out, [leaf.grad.numpy() for leaf in leaves]
+
+
+# ---- smooth_l1_loss / huber_loss at an infinite difference ----------------------------------------------------
+
+@pytest.mark.parametrize("beta", [0.5, 1.0, 2.0])
+def test_smooth_l1_gradient_at_an_infinite_difference_is_its_sign(beta):
+    out, (gx, gt) = grad_of(lambda x, t: F.smooth_l1_loss(x, t, reduction="none", beta=beta),
+                            [1.0, -INF, 2.0, 0.0, 0.25], [INF, 0.0, -INF, 0.0, 0.0])
+    assert out.numpy().tolist()[:3] == [INF, INF, INF]
+    # d = -inf, -inf, +inf, 0, 0.25: the linear part's slope sign(d); 0 and d / beta inside
+    np.testing.assert_array_equal(gx, [-1.0, -1.0, 1.0, 0.0, 0.25 / beta])
+    np.testing.assert_array_equal(gt, -gx)
+
+
+def test_huber_gradient_at_an_infinite_difference_is_delta_times_its_sign():
+    _, (gx, gt) = grad_of(lambda x, t: F.huber_loss(x, t, reduction="none", delta=0.5),
+                          [2.0, -INF, 0.1], [INF, 3.0, 0.0])
+    np.testing.assert_array_equal(gx, [-0.5, -0.5, 0.1])
+    np.testing.assert_array_equal(gt, -gx)
+
+
+@pytest.mark.parametrize("fn", [lambda x, t: F.smooth_l1_loss(x, t, beta=0.7, reduction="sum"),
+                                lambda x, t: F.huber_loss(x, t, delta=0.7, reduction="mean")])
+def test_smooth_l1_and_huber_finite_gradients_match_finite_differences(fn):
+    rng = np.random.default_rng(0)
+    x = torch.tensor(rng.normal(size=(3, 4)) * 2, requires_grad=True)
+    t = torch.tensor(rng.normal(size=(3, 4)), requires_grad=True)
+    assert gradcheck(fn, (x, t))
+
+
+def test_smooth_l1_values_are_the_two_pieces():
+    x = torch.tensor([0.0, 0.3, -0.9, 1.0, 3.0], dtype=torch.float64)
+    np.testing.assert_allclose(F.smooth_l1_loss(x, torch.zeros(5, dtype=torch.float64), reduction="none", beta=1.0).numpy(),
+                               [0.0, 0.045, 0.405, 0.5, 2.5], rtol=1e-15)
+    np.testing.assert_allclose(F.huber_loss(x, torch.zeros(5, dtype=torch.float64), reduction="none", delta=2.0).numpy(),
+                               [0.0, 0.045, 0.405, 0.5, 4.0], rtol=1e-15)
+
+
+# ---- bilinear: (x1 . W) . x2 -----------------------------------------------------------------------------------
+
+def test_bilinear_contracts_x1_with_the_weight_first():
+    w = torch.tensor([[[2.0, 0.0, 0.5], [0.0, -1.0, 1.0]]], dtype=torch.float64)
+    # row 0: x1 W = [2, -2, 2.5], finite, then . [-inf, 1, 0] = -inf (a three-way sum would meet 0 * -inf = NaN)
+    # row 1: x1 W = [-inf * 2 + 0, -inf * 0 + 0, ...] holds NaN, so the score is NaN
+    x1 = torch.tensor([[1.0, 2.0], [-INF, 0.0]], dtype=torch.float64)
+    x2 = torch.tensor([[-INF, 1.0, 0.0], [2.0, -1.0, -1.0]], dtype=torch.float64)
+    out = F.bilinear(x1, x2, w).numpy()
+    assert out[0, 0] == -INF and math.isnan(out[1, 0])
+
+
+def test_bilinear_gradient_matches_finite_differences():
+    rng = np.random.default_rng(1)
+    x1 = torch.tensor(rng.normal(size=(2, 3)), requires_grad=True)
+    x2 = torch.tensor(rng.normal(size=(2, 4)), requires_grad=True)
+    w = torch.tensor(rng.normal(size=(5, 3, 4)), requires_grad=True)
+    b = torch.tensor(rng.normal(size=(5,)), requires_grad=True)
+    assert gradcheck(lambda a, c, ww, bb: F.bilinear(a, c, ww, bb), (x1, x2, w, b))
+
+
+# ---- maximum / minimum at NaN ----------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("name", ["maximum", "minimum"])
+def test_maximum_minimum_give_both_sides_the_gradient_at_a_nan(name):
+    _, (ga, gb) = grad_of(getattr(torch, name), [NAN, 2.0, NAN, 1.0, 3.0], [0.0, NAN, NAN, 1.0, 2.0],
+                          weights=[1.0, 10.0, 100.0, 1000.0, 10000.0])
+    # NaN on either side: neither loses, both get g; a tie: half each; otherwise the winner
+    win_a = 10000.0 if name == "maximum" else 0.0
+    np.testing.assert_array_equal(ga, [1.0, 10.0, 100.0, 500.0, win_a])
+    np.testing.assert_array_equal(gb, [1.0, 10.0, 100.0, 500.0, 10000.0 - win_a])
+
+
+def test_fmax_still_gives_the_gradient_to_the_number_not_the_nan():
+    _, (ga, gb) = grad_of(torch.fmax, [NAN, 2.0], [0.0, NAN])
+    np.testing.assert_array_equal(ga, [0.0, 1.0])
+    np.testing.assert_array_equal(gb, [1.0, 0.0])
+
+
+# ---- prod / cumprod: PyTorch's formula choice -------------------------------------------------------------------
+
+def test_prod_of_everything_with_two_zeros_passes_zero_even_next_to_an_inf():
+    _, (g,) = grad_of(lambda x: x.prod(), [[-INF, 0.0, INF], [-1.0, 0.0, 1.0]])
+    np.testing.assert_array_equal(g, np.zeros((2, 3)))
+
+
+def test_prod_of_everything_with_one_zero_passes_the_product_of_the_others_to_it():
+    _, (g,) = grad_of(lambda x: x.prod(), [2.0, 0.0, -3.0])
+    np.testing.assert_array_equal(g, [0.0, -6.0, 0.0])
+
+
+def test_prod_along_a_dim_uses_the_products_of_the_others_everywhere_once_any_slice_holds_a_zero():
+    # row 1 has no 0, but row 0 has: every row takes the products of the others, so [nan, -1] gets [-1, nan]
+    # (prod / x would give nan / nan = NaN to both)
+    _, (g,) = grad_of(lambda x: x.prod(1), [[0.0, -INF], [NAN, -1.0]])
+    assert g[0, 0] == -INF and g[0, 1] == 0.0
+    assert g[1, 0] == -1.0 and math.isnan(g[1, 1])
+
+
+def test_prod_without_zeros_divides():
+    _, (g,) = grad_of(lambda x: x.prod(1), [[NAN, -1.0], [2.0, 4.0]])
+    assert np.isnan(g[0]).all()  # NaN / NaN and NaN / -1
+    np.testing.assert_array_equal(g[1], [4.0, 2.0])
+
+
+def test_cumprod_ignores_the_outputs_after_a_zero_for_the_entries_before_it():
+    # [1, 0, inf]: y = [1, 0, NaN]; entry 0 gets g0 + g1 * 0 from y0, y1 only, y2 holds the 0 at position 1
+    _, (g,) = grad_of(lambda x: x.cumprod(0), [1.0, 0.0, INF], weights=[3.0, 5.0, 7.0])
+    assert g[0] == 3.0
+    assert g[1] == INF  # g1 * 1 + g2 * 1 * inf
+    assert g[2] == 0.0  # after the first 0
+
+
+def test_cumprod_entries_after_the_first_zero_get_zero_even_against_an_inf():
+    _, (g,) = grad_of(lambda x: x.cumprod(0), [0.0, -INF, -INF, -INF])
+    assert math.isnan(g[0])  # at the 0: 1 + (-inf) + inf * ... = NaN
+    np.testing.assert_array_equal(g[1:], [0.0, 0.0, 0.0])
+
+
+@pytest.mark.parametrize("values", [[[2.0, 0.0, 3.0, -1.5], [0.0, 0.0, 1.5, 2.0]], [[0.5, 2.0, 0.0, 0.0], [1.0, -2.0, 3.0, 0.5]]])
+def test_prod_and_cumprod_with_zeros_match_finite_differences(values):
+    x = torch.tensor(values, dtype=torch.float64, requires_grad=True)
+    for dim in (0, 1):
+        assert gradcheck(lambda a: a.cumprod(dim), (x,))
+        assert gradcheck(lambda a: a.prod(dim), (x,))
+    assert gradcheck(lambda a: a[0].prod(), (x,))
+
+
+# ---- arange / linspace of an integer dtype ----------------------------------------------------------------------
+
+@pytest.mark.parametrize("args, expected", [((2.5,), [0, 1]), ((0.5,), []), ((0, 3, 1.5), [0, 1, 2]),
+                                            ((-1.5, 1), [-1, 0]), ((0, -2.5, -1), [0, -1])])
+def test_arange_long_truncates_each_bound_first(args, expected):
+    out = torch.arange(*args, dtype=torch.int64)
+    assert out.dtype == torch.int64 and out.tolist() == expected
+
+
+@pytest.mark.parametrize("args, expected", [((2.5,), [0, 1, 2]), ((0, 2, 0.5), [0, 0, 0, 0]),
+                                            ((0.3, 2.7, 0.9), [0, 0, 0]), ((-1.5, 1), [-1, 0, 1])])
+def test_arange_int32_counts_from_the_fractional_bounds_and_steps_by_the_truncated_step(args, expected):
+    assert torch.arange(*args, dtype=torch.int32).tolist() == expected
+
+
+def test_arange_of_a_fractional_step_truncated_to_zero_raises():
+    with pytest.raises(ValueError, match="step"):
+        torch.arange(0, 2, 0.5, dtype=torch.int64)
+
+
+@pytest.mark.parametrize("args", [(-0.5,), (5, 0), (0, 5, -1)])
+def test_arange_bounds_against_the_step_sign_raise(args):
+    with pytest.raises(RuntimeError, match="inconsistent with step sign"):
+        torch.arange(*args)
+
+
+def test_arange_floats_unchanged():
+    assert torch.arange(0, 1, 0.25).tolist() == [0.0, 0.25, 0.5, 0.75]
+    assert torch.arange(5).tolist() == [0, 1, 2, 3, 4]
+
+
+@pytest.mark.parametrize("args, expected", [((-3, 3, 5), [-3, -1, 0, 1, 3]), ((0.5, -2, 5), [0, 0, -1, -1, -2]),
+                                            ((-1.5, 0.5, 4), [-1, 0, 0, 0]), ((2.7, -2.7, 3), [2, 0, -2]),
+                                            ((-1.5, 1.5, 1), [-1]), ((1, 10, 4), [1, 4, 7, 10])])
+@pytest.mark.parametrize("dt", [torch.int64, torch.int32])
+def test_integer_linspace_truncates_as_pytorch(args, expected, dt):
+    out = torch.linspace(*args, dtype=dt)
+    assert out.dtype == dt and out.tolist() == expected
+
+
+def test_uint8_linspace_refuses_negative_bounds():
+    with pytest.raises(ValueError, match="uint8"):
+        torch.linspace(-1, 3, 3, dtype=torch.uint8)
+
+
+# ---- norm with p < 0 --------------------------------------------------------------------------------------------
+
+def test_negative_p_norm_of_a_slice_with_a_zero_is_zero_with_zero_gradient():
+    out, (g,) = grad_of(lambda x: torch.norm(x, p=-1, dim=1), [[0.0, -1.0, 2.0], [1.0, -2.0, 4.0]])
+    assert out.numpy()[0] == 0.0
+    np.testing.assert_allclose(out.numpy()[1], 1 / (1 + 0.5 + 0.25), rtol=1e-15)
+    np.testing.assert_array_equal(g[0], [0.0, 0.0, 0.0])
+    assert np.isfinite(g[1]).all()
+
+
+def test_negative_p_norm_gradient_matches_finite_differences():
+    x = torch.tensor([[0.5, -1.0, 2.0], [1.0, -2.0, 4.0]], dtype=torch.float64, requires_grad=True)
+    for p in (-1, -2.5):
+        assert gradcheck(lambda a: torch.norm(a, p=p, dim=1), (x,))
+        assert gradcheck(lambda a: torch.norm(a, p=p), (x,))

@@ -147,6 +147,14 @@ def test_cumprod_entries_after_the_first_zero_get_zero_even_against_an_inf():
     np.testing.assert_array_equal(g[1:], [0.0, 0.0, 0.0])
 
 
+def test_cumprod_at_the_first_zero_sums_only_up_to_the_second_zero():
+    # [0, 1, 0, inf]: at z = 0, g0 * 1 + g1 * a1 count; y2 and y3 hold the 0 at 2 (where a3 = inf would give NaN)
+    _, (g,) = grad_of(lambda x: x.cumprod(0), [0.0, 1.0, 0.0, INF], weights=[3.0, 5.0, 7.0, 11.0])
+    np.testing.assert_array_equal(g, [8.0, 0.0, 0.0, 0.0])
+    _, (g,) = grad_of(lambda x: x.cumprod(0), [0.0, 0.0, 0.0, -INF])
+    np.testing.assert_array_equal(g, [1.0, 0.0, 0.0, 0.0])
+
+
 @pytest.mark.parametrize("values", [[[2.0, 0.0, 3.0, -1.5], [0.0, 0.0, 1.5, 2.0]], [[0.5, 2.0, 0.0, 0.0], [1.0, -2.0, 3.0, 0.5]]])
 def test_prod_and_cumprod_with_zeros_match_finite_differences(values):
     x = torch.tensor(values, dtype=torch.float64, requires_grad=True)
@@ -194,6 +202,12 @@ def test_arange_floats_unchanged():
 def test_integer_linspace_truncates_as_pytorch(args, expected, dt):
     out = torch.linspace(*args, dtype=dt)
     assert out.dtype == dt and out.tolist() == expected
+
+
+def test_integer_linspace_rounds_each_point_once():
+    # step = -4/6 in float64; the point 3 from e = -1 is -1 + 3 * (4/6), which rounded once (a fused multiply-add,
+    # as PyTorch's kernel) is just below 1 (0.99999999999999989): truncated, 0
+    assert torch.linspace(3, -1.5, 7, dtype=torch.int64).tolist() == [3, 2, 1, 0, 0, 0, -1]
 
 
 def test_uint8_linspace_refuses_negative_bounds():

@@ -191,7 +191,10 @@ def _integer_linspace(start, end, steps: int, dt: np.dtype) -> np.ndarray:
     if steps == 1:
         return np.array([s]).astype(dt)
     step = (e - s) / (steps - 1)
-    return np.where(i < steps // 2, s + step * i, e - step * (steps - 1 - i)).astype(dt)
+    # PyTorch's kernel rounds s + step i and e - step (steps - 1 - i) once (a fused multiply-add), which decides
+    # a point a hair from an integer (linspace(3, -1, 7, dtype=long)[3] is 0); long double's product is exact here
+    k, ld = np.where(i < steps // 2, i, -(steps - 1 - i)), np.longdouble
+    return (np.where(i < steps // 2, ld(s), ld(e)) + ld(step) * k.astype(ld)).astype(np.float64).astype(dt)
 
 
 def eye(n: int, m: int | None = None, dtype=None, requires_grad: bool = False, device=None) -> Tensor:

@@ -1,5 +1,6 @@
 """nn.Bilinear and F.bilinear, as PyTorch's: y[b, o] = x1[b] . W[o] . x2[b] + bias[o], a learned pairwise
-score between two vectors (biaffine attention, relation classifiers). Two einsums (x1 . W, then . x2, PyTorch's order), so the gradient is theirs."""
+score between two vectors (biaffine attention, relation classifiers). Two einsums (x1 . W, then . x2, PyTorch's
+order), so the gradient is theirs."""
 from __future__ import annotations
 
 import numpy as np

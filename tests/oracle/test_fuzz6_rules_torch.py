@@ -1,0 +1,117 @@
+"""The rules tests/test_fuzz6_rules.py fixes, against PyTorch: smooth_l1/huber gradients at infinite differences,
+bilinear's contraction order, maximum/minimum at NaN, prod/cumprod with zeros, infs and NaNs, arange/linspace of
+integer dtypes from fractional bounds, norm with p < 0. Values, dtypes, every gradient (NaN equal to NaN, the
+sign of infinity kept), and whether it raises."""
+from __future__ import annotations
+
+import itertools
+import math
+import warnings
+
+import numpy as np
+import pytest
+import torch
+
+import tinyattn
+import tinyattn.nn.functional as TF
+
+INF, NAN = math.inf, math.nan
+F = {tinyattn: TF, torch: torch.nn.functional}
+
+
+def _run(lib, fn, inputs, dtype="float64"):
+    """fn(lib, *leaves) -> out; returns (value, dtype, [grad of each leaf]) from a weighted sum, or the error type."""
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            leaves = [lib.tensor(v, dtype=getattr(lib, dtype), requires_grad=True) for v in inputs]
+            out = fn(lib, *leaves)
+            w = lib.tensor(np.cos(np.arange(out.numel()) * 0.7).reshape(tuple(out.shape)), dtype=out.dtype)
+            (out * w).sum().backward()
+            return out.detach().numpy(), str(out.dtype).split(".")[-1], [x.grad.numpy() for x in leaves]
+    except Exception as e:  # noqa: BLE001 (the exception's type is what is compared)
+        return type(e).__name__
+
+
+def _same(fn, inputs, dtype="float64"):
+    mine, theirs = _run(tinyattn, fn, inputs, dtype), _run(torch, fn, inputs, dtype)
+    assert type(mine) is type(theirs), (mine, theirs)
+    if isinstance(mine, str):
+        assert mine == theirs
+        return
+    assert mine[1] == theirs[1]
+    tol = dict(rtol=1e-5, atol=1e-6) if dtype == "float32" else dict(rtol=1e-12, atol=1e-12)
+    for a, b in zip([mine[0], *mine[2]], [theirs[0], *theirs[2]]):
+        np.testing.assert_allclose(a, b, equal_nan=True, **tol)
+
+
+SPECIAL = [0.0, 1.0, -1.0, 2.0, 0.5, INF, -INF, NAN]
+PAIRS = list(itertools.product(SPECIAL, SPECIAL))
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("loss, kw", [("smooth_l1_loss", {}), ("smooth_l1_loss", {"beta": 0.5}),
+                                      ("smooth_l1_loss", {"beta": 2.0}), ("huber_loss", {}),
+                                      ("huber_loss", {"delta": 0.5}), ("huber_loss", {"delta": 3.0})])
+def test_smooth_l1_and_huber_every_pair_of_specials(loss, kw, dtype):
+    xs, ts = [p[0] for p in PAIRS], [p[1] for p in PAIRS]
+    _same(lambda lib, x, t: getattr(F[lib], loss)(x, t, reduction="none", **kw), [xs, ts], dtype)
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_bilinear_with_infs_and_nans(seed):
+    rng = np.random.default_rng(seed)
+    pick = lambda shape, pool: rng.choice(pool, size=shape)  # noqa: E731
+    _same(lambda lib, a, b, w: F[lib].bilinear(a, b, w),
+          [pick((2, 2), SPECIAL), pick((2, 3), SPECIAL), pick((2, 2, 3), [0.0, 0.0, 1.0, -1.0, 2.0, 0.5])])
+
+
+@pytest.mark.parametrize("name", ["maximum", "minimum", "fmax", "fmin"])
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_maximum_minimum_every_pair_of_specials(name, dtype):
+    xs, ts = [p[0] for p in PAIRS], [p[1] for p in PAIRS]
+    _same(lambda lib, a, b: getattr(lib, name)(a, b), [xs, ts], dtype)
+
+
+@pytest.mark.parametrize("seed", range(60))
+@pytest.mark.parametrize("op", ["prod", "prod0", "prod1", "cumprod0", "cumprod1"])
+def test_prod_and_cumprod_with_zeros_infs_and_nans(op, seed):
+    rng = np.random.default_rng(seed)
+    pool = [0.0, 0.0, 1.0, -1.0, 2.0, 0.5] if seed % 2 else SPECIAL
+    x = rng.choice(pool, size=(2, 4))
+    fn = {"prod": lambda lib, a: a.prod(), "prod0": lambda lib, a: a.prod(0), "prod1": lambda lib, a: a.prod(1),
+          "cumprod0": lambda lib, a: a.cumprod(0), "cumprod1": lambda lib, a: a.cumprod(1)}[op]
+    _same(fn, [x])
+
+
+@pytest.mark.parametrize("p", [-1, -2, -0.5])
+@pytest.mark.parametrize("dim", [None, 1, (0, 1)])
+def test_negative_p_norm_with_zeros(p, dim):
+    _same(lambda lib, a: lib.norm(a, p=p, dim=dim), [[[0.0, -1.0, 2.0], [1.0, -2.0, 4.0]]])
+
+
+BOUNDS = [0, 0.5, 2.5, -0.5, -1.5, 3, -3, 2.7, -2.7, 10, -100, 33.3]
+
+
+@pytest.mark.parametrize("dt", ["int64", "int32", "int16", "float32", "float64"])
+def test_arange_of_every_dtype_from_fractional_bounds(dt):
+    for args in [(e,) for e in BOUNDS] + list(itertools.product(BOUNDS[:6], BOUNDS[:6], [1, 0.5, 1.5, -1, -0.7])):
+        def go(lib):
+            try:
+                return lib.arange(*args, dtype=getattr(lib, dt)).tolist()
+            except Exception as e:  # noqa: BLE001
+                return type(e).__name__
+        mine, theirs = go(tinyattn), go(torch)
+        if isinstance(theirs, str):  # raising: tinyattn raises too (ValueError for a step truncated to 0)
+            assert isinstance(mine, str), (args, mine, theirs)
+        else:
+            assert np.allclose(mine, theirs, rtol=1e-6), (args, mine, theirs)
+
+
+@pytest.mark.parametrize("dt", ["int64", "int32", "int16", "float32", "float64"])
+def test_linspace_of_every_dtype_from_fractional_bounds(dt):
+    for start, end, steps in itertools.product(BOUNDS, BOUNDS, [0, 1, 2, 3, 4, 5, 7]):
+        mine = tinyattn.linspace(start, end, steps, dtype=getattr(tinyattn, dt)).tolist()
+        theirs = torch.linspace(start, end, steps, dtype=getattr(torch, dt)).tolist()
+        scale = 1e-6 * max(abs(start), abs(end), 1)  # float32 steps: PyTorch computes in float32
+        assert np.allclose(mine, theirs, rtol=1e-6, atol=scale), (start, end, steps, mine, theirs)

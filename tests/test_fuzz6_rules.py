@@ -230,3 +230,34 @@ def test_negative_p_norm_gradient_matches_finite_differences():
     for p in (-1, -2.5):
         assert gradcheck(lambda a: torch.norm(a, p=p, dim=1), (x,))
         assert gradcheck(lambda a: torch.norm(a, p=p), (x,))
+
+
+# ---- a 0-d integer tensor as an index is an int ------------------------------------------------------------------
+
+def test_a_zero_d_integer_tensor_index_selects_a_view():
+    x = torch.arange(6).reshape(2, 3)
+    v = x[torch.tensor(1)]
+    v[0] = 100  # a select is a view: the write reaches x
+    assert x.tolist() == [[0, 1, 2], [100, 4, 5]]
+
+
+@pytest.mark.parametrize("index, expected", [
+    ((torch.tensor(1), 2), [20, 21, 22, 23]), ((1, torch.tensor(2)), [20, 21, 22, 23]),
+    ((torch.tensor(1), 2, slice(1, None)), [21, 22, 23]), ((torch.tensor(1), slice(None), 0), [12, 16, 20]),
+    ((torch.tensor(0), slice(None), torch.tensor([1, 2])), [[1, 2], [5, 6], [9, 10]]),
+    ((torch.tensor(1), Ellipsis, torch.tensor(2)), [14, 18, 22])])
+def test_a_zero_d_integer_tensor_mixed_with_ints_and_arrays(index, expected):
+    # on shape (2, 3, 4) with x[i, j, k] = 12 i + 4 j + k; a 0-d tensor reads as an int (selected away first)
+    assert torch.arange(24).reshape(2, 3, 4)[index].tolist() == expected
+
+
+def test_writes_and_gradients_through_a_zero_d_tensor_index():
+    x = torch.tensor(np.arange(24.0).reshape(2, 3, 4), requires_grad=True)
+    y = x * 1.0
+    v = torch.tensor(0.5, requires_grad=True)
+    y[torch.tensor(1), 2] *= v  # y[1, 2, :] scaled
+    (y * y).sum().backward()
+    expect = 2 * np.arange(24.0).reshape(2, 3, 4)
+    expect[1, 2] *= 0.25  # d(v x)^2/dx = 2 v^2 x
+    np.testing.assert_allclose(x.grad.numpy(), expect, rtol=1e-15)
+    np.testing.assert_allclose(v.grad.item(), 2 * 0.5 * (np.arange(20.0, 24.0) ** 2).sum(), rtol=1e-15)

@@ -115,3 +115,26 @@ def test_linspace_of_every_dtype_from_fractional_bounds(dt):
         theirs = torch.linspace(start, end, steps, dtype=getattr(torch, dt)).tolist()
         scale = 1e-6 * max(abs(start), abs(end), 1)  # float32 steps: PyTorch computes in float32
         assert np.allclose(mine, theirs, rtol=1e-6, atol=scale), (start, end, steps, mine, theirs)
+
+
+INDEXES = ["[t(1), 2]", "[1, t(2)]", "[t(1), 2, 1:]", "[t(1), :, 0]", "[t(0), :, t([1, 2])]", "[:, t(1), t([1, 2])]",
+           "[t(1), ..., t(2)]", "[None, t(1), 1, None]", "[t(-1)]", "[t(1), [0, 2]]", "[t(1), t(True)]"]
+
+
+@pytest.mark.parametrize("index", INDEXES)
+def test_zero_d_integer_tensor_indexes_read_write_and_differentiate(index):
+    def go(lib):
+        t = lambda v: lib.tensor(v)  # noqa: E731
+        try:
+            x = lib.tensor(np.arange(24.0).reshape(2, 3, 4), requires_grad=True)
+            y = x * 1.0
+            read = eval("y" + index, {"y": y, "t": t})  # noqa: S307 (the index text above)
+            exec("y" + index + " = y" + index + " * 3", {"y": y, "t": t})  # noqa: S102
+            (y * lib.tensor(np.cos(np.arange(24.0)).reshape(2, 3, 4))).sum().backward()
+            base = lib.arange(6).reshape(2, 3)
+            view = eval("base" + index.split(",")[0] + ("]" if "," in index else ""), {"base": base, "t": t})  # noqa: S307
+            view.zero_() if view.dim() else None
+            return read.detach().tolist(), y.detach().tolist(), x.grad.tolist(), base.tolist()
+        except Exception as e:  # noqa: BLE001
+            return type(e).__name__
+    assert go(tinyattn) == go(torch)

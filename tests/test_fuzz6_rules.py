@@ -261,3 +261,41 @@ def test_writes_and_gradients_through_a_zero_d_tensor_index():
     expect[1, 2] *= 0.25  # d(v x)^2/dx = 2 v^2 x
     np.testing.assert_allclose(x.grad.numpy(), expect, rtol=1e-15)
     np.testing.assert_allclose(v.grad.item(), 2 * 0.5 * (np.arange(20.0, 24.0) ** 2).sum(), rtol=1e-15)
+
+
+# ---- F.embedding takes PyTorch's options (nn.Embedding's rules, now in one place) ---------------------------------
+
+@pytest.mark.parametrize("padding_idx, row", [(0, 0), (-4, 0), (2, 2), (-1, 3)])
+def test_functional_embedding_padding_idx_stops_the_gradient_at_that_row(padding_idx, row):
+    w = torch.tensor(np.arange(12.0).reshape(4, 3), requires_grad=True)
+    ids = torch.tensor([[0, 2], [3, 0]])
+    out = F.embedding(ids, w, padding_idx=padding_idx)
+    np.testing.assert_array_equal(out.detach().numpy(), np.arange(12.0).reshape(4, 3)[[[0, 2], [3, 0]]])
+    out.sum().backward()
+    counts = np.array([2.0, 0.0, 1.0, 1.0])  # how often each row was looked up
+    counts[row] = 0.0
+    np.testing.assert_array_equal(w.grad.numpy(), np.repeat(counts[:, None], 3, axis=1))
+
+
+def test_functional_embedding_padding_idx_out_of_range_raises():
+    with pytest.raises(AssertionError, match="Padding_idx must be within num_embeddings"):
+        F.embedding(torch.tensor([0]), torch.zeros(4, 3), padding_idx=4)
+
+
+def test_functional_embedding_max_norm_renorms_the_rows_looked_up_in_place():
+    w = torch.tensor([[3.0, 4.0], [0.3, 0.4], [6.0, 8.0]])
+    out = F.embedding(torch.tensor([0, 1]), w, max_norm=1.0)
+    scale = 1.0 / (5.0 + 1e-7)  # PyTorch's factor max_norm / (norm + 1e-7)
+    np.testing.assert_allclose(w.numpy(), [[3.0 * scale, 4.0 * scale], [0.3, 0.4], [6.0, 8.0]], rtol=1e-6)
+    np.testing.assert_allclose(out.numpy(), w.numpy()[:2], rtol=0)
+
+
+def test_embedding_module_and_function_agree():
+    torch.manual_seed(0)
+    emb = torch.nn.Embedding(5, 3, padding_idx=1, max_norm=0.5)
+    ids = torch.tensor([1, 4, 4, 0])
+    w0 = emb.weight.detach().clone()
+    out = emb(ids)
+    ref = F.embedding(ids, w0.requires_grad_(), padding_idx=1, max_norm=0.5)
+    np.testing.assert_array_equal(out.detach().numpy(), ref.detach().numpy())
+    np.testing.assert_array_equal(emb.weight.detach().numpy(), w0.detach().numpy())

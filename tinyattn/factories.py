@@ -174,8 +174,8 @@ def linspace(start, end, steps: int, dtype=None, requires_grad: bool = False, de
     _device(device)
     steps = checks.nonneg_int("steps", steps, "linspace")
     dt = np.dtype(dtype or get_default_dtype())
-    if dt.kind not in "iub":
-        return _factory(np.linspace(start, end, steps, dtype=dt), requires_grad)
+    if dt.kind not in "iu":  # (bool: each point != 0, as a cast; PyTorch has one bool point, start != 0)
+        return _factory(np.linspace(start, end, steps, dtype=np.float64 if dt.kind == "b" else dt).astype(dt), requires_grad)
     if dt.kind == "u" and min(start, end) < 0:
         raise ValueError(f"linspace: dtype {dt} holds no negative values, got start={start!r}, end={end!r}")
     return _factory(_integer_linspace(start, end, steps, dt), requires_grad)

@@ -138,3 +138,17 @@ def test_zero_d_integer_tensor_indexes_read_write_and_differentiate(index):
         except Exception as e:  # noqa: BLE001
             return type(e).__name__
     assert go(tinyattn) == go(torch)
+
+
+@pytest.mark.parametrize("padding_idx", [None, 0, 2, -1, -4, 4])
+@pytest.mark.parametrize("max_norm", [None, 1.0, 20.0])
+def test_functional_embedding_options(padding_idx, max_norm):
+    def go(lib):
+        try:
+            w = lib.tensor(np.arange(12.0).reshape(4, 3) / 3, requires_grad=True)
+            out = F[lib].embedding(lib.tensor([[0, 2], [3, 0]]), w, padding_idx=padding_idx, max_norm=max_norm)
+            (out * lib.tensor(np.cos(np.arange(12.0)).reshape(2, 2, 3))).sum().backward()
+            return np.round(out.detach().numpy(), 6).tolist(), np.round(w.detach().numpy(), 6).tolist(), w.grad.tolist()
+        except Exception as e:  # noqa: BLE001
+            return type(e).__name__
+    assert go(tinyattn) == go(torch)

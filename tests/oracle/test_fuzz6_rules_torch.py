@@ -152,3 +152,20 @@ def test_functional_embedding_options(padding_idx, max_norm):
         except Exception as e:  # noqa: BLE001
             return type(e).__name__
     assert go(tinyattn) == go(torch)
+
+
+@pytest.mark.parametrize("name, kw", [
+    ("RMSprop", {}), ("RMSprop", {"lr": 0.01, "momentum": 0.9}), ("RMSprop", {"centered": True, "alpha": 0.5}),
+    ("RMSprop", {"lr": 0.01, "momentum": 0.5, "centered": True, "weight_decay": 0.1, "maximize": True}),
+    ("Adagrad", {}), ("Adagrad", {"lr": 0.1, "lr_decay": 0.1}),
+    ("Adagrad", {"lr": 0.1, "weight_decay": 0.1, "initial_accumulator_value": 0.5, "maximize": True})])
+def test_rmsprop_and_adagrad_steps(name, kw):
+    def go(lib):
+        p = lib.nn.Parameter(lib.tensor([[0.5, -1.5, 2.0], [0.1, 0.0, -0.3]], dtype=lib.float64))
+        opt = getattr(lib.optim, name)([p], **kw)
+        for i in range(5):
+            opt.zero_grad()
+            ((p - 0.5 * i) ** 2 * lib.tensor([1.0, 2.0, 3.0], dtype=lib.float64)).sum().backward()
+            opt.step()
+        return p.detach().numpy()
+    np.testing.assert_allclose(go(tinyattn), go(torch), rtol=1e-12, atol=1e-14)

@@ -148,9 +148,13 @@ def test_cumprod_entries_after_the_first_zero_get_zero_even_against_an_inf():
 
 
 def test_cumprod_at_the_first_zero_sums_only_up_to_the_second_zero():
-    # [0, 1, 0, inf]: at z = 0, g0 * 1 + g1 * a1 count; y2 and y3 hold the 0 at 2 (where a3 = inf would give NaN)
+    # [0, 1, 0, inf]: at z = 0, g0 * 1 + g1 * a1 + g2 * a1 a2 count, up to the second 0; y3 (where a3 = inf would
+    # give 0 * inf = NaN) does not
     _, (g,) = grad_of(lambda x: x.cumprod(0), [0.0, 1.0, 0.0, INF], weights=[3.0, 5.0, 7.0, 11.0])
     np.testing.assert_array_equal(g, [8.0, 0.0, 0.0, 0.0])
+    # [0, inf, 0, 1]: the term at the second 0 is g2 * inf * 0 = NaN, and it counts
+    _, (g,) = grad_of(lambda x: x.cumprod(0), [0.0, INF, 0.0, 1.0])
+    assert math.isnan(g[0]) and g[1:].tolist() == [0.0, 0.0, 0.0]
     _, (g,) = grad_of(lambda x: x.cumprod(0), [0.0, 0.0, 0.0, -INF])
     np.testing.assert_array_equal(g, [1.0, 0.0, 0.0, 0.0])
 

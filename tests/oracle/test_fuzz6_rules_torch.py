@@ -169,3 +169,21 @@ def test_rmsprop_and_adagrad_steps(name, kw):
             opt.step()
         return p.detach().numpy()
     np.testing.assert_allclose(go(tinyattn), go(torch), rtol=1e-12, atol=1e-14)
+
+
+@pytest.mark.parametrize("op", ["cumprod", "prod_dim", "prod_all"])
+def test_prod_and_cumprod_every_row_of_specials(op):
+    rows = np.array(list(itertools.product([0.0, 1.0, -2.0, INF, NAN, 0.5], repeat=4)))  # 1296 rows
+
+    def go(lib, x):
+        a = lib.tensor(x, dtype=lib.float64, requires_grad=True)
+        out = {"cumprod": lambda: a.cumprod(-1), "prod_dim": lambda: a.prod(-1), "prod_all": lambda: a.prod()}[op]()
+        out.backward(lib.tensor(np.cos(np.arange(out.numel()) + 1.0).reshape(tuple(out.shape)), dtype=lib.float64))
+        return out.detach().numpy(), a.grad.numpy()
+    no_zero = rows[(rows != 0).all(1)]  # (where no 0 is in the tensor, PyTorch divides instead)
+    for x in ([rows, no_zero] if op != "prod_all" else [r[None] for r in rows[::7]]):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            mine, theirs = go(tinyattn, x), go(torch, x)
+        for m, t in zip(mine, theirs):
+            np.testing.assert_allclose(m, t, rtol=1e-12, equal_nan=True)

@@ -55,7 +55,7 @@ class CumProd(Function):
     """y_i = a_0 ... a_i along dim;  da_k = sum_{i >= k} g_i y_i / a_k where no a is 0 (PyTorch's formula, and its
     choice, made once for the whole tensor). Otherwise, per slice, as PyTorch (measured, torch 2.13): before the
     slice's first 0 the same division over the y_i before that 0; at the first 0, z, the sum of g_i times the
-    product of the a_j, j <= i, j != z, formed without dividing, over the i before the slice's second 0; after z,
+    product of the a_j, j <= i, j != z, formed without dividing, over the i up to the slice's second 0; after z,
     0 (every such product holds the 0 at z), whatever NaN or inf comes later."""
     @staticmethod
     def forward(ctx, a, dim):
@@ -81,8 +81,8 @@ class CumProd(Function):
             head = np.take_along_axis(np.concatenate([np.ones_like(y[..., :1]), y], -1), np.minimum(z, n), -1)
             second = np.cumsum(a == 0, -1) >= 2
             z2 = np.where(second.any(-1), second.argmax(-1), n)[..., None]  # each slice's second 0 (n: none)
-            tail = np.cumprod(np.where((k > z) & (k < z2), a, 1), -1)  # prod_{z < j <= i} a_j (1 for i <= z)
-            at_z = head * np.sum(np.where((k >= z) & (k < z2), g * tail, 0), -1, keepdims=True)  # y_i up to z2
+            tail = np.cumprod(np.where((k > z) & (k <= z2), a, 1), -1)  # prod_{z < j <= i} a_j (1 for i <= z)
+            at_z = head * np.sum(np.where((k >= z) & (k <= z2), g * tail, 0), -1, keepdims=True)  # y_i to z2
             # before z: only the y_i, i < z, count (every later y_i holds the 0 at z, even where a NaN or inf follows)
             before = np.flip(np.cumsum(np.flip(np.where(k < z, g * y, 0), -1), -1), -1) / a
             out = np.where(k < z, before, np.where(k == z, at_z, 0))

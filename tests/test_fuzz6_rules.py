@@ -303,3 +303,32 @@ def test_embedding_module_and_function_agree():
     ref = F.embedding(ids, w0.requires_grad_(), padding_idx=1, max_norm=0.5)
     np.testing.assert_array_equal(out.detach().numpy(), ref.detach().numpy())
     np.testing.assert_array_equal(emb.weight.detach().numpy(), w0.detach().numpy())
+
+
+# ---- names tutorials use that raised: diff(prepend=, append=), torch.special.expit / logit / xlogy ------------------
+
+def test_diff_joins_prepend_and_append_first():
+    x = torch.tensor([[1.0, 3.0, 6.0], [2.0, 2.0, 5.0]], requires_grad=True)
+    p = torch.zeros(2, 1, requires_grad=True)
+    out = torch.diff(x, dim=1, prepend=p, append=torch.ones(2, 2))
+    assert out.tolist() == [[1.0, 2.0, 3.0, -5.0, 0.0], [2.0, 0.0, 3.0, -4.0, 0.0]]
+    (out * torch.tensor([[1.0, 2.0, 3.0, 4.0, 5.0], [6.0, 7.0, 8.0, 9.0, 10.0]])).sum().backward()
+    assert x.grad.tolist() == [[-1.0, -1.0, -1.0], [-1.0, -1.0, -1.0]]  # w[i] - w[i + 1] at each x
+    assert p.grad.tolist() == [[-1.0], [-6.0]]
+    assert x.diff(n=2, dim=0, prepend=x[:1]).tolist() == [[1.0, -1.0, -1.0]]
+
+
+@pytest.mark.parametrize("kw, err", [({"prepend": torch.zeros(1)}, RuntimeError), ({"append": 2.0}, TypeError)])
+def test_diff_refuses_a_prepend_of_another_ndim_or_a_number(kw, err):
+    with pytest.raises(err, match="diff"):
+        torch.diff(torch.ones(2, 3), **kw)
+
+
+def test_special_aliases_are_the_same_ops():
+    x = torch.tensor([0.0, 2.0], dtype=torch.float64)
+    np.testing.assert_allclose(torch.special.expit(x).numpy(), 1 / (1 + np.exp(-x.numpy())), rtol=1e-15)
+    np.testing.assert_allclose(torch.special.logit(torch.tensor([0.25, 0.0], dtype=torch.float64), eps=0.1).numpy(),
+                               [math.log(1 / 3), math.log(0.1 / 0.9)], rtol=1e-15)
+    assert torch.special.xlogy(torch.tensor([0.0, 2.0]), torch.tensor([0.0, 3.0])).tolist() == pytest.approx([0.0, 2 * math.log(3)])
+    assert gradcheck(lambda a: torch.special.expit(a) * torch.special.logit(a.sigmoid()),
+                     (torch.tensor([0.3, -1.2], dtype=torch.float64, requires_grad=True),))

@@ -187,3 +187,22 @@ def test_prod_and_cumprod_every_row_of_specials(op):
             mine, theirs = go(tinyattn, x), go(torch, x)
         for m, t in zip(mine, theirs):
             np.testing.assert_allclose(m, t, rtol=1e-12, equal_nan=True)
+
+
+@pytest.mark.parametrize("call", ["torch.diff(x, dim=1, prepend=p, append=q)", "torch.diff(x, n=2, dim=0, prepend=x[:1])",
+                                  "x.diff(append=x[:, :1])", "torch.diff(x, prepend=torch.zeros(1))",
+                                  "torch.diff(x, prepend=2.0)", "torch.special.expit(x)", "torch.special.logit(x.sigmoid())",
+                                  "torch.special.logit(x, eps=0.2)", "torch.special.xlogy(x.abs(), x.abs() + 1)"])
+def test_diff_prepend_append_and_special_aliases(call):
+    def go(lib):
+        try:
+            x = lib.tensor([[1.0, 3.0, 0.6], [0.2, 0.2, -5.0]], dtype=lib.float64, requires_grad=True)
+            p = lib.tensor([[0.5], [1.5]], dtype=lib.float64, requires_grad=True)
+            q = lib.ones(2, 2, dtype=lib.float64)
+            out = eval(call, {"torch": lib, "x": x, "p": p, "q": q})  # noqa: S307 (the calls above)
+            (out * lib.tensor(np.cos(np.arange(out.numel())).reshape(tuple(out.shape)), dtype=lib.float64)).sum().backward()
+            return [np.round(out.detach().numpy(), 12).tolist(), np.round(x.grad.numpy(), 12).tolist(),
+                    None if p.grad is None else p.grad.tolist()]
+        except Exception as e:  # noqa: BLE001
+            return type(e).__name__
+    assert go(tinyattn) == go(torch)

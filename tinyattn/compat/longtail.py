@@ -340,12 +340,23 @@ class LongTailMixin:
         e = exponent.to(np.float64) if isinstance(exponent, autograd.Tensor) else float(exponent)
         return self.to(np.float64) ** e
 
-    def diff(self, n: int = 1, dim: int = -1) -> "Tensor":
-        """x[i + 1] - x[i] along ``dim`` (``n`` times); for bools, x[i + 1] != x[i]."""
+    def diff(self, n: int = 1, dim: int = -1, prepend=None, append=None) -> "Tensor":
+        """x[i + 1] - x[i] along ``dim`` (``n`` times); for bools, x[i + 1] != x[i]. ``prepend``/``append``
+        (tensors of self's ndim, matching it outside ``dim``) are joined on along ``dim`` first, as PyTorch's."""
         if self.ndim == 0:
             raise RuntimeError("diff expects input to be at least one-dimensional")
         d = _norm_dim(dim, self.ndim, "diff")
         out = self
+        for name, part in (("prepend", prepend), ("append", append)):
+            if part is None:
+                continue
+            if not isinstance(part, autograd.Tensor):
+                raise TypeError(f"diff(): argument '{name}' must be Tensor, not {type(part).__name__}")
+            if part.ndim != self.ndim:
+                raise RuntimeError(f"diff expects prepend or append to be the same dimension as input, got {name} "
+                                   f"of shape {part.shape} for input of shape {self.shape}")
+            from tinyattn.functions import cat
+            out = cat([part, out] if name == "prepend" else [out, part], d)
         for _ in range(n):
             head, tail = ((slice(None),) * d + (s,) for s in (slice(1, None), slice(None, -1)))
             out = out[head] ^ out[tail] if out.dtype.kind == "b" else out[head] - out[tail]

@@ -130,7 +130,27 @@ def arange(start, end=None, step=1, dtype=None, requires_grad: bool = False, dev
         raise ValueError(f"arange: step must not be 0, got step={step!r}")
     is_int = all(isinstance(v, (int, np.integer)) for v in (start, end, step))
     dt = dtype or (np.int64 if is_int else get_default_dtype())
-    return _factory(np.arange(start, end, step, dtype=dt), requires_grad)
+    if (end - start) * step < 0:
+        raise RuntimeError(f"arange: upper bound and lower bound inconsistent with step sign (start={start!r}, "
+                           f"end={end!r}, step={step!r}), as PyTorch")
+    if is_int or np.dtype(dt).kind not in "iu":
+        return _factory(np.arange(start, end, step, dtype=dt), requires_grad)
+    return _factory(_integer_arange(start, end, step, np.dtype(dt)), requires_grad)
+
+
+def _integer_arange(start, end, step, dt: np.dtype) -> np.ndarray:
+    """PyTorch's arange of an integer dtype from fractional bounds (measured, torch 2.13): int64 truncates
+    start, end and step toward 0 first (arange(2.5, dtype=long) is [0, 1]); the other integer dtypes count
+    ceil((end - start) / step) entries from the fractional bounds but step by the truncated step from the
+    truncated start (arange(0, 2, 0.5, dtype=int32) is [0, 0, 0, 0]), wrapping as a cast does (uint8 -1 is 255)."""
+    if dt == np.int64:
+        start, end, step = int(start), int(end), int(step)
+        if step == 0:
+            raise ValueError("arange: step must be nonzero, and a fractional step truncated to int64 (dtype=long) "
+                             "is 0; pass an integer step")
+        return np.arange(start, end, step, dtype=np.int64)
+    n = max(0, int(np.ceil((end - start) / step)))
+    return (int(start) + np.arange(n, dtype=np.int64) * int(step)).astype(dt)
 
 
 def empty(*shape, size=None, dtype=None, requires_grad: bool = False, device=None) -> Tensor:
@@ -153,7 +173,28 @@ def linspace(start, end, steps: int, dtype=None, requires_grad: bool = False, de
     """``steps`` evenly spaced values from start to end, both included (the default float dtype)."""
     _device(device)
     steps = checks.nonneg_int("steps", steps, "linspace")
-    return _factory(np.linspace(start, end, steps, dtype=dtype or get_default_dtype()), requires_grad)
+    dt = np.dtype(dtype or get_default_dtype())
+    if dt.kind not in "iu":  # (bool: each point != 0, as a cast; PyTorch has one bool point, start != 0)
+        return _factory(np.linspace(start, end, steps, dtype=np.float64 if dt.kind == "b" else dt).astype(dt), requires_grad)
+    if dt.kind == "u" and min(start, end) < 0:
+        raise ValueError(f"linspace: dtype {dt} holds no negative values, got start={start!r}, end={end!r}")
+    return _factory(_integer_linspace(start, end, steps, dt), requires_grad)
+
+
+def _integer_linspace(start, end, steps: int, dt: np.dtype) -> np.ndarray:
+    """PyTorch's linspace of an integer dtype (measured, torch 2.13): start and end are truncated to integers
+    first, the step (e - s) / (steps - 1) is a float, the first half counts up from s and the rest down from e,
+    and each point is truncated toward 0: linspace(-3, 3, 5, dtype=long) is [-3, -1, 0, 1, 3] and
+    linspace(0.5, -2, 5, dtype=int32) is [0, 0, -1, -1, -2]. (NumPy's integer linspace floors.)"""
+    s, e = float(int(start)), float(int(end))
+    i = np.arange(steps, dtype=np.float64)
+    if steps == 1:
+        return np.array([s]).astype(dt)
+    step = (e - s) / (steps - 1)
+    # PyTorch's kernel rounds s + step i and e - step (steps - 1 - i) once (a fused multiply-add), which decides
+    # a point a hair from an integer (linspace(3, -1, 7, dtype=long)[3] is 0); long double's product is exact here
+    k, ld = np.where(i < steps // 2, i, -(steps - 1 - i)), np.longdouble
+    return (np.where(i < steps // 2, ld(s), ld(e)) + ld(step) * k.astype(ld)).astype(np.float64).astype(dt)
 
 
 def eye(n: int, m: int | None = None, dtype=None, requires_grad: bool = False, device=None) -> Tensor:

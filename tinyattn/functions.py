@@ -548,7 +548,7 @@ def kthvalue(input, k: int, dim: int = -1, keepdim: bool = False): return _t(inp
 def msort(input) -> Tensor: return _t(input).sort(dim=0).values
 def cummax(input, dim: int): return _t(input).cummax(dim)
 def cummin(input, dim: int): return _t(input).cummin(dim)
-def diff(input, n: int = 1, dim: int = -1) -> Tensor: return _t(input).diff(n, dim)
+def diff(input, n: int = 1, dim: int = -1, prepend=None, append=None) -> Tensor: return _t(input).diff(n, dim, prepend, append)
 def trace(input) -> Tensor: return _t(input).trace()
 def bincount(input, weights=None, minlength: int = 0) -> Tensor: return _t(input).bincount(weights, minlength)
 def index_add(input, dim: int, index, source, *, alpha=1) -> Tensor: return _t(input).index_add(dim, index, source, alpha=alpha)

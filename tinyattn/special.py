@@ -294,3 +294,20 @@ def erf(input) -> Tensor:
     """The error function erf(x) = 2/sqrt(pi) integral_0^x exp(-t^2) dt, elementwise (torch.erf)."""
     x = input if isinstance(input, Tensor) else Tensor(input)
     return x.erf()  # (an integer x computes in the default float dtype, as every float-valued op: promotion.py)
+
+
+# torch.special's names for functions tinyattn has under other names (each the very same op, gradient included)
+def expit(input) -> Tensor:
+    """The logistic sigmoid 1 / (1 + exp(-x)) (torch.special.expit is torch.sigmoid)."""
+    return (input if isinstance(input, Tensor) else Tensor(input)).sigmoid()
+
+
+def logit(input, eps: float | None = None) -> Tensor:
+    """log(p / (1 - p)), p clamped to [eps, 1 - eps] first when eps is given (torch.special.logit)."""
+    return (input if isinstance(input, Tensor) else Tensor(input)).logit(eps)
+
+
+def xlogy(input, other) -> Tensor:
+    """x log(y), 0 where x is 0 (torch.special.xlogy is torch.xlogy)."""
+    from .functions import _t
+    return _t(input).xlogy(other)

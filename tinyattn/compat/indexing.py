@@ -8,11 +8,13 @@ from tinyattn.compat.args import _norm_dim
 
 
 def _index_arg(idx):
-    """Unwrap Tensors used as indices (token ids, masks) into arrays."""
+    """Unwrap Tensors used as indices (token ids, masks) into arrays. A 0-d integer tensor is read as the int it
+    holds, as PyTorch reads it: ``x[torch.tensor(1)]`` is a select, a view of x (a write into it reaches x)."""
     if isinstance(idx, tuple):
         return tuple(_index_arg(i) for i in idx)
     if isinstance(idx, autograd.Tensor):
-        return idx._data
+        a = idx._data
+        return int(a) if a.ndim == 0 and a.dtype.kind in "iu" else a
     if isinstance(idx, list):
         arr = np.asarray(idx)
         return arr.astype(np.int64) if arr.size == 0 else arr  # x[[]] selects nothing (NumPy reads [] as float)

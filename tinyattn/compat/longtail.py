@@ -16,13 +16,17 @@ from tinyattn.compat.args import _norm_dim, _norm_dims, numpy_names
 
 
 class Prod(Function):
-    """prod(a) along dim (every element if None);  da_i = g * (the product of the other a_j), from prefix
-    and suffix products, so a zero among the a_j gives the right gradient (g * prod / a_i would be 0 / 0)."""
+    """prod(a) along dim (every element if None);  da_i = g * (the product of the other a_j). PyTorch's choice of
+    formula, which decides what comes out where an inf or NaN meets a 0 (measured, torch 2.13): with no 0 in a,
+    g * prod / a_i; otherwise the products of the others from prefix and suffix products (prod / a_i would be
+    0 / 0), except that a whole-tensor prod with two or more 0s gives 0 everywhere. The choice is made once
+    for the whole tensor, not per slice."""
     @staticmethod
     def forward(ctx, a, dim, keepdim):
         ctx.save_for_backward(a)
         ctx.dim, ctx.keepdim = dim, keepdim
-        return np.asarray(np.prod(a, axis=dim, keepdims=keepdim))
+        with np.errstate(invalid="ignore", over="ignore"):  # 0 * inf is NaN silently, as PyTorch's
+            return np.asarray(np.prod(a, axis=dim, keepdims=keepdim))
 
     @staticmethod
     def backward(ctx, g):
@@ -30,26 +34,34 @@ class Prod(Function):
         d = ctx.dim
         if a.size == 0:  # an empty product is 1, whatever nothing is
             return np.zeros_like(a)
+        if d is not None and not ctx.keepdim:
+            g = np.expand_dims(g, d)
+        zeros = int(np.count_nonzero(a == 0))
+        if zeros == 0:
+            with np.errstate(all="ignore"):
+                return g * (np.prod(a, axis=d, keepdims=True) / a)
+        if d is None and zeros > 1:
+            return np.zeros_like(a) * g
         x = a.reshape(-1) if d is None else np.moveaxis(a, d, -1)  # (..., n): the reduced dim last
         ones = np.ones(x.shape[:-1] + (1,), dtype=a.dtype)
         before = np.cumprod(np.concatenate([ones, x[..., :-1]], axis=-1), axis=-1)  # prod of a_j, j < i
         after = np.flip(np.cumprod(np.flip(np.concatenate([x[..., 1:], ones], axis=-1), -1), axis=-1), -1)  # j > i
-        others = (before * after).reshape(a.shape) if d is None else np.moveaxis(before * after, -1, d)  # a's shape
-        if d is not None and not ctx.keepdim:
-            g = np.expand_dims(g, d)
-        # where a slice holds no 0, PyTorch's prod / a (the same number, up to rounding, or NaN from inf / inf)
-        no_zero = np.all(a != 0, axis=d, keepdims=True)
         with np.errstate(all="ignore"):
-            return g * np.where(no_zero, np.prod(a, axis=d, keepdims=True) / a, others)
+            others = (before * after).reshape(a.shape) if d is None else np.moveaxis(before * after, -1, d)
+            return g * others
 
 
 class CumProd(Function):
-    """y_i = a_0 ... a_i along dim;  da_j = sum_{i >= j} g_i y_i / a_j, computed without the division where
-    some a is 0 (then the products of the others are formed one j at a time)."""
+    """y_i = a_0 ... a_i along dim;  da_k = sum_{i >= k} g_i y_i / a_k where no a is 0 (PyTorch's formula, and its
+    choice, made once for the whole tensor). Otherwise, per slice, as PyTorch (measured, torch 2.13): before the
+    slice's first 0 the same division over the y_i before that 0; at the first 0, z, the sum of g_i times the
+    product of the a_j, j <= i, j != z, formed without dividing, over the i up to the slice's second 0; after z,
+    0 (every such product holds the 0 at z), whatever NaN or inf comes later."""
     @staticmethod
     def forward(ctx, a, dim):
         ctx.dim = dim
-        y = np.cumprod(a, axis=dim)
+        with np.errstate(invalid="ignore", over="ignore"):
+            y = np.cumprod(a, axis=dim)
         ctx.save_for_backward(a, y)
         return y
 
@@ -59,16 +71,22 @@ class CumProd(Function):
         d = ctx.dim
         if a.shape[d] == 1:  # y = a: the gradient is g, whatever a is (NaN, inf)
             return g
-        if np.all(a != 0):
-            return np.flip(np.cumsum(np.flip(g * y, d), axis=d), d) / a
-        a, g = np.moveaxis(a, d, -1), np.moveaxis(g, d, -1)  # (..., n)
-        out = np.zeros_like(a)
-        before = np.ones(a.shape[:-1], dtype=a.dtype)  # prod of a_k, k < j
-        for j in range(a.shape[-1]):
-            tail = np.cumprod(np.concatenate([np.ones_like(before)[..., None], a[..., j + 1:]], -1), -1)
-            out[..., j] = before * np.sum(g[..., j:] * tail, axis=-1)  # sum_{i >= j} g_i prod_{j < k <= i} a_k
-            before = before * a[..., j]
-        return np.moveaxis(out, -1, d)  # a's shape again
+        with np.errstate(all="ignore"):
+            if np.all(a != 0):
+                return np.flip(np.cumsum(np.flip(g * y, d), axis=d), d) / a
+            a, g, y = (np.moveaxis(t, d, -1) for t in (a, g, y))  # (..., n)
+            n = a.shape[-1]
+            k = np.arange(n)
+            z = np.where((a == 0).any(-1), (a == 0).argmax(-1), n)[..., None]  # each slice's first 0 (n: none)
+            head = np.take_along_axis(np.concatenate([np.ones_like(y[..., :1]), y], -1), np.minimum(z, n), -1)
+            second = np.cumsum(a == 0, -1) >= 2
+            z2 = np.where(second.any(-1), second.argmax(-1), n)[..., None]  # each slice's second 0 (n: none)
+            tail = np.cumprod(np.where((k > z) & (k <= z2), a, 1), -1)  # prod_{z < j <= i} a_j (1 for i <= z)
+            at_z = head * np.sum(np.where((k >= z) & (k <= z2), g * tail, 0), -1, keepdims=True)  # y_i to z2
+            # before z: only the y_i, i < z, count (every later y_i holds the 0 at z, even where a NaN or inf follows)
+            before = np.flip(np.cumsum(np.flip(np.where(k < z, g * y, 0), -1), -1), -1) / a
+            out = np.where(k < z, before, np.where(k == z, at_z, 0))
+        return np.moveaxis(out, -1, d).astype(a.dtype, copy=False)  # a's shape again
 
 
 class _Elementwise(Function):
@@ -322,12 +340,23 @@ class LongTailMixin:
         e = exponent.to(np.float64) if isinstance(exponent, autograd.Tensor) else float(exponent)
         return self.to(np.float64) ** e
 
-    def diff(self, n: int = 1, dim: int = -1) -> "Tensor":
-        """x[i + 1] - x[i] along ``dim`` (``n`` times); for bools, x[i + 1] != x[i]."""
+    def diff(self, n: int = 1, dim: int = -1, prepend=None, append=None) -> "Tensor":
+        """x[i + 1] - x[i] along ``dim`` (``n`` times); for bools, x[i + 1] != x[i]. ``prepend``/``append``
+        (tensors of self's ndim, matching it outside ``dim``) are joined on along ``dim`` first, as PyTorch's."""
         if self.ndim == 0:
             raise RuntimeError("diff expects input to be at least one-dimensional")
         d = _norm_dim(dim, self.ndim, "diff")
         out = self
+        for name, part in (("prepend", prepend), ("append", append)):
+            if part is None:
+                continue
+            if not isinstance(part, autograd.Tensor):
+                raise TypeError(f"diff(): argument '{name}' must be Tensor, not {type(part).__name__}")
+            if part.ndim != self.ndim:
+                raise RuntimeError(f"diff expects prepend or append to be the same dimension as input, got {name} "
+                                   f"of shape {part.shape} for input of shape {self.shape}")
+            from tinyattn.functions import cat
+            out = cat([part, out] if name == "prepend" else [out, part], d)
         for _ in range(n):
             head, tail = ((slice(None),) * d + (s,) for s in (slice(1, None), slice(None, -1)))
             out = out[head] ^ out[tail] if out.dtype.kind == "b" else out[head] - out[tail]

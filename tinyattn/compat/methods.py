@@ -481,9 +481,10 @@ class MethodsMixin(LongTailMixin, CensusTailMixin, ScatterMixin, StatisticsMixin
                                "operation does not have an identity")  # (no smallest or largest |x| of nothing)
         if p in (math.inf, -math.inf):
             return self.abs().amax(dim=dim, keepdim=keepdim) if p > 0 else self.abs().amin(dim=dim, keepdim=keepdim)
-        if p < 0:  # (a 0 entry makes the sum inf and the norm 0, as PyTorch's)
-            return (self.abs() ** p).sum(dim=dim, keepdim=keepdim) ** (1 / p)
-        a, zero = self.abs(), self == 0  # gradient 0 at a 0 entry (inf for p < 1) and at a 0 norm (0 / 0): PyTorch's
+        a, zero = self.abs(), self == 0
+        if p < 0:  # a 0 entry makes the sum inf and the norm 0, with gradient 0 to the whole slice (PyTorch's)
+            s = (a.masked_fill(zero, 1.0) ** p).sum(dim=dim, keepdim=keepdim)
+            return (s ** (1 / p)).masked_fill(zero.sum(dim=dim, keepdim=keepdim) > 0, 0.0)  # gradient 0 at a 0 entry (inf for p < 1) and at a 0 norm (0 / 0): PyTorch's
         s = (a.masked_fill(zero, 1.0) ** p).masked_fill(zero, 0.0).sum(dim=dim, keepdim=keepdim)
         return (s.masked_fill(s == 0, 1.0) ** (1 / p)).masked_fill(s == 0, 0.0)
 

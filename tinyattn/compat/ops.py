@@ -171,7 +171,8 @@ class Remainder(Function):
 
 
 class Maximum(Function):
-    """max(a, b) (or min, larger=False) elementwise;  g goes to the winner, half to each on a tie (as PyTorch)"""
+    """max(a, b) (or min, larger=False) elementwise;  g goes to the winner, half to each on a tie, and whole to
+    both where a NaN makes neither win (as PyTorch: each side is zeroed only where it loses)"""
     @staticmethod
     def forward(ctx, a, b, larger):
         ctx.larger = larger
@@ -181,9 +182,9 @@ class Maximum(Function):
     @staticmethod
     def backward(ctx, g):
         a, b = ctx.saved_tensors
-        a_wins = (a > b) if ctx.larger else (a < b)
-        share = (a_wins + 0.5 * (a == b)).astype(g.dtype)  # a's share of g: 1, 0.5 on a tie, or 0
-        return g * share, g * (1 - share)
+        a_loses, b_loses = ((a < b), (a > b)) if ctx.larger else ((a > b), (a < b))
+        whole = np.where(a == b, 0.5, 1.0).astype(g.dtype)  # 0.5 each on a tie; 1 where it wins or a NaN is met
+        return g * np.where(a_loses, 0, whole), g * np.where(b_loses, 0, whole)
 
 
 class Flip(Function):

@@ -1,5 +1,6 @@
 """nn.Bilinear and F.bilinear, as PyTorch's: y[b, o] = x1[b] . W[o] . x2[b] + bias[o], a learned pairwise
-score between two vectors (biaffine attention, relation classifiers). One einsum, so the gradient is its."""
+score between two vectors (biaffine attention, relation classifiers). Two einsums (x1 . W, then . x2, PyTorch's
+order), so the gradient is theirs."""
 from __future__ import annotations
 
 import numpy as np
@@ -18,7 +19,8 @@ def bilinear(input1: Tensor, input2: Tensor, weight: Tensor, bias: Tensor | None
         if x.shape[-1] != weight.shape[d]:
             raise RuntimeError(f"bilinear(): {name} size does not match weight size: got {x.shape[-1]} but expected "
                                f"{weight.shape[d]}")
-    out = einsum("...i,oij,...j->...o", input1, weight, input2)  # (*, out)
+    # x1 . W first, then . x2: PyTorch's order, which decides where an inf meets a 0 (inf * 0 = NaN)
+    out = einsum("...oj,...j->...o", einsum("...i,oij->...oj", input1, weight), input2)  # (*, out)
     return out if bias is None else out + bias
 
 

@@ -254,17 +254,6 @@ def linear(x: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     return _Linear.apply(x, weight, bias)
 
 
-def embedding(input: Any, weight: Tensor) -> Tensor:
-    """Rows of ``weight`` (num_embeddings, D) picked by integer ids ``input`` (...) -> (..., D)."""
-    weight = _as_tensor(weight, "embedding", "weight")
-    if weight._data.ndim != 2:
-        raise ValueError(f"embedding: weight must be 2-D (num_embeddings, embedding_dim), got shape {weight.shape}")
-    ids = checks.ids_in_range(input, weight.shape[0], "input", "embedding", n_name="num_embeddings")
-    # Integer-array indexing picks rows; its backward adds each row's gradient back
-    # (np.add.at, so a token that appears twice gets both contributions).
-    return weight[ids]  # (..., D)
-
-
 # ----------------------------------------------------------------------------------------------
 # layer norm
 # ----------------------------------------------------------------------------------------------
@@ -695,4 +684,5 @@ from .normalization import instance_norm  # noqa: E402,F401
 from .pixel_shuffle import pixel_shuffle, pixel_unshuffle  # noqa: E402,F401
 from .bilinear import bilinear  # noqa: E402,F401
 from .channels_and_local import alpha_dropout, channel_shuffle, feature_alpha_dropout, local_response_norm  # noqa: E402,F401
+from .embedding_functional import embedding  # noqa: E402,F401  (padding_idx, max_norm)
 from .inplace_activations import celu_, elu_, hardtanh_, leaky_relu_, relu_, selu_, threshold_  # noqa: E402,F401

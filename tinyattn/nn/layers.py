@@ -13,9 +13,9 @@ from typing import Any
 import numpy as np
 
 from .. import checks
-from ..functions import where
-from ..tensor import Tensor, get_default_dtype, get_rng, no_grad
+from ..tensor import Tensor, get_default_dtype, get_rng
 from . import functional as F
+from .embedding_functional import padding_index
 from .module import Module, Parameter
 
 __all__ = ["Linear", "LazyLinear", "Embedding", "LayerNorm", "Dropout", "ReLU", "GELU", "Identity"]
@@ -104,13 +104,7 @@ class Embedding(Module):
         checks.device(device)
         self.num_embeddings = checks.positive_int("num_embeddings", num_embeddings, "Embedding")
         self.embedding_dim = checks.positive_int("embedding_dim", embedding_dim, "Embedding")
-        if padding_idx is not None:
-            if not isinstance(padding_idx, (int, np.integer)) or isinstance(padding_idx, bool):
-                raise TypeError(f"Embedding: padding_idx must be an int id or None, got {padding_idx!r}")
-            if not -self.num_embeddings <= padding_idx < self.num_embeddings:
-                raise AssertionError(f"Padding_idx must be within num_embeddings: got padding_idx={padding_idx} "
-                                     f"for num_embeddings={self.num_embeddings}")
-            padding_idx = int(padding_idx) % self.num_embeddings
+        padding_idx = padding_index(padding_idx, self.num_embeddings, "Embedding")
         if scale_grad_by_freq or sparse:
             raise NotImplementedError("Embedding: scale_grad_by_freq and sparse gradients are not supported "
                                       "(every gradient here is a dense array)")
@@ -141,26 +135,7 @@ class Embedding(Module):
                    scale_grad_by_freq=scale_grad_by_freq, sparse=sparse, _weight=arr, _freeze=freeze)
 
     def forward(self, idx: Any) -> Tensor:
-        if self.max_norm is not None:
-            self._renorm(idx)
-        out = F.embedding(idx, self.weight)  # (...) -> (..., embedding_dim); F.embedding checks the ids
-        if self.padding_idx is None or not out.requires_grad:
-            return out
-        ids = idx._data if isinstance(idx, Tensor) else np.asarray(idx)
-        real = Tensor(ids != self.padding_idx)[..., None]  # (..., 1): False at padding
-        return where(real, out, out.detach())  # the same values; the gradient stops at padding
-
-    def _renorm(self, idx: Any) -> None:
-        """Scale each row looked up whose norm passes max_norm down to max_norm (by max_norm / (norm + 1e-7),
-        PyTorch's factor), in place and outside the graph."""
-        ids = np.unique(checks.ids_in_range(idx, self.num_embeddings, "input", "embedding", n_name="num_embeddings"))
-        w = self.weight._data
-        norms = np.linalg.norm(w[ids], ord=self.norm_type, axis=1)  # (n_ids,)
-        big = ids[norms > self.max_norm]
-        if big.size:
-            scale = (self.max_norm / (norms[norms > self.max_norm] + 1e-7)).astype(w.dtype)
-            with no_grad():
-                self.weight[Tensor(big)] = self.weight[Tensor(big)] * Tensor(scale[:, None])  # (n_big, D)
+        return F.embedding(idx, self.weight, self.padding_idx, self.max_norm, self.norm_type)  # (..., embedding_dim)
 
     def extra_repr(self) -> str:
         s = f"{self.num_embeddings}, {self.embedding_dim}"

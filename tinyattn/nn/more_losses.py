@@ -146,11 +146,18 @@ def smooth_l1_loss(input: Tensor, target: Any, size_average: Any = None, reduce:
     if beta < 0:
         raise RuntimeError("smooth_l1_loss does not support negative values for beta.")
     d = F._difference(input, target, reduction, "smooth_l1_loss")
-    a = d.abs()
     if beta == 0:
-        return F._reduced(a, reduction)
-    from ..functions import where
-    return F._reduced(where(a < beta, d * d * (0.5 / beta), a - 0.5 * beta), reduction)
+        return F._reduced(d.abs(), reduction)
+    return F._reduced(_quadratic_then_linear(d, beta) / beta, reduction)
+
+
+def _quadratic_then_linear(d: Tensor, beta: float) -> Tensor:
+    """0.5 d^2 where |d| < beta, else beta (|d| - 0.5 beta) (huber_loss; smooth_l1_loss is this / beta), written
+    as 0.5 q^2 + beta |d - q| with q = clamp(d, -beta, beta): no branch squares an infinite d, so the
+    gradient at d = +-inf is PyTorch's beta sign(d), not 0 * inf = NaN (a where() over both branches would pass
+    NaN back from the unselected d * d); inside, d - q is 0 and passes exactly 0, so the gradient is d itself."""
+    q = d.clamp(-beta, beta)
+    return q * q * 0.5 + (d - q).abs() * beta
 
 
 def huber_loss(input: Tensor, target: Any, reduction: str = "mean", delta: float = 1.0, weight: Any = None) -> Tensor:
@@ -160,9 +167,7 @@ def huber_loss(input: Tensor, target: Any, reduction: str = "mean", delta: float
     if not delta > 0:
         raise RuntimeError("huber_loss does not support non-positive values for delta.")
     d = F._difference(input, target, reduction, "huber_loss")
-    a = d.abs()
-    from ..functions import where
-    err = where(a < delta, d * d * 0.5, (a - 0.5 * delta) * delta)
+    err = _quadratic_then_linear(d, delta)
     if weight is not None and tuple(getattr(weight, "shape", ())) != tuple(err.shape):
         raise ValueError("Weights and input must have the same size.")
     return F._reduced(err if weight is None else err * weight, reduction)

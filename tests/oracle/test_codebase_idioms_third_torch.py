@@ -1,0 +1,93 @@
+"""Idioms of a third round of public codebases, against PyTorch: F.multi_head_attention_forward (values, weights,
+every gradient, errors) and the attributes nn.MultiheadAttention declares."""
+import numpy as np
+import pytest
+import torch
+
+import tinyattn
+
+CASES = [dict(), dict(unbatched=True), dict(separate=True), dict(bias=False), dict(mask="bool"), dict(mask="float"),
+         dict(mask="padding"), dict(mask="both"), dict(need_weights=False), dict(average=False),
+         dict(separate=True, mask="padding", query_len=1), dict(mask="per_head")]
+
+
+def _run(lib, case, arrays):
+    T, B, E, H = 4, 2, 6, 3
+    L = case.get("query_len", T)
+    t = {k: lib.tensor(v, requires_grad=k not in ("attn_mask", "key_padding_mask")) for k, v in arrays.items()}
+    q, kv = t["q"], t["kv"]
+    if case.get("unbatched"):
+        q, kv = q[:, 0], kv[:, 0]
+    kw = dict(need_weights=case.get("need_weights", True), average_attn_weights=case.get("average", True))
+    if "attn_mask" in t:
+        kw["attn_mask"] = t["attn_mask"]
+    if "key_padding_mask" in t:
+        kw["key_padding_mask"] = t["key_padding_mask"] if not case.get("unbatched") else t["key_padding_mask"][0]
+    bias = None if case.get("bias") is False else t["b"]
+    if case.get("separate"):
+        out, w = lib.nn.functional.multi_head_attention_forward(
+            q[:L], kv, kv, E, H, None, bias, None, None, False, 0.0, t["wo"], t["bo"], use_separate_proj_weight=True,
+            q_proj_weight=t["W"][:E], k_proj_weight=t["W"][E:2 * E], v_proj_weight=t["W"][2 * E:], **kw)
+    else:
+        out, w = lib.nn.functional.multi_head_attention_forward(
+            q[:L], kv, kv, E, H, t["W"], bias, None, None, False, 0.0, t["wo"], t["bo"], **kw)
+    loss = (out * lib.tensor(arrays["g"][:L] if not case.get("unbatched") else arrays["g"][:L, 0])).sum()
+    if w is not None:
+        loss = loss + (w * w).sum()
+    loss.backward()
+    grads = {k: None if v.grad is None else v.grad.numpy() for k, v in t.items() if v.requires_grad}
+    return out.detach().numpy(), None if w is None else w.detach().numpy(), grads
+
+
+@pytest.mark.parametrize("case", CASES, ids=[str(c) for c in CASES])
+def test_multi_head_attention_forward_matches_pytorch(case):
+    rng = np.random.default_rng(len(str(case)))
+    T, B, E, H = 4, 2, 6, 3
+    arrays = dict(q=rng.standard_normal((T, B, E)), kv=rng.standard_normal((T, B, E)),
+                  W=rng.standard_normal((3 * E, E)) / 2, b=rng.standard_normal(3 * E), wo=rng.standard_normal((E, E)),
+                  bo=rng.standard_normal(E), g=rng.standard_normal((T, B, E)))
+    m = case.get("mask")
+    L = case.get("query_len", T)
+    if m in ("bool", "both"):
+        arrays["attn_mask"] = np.triu(np.ones((L, T), bool), 1)
+    if m == "float":
+        arrays["attn_mask"] = rng.standard_normal((L, T))
+    if m == "per_head":
+        arrays["attn_mask"] = rng.standard_normal((B * H, L, T))
+    if m in ("padding", "both"):
+        arrays["key_padding_mask"] = np.array([[False, False, False, True], [False, True, False, True]])
+    want, got = _run(torch, case, arrays), _run(tinyattn, case, arrays)
+    np.testing.assert_allclose(got[0], want[0], rtol=1e-12, atol=1e-13)
+    assert (got[1] is None) == (want[1] is None)
+    if want[1] is not None:
+        assert got[1].shape == want[1].shape
+        np.testing.assert_allclose(got[1], want[1], rtol=1e-12, atol=1e-13)
+    assert set(got[2]) == set(want[2])
+    for k in want[2]:
+        assert (got[2][k] is None) == (want[2][k] is None), k
+        if want[2][k] is not None:
+            np.testing.assert_allclose(got[2][k], want[2][k], rtol=1e-10, atol=1e-12, err_msg=k)
+
+
+@pytest.mark.parametrize("kw", [dict(), dict(bias=False), dict(kdim=5, vdim=3), dict(kdim=5, vdim=3, bias=False),
+                                dict(batch_first=True)])
+def test_multihead_attention_declares_the_same_attributes(kw):
+    names = ["in_proj_weight", "q_proj_weight", "k_proj_weight", "v_proj_weight", "in_proj_bias", "bias_k", "bias_v",
+             "add_zero_attn", "_qkv_same_embed_dim", "batch_first", "head_dim", "kdim", "vdim"]
+    seen = {}
+    for lib in (torch, tinyattn):
+        m = lib.nn.MultiheadAttention(8, 2, **kw)
+        seen[lib.__name__] = ({n: (getattr(m, n) is None, tuple(getattr(m, n).shape) if hasattr(getattr(m, n), "shape")
+                                   else getattr(m, n)) for n in names},
+                              [(n, tuple(p.shape)) for n, p in m.named_parameters()], list(m.state_dict()))
+    assert seen["tinyattn"] == seen["torch"]
+
+
+def test_multi_head_attention_forward_refuses_as_pytorch():
+    x = np.random.default_rng(0).standard_normal((3, 2, 4))
+    for lib in (torch, tinyattn):
+        with pytest.raises(Exception) as e:
+            lib.nn.functional.multi_head_attention_forward(lib.tensor(x), lib.tensor(x), lib.tensor(x), 6, 2,
+                                                           lib.zeros(18, 6), None, None, None, False, 0.0,
+                                                           lib.zeros(6, 6), None)
+        assert "was expecting embedding dimension of 6, but got 4" in str(e.value)

@@ -6,6 +6,10 @@
 - The same model's half-precision converter walks every ``nn.MultiheadAttention`` and reads the attributes
   ``in_proj_weight``, ``q_proj_weight``, ``k_proj_weight``, ``v_proj_weight``, ``in_proj_bias``, ``bias_k``,
   ``bias_v`` by name: the ones not in use are declared and None, as in PyTorch.
+- A low-rank adapter library subclasses ``nn.Linear``/``nn.Embedding``/``nn.Conv2d``, overrides
+  ``reset_parameters`` (called by the base class's constructor, so it guards with ``hasattr``) and calls the
+  base one; its embedding looks the factor up with ``F.embedding(x, A.T, padding_idx, max_norm, norm_type,
+  scale_grad_by_freq, sparse)``.
 """
 import numpy as np
 import pytest
@@ -151,3 +155,91 @@ def test_functional_refuses_missing_weights_and_a_wrong_width():
     with pytest.raises(NotImplementedError, match="bias_k/bias_v"):
         F.multi_head_attention_forward(x, x, x, 4, 2, w, None, torch.zeros(1, 1, 4), torch.zeros(1, 1, 4), False,
                                        0.0, ow, None)
+
+
+# ---------------------------------------------------------------------------------------------------------
+# reset_parameters, and a low-rank adapter written as subclasses of the standard layers
+# ---------------------------------------------------------------------------------------------------------
+class _LowRankLinear(nn.Linear):
+    """A frozen Linear plus a learned B @ A (B starts at zero), as an adapter library writes it."""
+
+    def __init__(self, n_in, n_out, r):
+        nn.Linear.__init__(self, n_in, n_out)  # calls self.reset_parameters() before A and B exist
+        self.A = nn.Parameter(torch.zeros(r, n_in))
+        self.B = nn.Parameter(torch.zeros(n_out, r))
+        self.weight.requires_grad = False
+        self.reset_parameters()
+
+    def reset_parameters(self):
+        nn.Linear.reset_parameters(self)
+        if hasattr(self, "A"):
+            nn.init.ones_(self.A)
+            nn.init.zeros_(self.B)
+
+
+def test_a_subclass_reset_parameters_runs_at_construction_and_the_base_one_redraws_in_place():
+    calls = []
+
+    class Counted(nn.Linear):
+        def reset_parameters(self):
+            calls.append(self.weight.shape)
+            nn.init.constant_(self.weight, 0.5)
+
+    m = Counted(3, 2)
+    assert calls == [(2, 3)] and np.all(m.weight.detach().numpy() == 0.5)
+    lr = _LowRankLinear(4, 3, r=2)
+    assert np.all(lr.A.detach().numpy() == 1) and np.all(lr.B.detach().numpy() == 0)
+    w = lr.weight
+    assert np.abs(w.detach().numpy()).max() <= 0.5 and not w.requires_grad  # U(-1/sqrt(4), 1/sqrt(4))
+    before = w.detach().numpy().copy()
+    lr.reset_parameters()
+    assert lr.weight is w and not np.array_equal(w.detach().numpy(), before)  # the same Parameter, new values
+
+
+def test_reset_parameters_of_the_standard_layers_follow_their_init():
+    torch.manual_seed(0)
+    lin, conv, convt = nn.Linear(16, 5), nn.Conv2d(4, 3, 3), nn.ConvTranspose1d(2, 6, 5)
+    emb, ln, gn, mha = nn.Embedding(7, 3, padding_idx=2), nn.LayerNorm(4), nn.GroupNorm(2, 4), nn.MultiheadAttention(4, 2)
+    with torch.no_grad():
+        for p in [*lin.parameters(), *conv.parameters(), *convt.parameters(), *emb.parameters(), *ln.parameters(),
+                  *gn.parameters(), *mha.parameters()]:
+            p.fill_(9.0)
+    held = [id(p) for m in (lin, conv, convt, emb, ln, gn) for p in m.parameters()]
+    for m in (lin, conv, convt, emb, ln, gn):
+        m.reset_parameters()
+    mha._reset_parameters()
+    assert held == [id(p) for m in (lin, conv, convt, emb, ln, gn) for p in m.parameters()]
+    for m, fan_in in ((lin, 16), (conv, 4 * 9), (convt, 6 * 5)):  # a transposed conv's weight is (in, out, k)
+        for p in (m.weight, m.bias):
+            assert np.abs(p.detach().numpy()).max() <= 1 / np.sqrt(fan_in)
+        assert np.abs(m.weight.detach().numpy()).max() > 0.8 / np.sqrt(fan_in)  # (30+ draws: spread to the bound)
+    assert np.all(emb.weight.detach().numpy()[2] == 0) and np.all(emb.weight.detach().numpy()[[0, 1, 3]] != 9)
+    for m in (ln, gn):
+        assert m.weight.tolist() == [1.0] * 4 and m.bias.tolist() == [0.0] * 4
+    assert mha.in_proj_bias.tolist() == [0.0] * 12 and mha.out_proj.bias.tolist() == [0.0] * 4
+    assert np.abs(mha.in_proj_weight.detach().numpy()).max() <= np.sqrt(6 / (4 + 12))  # Xavier on (12, 4)
+    assert mha.out_proj.weight.detach().numpy().max() == 9.0  # out_proj's weight is its Linear's, left as it was
+
+
+# ---------------------------------------------------------------------------------------------------------
+# F.embedding with the layer's arguments (an adapter looks its low-rank factor up with them)
+# ---------------------------------------------------------------------------------------------------------
+def test_functional_embedding_padding_idx_stops_the_gradient_and_max_norm_renormalises_in_place():
+    table = np.arange(12.0).reshape(4, 3)
+    w = torch.tensor(table, requires_grad=True)
+    ids = torch.tensor([[0, 2, 2], [3, 0, 1]])
+    out = F.embedding(ids, w, padding_idx=-2)  # -2 is row 2
+    np.testing.assert_array_equal(out.detach().numpy(), table[ids.numpy()])
+    out.sum().backward()
+    assert w.grad.tolist() == [[2.0] * 3, [1.0] * 3, [0.0] * 3, [1.0] * 3]  # counts, none for the padding row
+    w2 = torch.tensor(table)
+    out = F.embedding(torch.tensor([1, 3]), w2, max_norm=5.0)
+    norms = np.linalg.norm(table, axis=1)
+    want = table.copy()
+    want[[1, 3]] *= (5.0 / (norms[[1, 3]] + 1e-7))[:, None]  # rows looked up and too long: scaled to 5
+    np.testing.assert_allclose(w2.numpy(), want, rtol=1e-15)  # the table itself changed
+    np.testing.assert_allclose(out.numpy(), want[[1, 3]], rtol=1e-15)
+    with pytest.raises(NotImplementedError, match="scale_grad_by_freq and sparse"):
+        F.embedding(ids, w, None, None, 2.0, True, False)
+    with pytest.raises(AssertionError, match="Padding_idx must be within num_embeddings"):
+        F.embedding(ids, w, padding_idx=4)

@@ -91,3 +91,48 @@ def test_multi_head_attention_forward_refuses_as_pytorch():
                                                            lib.zeros(18, 6), None, None, None, False, 0.0,
                                                            lib.zeros(6, 6), None)
         assert "was expecting embedding dimension of 6, but got 4" in str(e.value)
+
+
+@pytest.mark.parametrize("kw", [dict(), dict(padding_idx=1), dict(padding_idx=-1), dict(max_norm=4.0),
+                                dict(max_norm=9.0, norm_type=1.0, padding_idx=0), dict(max_norm=2.0, norm_type=3.0)])
+def test_functional_embedding_matches_pytorch(kw):
+    table = np.random.default_rng(5).standard_normal((5, 4)) * 3
+    ids = np.array([[0, 1, 4], [4, 4, 2]])
+    g = np.random.default_rng(6).standard_normal((2, 3, 4))
+    seen = {}
+    for lib in (torch, tinyattn):
+        if "max_norm" in kw:  # the table is renormalised in place: a table that is not a leaf needing grad
+            w = lib.tensor(table.copy())
+            out = lib.nn.functional.embedding(lib.tensor(ids), w, **kw)
+            seen[lib.__name__] = (out.numpy(), w.numpy(), None)
+            continue
+        w = lib.tensor(table.copy(), requires_grad=True)
+        out = lib.nn.functional.embedding(lib.tensor(ids), w, **kw)
+        (out * lib.tensor(g)).sum().backward()
+        seen[lib.__name__] = (out.detach().numpy(), w.detach().numpy(), w.grad.numpy())
+    for got, want in zip(seen["tinyattn"], seen["torch"]):
+        if want is None:
+            assert got is None
+        else:
+            np.testing.assert_allclose(got, want, rtol=1e-14)
+
+
+def test_layer_subclass_reset_parameters_is_called_as_in_pytorch():
+    seen = {}
+    for lib in (torch, tinyattn):
+        calls = []
+
+        def make(base):
+            class Sub(base):
+                def reset_parameters(self):
+                    calls.append(base.__name__)
+                    base.reset_parameters(self)
+                    lib.nn.init.constant_(self.weight, 0.25)
+            return Sub
+
+        made = [make(lib.nn.Linear)(3, 2), make(lib.nn.Embedding)(4, 2, padding_idx=1), make(lib.nn.Conv1d)(2, 2, 3)]
+        seen[lib.__name__] = (calls, [m.weight.detach().numpy().tolist() for m in made],
+                              sorted(n for n in ("Linear", "Embedding", "Conv1d", "Conv2d", "ConvTranspose2d",
+                                                 "LayerNorm", "GroupNorm") if hasattr(getattr(lib.nn, n), "reset_parameters")),
+                              hasattr(lib.nn.MultiheadAttention, "_reset_parameters"))
+    assert seen["tinyattn"] == seen["torch"]

@@ -254,15 +254,7 @@ def linear(x: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     return _Linear.apply(x, weight, bias)
 
 
-def embedding(input: Any, weight: Tensor) -> Tensor:
-    """Rows of ``weight`` (num_embeddings, D) picked by integer ids ``input`` (...) -> (..., D)."""
-    weight = _as_tensor(weight, "embedding", "weight")
-    if weight._data.ndim != 2:
-        raise ValueError(f"embedding: weight must be 2-D (num_embeddings, embedding_dim), got shape {weight.shape}")
-    ids = checks.ids_in_range(input, weight.shape[0], "input", "embedding", n_name="num_embeddings")
-    # Integer-array indexing picks rows; its backward adds each row's gradient back
-    # (np.add.at, so a token that appears twice gets both contributions).
-    return weight[ids]  # (..., D)
+from .embedding_functional import embedding  # noqa: E402  (padding_idx, max_norm: nn/embedding_functional.py)
 
 
 # ----------------------------------------------------------------------------------------------

@@ -13,8 +13,7 @@ from typing import Any
 import numpy as np
 
 from .. import checks
-from ..functions import where
-from ..tensor import Tensor, get_default_dtype, get_rng, no_grad
+from ..tensor import Tensor, get_default_dtype, get_rng
 from . import functional as F
 from .module import Module, Parameter
 
@@ -41,6 +40,8 @@ class Linear(Module):
             self.bias = Parameter(_uniform_init((self.out_features,), self.in_features))
         else:
             self.register_parameter("bias", None)
+        if type(self).reset_parameters is not Linear.reset_parameters:  # a subclass's own init (nn/reset.py)
+            self.reset_parameters()
 
     def forward(self, x: Tensor) -> Tensor:
         return F.linear(x, self.weight, self.bias)  # F.linear checks x against the weight it really has
@@ -126,6 +127,8 @@ class Embedding(Module):
             if w.shape != (self.num_embeddings, self.embedding_dim):
                 raise ValueError(f"Embedding: _weight must have shape ({num_embeddings}, {embedding_dim}), got {w.shape}")
         self.weight = Parameter(w, requires_grad=not _freeze)
+        if type(self).reset_parameters is not Embedding.reset_parameters:  # a subclass's own init (nn/reset.py)
+            self.reset_parameters()
 
     @classmethod
     def from_pretrained(cls, embeddings: Any, freeze: bool = True, padding_idx: int | None = None,
@@ -141,26 +144,7 @@ class Embedding(Module):
                    scale_grad_by_freq=scale_grad_by_freq, sparse=sparse, _weight=arr, _freeze=freeze)
 
     def forward(self, idx: Any) -> Tensor:
-        if self.max_norm is not None:
-            self._renorm(idx)
-        out = F.embedding(idx, self.weight)  # (...) -> (..., embedding_dim); F.embedding checks the ids
-        if self.padding_idx is None or not out.requires_grad:
-            return out
-        ids = idx._data if isinstance(idx, Tensor) else np.asarray(idx)
-        real = Tensor(ids != self.padding_idx)[..., None]  # (..., 1): False at padding
-        return where(real, out, out.detach())  # the same values; the gradient stops at padding
-
-    def _renorm(self, idx: Any) -> None:
-        """Scale each row looked up whose norm passes max_norm down to max_norm (by max_norm / (norm + 1e-7),
-        PyTorch's factor), in place and outside the graph."""
-        ids = np.unique(checks.ids_in_range(idx, self.num_embeddings, "input", "embedding", n_name="num_embeddings"))
-        w = self.weight._data
-        norms = np.linalg.norm(w[ids], ord=self.norm_type, axis=1)  # (n_ids,)
-        big = ids[norms > self.max_norm]
-        if big.size:
-            scale = (self.max_norm / (norms[norms > self.max_norm] + 1e-7)).astype(w.dtype)
-            with no_grad():
-                self.weight[Tensor(big)] = self.weight[Tensor(big)] * Tensor(scale[:, None])  # (n_big, D)
+        return F.embedding(idx, self.weight, self.padding_idx, self.max_norm, self.norm_type)  # (...) -> (..., D)
 
     def extra_repr(self) -> str:
         s = f"{self.num_embeddings}, {self.embedding_dim}"

@@ -243,3 +243,53 @@ def test_functional_embedding_padding_idx_stops_the_gradient_and_max_norm_renorm
         F.embedding(ids, w, None, None, 2.0, True, False)
     with pytest.raises(AssertionError, match="Padding_idx must be within num_embeddings"):
         F.embedding(ids, w, padding_idx=4)
+
+
+# ---------------------------------------------------------------------------------------------------------
+# a speech model: a sparse bool table of alignment heads, and the log-mel front end's stft
+# ---------------------------------------------------------------------------------------------------------
+def test_to_sparse_lists_the_set_entries_in_row_major_order_and_survives_module_casts():
+    heads = torch.zeros(4, 3, dtype=torch.bool)
+    heads[2:] = True
+    heads[0, 1] = True
+    s = heads.to_sparse()
+    assert s.is_sparse and not heads.is_sparse and repr(s.layout) == "torch.sparse_coo"
+    assert s.indices().T.tolist() == [[0, 1], [2, 0], [2, 1], [2, 2], [3, 0], [3, 1], [3, 2]]
+    assert s.values().tolist() == [True] * 7 and s._nnz() == 7 and s.shape == (4, 3)
+    assert (s.sparse_dim(), s.dense_dim(), s.is_coalesced()) == (2, 0, True)
+    np.testing.assert_array_equal(s.to_dense().numpy(), heads.numpy())
+    m = nn.Module()
+    m.register_buffer("heads", s, persistent=False)
+    m.double()  # only floating tensors are cast: the bool table stays bool
+    assert m.heads.dtype == torch.bool and list(m.state_dict()) == []
+    x = torch.tensor([[0.0, 1.5], [0.0, 0.0], [2.0, 0.0]])
+    rows = x.to_sparse(1)  # the first dim sparse: each row that holds a non-zero, whole
+    assert rows.indices().tolist() == [[0, 2]] and rows.values().tolist() == [[0.0, 1.5], [2.0, 0.0]]
+    assert rows.double().dtype == torch.float64 and rows.to_dense().tolist() == x.tolist()
+    with pytest.raises(TypeError, match=r"call \.to_dense\(\) first"):
+        x + rows
+    with pytest.raises(RuntimeError, match="sparse_dim must be in"):
+        x.to_sparse(3)
+
+
+def test_stft_is_the_dft_of_windowed_centred_frames():
+    rng = np.random.default_rng(3)
+    sig = rng.standard_normal((2, 40))
+    n_fft, hop = 8, 3
+    win = torch.hann_window(n_fft, dtype=torch.float64)
+    got = torch.stft(torch.tensor(sig), n_fft, hop, window=win, return_complex=True)
+    padded = np.pad(sig, ((0, 0), (4, 4)), mode="reflect")
+    starts = range(0, padded.shape[1] - n_fft + 1, hop)
+    frames = np.stack([padded[:, s:s + n_fft] for s in starts], 1) * win.numpy()  # (B, n_frames, n_fft)
+    want = np.fft.rfft(frames, axis=-1).transpose(0, 2, 1)  # (B, n_freq, n_frames)
+    assert got.shape == (2, 5, 14) and got.dtype == torch.complex128
+    np.testing.assert_allclose(got.numpy(), want, rtol=1e-12, atol=1e-13)
+    # the power spectrum's gradient, by finite differences
+    x = torch.tensor(sig[0], requires_grad=True)
+    assert gradcheck(lambda t: torch.stft(t, n_fft, hop, window=win, return_complex=True).abs() ** 2, [x])
+    with pytest.raises(RuntimeError, match="requires the return_complex parameter"):
+        torch.stft(torch.tensor(sig), n_fft)
+    with pytest.raises(RuntimeError, match="expected a 1D window tensor of size equal to win_length=8"):
+        torch.stft(torch.tensor(sig), n_fft, window=torch.ones(5), return_complex=True)
+    with pytest.warns(UserWarning, match="A window was not provided"):
+        torch.stft(torch.tensor(sig), n_fft, return_complex=True)

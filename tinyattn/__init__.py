@@ -177,4 +177,7 @@ __all__ += ["cholesky_inverse", "det", "inverse", "logdet"]
 from . import hub  # noqa: F401,E402  (torch.hub.load_state_dict_from_url & co.)
 from .nn.functional import celu_, relu_, selu_  # noqa: F401,E402  (torch.relu_, selu_, celu_: in place)
 from . import xpu  # noqa: F401,E402  (no Intel GPU, as a build without XPU)
+from . import sparse_coo as _sparse_coo  # noqa: F401,E402  (Tensor.to_sparse: indices and values)
+from .sparse_coo import sparse_coo  # noqa: F401,E402
+from .spectral import stft  # noqa: F401,E402  (torch.stft: unfold, window, DFT tables)
 from . import quiet  # noqa: F401,E402  (the forwards that meet log 0 or 0 / 0 run silently, as PyTorch's)

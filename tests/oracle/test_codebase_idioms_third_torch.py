@@ -1,5 +1,7 @@
 """Idioms of a third round of public codebases, against PyTorch: F.multi_head_attention_forward (values, weights,
 every gradient, errors) and the attributes nn.MultiheadAttention declares."""
+import warnings
+
 import numpy as np
 import pytest
 import torch
@@ -135,4 +137,69 @@ def test_layer_subclass_reset_parameters_is_called_as_in_pytorch():
                               sorted(n for n in ("Linear", "Embedding", "Conv1d", "Conv2d", "ConvTranspose2d",
                                                  "LayerNorm", "GroupNorm") if hasattr(getattr(lib.nn, n), "reset_parameters")),
                               hasattr(lib.nn.MultiheadAttention, "_reset_parameters"))
+    assert seen["tinyattn"] == seen["torch"]
+
+
+STFT = [dict(n_fft=8), dict(n_fft=8, hop_length=3, win_length=5, center=False), dict(n_fft=16, normalized=True),
+        dict(n_fft=16, onesided=False), dict(n_fft=400, hop_length=160, hann=True), dict(n_fft=8, pad_mode="constant"),
+        dict(n_fft=6, hann=True, return_complex=False), dict(n_fft=7, hop_length=2, win_length=4, hann=True)]
+
+
+STFT_GRID = [(k, s) for k in STFT for s in [(50,), (2, 50), (3, 1600)] if k["n_fft"] < s[-1]]
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("kw,shape", STFT_GRID, ids=[f"{k}-{s}" for k, s in STFT_GRID])
+def test_stft_values_dtype_and_gradient_match_pytorch(kw, shape, dtype):
+    x = np.random.default_rng(kw["n_fft"] + shape[-1]).standard_normal(shape)
+    seen = {}
+    for lib in (torch, tinyattn):
+        k = dict(kw)
+        hann, rc = k.pop("hann", False), k.pop("return_complex", True)
+        if hann:
+            k["window"] = lib.hann_window(k.get("win_length", k["n_fft"]), dtype=getattr(lib, dtype))
+        else:
+            k["window"] = lib.ones(k.get("win_length", k["n_fft"]), dtype=getattr(lib, dtype))
+        t = lib.tensor(x, dtype=getattr(lib, dtype), requires_grad=True)
+        with warnings.catch_warnings():  # (return_complex=False's deprecation: PyTorch says it once a process)
+            warnings.simplefilter("ignore")
+            r = lib.stft(t, return_complex=rc, **k)
+        ((r.abs() ** 2).sum() if rc else (r ** 2).sum()).backward()
+        seen[lib.__name__] = (r.detach().numpy(), t.grad.numpy())
+    (a, ga), (b, gb) = seen["torch"], seen["tinyattn"]
+    assert a.shape == b.shape and a.dtype == b.dtype
+    tol = 1e-5 if dtype == "float32" else 1e-12
+    np.testing.assert_allclose(b, a, rtol=tol, atol=tol * np.abs(a).max())
+    np.testing.assert_allclose(gb, ga, rtol=tol, atol=tol * np.abs(ga).max())
+
+
+@pytest.mark.parametrize("call", ["no_return_complex", "3d", "window_size", "short_reflect"])
+def test_stft_refuses_as_pytorch(call):
+    args = {"no_return_complex": ((50,), dict(n_fft=8, window="ones")),
+            "3d": ((2, 3, 50), dict(n_fft=8, return_complex=True, window="ones")),
+            "window_size": ((50,), dict(n_fft=8, window=5, return_complex=True)),
+            "short_reflect": ((3,), dict(n_fft=8, return_complex=True, window="ones"))}[call]
+    for lib in (torch, tinyattn):
+        k = dict(args[1])
+        w = k.pop("window")
+        k["window"] = lib.ones(8 if w == "ones" else w)
+        with pytest.raises(RuntimeError):
+            lib.stft(lib.randn(*args[0]), **k)
+
+
+@pytest.mark.parametrize("sparse_dim", [None, 1, 2])
+@pytest.mark.parametrize("dtype", ["bool", "float64", "int64"])
+def test_to_sparse_indices_values_and_dense_match_pytorch(sparse_dim, dtype):
+    a = np.random.default_rng(2).standard_normal((3, 4, 2))
+    a[np.abs(a) < 0.8] = 0
+    seen = {}
+    for lib in (torch, tinyattn):
+        t = lib.tensor(a).to(getattr(lib, dtype))
+        s = t.to_sparse() if sparse_dim is None else t.to_sparse(sparse_dim)
+        m = lib.nn.Module()
+        m.register_buffer("s", s, persistent=False)
+        m.double()
+        seen[lib.__name__] = (s.is_sparse, t.is_sparse, repr(s.layout), s.indices().tolist(), s.values().tolist(),
+                              s.to_dense().tolist(), s._nnz(), s.sparse_dim(), s.dense_dim(), tuple(s.shape),
+                              str(m.s.dtype).split(".")[-1], str(s.double().dtype).split(".")[-1])
     assert seen["tinyattn"] == seen["torch"]

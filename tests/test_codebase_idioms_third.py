@@ -293,3 +293,42 @@ def test_stft_is_the_dft_of_windowed_centred_frames():
         torch.stft(torch.tensor(sig), n_fft, window=torch.ones(5), return_complex=True)
     with pytest.warns(UserWarning, match="A window was not provided"):
         torch.stft(torch.tensor(sig), n_fft, return_complex=True)
+
+
+# ---------------------------------------------------------------------------------------------------------
+# the deprecated scale-first overloads of older tutorials and hand-written optimizers
+# ---------------------------------------------------------------------------------------------------------
+def test_scale_first_overloads_compute_the_current_signature_and_warn_with_it():
+    p = torch.tensor([1.0, 2.0, 3.0])
+    g = torch.tensor([0.5, -1.0, 2.0])
+    with pytest.warns(UserWarning, match=r"add_\(Number alpha, Tensor other\)[\s\S]*add_\(Tensor other, \*, Number alpha = 1\)"):
+        p.add_(-0.1, g)  # a char-RNN tutorial's update: p.data.add_(-learning_rate, p.grad.data)
+    np.testing.assert_allclose(p.numpy(), [0.95, 2.1, 2.8], rtol=1e-7)
+    m, v = torch.zeros(3), torch.zeros(3)
+    with pytest.warns(UserWarning, match="deprecated"):
+        m.mul_(0.9).add_(1 - 0.9, g)  # an Adam written out by hand
+        v.mul_(0.999).addcmul_(1 - 0.999, g, g)
+        p.addcdiv_(-0.01, m, v.sqrt() + 1e-8)
+    np.testing.assert_allclose(m.numpy(), 0.1 * g.numpy(), rtol=1e-6)
+    np.testing.assert_allclose(v.numpy(), 0.001 * g.numpy() ** 2, rtol=1e-6)
+    with pytest.warns(UserWarning, match=r"addcmul\(Number value, Tensor tensor1, Tensor tensor2\)"):
+        assert torch.addcmul(torch.ones(2), 3, torch.ones(2), torch.full((2,), 2.0)).tolist() == [7.0, 7.0]
+    with pytest.warns(UserWarning, match=r"sub\(Number alpha, Tensor other\)"):
+        assert torch.sub(torch.ones(2), 2, torch.ones(2)).tolist() == [-1.0, -1.0]
+    # the gradient is the current signature's: d/dx (x + a y) = 1, d/dy = a
+    x, y = torch.tensor([1.0, 2.0], requires_grad=True), torch.tensor([3.0, 4.0], requires_grad=True)
+    with pytest.warns(UserWarning):
+        x.add(-2.5, y).sum().backward()
+    assert x.grad.tolist() == [1.0, 1.0] and y.grad.tolist() == [-2.5, -2.5]
+
+
+def test_a_scale_given_twice_or_after_the_tensor_is_refused():
+    x = torch.ones(2)
+    with pytest.raises(TypeError, match="unrecognized keyword arguments: alpha"):
+        x.add(2, torch.ones(2), alpha=3)
+    with pytest.raises(TypeError, match=r"add_\(\) takes 1 positional argument but 2 were given"):
+        x.add_(torch.ones(2), 2)
+    with pytest.raises(TypeError, match=r"add\(\) takes 2 positional arguments but 3 were given"):
+        torch.add(x, torch.ones(2), 2)
+    with pytest.raises(TypeError, match=r"addcmul_\(\) takes 2 positional arguments but 3 were given"):
+        x.addcmul_(torch.ones(2), torch.ones(2), 2)

@@ -180,4 +180,5 @@ from . import xpu  # noqa: F401,E402  (no Intel GPU, as a build without XPU)
 from . import sparse_coo as _sparse_coo  # noqa: F401,E402  (Tensor.to_sparse: indices and values)
 from .sparse_coo import sparse_coo  # noqa: F401,E402
 from .spectral import stft  # noqa: F401,E402  (torch.stft: unfold, window, DFT tables)
+from .compat.deprecated_overloads import add, addcdiv, addcmul, sub  # noqa: F401,E402  (add(x, alpha, y) & co.)
 from . import quiet  # noqa: F401,E402  (the forwards that meet log 0 or 0 / 0 run silently, as PyTorch's)

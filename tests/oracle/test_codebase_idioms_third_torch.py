@@ -203,3 +203,47 @@ def test_to_sparse_indices_values_and_dense_match_pytorch(sparse_dim, dtype):
                               s.to_dense().tolist(), s._nnz(), s.sparse_dim(), s.dense_dim(), tuple(s.shape),
                               str(m.s.dtype).split(".")[-1], str(s.double().dtype).split(".")[-1])
     assert seen["tinyattn"] == seen["torch"]
+
+
+OVERLOADS = ["x.add(-0.5, y)", "x.sub(2, y)", "x.clone().add_(-0.5, y)", "x.clone().sub_(3, y)", "x.add(3, 4)",
+             "x.addcmul(0.5, y, z)", "x.addcdiv(-2, y, z)", "x.clone().addcmul_(0.5, y, z)", "x.clone().addcdiv_(2, y, z)",
+             "lib.add(x, 2, y)", "lib.sub(x, 2, y)", "lib.addcmul(x, 2, y, z)", "lib.addcdiv(x, 2, y, z)",
+             "x.add(True, y)", "x.add(2, y, alpha=3)", "x.add(y, 2)", "x.clone().add_(y, 2)", "lib.add(x, y, 2)",
+             "x.addcmul_(y, z, 2)", "x.add(2, 3, 4)", "xi.add(2.5, yi)", "xi.clone().add_(2, yi)"]
+
+
+@pytest.mark.parametrize("expr", OVERLOADS)
+def test_scale_first_overloads_match_pytorch(expr):
+    seen = {}
+    for lib in (torch, tinyattn):
+        x = lib.tensor([1.0, -2.0, 3.0], requires_grad=True) * 1  # (not a leaf: in-place forms are allowed)
+        y = lib.tensor([0.5, 1.5, -1.0], requires_grad=True)
+        z = lib.tensor([2.0, -4.0, 0.25], requires_grad=True)
+        xi, yi = lib.tensor([1, 2, 3]), lib.tensor([4, 5, 6])
+        try:
+            with warnings.catch_warnings(record=True):
+                warnings.simplefilter("always")
+                r = eval(expr)
+        except (TypeError, RuntimeError) as e:
+            seen[lib.__name__] = ("raises", type(e).__name__)
+            continue
+        grads = None
+        if r.requires_grad:
+            (r * lib.tensor([1.0, 2.0, 3.0])).sum().backward()
+            grads = [None if t.grad is None else t.grad.tolist() for t in (y, z)]
+        seen[lib.__name__] = (r.tolist(), str(r.dtype).split(".")[-1], grads)
+    assert seen["tinyattn"] == seen["torch"]
+
+
+def test_the_deprecation_warning_names_the_same_signatures():
+    texts = {}
+    for lib in (torch, tinyattn):
+        with warnings.catch_warnings(record=True) as w:
+            warnings.simplefilter("always")
+            lib.ones(2).addcdiv_(2, lib.ones(2), lib.ones(2))
+        texts[lib.__name__] = [str(m.message).split(" (Triggered internally")[0] for m in w]
+    if texts["torch"]:  # PyTorch says it once a process: only when no earlier test made it speak
+        assert texts["tinyattn"] == texts["torch"]
+    assert texts["tinyattn"] == ["This overload of addcdiv_ is deprecated:\n\taddcdiv_(Number value, Tensor tensor1, "
+                                 "Tensor tensor2)\nConsider using one of the following signatures instead:\n\t"
+                                 "addcdiv_(Tensor tensor1, Tensor tensor2, *, Number value = 1)"]

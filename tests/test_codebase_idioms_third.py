@@ -332,3 +332,78 @@ def test_a_scale_given_twice_or_after_the_tensor_is_refused():
         torch.add(x, torch.ones(2), 2)
     with pytest.raises(TypeError, match=r"addcmul_\(\) takes 2 positional arguments but 3 were given"):
         x.addcmul_(torch.ones(2), torch.ones(2), 2)
+
+
+# ---------------------------------------------------------------------------------------------------------
+# the examples' optimizers: Adadelta (the MNIST examples), L-BFGS with a closure (the time-series example)
+# ---------------------------------------------------------------------------------------------------------
+def test_adadelta_follows_its_update_rule():
+    w0, A = np.array([1.0, -2.0, 0.5]), np.array([3.0, 1.0, 0.2])
+    w = nn.Parameter(torch.tensor(w0))
+    opt = torch.optim.Adadelta([w], lr=0.5, rho=0.8, eps=1e-6, weight_decay=0.1)
+    ref, v, u = w0.copy(), np.zeros(3), np.zeros(3)
+    for _ in range(3):
+        opt.zero_grad()
+        (torch.tensor(A) * w * w).sum().backward()  # grad = 2 A w
+        opt.step()
+        g = 2 * A * ref + 0.1 * ref
+        v = 0.8 * v + 0.2 * g * g
+        delta = np.sqrt(u + 1e-6) / np.sqrt(v + 1e-6) * g
+        u = 0.8 * u + 0.2 * delta * delta
+        ref = ref - 0.5 * delta
+    np.testing.assert_allclose(w.detach().numpy(), ref, rtol=1e-14)
+    with pytest.raises(ValueError, match="Invalid rho value"):
+        torch.optim.Adadelta([w], rho=1.5)
+
+
+def _quadratic():
+    A = np.array([[3.0, 0.5, 0.0], [0.5, 2.0, 0.3], [0.0, 0.3, 1.0]])
+    b = np.array([1.0, -1.0, 0.5])
+    return A, b
+
+
+def test_lbfgs_with_a_closure_reaches_the_minimum_of_a_quadratic_and_keeps_its_history():
+    A, b = _quadratic()
+    w = nn.Parameter(torch.zeros(3, dtype=torch.float64))
+    opt = torch.optim.LBFGS([w], lr=1, max_iter=4, history_size=2)
+    calls = []
+
+    def closure():
+        opt.zero_grad()
+        loss = 0.5 * w @ torch.tensor(A) @ w - torch.tensor(b) @ w
+        loss.backward()
+        calls.append(loss.item())
+        return loss
+
+    first = opt.step(closure)
+    assert first.item() == 0.0 and len(calls) == 4  # the first loss; one closure call per iteration
+    # the first move is along -g, scaled to min(1, 1 / |g|_1) lr
+    assert calls[1] == pytest.approx(0.5 * (b / 2.5) @ A @ (b / 2.5) - b @ (b / 2.5), rel=1e-12)
+    opt.step(closure)
+    state = opt.state[w]
+    assert state["n_iter"] == 8 and len(state["old_dirs"]) == 2  # carried across calls; the oldest pairs dropped
+    # with the stopping tests off, the fixed-step iteration reaches the minimiser
+    w.data = torch.zeros(3, dtype=torch.float64)
+    opt = torch.optim.LBFGS([w], lr=1, max_iter=40, history_size=2, tolerance_change=0, tolerance_grad=1e-12)
+    opt.step(closure)
+    np.testing.assert_allclose(w.detach().numpy(), np.linalg.solve(A, b), rtol=1e-11)
+    with pytest.raises(NotImplementedError, match="line_search_fn='strong_wolfe'"):
+        torch.optim.LBFGS([w], line_search_fn="strong_wolfe")
+    with pytest.raises(ValueError, match="doesn't support per-parameter options"):
+        torch.optim.LBFGS([{"params": [w]}, {"params": [nn.Parameter(torch.ones(1))]}])
+
+
+def test_step_with_a_closure_returns_its_loss_for_every_optimizer():
+    w = nn.Parameter(torch.tensor([1.0, 2.0]))
+    opt = torch.optim.SGD([w], lr=0.1)
+
+    def closure():
+        opt.zero_grad()
+        loss = (w * w).sum()
+        loss.backward()
+        return loss
+
+    with torch.no_grad():  # the closure runs with gradients on, whatever the caller's mode
+        loss = opt.step(closure)
+    assert loss.item() == 5.0 and w.tolist() == pytest.approx([0.8, 1.6])
+    assert opt.step() is None

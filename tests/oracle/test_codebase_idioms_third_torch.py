@@ -317,3 +317,26 @@ def test_adadelta_and_closure_steps_match_pytorch(kw):
     for a, b in zip(got[1], want[1]):
         np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-15)
     assert got[2] == want[2]
+
+
+def test_lbfgs_state_dict_carries_the_history_as_pytorch():
+    seen = {}
+    for lib in (torch, tinyattn):
+        ps, loss_fn = _tiny_regression(lib, seed=2)
+        opt = lib.optim.LBFGS(ps, max_iter=5, history_size=3)
+
+        def closure():
+            opt.zero_grad()
+            loss = loss_fn()
+            loss.backward()
+            return loss
+        opt.step(closure)
+        sd = opt.state_dict()
+        again = lib.optim.LBFGS(ps, max_iter=5, history_size=3)
+        again.load_state_dict(sd)
+        opt = again  # (the closure zeroes the new optimizer's gradients)
+        again.step(closure)
+        seen[lib.__name__] = (sorted(sd["state"][0]), [p.detach().numpy() for p in ps], again.state[ps[0]]["n_iter"])
+    assert seen["tinyattn"][0] == seen["torch"][0] and seen["tinyattn"][2] == seen["torch"][2]
+    for a, b in zip(seen["tinyattn"][1], seen["torch"][1]):
+        np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-14)

@@ -22,6 +22,8 @@ __all__ = ["LBFGS"]
 
 
 class LBFGS(Optimizer):
+    _flat_state = ("d", "prev_flat_grad")  # vectors over all parameters
+
     def __init__(self, params: Iterable[Any], lr: float = 1, max_iter: int = 20, max_eval: int | None = None,
                  tolerance_grad: float = 1e-7, tolerance_change: float = 1e-9, history_size: int = 100,
                  line_search_fn: str | None = None) -> None:
@@ -82,7 +84,7 @@ class LBFGS(Optimizer):
             return first
         d, t = state.get("d"), state.get("t")
         old_y, old_s, ro, h = state.get("old_dirs"), state.get("old_stps"), state.get("ro"), state.get("H_diag")
-        prev_flat, prev_loss = state.get("prev_flat_grad"), state.get("prev_loss")
+        prev_flat, prev_loss, al = state.get("prev_flat_grad"), state.get("prev_loss"), state.get("al")
         n = 0
         while n < max_iter:
             n += 1
@@ -97,7 +99,7 @@ class LBFGS(Optimizer):
                         old_y.pop(0), old_s.pop(0), ro.pop(0)
                     old_y.append(y), old_s.append(s), ro.append(1.0 / ys)
                     h = ys / (y @ y)  # the initial inverse Hessian: a scaled identity
-                q, al = -flat, [0.0] * len(old_y)
+                q, al = -flat, [None] * history  # (kept in state as PyTorch keeps it)
                 for i in range(len(old_y) - 1, -1, -1):  # two-loop recursion: newest pair first ...
                     al[i] = (old_s[i] @ q) * ro[i]
                     q = q - al[i] * old_y[i]
@@ -126,6 +128,6 @@ class LBFGS(Optimizer):
             if np.abs(d * t).max() <= tol_change or abs(loss - prev_loss) < tol_change:
                 break
         state.update(d=d, t=t, old_dirs=old_y, old_stps=old_s, ro=ro, H_diag=h, prev_flat_grad=prev_flat,
-                     prev_loss=prev_loss)
+                     prev_loss=prev_loss, al=al)
         self._step_count += 1
         return first

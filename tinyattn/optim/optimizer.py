@@ -69,6 +69,8 @@ class Optimizer:
     (one group each; options a group leaves out come from ``defaults``).
     """
 
+    _flat_state: tuple[str, ...] = ()  # state arrays over all parameters at once (LBFGS), not one parameter's shape
+
     def __init__(self, params: Iterable[Any], defaults: dict[str, Any]) -> None:
         self.defaults = dict(defaults)
         self.param_groups: list[dict[str, Any]] = []
@@ -185,7 +187,7 @@ class Optimizer:
             if not 0 <= i < len(params):
                 raise ValueError(f"{name}.load_state_dict: state for parameter {i}, but there are {len(params)}")
             for k, v in s.items():
-                if isinstance(v, np.ndarray) and v.shape != params[i].shape:
+                if isinstance(v, np.ndarray) and v.shape != params[i].shape and k not in self._flat_state:
                     raise ValueError(f"{name}.load_state_dict: state '{k}' of parameter {i} has shape "
                                      f"{v.shape}, the parameter has shape {params[i].shape}")
         merged = [{**mine, **{k: v for k, v in theirs.items() if k != "params"}}

@@ -184,4 +184,8 @@ from .signs_and_statistics import (  # noqa: F401,E402  (shifts, sign arithmetic
 __all__ += ["bitwise_left_shift", "bitwise_right_shift", "copysign", "corrcoef", "cov", "cumulative_trapezoid",
             "heaviside", "logaddexp", "logaddexp2", "nextafter"]
 from .nn.channels_and_local import channel_shuffle, channel_shuffle as native_channel_shuffle  # noqa: F401,E402
+from . import sparse_coo as _sparse_coo  # noqa: F401,E402  (Tensor.to_sparse: indices and values)
+from .sparse_coo import sparse_coo  # noqa: F401,E402
+from .spectral import stft  # noqa: F401,E402  (torch.stft: unfold, window, DFT tables)
+from .compat.deprecated_overloads import add, addcdiv, addcmul, sub  # noqa: F401,E402  (add(x, alpha, y) & co.)
 from . import quiet  # noqa: F401,E402  (the forwards that meet log 0 or 0 / 0 run silently, as PyTorch's)

@@ -126,6 +126,7 @@ TENSOR_LIBRARY = (
     "tinyattn.nn.positional", "tinyattn.nn.rnn", "tinyattn.nn.utils", "tinyattn.optim", "tinyattn.optim.*",
     "tinyattn.utils", "tinyattn.utils.*",
     "tinyattn.einops_backend", "tinyattn.jit", "tinyattn.nn.utils.*",  # `import tinyattn` calls einops_backend.install()
+    "tinyattn.nn.embedding_functional", "tinyattn.nn.reset",  # F.embedding (nn.Embedding runs it); reset_parameters
 )
 # names cut out of allowed modules: nn.functional's attention functions
 TENSOR_REFUSED = ("tinyattn.nn.functional.attention", "tinyattn.nn.functional.scaled_dot_product_attention",

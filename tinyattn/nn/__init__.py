@@ -46,4 +46,5 @@ from .conv_transpose import ConvTranspose1d, ConvTranspose2d, ConvTranspose3d  #
 from .more_pooling import (  # noqa: F401,E402
     AdaptiveAvgPool3d, AdaptiveMaxPool1d, AdaptiveMaxPool2d, AdaptiveMaxPool3d, AvgPool3d, MaxPool3d,
 )
+from . import reset  # noqa: F401,E402  (reset_parameters of the standard layers)
 from . import modules  # noqa: F401,E402  (torch.nn.modules.linear.Linear & co.: PyTorch's file paths, last)

@@ -60,6 +60,8 @@ class _ConvNd(Module):
             self.bias = Parameter(_uniform_init((out_channels,), fan_in).astype(self.weight.dtype))
         else:
             self.register_parameter("bias", None)
+        if type(self).reset_parameters is not _ConvNd.reset_parameters:  # a subclass's own init (nn/reset.py)
+            self.reset_parameters()
 
     def _conv_forward(self, x: Tensor, weight: Tensor, bias: Tensor | None) -> Tensor:
         conv = FC.CONV[self._nd]

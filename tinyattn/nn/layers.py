@@ -41,6 +41,8 @@ class Linear(Module):
             self.bias = Parameter(_uniform_init((self.out_features,), self.in_features))
         else:
             self.register_parameter("bias", None)
+        if type(self).reset_parameters is not Linear.reset_parameters:  # a subclass's own init (nn/reset.py)
+            self.reset_parameters()
 
     def forward(self, x: Tensor) -> Tensor:
         return F.linear(x, self.weight, self.bias)  # F.linear checks x against the weight it really has
@@ -120,6 +122,8 @@ class Embedding(Module):
             if w.shape != (self.num_embeddings, self.embedding_dim):
                 raise ValueError(f"Embedding: _weight must have shape ({num_embeddings}, {embedding_dim}), got {w.shape}")
         self.weight = Parameter(w, requires_grad=not _freeze)
+        if type(self).reset_parameters is not Embedding.reset_parameters:  # a subclass's own init (nn/reset.py)
+            self.reset_parameters()
 
     @classmethod
     def from_pretrained(cls, embeddings: Any, freeze: bool = True, padding_idx: int | None = None,

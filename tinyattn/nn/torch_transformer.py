@@ -19,11 +19,12 @@ from collections.abc import Callable
 
 import numpy as np
 
-from .. import checks, masks
+from .. import checks
 from ..tensor import Tensor, get_default_dtype
 from . import functional as F
 from . import init
 from .layers import Dropout, LayerNorm, Linear
+from .mha_functional import multi_head_attention_forward
 from .module import Module, ModuleList, Parameter
 
 __all__ = ["MultiheadAttention", "TransformerEncoderLayer", "TransformerEncoder", "TransformerDecoderLayer",
@@ -59,86 +60,43 @@ class MultiheadAttention(Module):
             self.in_proj_weight = Parameter(np.empty((3 * E, E), dtype=dt))
             init.xavier_uniform_(self.in_proj_weight)
         else:
-            for name, n_in in (("q_proj_weight", E), ("k_proj_weight", self.kdim), ("v_proj_weight", self.vdim)):
-                setattr(self, name, Parameter(np.empty((E, n_in), dtype=dt)))
+            self.register_parameter("in_proj_weight", None)
+        for name, n_in in (("q_proj_weight", E), ("k_proj_weight", self.kdim), ("v_proj_weight", self.vdim)):
+            # declared either way, None when packed, as PyTorch's (code that walks all four names reads them)
+            self.register_parameter(name, None if self._qkv_same_embed_dim else Parameter(np.empty((E, n_in), dtype=dt)))
+            if not self._qkv_same_embed_dim:
                 init.xavier_uniform_(getattr(self, name))
         if bias:
             self.in_proj_bias = Parameter(np.zeros(3 * E, dtype=dt))
         else:
             self.register_parameter("in_proj_bias", None)
         self.out_proj = Linear(E, E, bias=bias)
+        self.bias_k = self.bias_v = None  # (add_bias_kv is refused above)
+        self.add_zero_attn = False
         if bias:
             init.zeros_(self.out_proj.bias)
-
-    def _project(self, x: Tensor, i: int) -> Tensor:
-        """The i-th of the q, k, v projections: x (B, n, in) -> (B, n, E)."""
-        E = self.embed_dim
-        w = self.in_proj_weight[i * E:(i + 1) * E] if self._qkv_same_embed_dim else \
-            getattr(self, ("q", "k", "v")[i] + "_proj_weight")
-        b = None if self.in_proj_bias is None else self.in_proj_bias[i * E:(i + 1) * E]
-        return F.linear(x, w, b)
 
     def forward(self, query, key, value, key_padding_mask=None, need_weights: bool = True, attn_mask=None,
                 average_attn_weights: bool = True, is_causal: bool = False) -> tuple:
         q_in, k_in, v_in = (x if isinstance(x, Tensor) else Tensor(x) for x in (query, key, value))
-        unbatched = q_in.ndim == 2
         if q_in.ndim not in (2, 3) or k_in.ndim != q_in.ndim or v_in.ndim != q_in.ndim:
             raise ValueError(f"MultiheadAttention expects query, key and value all 3-D ({'(B, T, E)' if self.batch_first else '(T, B, E)'}, "
                              f"batch_first={self.batch_first}) or all 2-D (T, E), got shapes {q_in.shape}, "
                              f"{k_in.shape}, {v_in.shape}")
-        if is_causal and attn_mask is None:
-            raise RuntimeError("Need attn_mask if specifying the is_causal hint. You may use the Transformer "
-                               "module method `generate_square_subsequent_mask` to create this mask.")
-        if unbatched:
-            q_in, k_in, v_in = (x.unsqueeze(0) for x in (q_in, k_in, v_in))  # (1, T, E)
-        elif not self.batch_first:
-            q_in, k_in, v_in = (x.transpose(0, 1) for x in (q_in, k_in, v_in))  # (T, B, E) -> (B, T, E)
         for x, n, what in ((q_in, self.embed_dim, "query"), (k_in, self.kdim, "key"), (v_in, self.vdim, "value")):
             if x.shape[-1] != n:
                 raise ValueError(f"MultiheadAttention: {what} has {x.shape[-1]} features in its last dim, expected {n}")
-        B, L, S, H, d = q_in.shape[0], q_in.shape[1], k_in.shape[1], self.num_heads, self.head_dim
-        if k_in.shape[:2] != v_in.shape[:2] or k_in.shape[0] != B:
-            raise ValueError(f"MultiheadAttention: key and value must share batch and length with each other and "
-                             f"the batch of query; got query {query.shape}, key {key.shape}, value {value.shape}")
-        q = self._project(q_in, 0).view(B, L, H, d).transpose(1, 2)  # (B, L, E) -> (B, H, L, d)
-        k = self._project(k_in, 1).view(B, S, H, d).transpose(1, 2)  # (B, H, S, d)
-        v = self._project(v_in, 2).view(B, S, H, d).transpose(1, 2)  # (B, H, S, d)
-        scores = (q @ k.transpose(-2, -1)) * (1.0 / math.sqrt(d))  # (B, H, L, d) @ (B, H, d, S) -> (B, H, L, S)
-        bias = self._mask(attn_mask, key_padding_mask, B, L, S, unbatched, scores.dtype)
-        if bias is not None:
-            scores = scores + Tensor(bias)
-        weights = scores.softmax(-1)  # (B, H, L, S)
-        if self.training and self.dropout > 0:
-            weights = F.dropout(weights, self.dropout)
-        out = (weights @ v).transpose(1, 2).reshape(B, L, self.embed_dim)  # (B, H, L, d) -> (B, L, E)
-        out = self.out_proj(out)
-        out = out.squeeze(0) if unbatched else (out if self.batch_first else out.transpose(0, 1))
-        if not need_weights:
-            return out, None
-        w = weights.mean(1) if average_attn_weights else weights  # (B, L, S) or (B, H, L, S)
-        return out, (w.squeeze(0) if unbatched else w)
-
-    def _mask(self, attn_mask, key_padding_mask, B: int, L: int, S: int, unbatched: bool, dtype) -> np.ndarray | None:
-        """attn_mask and key_padding_mask in PyTorch's meaning, as one additive (B, H, L, S)-broadcastable array."""
-        a = masks.additive_blocked(attn_mask, "attn_mask", dtype)
-        p = masks.additive_blocked(key_padding_mask, "key_padding_mask", dtype)
-        total = None
-        if a is not None:
-            if a.shape == (L, S):
-                total = a  # the same for every batch and head
-            elif a.shape == (B * self.num_heads, L, S):
-                total = a.reshape(B, self.num_heads, L, S)
-            else:
-                raise ValueError(f"MultiheadAttention: attn_mask must have shape (L, S) = ({L}, {S}) or "
-                                 f"(B * num_heads, L, S) = ({B * self.num_heads}, {L}, {S}), got {a.shape}")
-        if p is not None:
-            want = (S,) if unbatched else (B, S)
-            if p.shape != want:
-                raise ValueError(f"MultiheadAttention: key_padding_mask must have shape {want} (True = a padded key), "
-                                 f"got {p.shape}")
-            p = p.reshape(-1, 1, 1, S)  # (B, 1, 1, S): the same keys hidden for every head and query
-            total = p if total is None else total + p
-        return total
+        batch_first = self.batch_first and q_in.ndim == 3
+        if batch_first:
+            q_in, k_in, v_in = (x.transpose(0, 1) for x in (q_in, k_in, v_in))  # (B, T, E) -> (T, B, E)
+        out, w = multi_head_attention_forward(
+            q_in, k_in, v_in, self.embed_dim, self.num_heads, self.in_proj_weight, self.in_proj_bias, self.bias_k,
+            self.bias_v, self.add_zero_attn, self.dropout, self.out_proj.weight, self.out_proj.bias,
+            training=self.training, key_padding_mask=key_padding_mask, need_weights=need_weights,
+            attn_mask=attn_mask, use_separate_proj_weight=not self._qkv_same_embed_dim,
+            q_proj_weight=self.q_proj_weight, k_proj_weight=self.k_proj_weight, v_proj_weight=self.v_proj_weight,
+            average_attn_weights=average_attn_weights, is_causal=is_causal)
+        return (out.transpose(0, 1) if batch_first else out), w
 
     def extra_repr(self) -> str:
         return f"embed_dim={self.embed_dim}, num_heads={self.num_heads}, batch_first={self.batch_first}"

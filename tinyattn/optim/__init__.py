@@ -1,4 +1,5 @@
-"""tinyattn.optim: SGD, Adam, AdamW, RMSprop, Adagrad, gradient clipping, and learning-rate schedules (``lr_scheduler``).
+"""tinyattn.optim: SGD, Adam, AdamW, RMSprop, Adagrad, Adadelta, LBFGS, gradient clipping, and learning-rate
+schedules (``lr_scheduler``).
 
 The update rules are PyTorch's documented algorithms, line for line, so a learner can check one
 against the other. Each step writes into the parameter's own array (the Parameter object never
@@ -9,10 +10,13 @@ from .optimizer import Optimizer  # noqa: F401
 from .sgd import SGD  # noqa: F401
 from .adam import Adam, AdamW  # noqa: F401
 from .rmsprop_adagrad import Adagrad, RMSprop  # noqa: F401
+from .adadelta import Adadelta  # noqa: F401
+from .lbfgs import LBFGS  # noqa: F401
 from . import lr_scheduler  # noqa: F401
 from ..nn.utils import _clip_grad_norm, clip_grad_norm_, param_list
 
-__all__ = ["Optimizer", "SGD", "Adam", "AdamW", "Adagrad", "RMSprop", "clip_grad_norm", "clip_grad_norm_", "lr_scheduler"]
+__all__ = ["Optimizer", "SGD", "Adam", "AdamW", "Adagrad", "RMSprop", "Adadelta", "LBFGS", "clip_grad_norm",
+           "clip_grad_norm_", "lr_scheduler"]
 
 
 def clip_grad_norm(params, max_norm: float, error_if_nonfinite: bool = True) -> float:

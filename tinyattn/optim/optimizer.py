@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 
 from .. import checks
+from ..autograd import enable_grad
 from ..nn.utils import param_list
 from ..tensor import Tensor
 
@@ -68,6 +69,8 @@ class Optimizer:
     (one group each; options a group leaves out come from ``defaults``).
     """
 
+    _flat_state: tuple[str, ...] = ()  # state arrays over all parameters at once (LBFGS), not one parameter's shape
+
     def __init__(self, params: Iterable[Any], defaults: dict[str, Any]) -> None:
         self.defaults = dict(defaults)
         self.param_groups: list[dict[str, Any]] = []
@@ -117,8 +120,15 @@ class Optimizer:
                 elif p.grad is not None:
                     p.grad.zero_()
 
-    def step(self) -> None:
-        """Update every parameter that has a gradient, with its group's current options."""
+    def step(self, closure=None):
+        """Update every parameter that has a gradient, with its group's current options.
+
+        ``closure`` (optional): a function that zeroes the gradients, computes the loss, calls backward and
+        returns the loss; it runs first, with gradients on, and step returns what it returned (else None)."""
+        loss = None
+        if closure is not None:
+            with enable_grad():
+                loss = closure()
         for group in self.param_groups:
             lr = group["lr"]  # a schedule or a learner may have edited it since the last step: check again
             if type(lr) is not float or not 0.0 <= lr < math.inf:  # (the cheap test first; NaN fails it too)
@@ -134,6 +144,7 @@ class Optimizer:
                 self._update(w, g, self.state[p], group)
                 p._bump_version()  # a graph that saved p before this step can no longer backward through it
         self._step_count += 1
+        return loss
 
     def _update(self, w: np.ndarray, g: np.ndarray, state: dict[str, Any], group: dict[str, Any]) -> None:
         raise NotImplementedError  # pragma: no cover
@@ -176,7 +187,7 @@ class Optimizer:
             if not 0 <= i < len(params):
                 raise ValueError(f"{name}.load_state_dict: state for parameter {i}, but there are {len(params)}")
             for k, v in s.items():
-                if isinstance(v, np.ndarray) and v.shape != params[i].shape:
+                if isinstance(v, np.ndarray) and v.shape != params[i].shape and k not in self._flat_state:
                     raise ValueError(f"{name}.load_state_dict: state '{k}' of parameter {i} has shape "
                                      f"{v.shape}, the parameter has shape {params[i].shape}")
         merged = [{**mine, **{k: v for k, v in theirs.items() if k != "params"}}

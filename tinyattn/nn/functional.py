@@ -655,6 +655,7 @@ def normalize(input: Tensor, p: float = 2.0, dim: int = 1, eps: float = 1e-12, o
 # ----------------------------------------------------------------------------------------------
 from .sdpa import attention, scaled_dot_product_attention, linear_attention  # noqa: E402,F401
 from .flash import flash_attention  # noqa: E402,F401
+from .mha_functional import multi_head_attention_forward  # noqa: E402,F401
 from .padding import pad  # noqa: E402,F401
 from .resize import interpolate, upsample  # noqa: E402,F401
 from .functional_conv import (  # noqa: E402,F401  (convolution, pooling, batch_norm)

@@ -12,6 +12,7 @@ always a report, never an exception.
 """
 from __future__ import annotations
 
+import difflib
 import html
 import inspect
 import os
@@ -297,9 +298,12 @@ def _check_functions(ex, functions: dict, seed: int, timeout: float, folder: Pat
     """Grade functions from the notebook; the exercise's other functions come from its file (when there is
     one), so `check("ex02", softmax=f)` still grades the file's softmax_backward."""
     unknown = [n for n in functions if n not in ex.functions]
-    if unknown:
-        return _single(ex, "error", "arguments", f"{ex.id} defines {', '.join(ex.functions)}; check() got "
-                                                 f"{', '.join(unknown)}")
+    if unknown:                     # name what was wrong (one typo among right names included) and the fix
+        close = [difflib.get_close_matches(n, ex.functions, 1) for n in unknown]
+        said = "; ".join(f"{n} (did you mean {c[0]}?)" if c else n for n, c in zip(unknown, close))
+        return _single(ex, "error", "arguments", f"{ex.id} has no function named {said}: pass each function by "
+                                                 f"the name the exercise gives it, as in check(\"{ex.id}\", "
+                                                 f"{ex.functions[0]}=my_{ex.functions[0]})")
     try:
         cells = _source_of(functions)
     except (OSError, TypeError) as e:

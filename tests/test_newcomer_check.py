@@ -29,3 +29,25 @@ def test_a_function_of_another_exercise_is_named_as_the_one_that_does_not_belong
     msg = r.results[0].checks[0]["message"]
     assert msg.startswith("ex01 has no function named softmax:"), msg
     assert "did you mean" not in msg and "attention_scores=" in msg
+
+
+def scores_with_a_breakpoint(Q, K):
+    breakpoint()
+    return Q @ np.swapaxes(K, -1, -2) / np.sqrt(Q.shape[-1])
+
+
+def scores_asking(Q, K):
+    input("continue? ")
+    return Q @ np.swapaxes(K, -1, -2) / np.sqrt(Q.shape[-1])
+
+
+def test_a_breakpoint_or_input_left_in_is_named_not_just_its_exception():
+    # before: "attention_scores raised BdbQuit: (line 3 ...)" and "raised EOFError: EOF when reading a line"
+    r = check("ex01", attention_scores=scores_with_a_breakpoint, show=False, timeout=60)
+    failed = [c["message"] for c in r.results[0].checks if not c["passed"]]
+    assert r.results[0].status == "error" and failed, str(r)
+    assert "raised BdbQuit: a breakpoint() or pdb.set_trace() was left in the code" in failed[0], failed[0]
+    r = check("ex01", attention_scores=scores_asking, show=False, timeout=60)
+    failed = [c["message"] for c in r.results[0].checks if not c["passed"]]
+    assert "raised EOFError: input() was left in the code" in failed[0], failed[0]
+    assert "input(\"continue? \")" in failed[0]                                # the line is still shown

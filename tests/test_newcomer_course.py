@@ -50,3 +50,30 @@ def test_a_check_cell_is_run_but_its_output_is_the_learners_not_the_notebooks():
                 seen += 1
                 assert "nbval-ignore-output" in cell["metadata"].get("tags", []), (nb.name, text[-80:])
     assert seen >= 8
+
+
+def test_the_guides_sample_report_is_what_the_grader_prints(tmp_path, shipped_stubs):
+    """exercises/README.md's sample (a softmax subtracting the row min, no backward, a print left in) line by
+    line against a real run: the status line, the parts line and every check's name in order."""
+    from tinyattn.grading.grader import grade_folder
+    from tinyattn.grading.report import format_report
+    text = (ROOT / "exercises" / "README.md").read_text(encoding="utf-8")
+    sample = text.split("## Reading the report", 1)[1].split("```", 2)[1].splitlines()
+    stub = (shipped_stubs / "ex02_softmax.py").read_text(encoding="utf-8")
+    body = ('    print("softmax: x has shape", x.shape)\n'
+            '    e = np.exp(x - x.min(axis=axis, keepdims=True))\n'
+            '    return e / e.sum(axis=axis, keepdims=True)')
+    (tmp_path / "ex02_softmax.py").write_text(stub.replace('    raise NotImplementedError("ex02: implement softmax")',
+                                                           body, 1), encoding="utf-8")
+    got = format_report(grade_folder(tmp_path, only=["ex02"], seed=1234), show_seed=False).splitlines()
+
+    def heads(lines):   # what the sample fixes: status lines, parts, and the names of passed / failed checks
+        out = []
+        for line in lines:
+            s = line.strip()
+            if s.startswith("ex02 ") or s.startswith("parts:") or s.startswith("ok "):
+                out.append(" ".join(s.split()))
+            elif s.startswith("x "):
+                out.append(s.split(":")[0])
+        return out
+    assert heads(sample) == heads(got), "\n".join(got)

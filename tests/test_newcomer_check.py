@@ -51,3 +51,21 @@ def test_a_breakpoint_or_input_left_in_is_named_not_just_its_exception():
     failed = [c["message"] for c in r.results[0].checks if not c["passed"]]
     assert "raised EOFError: input() was left in the code" in failed[0], failed[0]
     assert "input(\"continue? \")" in failed[0]                                # the line is still shown
+
+
+def chatty_unscaled(Q, K):
+    for i in range(300):
+        print("debug line", i)
+    return Q @ np.swapaxes(K, -1, -2)                 # wrong: no 1/sqrt(d_k), so the printout is shown
+
+
+def test_check_shows_the_end_of_what_the_code_printed_as_the_terminal_does():
+    # before: check() showed the first 12 lines of the captured text and cut its end ("... (N more characters)"),
+    # so the last lines printed, the ones a learner looks for, were the ones hidden
+    r = check("ex01", attention_scores=chatty_unscaled, show=False)
+    text, page = str(r), r._repr_html_()
+    assert r.results[0].status == "failed"
+    assert "debug line 299" in text and "debug line 299" in page, text
+    assert "your code printed (the last 15 of" in text and "your code printed (the last 15 of" in page
+    shown = [line.strip() for line in text.splitlines() if line.strip().startswith("debug line")]
+    assert shown == [f"debug line {i}" for i in range(285, 300)], shown

@@ -26,6 +26,7 @@ from . import static
 from .exercises import BY_ID, get
 from .grader import DEFAULT_TIMEOUT, EXERCISE_FILES, ExerciseResult, GradeReport, _single, grade_file, points_earned, resolve_seed
 from .mistakes import hint
+from .report import stdout_tail
 from .runner import grade_exercise, submission_files
 
 LABEL = {"passed": "passed", "failed": "FAILED", "not_attempted": "not attempted", "error": "ERROR",
@@ -80,9 +81,9 @@ class CheckReport(GradeReport):
                         lines.append(f"    likely mistake: {m} (see above)")
                 else:
                     lines.append(f"  - {c['name']}: not implemented yet")
-            if r.stdout.strip() and r.status != "passed":
-                lines.append("  your code printed:")
-                lines += ["    " + s for s in _short(r.stdout.strip()).splitlines()[:12]]
+            if r.stdout.strip() and r.status != "passed":           # its end, as the terminal's report shows it
+                keep, how_much = stdout_tail(r.stdout)
+                lines += [f"  your code printed ({how_much}):"] + ["    " + s for s in keep]
         return "\n".join(lines)
 
     __repr__ = __str__
@@ -127,7 +128,8 @@ class CheckReport(GradeReport):
                     items.append("</li>")
             parts.append("<ul style=\"margin: 2px 0\">" + "".join(items) + "</ul>")
             if r.stdout.strip() and r.status != "passed":
-                parts.append(f"your code printed:<pre>{html.escape(_short(r.stdout.strip()))}</pre>")
+                keep, how_much = stdout_tail(r.stdout)
+                parts.append(f"your code printed ({how_much}):<pre>{html.escape(chr(10).join(keep))}</pre>")
             parts.append("</div>")
         return "".join(parts)
 

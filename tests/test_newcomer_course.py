@@ -55,6 +55,7 @@ def test_a_check_cell_is_run_but_its_output_is_the_learners_not_the_notebooks():
 def test_the_guides_sample_report_is_what_the_grader_prints(tmp_path, shipped_stubs):
     """exercises/README.md's sample (a softmax subtracting the row min, no backward, a print left in) line by
     line against a real run: the status line, the parts line and every check's name in order."""
+    from tinyattn.grading import oracle
     from tinyattn.grading.grader import grade_folder
     from tinyattn.grading.report import format_report
     text = (ROOT / "exercises" / "README.md").read_text(encoding="utf-8")
@@ -65,7 +66,8 @@ def test_the_guides_sample_report_is_what_the_grader_prints(tmp_path, shipped_st
             '    return e / e.sum(axis=axis, keepdims=True)')
     (tmp_path / "ex02_softmax.py").write_text(stub.replace('    raise NotImplementedError("ex02: implement softmax")',
                                                            body, 1), encoding="utf-8")
-    got = format_report(grade_folder(tmp_path, only=["ex02"], seed=1234), show_seed=False).splitlines()
+    seed = oracle.FIXTURE_SEEDS[0]                   # a recorded seed: a student release grades only those
+    got = format_report(grade_folder(tmp_path, only=["ex02"], seed=seed), show_seed=False).splitlines()
 
     def heads(lines):   # what the sample fixes: status lines, parts, and the names of passed / failed checks
         out = []

@@ -70,10 +70,10 @@ class Kernel:
 
 
 @pytest.fixture
-def course(tmp_path):
+def course(tmp_path, shipped_stubs):
     """A course folder: notebooks/ (empty: the kernel only starts there) and exercises/ (the stubs)."""
     (tmp_path / "notebooks").mkdir()
-    shutil.copytree(ROOT / "exercises", tmp_path / "exercises", ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copytree(shipped_stubs, tmp_path / "exercises", ignore=shutil.ignore_patterns("__pycache__"))
     kernel = Kernel(tmp_path / "notebooks")
     yield tmp_path, kernel
     kernel.close()

@@ -53,10 +53,10 @@ def test_find_exercises_looks_upward(tmp_path):
     assert find_exercises(tmp_path) is None or find_exercises(tmp_path) != ROOT / "exercises"
 
 
-def test_cli_without_path_finds_exercises_from_notebooks(tmp_path):
+def test_cli_without_path_finds_exercises_from_notebooks(tmp_path, shipped_stubs):
     work = tmp_path / "repo"
     (work / "notebooks").mkdir(parents=True)
-    shutil.copytree(ROOT / "exercises", work / "exercises")
+    shutil.copytree(shipped_stubs, work / "exercises")
     proc = subprocess.run([sys.executable, "-m", "tinyattn.grading", "grade", "--only", "ex13", "-q"],
                           cwd=work / "notebooks", capture_output=True, text=True, timeout=120,
                           env={"PATH": "/usr/bin:/bin", "PYTHONPATH": PACKAGE_ROOT})
@@ -64,8 +64,8 @@ def test_cli_without_path_finds_exercises_from_notebooks(tmp_path):
     assert str(work / "exercises") in proc.stdout
 
 
-def test_untouched_stubs_give_a_deterministic_not_attempted():
-    a, b = check("ex01", "ex04", path=ROOT / "exercises"), check("ex01", "ex04", path=ROOT / "exercises")
+def test_untouched_stubs_give_a_deterministic_not_attempted(shipped_stubs):
+    a, b = check("ex01", "ex04", path=shipped_stubs), check("ex01", "ex04", path=shipped_stubs)
     assert str(a) == str(b) == repr(a) and a._repr_html_() == b._repr_html_()
     assert [r.status for r in a.results] == ["not_attempted", "not_attempted"] and a.points == 0
     assert str(a).splitlines()[0] == "ex01 · attention scores: not attempted (0/5)"
@@ -196,10 +196,10 @@ def test_an_unknown_exercise_names_the_valid_ones():
     assert "needs an exercise id" in str(check(show=False))
 
 
-def test_check_prints_plain_text_in_a_plain_script(tmp_path):
+def test_check_prints_plain_text_in_a_plain_script(tmp_path, shipped_stubs):
     script = tmp_path / "s.py"
     script.write_text("from tinyattn.grading import check\nr = check('ex99')\nr = check('ex13', path=%r)\n"
-                      "r = check('ex13', path=%r, show=False)\n" % (str(ROOT / "exercises"), str(ROOT / "exercises")))
+                      "r = check('ex13', path=%r, show=False)\n" % (str(shipped_stubs), str(shipped_stubs)))
     proc = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=120,
                           env={"PATH": "/usr/bin:/bin", "PYTHONPATH": PACKAGE_ROOT})
     assert proc.returncode == 0, proc.stderr
@@ -265,15 +265,15 @@ def _solution_module(ex):
     return module
 
 
-def test_one_function_of_each_two_function_exercise_is_graded_beside_the_repositorys_stubs():
+def test_one_function_of_each_two_function_exercise_is_graded_beside_the_repositorys_stubs(shipped_stubs):
     """The call each notebook's check cell suggests, against this repository's exercises/ (whose ex08 stub
     imports tinyattn.nn, which a NumPy exercise may not): the function passed earns its part."""
     assert {ex.id for ex in TWO_FUNCTION} >= {"ex02", "ex03", "ex06", "ex07", "ex10", "ex11"}
-    assert "from tinyattn import nn" in (ROOT / "exercises" / "ex08_multihead.py").read_text()
+    assert "from tinyattn import nn" in (shipped_stubs / "ex08_multihead.py").read_text()
     for ex in TWO_FUNCTION:
         sol = _solution_module(ex)
         for name in ex.functions:
-            r = check(ex.id, path=ROOT / "exercises", show=False, **{name: getattr(sol, name)})
+            r = check(ex.id, path=shipped_stubs, show=False, **{name: getattr(sol, name)})
             res = r.results[0]
             assert res.status != "forbidden", str(r)
             earned = dict((n, p) for n, p, _ in res.parts)

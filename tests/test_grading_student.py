@@ -17,8 +17,8 @@ ROOT = Path(__file__).resolve().parents[1]
 GRADING = ROOT / "tinyattn" / "grading"
 
 
-def test_fresh_stubs_score_zero_all_not_attempted():
-    report = grade_folder(ROOT / "exercises", seed=oracle.FIXTURE_SEEDS[0])
+def test_fresh_stubs_score_zero_all_not_attempted(shipped_stubs):
+    report = grade_folder(shipped_stubs, seed=oracle.FIXTURE_SEEDS[0])
     assert [r.status for r in report.exercises] == ["not_attempted"] * len(EXERCISES)
     assert report.total == 0 and report.max == sum(ex.points for ex in EXERCISES)
 

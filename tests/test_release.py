@@ -18,7 +18,10 @@ ROOT = Path(__file__).resolve().parents[1]
 
 def test_committed_exercises_are_up_to_date_with_solutions():
     changed = release(ROOT / "solutions", ROOT / "exercises", check=True)
-    assert changed == [], f"run `tinyattn release`: {changed} differ from what solutions/ generates"
+    assert changed == [], (f"{changed} in exercises/ differ from what solutions/ generates. Maintainers: run "
+                           "`tinyattn release`. Learners: this file's tests check the stubs this repository ships, so "
+                           "they fail once your answers are in exercises/ (see exercises/README.md, Self-study; "
+                           "grade your work with `tinyattn grade`)")
 
 
 def test_release_writes_every_file_into_an_empty_folder(tmp_path):

@@ -45,11 +45,11 @@ def build_parser() -> argparse.ArgumentParser:
                                        "save figures",
                           description="Train a small attention model, a GRU and a tanh RNN on first-token recall "
                                       "at several distances and on associative recall with 2-16 pairs; print "
-                                      "accuracies and save figures. A full run is 27 trainings: about 2 minutes "
-                                      "of CPU time (measured: 115 s over two workers), which took 84 s to 11 "
+                                      "accuracies and save figures. A full run is 27 trainings: about 70 s "
+                                      "of CPU time (measured: 70 s over two workers), which took 84 s to 11 "
                                       "minutes of wall-clock time on 2-core machines, depending on their load.")
     demo.add_argument("--quick", action="store_true",
-                      help="15 shorter trainings: about a seventh of a full run's CPU time (measured: 16 s)")
+                      help="15 shorter trainings: about a fifth of a full run's CPU time (measured: 13 s)")
     demo.add_argument("--out", default="demo_out", metavar="DIR", help="where figures go (default: demo_out/)")
     demo.add_argument("--seed", type=_int_at_least(0), default=0, metavar="N",
                       help="seed: the same seed gives the same table (default 0)")

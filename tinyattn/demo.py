@@ -12,8 +12,8 @@ grad_norm_vs_distance.png, and the trained attention model's maps on one
 associative-recall example (attention_map.png, attention_grid.png, head_view.html).
 --quick: distances 5, 10, 40, pairs 2, 4, fewer steps.
 
-Measured on a 2-core machine: a full run used 115 s of CPU time over two workers (84 s to 11
-minutes of wall-clock time, depending on the machine's load); --quick used 16 s.
+Measured on a 2-core machine: a full run used 70 s of CPU time over two workers (84 s to 11
+minutes of wall-clock time, depending on the machine's load); --quick used 13 s.
 
 Every model gets the same step budget per setting and stops early once its
 held-out accuracy reaches 99%. Each run is seeded on its own from --seed, so the

@@ -104,6 +104,16 @@ def _cpu_alarm(limit: float | None):
         signal.signal(signal.SIGPROF, old)
 
 
+def _left_in(name: str, msg: str) -> str:
+    """A debugging line left in the code, named as such: the learner's process has no terminal (stdin is empty)."""
+    if name == "BdbQuit":
+        return "a breakpoint() or pdb.set_trace() was left in the code; the grader has no terminal to debug in, " \
+               "so remove it (it stopped just before the line below)"
+    if name == "EOFError" and "reading a line" in msg:
+        return "input() was left in the code; nobody can type an answer while the grader runs, so remove it"
+    return ""
+
+
 def where_in(exc: BaseException, path: str) -> str:
     """' (line N of file.py: code)' for the deepest traceback frame inside the learner's file."""
     frames = [f for f in traceback.extract_tb(exc.__traceback__) if f.filename == path]
@@ -262,7 +272,8 @@ class Session:
                 raise CheckFailed(f"{label} raised NotReal: {msg}{where}", NOT_REAL_MISTAKE)
             if kind == "exit":
                 raise StudentRaised(f"{label} called sys.exit({str(r.get('code'))[:100]}){where}")
-            raise StudentRaised(f"{label} raised {names[0]}: {msg}{where}", rebuild_exception(r))
+            raise StudentRaised(f"{label} raised {names[0]}: {_left_in(names[0], msg) or msg}{where}",
+                                rebuild_exception(r))
         for i, shape in reply.get("mutated") or []:       # the judge's reading of its own file (LearnerProcess.request)
             self.mutations.append(f"{label} modified its input #{int(i) + 1} (shape {tuple(shape)}) in place")
         self.completed_calls += 1

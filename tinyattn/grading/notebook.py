@@ -12,6 +12,7 @@ always a report, never an exception.
 """
 from __future__ import annotations
 
+import difflib
 import html
 import inspect
 import os
@@ -25,6 +26,7 @@ from . import static
 from .exercises import BY_ID, get
 from .grader import DEFAULT_TIMEOUT, EXERCISE_FILES, ExerciseResult, GradeReport, _single, grade_file, points_earned, resolve_seed
 from .mistakes import hint
+from .report import stdout_tail
 from .runner import grade_exercise, submission_files
 
 LABEL = {"passed": "passed", "failed": "FAILED", "not_attempted": "not attempted", "error": "ERROR",
@@ -79,9 +81,9 @@ class CheckReport(GradeReport):
                         lines.append(f"    likely mistake: {m} (see above)")
                 else:
                     lines.append(f"  - {c['name']}: not implemented yet")
-            if r.stdout.strip() and r.status != "passed":
-                lines.append("  your code printed:")
-                lines += ["    " + s for s in _short(r.stdout.strip()).splitlines()[:12]]
+            if r.stdout.strip() and r.status != "passed":           # its end, as the terminal's report shows it
+                keep, how_much = stdout_tail(r.stdout)
+                lines += [f"  your code printed ({how_much}):"] + ["    " + s for s in keep]
         return "\n".join(lines)
 
     __repr__ = __str__
@@ -126,7 +128,8 @@ class CheckReport(GradeReport):
                     items.append("</li>")
             parts.append("<ul style=\"margin: 2px 0\">" + "".join(items) + "</ul>")
             if r.stdout.strip() and r.status != "passed":
-                parts.append(f"your code printed:<pre>{html.escape(_short(r.stdout.strip()))}</pre>")
+                keep, how_much = stdout_tail(r.stdout)
+                parts.append(f"your code printed ({how_much}):<pre>{html.escape(chr(10).join(keep))}</pre>")
             parts.append("</div>")
         return "".join(parts)
 
@@ -298,9 +301,12 @@ def _check_functions(ex, functions: dict, seed: int, timeout: float, folder: Pat
     """Grade functions from the notebook; the exercise's other functions come from its file (when there is
     one), so `check("ex02", softmax=f)` still grades the file's softmax_backward."""
     unknown = [n for n in functions if n not in ex.functions]
-    if unknown:
-        return _single(ex, "error", "arguments", f"{ex.id} defines {', '.join(ex.functions)}; check() got "
-                                                 f"{', '.join(unknown)}")
+    if unknown:                     # name what was wrong (one typo among right names included) and the fix
+        close = [difflib.get_close_matches(n, ex.functions, 1) for n in unknown]
+        said = "; ".join(f"{n} (did you mean {c[0]}?)" if c else n for n, c in zip(unknown, close))
+        return _single(ex, "error", "arguments", f"{ex.id} has no function named {said}: pass each function by "
+                                                 f"the name the exercise gives it, as in check(\"{ex.id}\", "
+                                                 f"{ex.functions[0]}=my_{ex.functions[0]})")
     try:
         cells = _source_of(functions)
     except (OSError, TypeError) as e:

@@ -23,13 +23,19 @@ def _wrap(text: str, indent: str) -> str:
 STDOUT_LINES, STDOUT_CHARS = 15, 1500      # how much of a failing exercise's printed output is shown
 
 
-def stdout_lines(text: str) -> list[str]:
-    """The last lines the learner's code printed, at most STDOUT_LINES lines and STDOUT_CHARS characters."""
+def stdout_tail(text: str) -> tuple[list[str], str]:
+    """The last lines the learner's code printed, at most STDOUT_LINES lines and STDOUT_CHARS characters,
+    and how much of it that is ("the last 15 of 567 lines"): the terminal's report and check()'s alike."""
     lines = [line[:200] + (" ..." if len(line) > 200 else "") for line in text.rstrip().splitlines()]
     keep = lines[-STDOUT_LINES:]
     while len(keep) > 1 and sum(len(line) + 1 for line in keep) > STDOUT_CHARS:
         keep = keep[1:]
     how_much = f"the last {len(keep)} of {len(lines)} lines" if len(keep) < len(lines) else f"{len(lines)} line(s)"
+    return keep, how_much
+
+
+def stdout_lines(text: str) -> list[str]:
+    keep, how_much = stdout_tail(text)
     return [f"      your code printed ({how_much}):"] + [f"      | {line}" for line in keep]
 
 

@@ -203,9 +203,10 @@ def build_student(out: str | Path, root: str | Path | None = None, seeds: tuple[
     out.mkdir(parents=True, exist_ok=True)
     copied = _copy_tree(root, out)
     for rel, text in planned(solutions).items():                      # the stubs, from solutions/
-        if rel.endswith(".py"):
-            (out / "exercises").mkdir(exist_ok=True)
-            (out / "exercises" / rel).write_text(text, encoding="utf-8")
+        if rel.endswith(".py"):                                        # the learner's copy, and the tests' own
+            for folder in (out / "exercises", out / "tests" / "data" / "stubs"):
+                folder.mkdir(parents=True, exist_ok=True)
+                (folder / rel).write_text(text, encoding="utf-8")
     readme = root / "exercises" / "README.md"
     if readme.is_file():
         tail = STUDENT_TAIL.format(seeds=", ".join(map(str, seeds)))
@@ -220,7 +221,7 @@ def build_student(out: str | Path, root: str | Path | None = None, seeds: tuple[
     ignore = (root / ".gitignore").read_text(encoding="utf-8") if (root / ".gitignore").is_file() else ""
     (out / ".gitignore").write_text(ignore.rstrip("\n") + "\n!tinyattn/grading/fixtures/*.npz\n", encoding="utf-8")
     counts = record_fixtures(solutions, out / "tinyattn" / "grading" / "fixtures", seeds)
-    return {"files": len(copied) + len(EXERCISES) + 3, "fixtures": counts}
+    return {"files": len(copied) + 2 * len(EXERCISES) + 3, "fixtures": counts}
 
 
 def _words(n: int) -> str:

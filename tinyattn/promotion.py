@@ -258,7 +258,7 @@ def inplace_operand(op: str, x, other):
 # Ops whose result is a real number: an integer or bool input is computed in the default float dtype.
 FLOAT_RESULT = frozenset({
     "exp", "exp2", "log", "log2", "log10", "log1p", "expm1", "sqrt", "rsqrt", "reciprocal", "sin", "cos", "tan",
-    "atan", "sinh", "cosh", "tanh", "sigmoid", "erf", "logsumexp",
+    "atan", "sinh", "cosh", "tanh", "sigmoid", "erf", "logsumexp", "lgamma", "digamma", "i0", "sinc",
     "mean", "nanmean",  # (PyTorch raises on an integer mean; tinyattn keeps (pred == y).mean(), see docs/pytorch.md)
 })
 # Sums and products: an integer or bool input accumulates in int64 (a sum of uint8 is no uint8).

@@ -103,6 +103,7 @@ OPS = {
     "Hypot": ("hypot_cpu", "f", None),
     "Fmax": (None, "biuf", None),  # (fmin too)
     "Xlogy": (None, "biuf", "default float"),
+    "Xlog1py": (None, "biuf", "default float"),
     "Copysign": (None, "biuf", "default float"),  # (compat/bits_and_signs.py's from here on)
     "Logaddexp": ("logaddexp_cpu", "f", None),
     "Logaddexp2": ("logaddexp2_cpu", "f", None),

@@ -24,7 +24,8 @@ def _square(A, who: str) -> Tensor:
         raise RuntimeError(f"{who}: A must be batches of square matrices, but they are "
                            f"{' by '.join(map(str, A.shape[-2:])) if A.ndim >= 2 else A.ndim} matrices")
     if A.dtype.kind != "f":
-        raise RuntimeError(f"{who}: Expected a floating point or complex tensor as input. Got {A.dtype}")
+        from .promotion import torch_name  # (PyTorch's name of the dtype: Long, not int64)
+        raise RuntimeError(f"{who}: Expected a floating point or complex tensor as input. Got {torch_name(A._data)}")
     return A
 
 

@@ -165,7 +165,7 @@ def erfc(input) -> Tensor: return _unary(Erfc, input)
 def erfcx(input) -> Tensor: return _unary(Erfcx, input, "erfcx_cpu")
 def ndtr(input) -> Tensor: return _unary(Ndtr, input)
 def log_ndtr(input) -> Tensor: return _unary(LogNdtr, input, "log_ndtr_cpu")
-def ndtri(input) -> Tensor: return _unary(Ndtri, input)
+def ndtri(input) -> Tensor: return _unary(Ndtri, input, "ndtri_cpu")
 def entr(input) -> Tensor: return _unary(Entr, input)
 
 

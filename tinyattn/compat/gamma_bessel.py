@@ -115,7 +115,9 @@ def polygamma_array(n: int, x) -> np.ndarray:
             power = power / (z * z)
         out = (-1.0) ** (n + 1) * math.factorial(n) * (total + tail)
         out = np.where((x <= 0) & (x == np.floor(x)), (-1.0) ** (n + 1) * np.inf, out)
-        out = np.where(x == np.inf, 0.0, np.where(np.isnan(x) | (x == -np.inf), np.nan, out))
+        # PyTorch's at +-inf: trigamma 0 and NaN, higher orders NaN and the pole's infinity
+        at_inf, at_minus_inf = (0.0, np.nan) if n == 1 else (np.nan, (-1.0) ** (n + 1) * np.inf)
+        out = np.where(x == np.inf, at_inf, np.where(x == -np.inf, at_minus_inf, np.where(np.isnan(x), np.nan, out)))
     return out
 
 

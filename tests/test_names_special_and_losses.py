@@ -231,3 +231,91 @@ def test_randint_like():
         torch.randint_like(x, 5, 2)
     with pytest.raises(RuntimeError, match="out of bounds for bool"):
         torch.randint_like(torch.zeros(2, dtype=torch.bool), 3)
+
+
+# ------------------------------------------------------------------ losses, pdist, rrelu, lp_pool
+import tinyattn.nn.functional as F  # noqa: E402
+
+
+def test_poisson_nll_loss_by_hand():
+    x, y = torch.tensor([0.3, -0.2, 1.0], dtype=torch.float64), torch.tensor([0.0, 1.0, 5.0], dtype=torch.float64)
+    want = [math.exp(0.3), math.exp(-0.2) + 0.2, math.exp(1.0) - 5.0]
+    assert np.allclose(F.poisson_nll_loss(x, y, reduction="none").numpy(), want, rtol=1e-15)
+    full = F.poisson_nll_loss(x, y, full=True, reduction="none").numpy()
+    assert np.allclose(full, want[:2] + [want[2] + 5 * math.log(5) - 5 + 0.5 * math.log(2 * math.pi * 5)])
+    raw = F.poisson_nll_loss(x.abs(), y, log_input=False, reduction="sum").item()
+    assert raw == pytest.approx(sum(a - b * math.log(a + 1e-8) for a, b in zip([0.3, 0.2, 1.0], [0.0, 1.0, 5.0])))
+    assert torch.nn.PoissonNLLLoss()(x, y).item() == pytest.approx(sum(want) / 3)
+    assert gradcheck(lambda a, b: F.poisson_nll_loss(a, b, full=True), [leaf([0.3, -0.2, 1.0]), leaf([0.5, 2.0, 5.0])])
+
+
+def test_multi_margin_losses_by_hand():
+    x = torch.tensor([[0.1, 0.2, 0.4, 0.8]], dtype=torch.float64)
+    # PyTorch's documented example: target 3 -> (1 - 0.8 + 0.1) + (1 - 0.8 + 0.2) + (1 - 0.8 + 0.4), over C = 4
+    assert F.multi_margin_loss(x, torch.tensor([3])).item() == pytest.approx(0.325)
+    assert F.multilabel_margin_loss(x, torch.tensor([[3, 0, -1, 1]])).item() == pytest.approx(0.85)
+    with pytest.raises(ValueError, match="only p == 1 and p == 2 supported"):
+        F.multi_margin_loss(x, torch.tensor([3]), p=3)
+    with pytest.raises(RuntimeError, match="target out of range"):
+        F.multi_margin_loss(x, torch.tensor([4]))
+    w = torch.tensor([1.0, 2.0, 3.0, 4.0], dtype=torch.float64)
+    two = F.multi_margin_loss(x, torch.tensor([1]), p=2, weight=w).item()
+    assert two == pytest.approx(2 * ((1 - 0.2 + 0.1) ** 2 + (1 - 0.2 + 0.4) ** 2 + (1 - 0.2 + 0.8) ** 2) / 4)
+    xs = leaf(rng.standard_normal((3, 5)))
+    assert gradcheck(lambda a: F.multi_margin_loss(a, torch.tensor([0, 4, 2]), p=2, margin=0.7), [xs])
+    t = torch.tensor([[3, 0, -1, 1, 2], [1, 2, 3, 4, 0], [-1, 1, 1, 1, 1]])
+    assert gradcheck(lambda a: F.multilabel_margin_loss(a, t, reduction="none"), [xs])
+    assert torch.nn.MultiLabelMarginLoss()(xs, t).item() == pytest.approx(F.multilabel_margin_loss(xs, t).item())
+
+
+def test_triplet_with_distance_and_pdist():
+    a, p, n = leaf(rng.standard_normal((4, 3))), leaf(rng.standard_normal((4, 3))), leaf(rng.standard_normal((4, 3)))
+    plain = F.triplet_margin_with_distance_loss(a, p, n).item()
+    assert plain == pytest.approx(F.triplet_margin_loss(a, p, n).item())
+    cos = lambda u, v: 1 - F.cosine_similarity(u, v)  # noqa: E731
+    assert gradcheck(lambda u, v, w: F.triplet_margin_with_distance_loss(u, v, w, distance_function=cos, swap=True,
+                                                                          margin=0.3), [a, p, n])
+    with pytest.raises(ValueError, match="margin must be greater than 0"):
+        F.triplet_margin_with_distance_loss(a, p, n, margin=0)
+    x = leaf(rng.standard_normal((5, 3)))
+    xn = x.detach().numpy()
+    want = [np.linalg.norm(xn[i] - xn[j]) for i in range(5) for j in range(i + 1, 5)]
+    assert np.allclose(F.pdist(x).detach().numpy(), want)
+    assert np.allclose(F.pdist(x, 1).detach().numpy(), [np.abs(xn[i] - xn[j]).sum() for i in range(5)
+                                                        for j in range(i + 1, 5)])
+    for q in (1, 2, 3.5):
+        assert gradcheck(lambda v: F.pdist(v, q), [x])
+    dup = leaf([[1.0, 2.0], [1.0, 2.0], [0.0, 1.0]])
+    F.pdist(dup).sum().backward()
+    assert np.isfinite(dup.grad.numpy()).all()  # a zero distance has gradient 0, not NaN
+    with pytest.raises(RuntimeError, match="pdist only supports 2D tensors, got: 1D"):
+        F.pdist(x[0])
+
+
+def test_rrelu_and_lp_pool():
+    x = leaf([-1.0, 0.0, 2.0, -3.0])
+    y = F.rrelu(x, 0.1, 0.3)  # eval: the mean slope 0.2, at 0 too
+    y.sum().backward()
+    assert np.allclose(y.detach().numpy(), [-0.2, 0.0, 2.0, -0.6]) and x.grad.tolist() == [0.2, 0.2, 1.0, 0.2]
+    torch.manual_seed(5)
+    m = torch.nn.RReLU()
+    big = torch.tensor(-np.ones(2000))
+    s = -m(big).numpy()
+    assert s.min() >= 1 / 8 and s.max() <= 1 / 3 and abs(s.mean() - (1 / 8 + 1 / 3) / 2) < 0.01
+    torch.manual_seed(5)
+    assert (-m(big).numpy()).tolist() == s.tolist()  # from tinyattn's generator
+    assert m.eval()(big).numpy().tolist() == [-(1 / 8 + 1 / 3) / 2] * 2000
+    with pytest.raises(RuntimeError, match="Lower bound should be less than or equal"):
+        F.rrelu(x, 0.5, 0.2)
+    with pytest.raises(NotImplementedError, match="leaky_relu_cpu"):
+        F.rrelu(torch.tensor([-1, 2]))
+    z = leaf(np.abs(rng.standard_normal((2, 3, 7))) + 0.1)
+    out = F.lp_pool1d(z, 2, 3)
+    zn = z.detach().numpy()
+    assert np.allclose(out.detach().numpy(), np.sqrt((zn[..., :6] ** 2).reshape(2, 3, 2, 3).sum(-1)))
+    assert np.allclose(F.lp_pool1d(z, float("inf"), 3).detach().numpy(), zn[..., :6].reshape(2, 3, 2, 3).max(-1))
+    assert gradcheck(lambda v: F.lp_pool1d(v, 3, 2, 1), [z])
+    w = leaf(np.abs(rng.standard_normal((1, 2, 4, 6))) + 0.1)
+    assert np.allclose(torch.nn.LPPool2d(1, (2, 3))(w).detach().numpy(),
+                       w.detach().numpy().reshape(1, 2, 2, 2, 2, 3).sum((3, 5)))
+    assert gradcheck(lambda v: F.lp_pool2d(v, 2, 2, 1), [w])

@@ -215,3 +215,103 @@ def test_randint_like_dtypes_and_errors():
             lib.randint_like(x, 5, 2)
         with pytest.raises(RuntimeError, match="to - 1 is out of bounds for bool"):
             lib.randint_like(lib.zeros(2, dtype=lib.bool), 3)
+
+
+# ------------------------------------------------------------------ losses, pdist, rrelu, lp_pool
+def F(lib):
+    return lib.nn.functional
+
+
+X45 = rng.standard_normal((4, 5))
+Y45 = rng.poisson(2, (4, 5)).astype(np.float64)
+MLT = np.array([[3, 0, -1, 1, 2], [1, 2, 3, 4, 0], [-1, 1, 1, 1, 1], [4, 4, -1, 0, 0]])
+X137 = rng.standard_normal((2, 3, 7))
+X256 = rng.standard_normal((2, 3, 5, 6))
+LOSS_CASES = {
+    "poisson": (lambda L, x, y: F(L).poisson_nll_loss(x, y), [X45, Y45]),
+    "poisson full none": (lambda L, x, y: F(L).poisson_nll_loss(x, y, full=True, reduction="none"), [X45, Y45]),
+    "poisson no log sum": (lambda L, x, y: F(L).poisson_nll_loss(x.abs(), y, log_input=False, reduction="sum"),
+                           [X45, Y45]),
+    "poisson int target": (lambda L, x, y: F(L).poisson_nll_loss(x, y), [X45, Y45.astype(np.int64)]),
+    "PoissonNLLLoss": (lambda L, x, y: L.nn.PoissonNLLLoss(full=True)(x, y), [X45, Y45]),
+    "multi_margin": (lambda L, x, y: F(L).multi_margin_loss(x, y), [X45, np.array([0, 4, 2, 1])]),
+    "multi_margin p2 weight": (lambda L, x, y: F(L).multi_margin_loss(
+        x, y, p=2, margin=0.5, weight=L.tensor([1.0, 2, 3, 4, 5], dtype=L.float64), reduction="none"),
+        [X45, np.array([0, 4, 2, 1])]),
+    "multi_margin 1-D": (lambda L, x, y: F(L).multi_margin_loss(x, y), [X45[0], np.array(3)]),
+    "multi_margin p3": (lambda L, x, y: F(L).multi_margin_loss(x, y, p=3), [X45, np.array([0, 4, 2, 1])]),
+    "multi_margin out of range": (lambda L, x, y: F(L).multi_margin_loss(x, y), [X45, np.array([0, 5, 2, 1])]),
+    "MultiMarginLoss": (lambda L, x, y: L.nn.MultiMarginLoss(p=2)(x, y), [X45, np.array([0, 4, 2, 1])]),
+    "multilabel_margin": (lambda L, x, y: F(L).multilabel_margin_loss(x, y), [X45, MLT]),
+    "multilabel_margin none": (lambda L, x, y: F(L).multilabel_margin_loss(x, y, reduction="none"), [X45, MLT]),
+    "multilabel_margin 1-D": (lambda L, x, y: F(L).multilabel_margin_loss(x, y), [X45[0], MLT[0]]),
+    "MultiLabelMarginLoss": (lambda L, x, y: L.nn.MultiLabelMarginLoss(reduction="sum")(x, y), [X45, MLT]),
+    "triplet distance": (lambda L, a, p, n: F(L).triplet_margin_with_distance_loss(a, p, n),
+                         [X45, X45 * 0.5, X45[::-1].copy()]),
+    "triplet cosine swap": (lambda L, a, p, n: F(L).triplet_margin_with_distance_loss(
+        a, p, n, distance_function=lambda u, v: 1 - F(L).cosine_similarity(u, v), swap=True, margin=0.3,
+        reduction="none"), [X45, X45 * 0.5 + 0.1, X45[::-1].copy()]),
+    "triplet margin 0": (lambda L, a, p, n: F(L).triplet_margin_with_distance_loss(a, p, n, margin=0), [X45] * 3),
+    "TripletMarginWithDistanceLoss": (lambda L, a, p, n: L.nn.TripletMarginWithDistanceLoss(margin=0.5)(a, p, n),
+                                      [X45, X45 * 0.3, X45[::-1].copy()]),
+    "TripletMarginWithDistanceLoss margin 0": (lambda L, a: L.nn.TripletMarginWithDistanceLoss(margin=0), [X45]),
+    **{f"pdist p={q}": (lambda L, x, q=q: F(L).pdist(x, q), [X45]) for q in (2, 1, 3.0, 0.5, 0, float("inf"))},
+    "pdist equal rows": (lambda L, x: F(L).pdist(x), [np.array([[1.0, 2], [1, 2], [0, 1]])]),
+    "pdist 1-D": (lambda L, x: F(L).pdist(x), [X45[0]]),
+    "pdist one row": (lambda L, x: F(L).pdist(x), [X45[:1]]),
+    "rrelu eval": (lambda L, x: F(L).rrelu(x), [np.array([-1.0, 0.0, 2.0, -3.0])]),
+    "rrelu eval bounds": (lambda L, x: F(L).rrelu(x, 0.1, 0.3), [np.array([-1.0, 0.0, 2.0, -3.0])]),
+    "rrelu lower > upper": (lambda L, x: F(L).rrelu(x, 0.5, 0.2), [np.array([-1.0, 0.0])]),
+    "rrelu int": (lambda L, x: F(L).rrelu(x), [np.array([-1, 2])]),
+    "rrelu int training": (lambda L, x: F(L).rrelu(x, training=True), [np.array([-1, 2])]),
+    "rrelu half training": (lambda L, x: F(L).rrelu(x.half(), training=True), [np.array([-1.0, 2])]),
+    "RReLU eval": (lambda L, x: L.nn.RReLU(0.2, 0.4).eval()(x), [np.array([-1.0, 0.0, 2.0, -3.0])]),
+    "lp_pool1d p2": (lambda L, x: F(L).lp_pool1d(x, 2, 3), [np.abs(X137) + 0.1]),
+    "lp_pool1d p1 stride ceil": (lambda L, x: F(L).lp_pool1d(x, 1, 3, 2, True), [np.abs(X137) + 0.1]),
+    "lp_pool1d p3 signed": (lambda L, x: F(L).lp_pool1d(x, 3, 2), [X137]),
+    "lp_pool1d inf": (lambda L, x: F(L).lp_pool1d(x, float("inf"), 3), [X137]),
+    "lp_pool2d p2": (lambda L, x: F(L).lp_pool2d(x, 2, (2, 3)), [np.abs(X256) + 0.1]),
+    "lp_pool2d stride": (lambda L, x: F(L).lp_pool2d(x, 2, 2, 1), [np.abs(X256) + 0.1]),
+    "lp_pool2d -inf": (lambda L, x: F(L).lp_pool2d(x, -float("inf"), 2), [X256]),
+    "LPPool1d": (lambda L, x: L.nn.LPPool1d(2, 3)(x), [np.abs(X137) + 0.1]),
+    "LPPool2d": (lambda L, x: L.nn.LPPool2d(2, (2, 3), stride=1)(x), [np.abs(X256) + 0.1]),
+}
+
+
+def loss_outcome(fn, lib, arrays):
+    ts = [lib.tensor(a, requires_grad=a.dtype.kind == "f") for a in arrays]
+    try:
+        with warnings.catch_warnings(), np.errstate(all="ignore"):
+            warnings.simplefilter("ignore")
+            y = fn(lib, *ts)
+            if not isinstance(y, lib.Tensor):
+                return "module", repr(y)
+            up = np.random.default_rng(1).standard_normal(tuple(y.shape))
+            if y.requires_grad:
+                (y * lib.tensor(up)).sum().backward()
+    except Exception as e:  # noqa: BLE001
+        return type(e).__name__, str(e)
+    grads = [None if t.grad is None else np.where(np.isnan(g := np.round(t.grad.numpy(), 9)), None, g).tolist()
+             for t in ts if t.requires_grad]
+    return outcome_tensor(y), grads
+
+
+@pytest.mark.parametrize("case", sorted(LOSS_CASES))
+def test_losses_pdist_rrelu_lp_pool(case):
+    fn, arrays = LOSS_CASES[case]
+    assert loss_outcome(fn, tinyattn, arrays) == loss_outcome(fn, torch, arrays)
+
+
+def test_rrelu_training_draws_in_range_with_their_slope_as_gradient():
+    x = tinyattn.tensor(-np.arange(1.0, 2001.0), requires_grad=True)
+    y = tinyattn.nn.functional.rrelu(x, training=True)
+    y.sum().backward()
+    slope = (y / x).detach().numpy()
+    assert slope.min() >= 1 / 8 and slope.max() <= 1 / 3
+    assert np.allclose(x.grad.numpy(), slope)
+    t = torch.tensor(-np.arange(1.0, 2001.0), requires_grad=True)
+    ty = torch.nn.functional.rrelu(t, training=True)
+    ty.sum().backward()
+    assert np.allclose(t.grad.numpy(), (ty / t).detach().numpy())  # PyTorch's rule, the same
+    assert repr(tinyattn.nn.RReLU()) == repr(torch.nn.RReLU())
+    assert repr(tinyattn.nn.LPPool2d(2, (2, 3), stride=1)) == repr(torch.nn.LPPool2d(2, (2, 3), stride=1))

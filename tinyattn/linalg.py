@@ -209,4 +209,4 @@ def norm(A, ord=None, dim=None, keepdim: bool = False, *, out=None, dtype=None) 
 
 
 from .linalg_eig import eigh, eigvalsh, matrix_exp  # noqa: E402  (the matrix exponential, symmetric eigenproblems)
-from .compat.cross_and_powers import linalg_cross as cross, matrix_power  # noqa: E402,F401
+from .compat.cross_and_powers import linalg_cross as cross, linalg_matrix_power as matrix_power  # noqa: E402,F401

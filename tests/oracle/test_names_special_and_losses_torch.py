@@ -144,7 +144,7 @@ def outcome(fn, lib, *arrays, grad=False):
             warnings.simplefilter("ignore")
             y = fn(lib, *ts)
     except Exception as e:  # noqa: BLE001
-        return type(e).__name__.lstrip("_"), str(e).split("(")[0] if lib is torch else str(e).split("(")[0]
+        return type(e).__name__.lstrip("_"), str(e)  # (torch's _LinAlgError is tinyattn's LinAlgError)
     if isinstance(y, tuple):
         return [outcome_tensor(v) for v in y]
     if grad:
@@ -193,6 +193,9 @@ CASES = {
     "matrix_power non-square": (lambda L, a: L.linalg.matrix_power(a, 2), [np.ones((2, 3))], False),
     "matrix_power 1-D": (lambda L, a: L.linalg.matrix_power(a, 2), [np.ones(3)], False),
     "matrix_power singular": (lambda L, a: L.linalg.matrix_power(a, -1), [np.zeros((2, 2))], False),
+    "matrix_power float n": (lambda L, a: L.matrix_power(a, 1.0), [np.eye(2)], False),
+    "linalg.matrix_power float n": (lambda L, a: L.linalg.matrix_power(a, 1.0), [np.eye(2)], False),
+    "matrix_power method bool n": (lambda L, a: a.matrix_power(True), [np.eye(2)], False),
     **{f"matrix_power {k}": (lambda L, a, k=k: L.linalg.matrix_power(a, k), [rng.standard_normal((2, 3, 3))], True)
        for k in (1, 2, 3, 5, -1, -3)},
 }

@@ -56,10 +56,12 @@ def _default_cross_dim(a) -> int:
     raise RuntimeError("no dimension of size 3 in input")
 
 
-def _power(A, n: int, op: str):
-    """A^n for square matrices A (..., m, m); a negative n inverts first; A^0 is the identity."""
+def _power(A, n: int, caller: str = "matrix_power(): argument 'n' (position 1)"):
+    """A^n for square matrices A (..., m, m); a negative n inverts first; A^0 is the identity. ``caller``
+    names the argument n as PyTorch's TypeError does for each entry point."""
+    op = "linalg.matrix_power"
     if isinstance(n, bool) or not isinstance(n, (int, np.integer)):
-        raise TypeError(f"{op}(): argument 'n' (position 2) must be int, not {type(n).__name__}")
+        raise TypeError(f"{caller} must be int, not {type(n).__name__}")
     if A.ndim < 2:
         raise RuntimeError(f"{op}: The input tensor A must have at least 2 dimensions.")
     if A.shape[-1] != A.shape[-2]:
@@ -111,7 +113,7 @@ class CrossAndPowersMixin:
         return x * (math.pi / 180.0)
 
     def matrix_power(self, n: int) -> "autograd.Tensor":
-        return _power(self, n, "linalg.matrix_power")
+        return _power(self, n)
 
 
 def _t(x):
@@ -144,7 +146,11 @@ def deg2rad(input):
 
 
 def matrix_power(input, n: int):
-    return _t(input).matrix_power(n)
+    return _power(_t(input), n, "matrix_power(): argument 'n' (position 2)")
+
+
+def linalg_matrix_power(A, n: int, *, out=None):
+    return _power(_t(A), n, "linalg_matrix_power(): argument 'n' (position 2)")
 
 
 def randint_like(input, low=0, high=None, *, dtype=None, generator=None, requires_grad: bool = False,

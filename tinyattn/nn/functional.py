@@ -691,3 +691,4 @@ from .count_and_margin_losses import (  # noqa: E402,F401  (Poisson NLL, multi-c
     multi_margin_loss, multilabel_margin_loss, pdist, poisson_nll_loss, triplet_margin_with_distance_loss,
 )
 from .rrelu_and_lp_pool import lp_pool1d, lp_pool2d, rrelu, rrelu_  # noqa: E402,F401
+from .grid_sample import affine_grid, grid_sample  # noqa: E402,F401  (the spatial transformer: nn/grid_sample.py)

@@ -319,3 +319,40 @@ def test_rrelu_and_lp_pool():
     assert np.allclose(torch.nn.LPPool2d(1, (2, 3))(w).detach().numpy(),
                        w.detach().numpy().reshape(1, 2, 2, 2, 2, 3).sum((3, 5)))
     assert gradcheck(lambda v: F.lp_pool2d(v, 2, 2, 1), [w])
+
+
+def test_affine_grid_and_grid_sample():
+    theta = torch.tensor([[[1.0, 0.0, 0.0], [0.0, 1.0, 0.0]]], dtype=torch.float64)
+    for align in (False, True):
+        grid = F.affine_grid(theta, (1, 1, 3, 4), align_corners=align)
+        xs = np.linspace(-1, 1, 4) if align else (np.arange(4) * 2 + 1) / 4 - 1
+        assert np.allclose(grid[0, 0, :, 0].numpy(), xs) and grid.shape == (1, 3, 4, 2)
+        img = torch.tensor(rng.standard_normal((1, 2, 3, 4)))
+        # the identity transform reads every pixel back exactly, in each mode and padding
+        for mode in ("bilinear", "nearest"):
+            for pad in ("zeros", "border", "reflection"):
+                out = F.grid_sample(img, grid, mode=mode, padding_mode=pad, align_corners=align)
+                assert np.allclose(out.numpy(), img.numpy(), atol=1e-12)
+    with pytest.warns(UserWarning, match="align_corners=False since 1.3.0"):
+        F.affine_grid(theta, (1, 1, 2, 2))
+    img = torch.tensor([[[[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]]]], dtype=torch.float64)
+    g = torch.tensor([[[[0.0, 0.0], [-1.0, -1.0], [1.5, 0.0]]]], dtype=torch.float64)  # centre, corner, outside
+    # x = 1.5 is pixel column 2.5 (align_corners): half of column 2 (3 and 6, mean 4.5), half outside (0)
+    assert np.allclose(F.grid_sample(img, g, align_corners=True).numpy().ravel(), [3.5, 1.0, 2.25])
+    assert np.allclose(F.grid_sample(img, g, padding_mode="border", align_corners=True).numpy().ravel(),
+                       [3.5, 1.0, 4.5])
+    # reflection: column 2.5 mirrors to 1.5, the mean of 2, 3, 5, 6
+    assert np.allclose(F.grid_sample(img, g, padding_mode="reflection", align_corners=True).numpy().ravel(),
+                       [3.5, 1.0, 4.0])
+    x = leaf(rng.standard_normal((2, 2, 4, 5)))
+    grid = leaf(rng.uniform(-1.3, 1.3, (2, 3, 4, 2)))
+    for pad in ("zeros", "border", "reflection"):
+        for align in (False, True):
+            assert gradcheck(lambda a, b: F.grid_sample(a, b, padding_mode=pad, align_corners=align), [x, grid])
+    th = leaf(rng.standard_normal((2, 2, 3)))
+    assert gradcheck(lambda t, a: F.grid_sample(a, F.affine_grid(t, (2, 2, 3, 3), align_corners=False),
+                                                align_corners=False), [th, x])
+    with pytest.raises(NotImplementedError, match="bicubic"):
+        F.grid_sample(x, grid, mode="bicubic", align_corners=False)
+    with pytest.raises(RuntimeError, match="expected scalar type Double but found Float"):
+        F.grid_sample(x, grid.float(), align_corners=False)

@@ -195,3 +195,6 @@ from .compat.cross_and_powers import (  # noqa: F401,E402
     aminmax_fn as aminmax, cross, deg2rad, diagflat, matrix_power, rad2deg, randint_like,
 )
 __all__ += ["aminmax", "cross", "deg2rad", "diagflat", "matrix_power", "rad2deg", "randint_like"]
+from .special_names import deg2rad_, erfc_, i0_, rad2deg_, sinc_  # noqa: F401,E402  (in place)
+from .nn.functional import pdist, poisson_nll_loss, rrelu, rrelu_  # noqa: F401,E402  (torch.* names of the same)
+__all__ += ["deg2rad_", "erfc_", "i0_", "pdist", "poisson_nll_loss", "rad2deg_", "rrelu", "rrelu_", "sinc_"]

@@ -181,6 +181,14 @@ def xlog1py(input, other) -> Tensor:
 def multigammaln(input, p: int) -> Tensor: return mvlgamma(input, p)
 
 
+# torch.*_ in place (each the Tensor method)
+def erfc_(input) -> Tensor: return input.erfc_()
+def i0_(input) -> Tensor: return input.i0_()
+def sinc_(input) -> Tensor: return input.sinc_()
+def rad2deg_(input) -> Tensor: return input.rad2deg_()
+def deg2rad_(input) -> Tensor: return input.deg2rad_()
+
+
 # torch.special's other names: the same ops as torch.*
 psi, gammaln = digamma, lgamma
 

@@ -115,6 +115,9 @@ class CrossAndPowersMixin:
     def matrix_power(self, n: int) -> "autograd.Tensor":
         return _power(self, n)
 
+    def rad2deg_(self): return self._inplace_from("rad2deg_", lambda x: x.rad2deg())
+    def deg2rad_(self): return self._inplace_from("deg2rad_", lambda x: x.deg2rad())
+
 
 def _t(x):
     return x if isinstance(x, autograd.Tensor) else autograd.Tensor(x)

@@ -263,6 +263,19 @@ class GammaBesselMixin:
     def sinc(self) -> "autograd.Tensor":
         return Sinc.apply(self)
 
+    def erfc(self) -> "autograd.Tensor":
+        from tinyattn.special_names import erfc
+        return erfc(self)
+
+    # in place: computed from a clone, then copied in (compat/census_tail.py's _inplace_from)
+    def lgamma_(self): return self._inplace_from("lgamma_", lambda x: x.lgamma())
+    def digamma_(self): return self._inplace_from("digamma_", lambda x: x.digamma())
+    def polygamma_(self, n): return self._inplace_from("polygamma_", lambda x: x.polygamma(n))
+    def mvlgamma_(self, p): return self._inplace_from("mvlgamma_", lambda x: x.mvlgamma(p))
+    def i0_(self): return self._inplace_from("i0_", lambda x: x.i0())
+    def sinc_(self): return self._inplace_from("sinc_", lambda x: x.sinc())
+    def erfc_(self): return self._inplace_from("erfc_", lambda x: x.erfc())
+
 
 def _float(x):
     """An integer or bool tensor in the default float dtype (as every float-valued op)."""

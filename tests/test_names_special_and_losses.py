@@ -356,3 +356,23 @@ def test_affine_grid_and_grid_sample():
         F.grid_sample(x, grid, mode="bicubic", align_corners=False)
     with pytest.raises(RuntimeError, match="expected scalar type Double but found Float"):
         F.grid_sample(x, grid.float(), align_corners=False)
+
+
+def test_in_place_forms_and_torch_aliases():
+    x = torch.tensor([0.5, 2.5], dtype=torch.float64)
+    for name, args in (("lgamma", ()), ("digamma", ()), ("polygamma", (2,)), ("mvlgamma", (1,)), ("i0", ()),
+                       ("sinc", ()), ("erfc", ()), ("rad2deg", ()), ("deg2rad", ())):
+        y = x.clone()
+        assert getattr(y, name + "_")(*args) is y and y.tolist() == getattr(x, name)(*args).tolist()
+    with pytest.raises(RuntimeError, match="can't be cast"):
+        torch.tensor([1, 2]).lgamma_()  # a float result does not fit an int tensor
+    with pytest.raises(RuntimeError, match="leaf Variable that requires grad"):
+        leaf([1.0]).sinc_()
+    a = leaf([0.5, 1.5])
+    b = a * 1
+    b.digamma_()
+    b.sum().backward()
+    assert np.allclose(a.grad.numpy(), torch.polygamma(1, a.detach()).numpy())  # the gradient goes through
+    assert torch.erfc_(torch.tensor([0.0])).tolist() == [1.0] and torch.sinc_(torch.tensor([0.0])).tolist() == [1.0]
+    assert torch.pdist(torch.tensor([[0.0, 0.0], [3.0, 4.0]])).tolist() == [5.0]
+    assert torch.rrelu(torch.tensor([-1.0, 2.0]), 0.1, 0.3).tolist() == [pytest.approx(-0.2), 2.0]

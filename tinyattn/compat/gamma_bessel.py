@@ -175,7 +175,8 @@ class _Unary(Function):
     @classmethod
     def forward(cls, ctx, a, **k):
         ctx.k = k
-        y = cls.f(a, **k).astype(a.dtype, copy=False)
+        with np.errstate(over="ignore"):  # (a float64 value beyond float32's range becomes inf, as PyTorch's)
+            y = cls.f(a, **k).astype(a.dtype, copy=False)
         ctx.save_for_backward(a, y)
         return y
 

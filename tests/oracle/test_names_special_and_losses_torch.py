@@ -317,6 +317,8 @@ def test_rrelu_training_draws_in_range_with_their_slope_as_gradient():
     ty.sum().backward()
     assert np.allclose(t.grad.numpy(), (ty / t).detach().numpy())  # PyTorch's rule, the same
     assert repr(tinyattn.nn.RReLU()) == repr(torch.nn.RReLU())
+    for name in ("PoissonNLLLoss", "MultiMarginLoss", "MultiLabelMarginLoss", "TripletMarginWithDistanceLoss"):
+        assert repr(getattr(tinyattn.nn, name)()) == repr(getattr(torch.nn, name)())
     assert repr(tinyattn.nn.LPPool2d(2, (2, 3), stride=1)) == repr(torch.nn.LPPool2d(2, (2, 3), stride=1))
 
 

@@ -172,7 +172,10 @@ class TripletMarginWithDistanceLoss(_Loss):
         if margin <= 0:
             raise ValueError(f"TripletMarginWithDistanceLoss: expected margin to be greater than 0, got {margin} "
                              "instead")
-        self.distance_function, self.margin, self.swap = distance_function, margin, swap
+        from .more_losses import PairwiseDistance
+        # (PyTorch's: the default distance is a PairwiseDistance submodule, shown in the repr)
+        self.distance_function = distance_function if distance_function is not None else PairwiseDistance()
+        self.margin, self.swap = margin, swap
 
     def forward(self, anchor: Tensor, positive: Tensor, negative: Tensor) -> Tensor:
         return triplet_margin_with_distance_loss(anchor, positive, negative, distance_function=self.distance_function,

@@ -189,3 +189,12 @@ from .sparse_coo import sparse_coo  # noqa: F401,E402
 from .spectral import stft  # noqa: F401,E402  (torch.stft: unfold, window, DFT tables)
 from .compat.deprecated_overloads import add, addcdiv, addcmul, sub  # noqa: F401,E402  (add(x, alpha, y) & co.)
 from . import quiet  # noqa: F401,E402  (the forwards that meet log 0 or 0 / 0 run silently, as PyTorch's)
+from .special_names import digamma, erfc, i0, lgamma, mvlgamma, polygamma, sinc  # noqa: F401,E402
+__all__ += ["digamma", "erfc", "i0", "lgamma", "mvlgamma", "polygamma", "sinc"]
+from .compat.cross_and_powers import (  # noqa: F401,E402
+    aminmax_fn as aminmax, cross, deg2rad, diagflat, matrix_power, rad2deg, randint_like,
+)
+__all__ += ["aminmax", "cross", "deg2rad", "diagflat", "matrix_power", "rad2deg", "randint_like"]
+from .special_names import deg2rad_, erfc_, i0_, rad2deg_, sinc_  # noqa: F401,E402  (in place)
+from .nn.functional import pdist, poisson_nll_loss, rrelu, rrelu_  # noqa: F401,E402  (torch.* names of the same)
+__all__ += ["deg2rad_", "erfc_", "i0_", "pdist", "poisson_nll_loss", "rad2deg_", "rrelu", "rrelu_", "sinc_"]

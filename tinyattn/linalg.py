@@ -24,7 +24,8 @@ def _square(A, who: str) -> Tensor:
         raise RuntimeError(f"{who}: A must be batches of square matrices, but they are "
                            f"{' by '.join(map(str, A.shape[-2:])) if A.ndim >= 2 else A.ndim} matrices")
     if A.dtype.kind != "f":
-        raise RuntimeError(f"{who}: Expected a floating point or complex tensor as input. Got {A.dtype}")
+        from .promotion import torch_name  # (PyTorch's name of the dtype: Long, not int64)
+        raise RuntimeError(f"{who}: Expected a floating point or complex tensor as input. Got {torch_name(A._data)}")
     return A
 
 
@@ -208,3 +209,4 @@ def norm(A, ord=None, dim=None, keepdim: bool = False, *, out=None, dtype=None) 
 
 
 from .linalg_eig import eigh, eigvalsh, matrix_exp  # noqa: E402  (the matrix exponential, symmetric eigenproblems)
+from .compat.cross_and_powers import linalg_cross as cross, linalg_matrix_power as matrix_power  # noqa: E402,F401

@@ -103,6 +103,7 @@ OPS = {
     "Hypot": ("hypot_cpu", "f", None),
     "Fmax": (None, "biuf", None),  # (fmin too)
     "Xlogy": (None, "biuf", "default float"),
+    "Xlog1py": (None, "biuf", "default float"),
     "Copysign": (None, "biuf", "default float"),  # (compat/bits_and_signs.py's from here on)
     "Logaddexp": ("logaddexp_cpu", "f", None),
     "Logaddexp2": ("logaddexp2_cpu", "f", None),
@@ -258,7 +259,7 @@ def inplace_operand(op: str, x, other):
 # Ops whose result is a real number: an integer or bool input is computed in the default float dtype.
 FLOAT_RESULT = frozenset({
     "exp", "exp2", "log", "log2", "log10", "log1p", "expm1", "sqrt", "rsqrt", "reciprocal", "sin", "cos", "tan",
-    "atan", "sinh", "cosh", "tanh", "sigmoid", "erf", "logsumexp",
+    "atan", "sinh", "cosh", "tanh", "sigmoid", "erf", "logsumexp", "lgamma", "digamma", "i0", "sinc",
     "mean", "nanmean",  # (PyTorch raises on an integer mean; tinyattn keeps (pred == y).mean(), see docs/pytorch.md)
 })
 # Sums and products: an integer or bool input accumulates in int64 (a sum of uint8 is no uint8).

@@ -311,3 +311,9 @@ def xlogy(input, other) -> Tensor:
     """x log(y), 0 where x is 0 (torch.special.xlogy is torch.xlogy)."""
     from .functions import _t
     return _t(input).xlogy(other)
+
+
+from .special_names import (  # noqa: E402,F401,A004  (the rest of torch.special; see special_names.py)
+    digamma, entr, erfc, erfcx, exp2, expm1, gammaln, i0, i0e, i1, i1e, log1p, log_ndtr, log_softmax, logsumexp,
+    multigammaln, ndtr, ndtri, polygamma, psi, round, sinc, softmax, xlog1py,
+)

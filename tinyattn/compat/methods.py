@@ -27,6 +27,8 @@ from tinyattn.compat.as_strided import AsStridedMixin, ResizeMixin
 from tinyattn.compat.renorm_and_counts import RenormAndCountsMixin
 from tinyattn.compat.longtail import LongTailMixin
 from tinyattn.compat.bits_and_signs import BitsAndSignsMixin
+from tinyattn.compat.gamma_bessel import GammaBesselMixin
+from tinyattn.compat.cross_and_powers import CrossAndPowersMixin
 from tinyattn.compat.views import multi_output
 from tinyattn.compat.ops import (
     Abs, Cast, Clamp, Cos, CumSum, Flip, Maximum, Remainder, Repeat, Roll, Rounding, RoundedDiv,
@@ -72,7 +74,7 @@ def _with_op_input(name: str, method):
 
 class MethodsMixin(LongTailMixin, CensusTailMixin, ScatterMixin, StatisticsMixin, ScansAndWritesMixin,
                    RenormAndCountsMixin, ScattersMoreMixin, PutAndIndexReduceMixin, IndexPutMixin,
-                   AsStridedMixin, ResizeMixin, BitsAndSignsMixin):
+                   AsStridedMixin, ResizeMixin, BitsAndSignsMixin, GammaBesselMixin, CrossAndPowersMixin):
     """The rarer methods of Tensor."""
 
     __slots__ = ()

@@ -48,3 +48,7 @@ from .more_pooling import (  # noqa: F401,E402
 )
 from . import reset  # noqa: F401,E402  (reset_parameters of the standard layers)
 from . import modules  # noqa: F401,E402  (torch.nn.modules.linear.Linear & co.: PyTorch's file paths, last)
+from .count_and_margin_losses import (  # noqa: F401,E402
+    MultiLabelMarginLoss, MultiMarginLoss, PoissonNLLLoss, TripletMarginWithDistanceLoss,
+)
+from .rrelu_and_lp_pool import LPPool1d, LPPool2d, RReLU  # noqa: F401,E402

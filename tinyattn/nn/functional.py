@@ -687,3 +687,8 @@ from .bilinear import bilinear  # noqa: E402,F401
 from .channels_and_local import alpha_dropout, channel_shuffle, feature_alpha_dropout, local_response_norm  # noqa: E402,F401
 from .embedding_functional import embedding  # noqa: E402,F401  (padding_idx, max_norm)
 from .inplace_activations import celu_, elu_, hardtanh_, leaky_relu_, relu_, selu_, threshold_  # noqa: E402,F401
+from .count_and_margin_losses import (  # noqa: E402,F401  (Poisson NLL, multi-class margins, pdist)
+    multi_margin_loss, multilabel_margin_loss, pdist, poisson_nll_loss, triplet_margin_with_distance_loss,
+)
+from .rrelu_and_lp_pool import lp_pool1d, lp_pool2d, rrelu, rrelu_  # noqa: E402,F401
+from .grid_sample import affine_grid, grid_sample  # noqa: E402,F401  (the spatial transformer: nn/grid_sample.py)

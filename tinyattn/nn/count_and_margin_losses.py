@@ -27,8 +27,10 @@ def poisson_nll_loss(input: Tensor, target: Any, log_input: bool = True, full: b
     y = target if isinstance(target, Tensor) else Tensor(target)
     loss = x.exp() - y * x if log_input else x - y * (x + eps).log()
     if full:  # (differentiable in y, as PyTorch's: a float target that requires grad gets log y + 1/(2y))
-        stirling = y * y.log() - y + 0.5 * (2 * math.pi * y).log()
-        loss = loss + stirling.masked_fill(Tensor(~(y._data > 1)), 0)
+        small = Tensor(~(y._data > 1))  # where the term is 0: computed at y = 2 there (no log 0, no 0 * -inf)
+        ys = y.masked_fill(small, 2.0)
+        stirling = ys * ys.log() - ys + 0.5 * (2 * math.pi * ys).log()
+        loss = loss + stirling.masked_fill(small, 0)
     return F._reduced(loss, reduction)
 
 

@@ -183,6 +183,15 @@ def test_arange_int32_counts_from_the_fractional_bounds_and_steps_by_the_truncat
     assert torch.arange(*args, dtype=torch.int32).tolist() == expected
 
 
+@pytest.mark.parametrize("args, dtype, expected", [((-3, 3), torch.uint8, [253, 254, 255, 0, 1, 2]),
+                                                   ((250, 260, 3), torch.uint8, [250, 253, 0, 3]),
+                                                   ((126, 130), torch.int8, [126, 127, -128, -127])])
+def test_arange_of_integer_bounds_wraps_as_a_cast(args, dtype, expected):
+    # PyTorch counts in a wider type and casts (NumPy's arange refuses -3 for uint8 with an OverflowError)
+    out = torch.arange(*args, dtype=dtype)
+    assert out.dtype == dtype and out.tolist() == expected
+
+
 def test_arange_of_a_fractional_step_truncated_to_zero_raises():
     with pytest.raises(ValueError, match="step"):
         torch.arange(0, 2, 0.5, dtype=torch.int64)

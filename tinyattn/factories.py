@@ -133,8 +133,10 @@ def arange(start, end=None, step=1, dtype=None, requires_grad: bool = False, dev
     if (end - start) * step < 0:
         raise RuntimeError(f"arange: upper bound and lower bound inconsistent with step sign (start={start!r}, "
                            f"end={end!r}, step={step!r}), as PyTorch")
-    if is_int or np.dtype(dt).kind not in "iu":
+    if np.dtype(dt).kind not in "iu":
         return _factory(np.arange(start, end, step, dtype=dt), requires_grad)
+    if is_int:  # counted in int64, then cast: a uint8 arange from -3 wraps to 253, as PyTorch's (NumPy refuses)
+        return _factory(np.arange(start, end, step, dtype=np.int64).astype(dt, copy=False), requires_grad)
     return _factory(_integer_arange(start, end, step, np.dtype(dt)), requires_grad)
 
 

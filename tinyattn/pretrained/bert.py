@@ -179,7 +179,7 @@ def _check(f, names: dict, c: dict, where: str, task: str | None, n: int) -> boo
         info = f.get_slice(key)
         shape, dtype = tuple(info.get_shape()), info.get_dtype()
         if shape != shape_needed:
-            labels = f" and {n} labels (num_labels)" if name in task_schema(fam, task or "qa", c["C"], n) else ""
+            labels = f" and {n} labels (num_labels)" if task and name in task_schema(fam, task, c["C"], n) else ""
             raise ValueError(f"{where}: {key!r} has shape {shape} but config.json ({sizes}){labels} needs "
                              f"{shape_needed}")
         if dtype not in FLOATS:
